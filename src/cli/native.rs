@@ -1,0 +1,305 @@
+//! respbench's own flags: what the user typed, then turned into a validated [`Config`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Parser};
+
+use super::parse;
+use crate::config::{
+    CommandKind, CommandSpec, Config, KeyPattern, KeyRange, ServerOptions, StopAfter, Target,
+    ValueSize,
+};
+
+/// A load generator and benchmark for Redis-protocol servers.
+#[derive(Debug, Parser)]
+#[command(
+    name = "respbench",
+    version,
+    disable_help_flag = true,
+    max_term_width = 100
+)]
+pub struct Args {
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+
+    /// Server host name or address.
+    #[arg(
+        short = 'h',
+        long,
+        default_value = "127.0.0.1",
+        help_heading = "Connection"
+    )]
+    pub host: String,
+    /// Server port.
+    #[arg(short = 'p', long, default_value_t = 6379, help_heading = "Connection")]
+    pub port: u16,
+    /// Unix socket path (instead of host and port).
+    #[arg(short = 's', long, value_name = "PATH", help_heading = "Connection")]
+    pub socket: Option<PathBuf>,
+    /// Password (AUTH).
+    #[arg(short = 'a', long, help_heading = "Connection")]
+    pub password: Option<String>,
+    /// ACL user name (AUTH user password).
+    #[arg(long, requires = "password", help_heading = "Connection")]
+    pub user: Option<String>,
+    /// Database number (SELECT).
+    #[arg(long, value_name = "N", help_heading = "Connection")]
+    pub db: Option<u32>,
+
+    /// Connections in total, spread over the threads.
+    #[arg(short = 'c', long, default_value = "50", value_parser = parse::positive, help_heading = "Load")]
+    pub connections: u64,
+    /// Worker threads [default: the number of cores].
+    #[arg(long, value_parser = parse::positive, help_heading = "Load")]
+    pub threads: Option<u64>,
+    /// Requests in flight per connection.
+    #[arg(short = 'P', long, default_value = "1", value_parser = parse::positive, help_heading = "Load")]
+    pub pipeline: u64,
+    /// Total requests (100k accepted), or `allkeys`: every key of the range once (a fill).
+    #[arg(short = 'n', long, value_name = "N|allkeys", help_heading = "Load")]
+    pub requests: Option<String>,
+    /// Run for this long instead of a request count (30s, 5m).
+    #[arg(long, value_parser = parse::duration, conflicts_with = "requests", help_heading = "Load")]
+    pub duration: Option<Duration>,
+
+    /// SET:GET weights [default: 1:10; with -n allkeys, 1:0].
+    #[arg(long, value_parser = parse::ratio, help_heading = "Workload")]
+    pub ratio: Option<(u32, u32)>,
+    /// Key name prefix.
+    #[arg(long, default_value = "key:", help_heading = "Workload")]
+    pub key_prefix: String,
+    /// Smallest key number.
+    #[arg(long, default_value = "0", value_parser = parse::count, help_heading = "Workload")]
+    pub key_min: u64,
+    /// Largest key number.
+    #[arg(long, default_value = "9999999", value_parser = parse::count, help_heading = "Workload")]
+    pub key_max: u64,
+    /// Key pattern, one letter or SET:GET: S sequential, R random, G gaussian, Z zipf, P parallel
+    /// [default: R; with -n allkeys, P].
+    #[arg(long, value_parser = parse::key_patterns, value_name = "P|S:G", help_heading = "Workload")]
+    pub key_pattern: Option<(char, char)>,
+    /// Gaussian pattern's median key [default: the middle of the range].
+    #[arg(long, help_heading = "Workload")]
+    pub key_median: Option<f64>,
+    /// Gaussian pattern's standard deviation [default: range / 6].
+    #[arg(long, help_heading = "Workload")]
+    pub key_stddev: Option<f64>,
+    /// Zipf pattern's exponent (above 0; larger is more skewed).
+    #[arg(long, default_value_t = 1.0, help_heading = "Workload")]
+    pub zipf_exponent: f64,
+    /// Value size in bytes.
+    #[arg(short = 'd', long, value_parser = parse::size, default_value = "32",
+          conflicts_with_all = ["data_size_range", "data_size_list"], help_heading = "Workload")]
+    pub data_size: usize,
+    /// Value sizes drawn uniformly from MIN-MAX bytes.
+    #[arg(long, value_parser = parse::range, conflicts_with_all = ["data_size_list"], help_heading = "Workload")]
+    pub data_size_range: Option<(u64, u64)>,
+    /// Weighted value sizes: SIZE:WEIGHT,...
+    #[arg(long, value_parser = parse::size_list, help_heading = "Workload")]
+    pub data_size_list: Option<Vec<(usize, u32)>>,
+    /// Random value bytes instead of repeated 'x'.
+    #[arg(long, help_heading = "Workload")]
+    pub random_data: bool,
+    /// SET with EX seconds drawn from MIN-MAX.
+    #[arg(long, value_parser = parse::range, help_heading = "Workload")]
+    pub expiry_range: Option<(u64, u64)>,
+    /// Seed for every random choice; each connection derives its own stream [default: random].
+    #[arg(long, help_heading = "Workload")]
+    pub seed: Option<u64>,
+
+    /// Write the result as JSON (schema: docs/json-schema.json).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<PathBuf>,
+    /// Print one summary line instead of the table.
+    #[arg(short = 'q', long, help_heading = "Output")]
+    pub quiet: bool,
+}
+
+/// Where the results go, apart from the run itself.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    pub json: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl Args {
+    /// Checks what clap cannot and builds the plan.
+    pub fn into_config(self) -> Result<(Config, Output), String> {
+        if self.key_min > self.key_max {
+            return Err(format!(
+                "--key-min {} is above --key-max {}",
+                self.key_min, self.key_max
+            ));
+        }
+        if !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
+            return Err(format!(
+                "--zipf-exponent {} must be a number above 0",
+                self.zipf_exponent
+            ));
+        }
+        if let Some(stddev) = self.key_stddev
+            && !(stddev > 0.0 && stddev.is_finite())
+        {
+            return Err(format!("--key-stddev {stddev} must be a number above 0"));
+        }
+        let stop = match (self.requests.as_deref(), self.duration) {
+            (Some("allkeys"), _) => StopAfter::AllKeys,
+            (Some(n), _) => StopAfter::Requests(
+                parse::positive(n).map_err(|e| format!("invalid value for '--requests': {e}"))?,
+            ),
+            (None, Some(d)) => StopAfter::Duration(d),
+            (None, None) => StopAfter::Requests(100_000),
+        };
+        let fill = stop == StopAfter::AllKeys;
+        let (set_weight, get_weight) = self.ratio.unwrap_or(if fill { (1, 0) } else { (1, 10) });
+        let (set_letter, get_letter) =
+            self.key_pattern
+                .unwrap_or(if fill { ('P', 'P') } else { ('R', 'R') });
+        let pattern = |letter: char| match letter {
+            'S' => KeyPattern::Sequential,
+            'G' => KeyPattern::Gaussian {
+                median: self.key_median,
+                stddev: self.key_stddev,
+            },
+            'Z' => KeyPattern::Zipf {
+                exponent: self.zipf_exponent,
+            },
+            'P' => KeyPattern::Parallel,
+            _ => KeyPattern::Random,
+        };
+        let mut commands = Vec::new();
+        for (name, kind, weight, letter) in [
+            ("SET", CommandKind::Set, set_weight, set_letter),
+            ("GET", CommandKind::Get, get_weight, get_letter),
+        ] {
+            if weight > 0 {
+                commands.push(CommandSpec {
+                    name: name.into(),
+                    kind,
+                    weight,
+                    key_pattern: pattern(letter),
+                });
+            }
+        }
+        let values = match (self.data_size_range, self.data_size_list) {
+            (Some((min, max)), _) => ValueSize::Range {
+                min: min as usize,
+                max: max as usize,
+            },
+            (None, Some(list)) => ValueSize::List(list),
+            (None, None) => ValueSize::Fixed(self.data_size),
+        };
+        if values.max() > crate::resp::MAX_BULK_LEN as usize {
+            return Err("--data-size-range: values may be at most 512 MiB".into());
+        }
+        let target = match self.socket {
+            Some(path) => Target::Unix(path),
+            None => Target::Tcp {
+                host: self.host,
+                port: self.port,
+            },
+        };
+        let connections = self.connections as usize;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let config = Config {
+            server: ServerOptions {
+                target,
+                user: self.user,
+                password: self.password,
+                db: self.db,
+            },
+            connections,
+            threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
+            pipeline: self.pipeline as usize,
+            stop,
+            commands,
+            keys: KeyRange {
+                prefix: self.key_prefix,
+                min: self.key_min,
+                max: self.key_max,
+            },
+            values,
+            random_data: self.random_data,
+            expiry: self.expiry_range,
+            seed: self.seed.unwrap_or_else(random_seed),
+            interval: Duration::from_secs(1),
+        };
+        Ok((
+            config,
+            Output {
+                json: self.json,
+                quiet: self.quiet,
+            },
+        ))
+    }
+}
+
+/// A seed from the clock and the process id, for runs that did not ask for one.
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    crate::workload::rng::splitmix64(nanos ^ (u64::from(std::process::id()) << 32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<(Config, Output), String> {
+        let mut argv = vec!["respbench"];
+        argv.extend_from_slice(args);
+        Args::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .into_config()
+    }
+
+    #[test]
+    fn defaults_follow_the_issue() {
+        let (c, out) = parse(&[]).unwrap();
+        assert_eq!(c.connections, 50);
+        assert_eq!(c.pipeline, 1);
+        assert_eq!(c.stop, StopAfter::Requests(100_000));
+        assert_eq!(
+            c.commands.iter().map(|c| c.weight).collect::<Vec<_>>(),
+            vec![1, 10]
+        );
+        assert_eq!(
+            c.server.target,
+            Target::Tcp {
+                host: "127.0.0.1".into(),
+                port: 6379
+            }
+        );
+        assert!(!out.quiet);
+    }
+
+    #[test]
+    fn allkeys_means_a_fill() {
+        let (c, _) = parse(&["-n", "allkeys", "--key-min", "1", "--key-max", "100"]).unwrap();
+        assert_eq!(c.stop, StopAfter::AllKeys);
+        assert_eq!(c.commands.len(), 1);
+        assert_eq!(c.commands[0].key_pattern, KeyPattern::Parallel);
+    }
+
+    #[test]
+    fn bad_values_name_the_value() {
+        assert!(parse(&["-P", "0"]).unwrap_err().contains("'0'"));
+        assert!(parse(&["-n", "lots"]).unwrap_err().contains("'lots'"));
+        assert!(
+            parse(&["--key-min", "5", "--key-max", "1"])
+                .unwrap_err()
+                .contains("--key-min 5")
+        );
+        assert!(parse(&["-n", "10", "--duration", "5s"]).is_err());
+        assert!(parse(&["--user", "bob"]).is_err());
+    }
+
+    #[test]
+    fn threads_never_exceed_connections() {
+        let (c, _) = parse(&["-c", "1", "--threads", "4"]).unwrap();
+        assert_eq!(c.threads, 1);
+    }
+}

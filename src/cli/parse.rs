@@ -1,0 +1,198 @@
+//! Value parsers shared by every front-end. Each error names what was expected, so clap can
+//! print "invalid value 'X' for '--flag': <this message>" on one line.
+
+use std::time::Duration;
+
+/// A count with an optional decimal suffix: `100000`, `100k`, `2m`, `1g`.
+pub fn count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, scale) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1_000),
+        Some((i, 'm' | 'M')) => (&t[..i], 1_000_000),
+        Some((i, 'g' | 'G')) => (&t[..i], 1_000_000_000),
+        _ => (t, 1),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("expected a whole number such as 100000 or 100k, got '{s}'"))?;
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("'{s}' is too large"))
+}
+
+/// A count that must be at least 1.
+pub fn positive(s: &str) -> Result<u64, String> {
+    match count(s)? {
+        0 => Err(format!("expected at least 1, got '{s}'")),
+        n => Ok(n),
+    }
+}
+
+/// A size in bytes: `32`, `1k`/`1KiB` (1024), `1m`/`1MiB`.
+pub fn size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (digits, scale) = if let Some(d) = lower
+        .strip_suffix("kib")
+        .or(lower.strip_suffix("kb"))
+        .or(lower.strip_suffix('k'))
+    {
+        (d.to_string(), 1024)
+    } else if let Some(d) = lower
+        .strip_suffix("mib")
+        .or(lower.strip_suffix("mb"))
+        .or(lower.strip_suffix('m'))
+    {
+        (d.to_string(), 1024 * 1024)
+    } else {
+        (lower.strip_suffix('b').unwrap_or(&lower).to_string(), 1)
+    };
+    let n: usize = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a size in bytes such as 32, 1k or 4KiB, got '{s}'"))?;
+    let bytes = n
+        .checked_mul(scale)
+        .ok_or_else(|| format!("'{s}' is too large"))?;
+    if bytes > crate::resp::MAX_BULK_LEN as usize {
+        return Err(format!("'{s}' is larger than the 512 MiB a value may be"));
+    }
+    Ok(bytes)
+}
+
+/// A duration: `30s`, `5m`, `1h`, `250ms`, or plain seconds (`30`, `1.5`).
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let bad = || format!("expected a duration such as 30s, 5m, 1h or 250ms, got '{s}'");
+    let (number, unit_secs) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = number.trim().parse().map_err(|_| bad())?;
+    if !value.is_finite() || value <= 0.0 || value * unit_secs > 1e9 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(value * unit_secs))
+}
+
+/// `A:B` with two whole numbers, not both zero (`--ratio 1:10`).
+pub fn ratio(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected SET:GET weights such as 1:10 or 1:0, got '{s}'");
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let (a, b): (u32, u32) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    if a == 0 && b == 0 {
+        return Err(format!(
+            "'{s}' sends nothing: at least one weight must be above 0"
+        ));
+    }
+    Ok((a, b))
+}
+
+/// `MIN-MAX` with MIN <= MAX.
+pub fn range(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("expected MIN-MAX such as 10-100, got '{s}'");
+    let (a, b) = s.split_once('-').ok_or_else(bad)?;
+    let (lo, hi) = (count(a).map_err(|_| bad())?, count(b).map_err(|_| bad())?);
+    if lo > hi {
+        return Err(format!("'{s}': the minimum is above the maximum"));
+    }
+    Ok((lo, hi))
+}
+
+/// `SIZE:WEIGHT,SIZE:WEIGHT,...` (`--data-size-list 32:10,1024:1`).
+pub fn size_list(s: &str) -> Result<Vec<(usize, u32)>, String> {
+    let bad = || format!("expected SIZE:WEIGHT,... such as 32:10,1024:1, got '{s}'");
+    let list = s
+        .split(',')
+        .map(|item| {
+            let (size_s, weight) = item.split_once(':').ok_or_else(bad)?;
+            Ok((
+                size(size_s)?,
+                weight.trim().parse::<u32>().map_err(|_| bad())?,
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if list.iter().all(|(_, w)| *w == 0) {
+        return Err(format!("'{s}': at least one weight must be above 0"));
+    }
+    Ok(list)
+}
+
+/// A key pattern: one letter for both commands or `SET:GET` (`R`, `G:G`, `P:P`).
+pub fn key_patterns(s: &str) -> Result<(char, char), String> {
+    let letter = |p: &str| -> Result<char, String> {
+        let up = p.trim().to_ascii_uppercase();
+        match up.as_str() {
+            "S" | "R" | "G" | "Z" | "P" => Ok(up.chars().next().expect("one letter")),
+            _ => Err(format!(
+                "expected key patterns from S, R, G, Z, P such as R or P:P, got '{s}'"
+            )),
+        }
+    };
+    match s.split_once(':') {
+        Some((a, b)) => Ok((letter(a)?, letter(b)?)),
+        None => {
+            let p = letter(s)?;
+            Ok((p, p))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_take_suffixes() {
+        assert_eq!(count("100k"), Ok(100_000));
+        assert_eq!(count("2M"), Ok(2_000_000));
+        assert_eq!(count("7"), Ok(7));
+        assert!(count("x").unwrap_err().contains("'x'"));
+        assert!(positive("0").is_err());
+    }
+
+    #[test]
+    fn sizes_are_binary() {
+        assert_eq!(size("1k"), Ok(1024));
+        assert_eq!(size("4KiB"), Ok(4096));
+        assert_eq!(size("100"), Ok(100));
+        assert!(size("1g").is_err());
+    }
+
+    #[test]
+    fn durations_take_units() {
+        assert_eq!(duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(duration("2"), Ok(Duration::from_secs(2)));
+        assert!(duration("-1s").is_err());
+        assert!(duration("soon").is_err());
+    }
+
+    #[test]
+    fn ratios_ranges_and_lists() {
+        assert_eq!(ratio("1:10"), Ok((1, 10)));
+        assert!(ratio("0:0").is_err());
+        assert!(ratio("1").is_err());
+        assert_eq!(range("10-20"), Ok((10, 20)));
+        assert!(range("20-10").is_err());
+        assert_eq!(size_list("32:10,1k:1"), Ok(vec![(32, 10), (1024, 1)]));
+        assert!(size_list("32").is_err());
+    }
+
+    #[test]
+    fn key_patterns_one_or_two_letters() {
+        assert_eq!(key_patterns("P:P"), Ok(('P', 'P')));
+        assert_eq!(key_patterns("g"), Ok(('G', 'G')));
+        assert!(key_patterns("Q").is_err());
+    }
+}

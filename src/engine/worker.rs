@@ -1,0 +1,347 @@
+//! One worker thread: an event loop that owns its connections, keeps each pipeline full as
+//! its pacer allows, scans replies in place and records them into its own interval window.
+//! Nothing here is shared with other threads except the channel that carries finished windows.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Poll, Token};
+
+use super::Msg;
+use super::pacer::Pacer;
+use crate::net::Transport;
+use crate::resp::{self, ReplyClass};
+use crate::stats::{ErrorKind, Window};
+use crate::workload::RequestGen;
+
+/// Initial read buffer per connection; grows only for a reply larger than this.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// A request on the wire, waiting for its reply.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    command: usize,
+    /// When the schedule meant it to be sent: latency is measured from here.
+    intended: Instant,
+}
+
+/// A connection and everything it owns.
+pub struct Conn {
+    io: Transport,
+    rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    inflight: VecDeque<InFlight>,
+    /// Requests left to send, when the run is counted.
+    remaining: Option<u64>,
+    requests: RequestGen,
+    pacer: Pacer,
+    /// Done sending and drained, or failed.
+    finished: bool,
+}
+
+impl Conn {
+    pub fn new(
+        io: Transport,
+        requests: RequestGen,
+        pacer: Pacer,
+        remaining: Option<u64>,
+        pipeline: usize,
+        max_request: usize,
+    ) -> Conn {
+        Conn {
+            io,
+            rbuf: vec![0; READ_BUFFER],
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(pipeline * max_request),
+            wpos: 0,
+            inflight: VecDeque::with_capacity(pipeline),
+            remaining,
+            requests,
+            pacer,
+            finished: false,
+        }
+    }
+}
+
+/// What a worker needs to know about the run.
+pub struct WorkerPlan<'a> {
+    pub index: usize,
+    pub pipeline: usize,
+    pub interval: Duration,
+    pub start: Instant,
+    pub deadline: Option<Instant>,
+    pub stop: &'a AtomicBool,
+    pub commands: usize,
+}
+
+/// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
+pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
+    let mut worker = match Worker::new(&plan, &mut conns) {
+        Ok(w) => w,
+        Err(e) => {
+            // Registration failing is a broken event loop; report every connection as failed.
+            let mut window = Window::new(plan.commands);
+            window.errors.add(ErrorKind::Io, conns.len() as u64);
+            let _ = tx.send(Msg::Done {
+                worker: plan.index,
+                interval: 0,
+                window,
+                ended: Instant::now(),
+            });
+            eprintln!(
+                "respbench: worker {} could not start its event loop: {e}",
+                plan.index
+            );
+            return;
+        }
+    };
+    let mut events = Events::with_capacity(1024);
+    let mut now = Instant::now();
+    for conn in conns.iter_mut() {
+        worker.fill_and_flush(conn, now);
+    }
+    while worker.active > 0 {
+        let mut wake = worker.next_flush;
+        if let Some(deadline) = plan.deadline {
+            wake = wake.min(deadline);
+        }
+        for conn in conns.iter().filter(|c| !c.finished) {
+            if let Some(due) = conn.pacer.next_due() {
+                wake = wake.min(due);
+            }
+        }
+        let timeout = wake.saturating_duration_since(now);
+        if let Err(e) = worker.poll.poll(&mut events, Some(timeout))
+            && e.kind() != io::ErrorKind::Interrupted
+        {
+            eprintln!("respbench: worker {} event loop failed: {e}", plan.index);
+            break;
+        }
+        now = Instant::now();
+        for event in events.iter() {
+            let conn = &mut conns[event.token().0];
+            if !conn.finished {
+                now = worker.on_event(conn, now);
+            }
+        }
+        if worker.paced {
+            for conn in conns.iter_mut().filter(|c| !c.finished) {
+                worker.fill_and_flush(conn, now);
+            }
+        }
+        if plan.stop.load(Ordering::Relaxed) || plan.deadline.is_some_and(|d| now >= d) {
+            break;
+        }
+        while now >= worker.next_flush {
+            worker.flush_window(&tx);
+        }
+    }
+    let window = std::mem::replace(&mut worker.window, Window::new(plan.commands));
+    let _ = tx.send(Msg::Done {
+        worker: plan.index,
+        interval: worker.interval,
+        window,
+        ended: now,
+    });
+}
+
+struct Worker<'p> {
+    plan: &'p WorkerPlan<'p>,
+    poll: Poll,
+    window: Window,
+    /// Index of the interval `window` belongs to.
+    interval: u64,
+    next_flush: Instant,
+    /// Connections not finished yet.
+    active: usize,
+    /// Whether any connection waits on a clock (then every wake-up tries to send).
+    paced: bool,
+}
+
+impl<'p> Worker<'p> {
+    fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn]) -> io::Result<Worker<'p>> {
+        let poll = Poll::new()?;
+        for (i, conn) in conns.iter_mut().enumerate() {
+            // Edge-triggered: registered once, never re-armed per request.
+            poll.registry().register(
+                &mut conn.io,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+        }
+        let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
+        Ok(Worker {
+            plan,
+            poll,
+            window: Window::new(plan.commands),
+            interval: 0,
+            next_flush: plan.start + plan.interval,
+            active: conns.len(),
+            paced,
+        })
+    }
+
+    /// Hands the finished interval to the collector and starts the next one.
+    fn flush_window(&mut self, tx: &Sender<Msg>) {
+        let window = std::mem::replace(&mut self.window, Window::new(self.plan.commands));
+        let _ = tx.send(Msg::Window {
+            worker: self.plan.index,
+            interval: self.interval,
+            window,
+        });
+        self.interval += 1;
+        self.next_flush += self.plan.interval;
+    }
+
+    /// Reads and scans everything available, then refills the pipeline. Returns the clock.
+    fn on_event(&mut self, conn: &mut Conn, mut now: Instant) -> Instant {
+        loop {
+            if conn.rend == conn.rbuf.len() {
+                make_room(conn);
+            }
+            let space = conn.rbuf.len() - conn.rend;
+            match conn.io.read(&mut conn.rbuf[conn.rend..]) {
+                Ok(0) => {
+                    self.fail(conn, ErrorKind::Io);
+                    return now;
+                }
+                Ok(n) => {
+                    conn.rend += n;
+                    now = Instant::now();
+                    if !self.consume(conn, now) {
+                        return now;
+                    }
+                    // A short read drained the socket: the next arrival raises a new edge.
+                    if n < space {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.fail(conn, ErrorKind::Io);
+                    return now;
+                }
+            }
+        }
+        self.fill_and_flush(conn, now);
+        now
+    }
+
+    /// Scans every complete reply in the read buffer. False if the connection failed.
+    fn consume(&mut self, conn: &mut Conn, now: Instant) -> bool {
+        loop {
+            let scanned = match resp::scan(&conn.rbuf[conn.rstart..conn.rend]) {
+                Ok(Some(s)) => s,
+                Ok(None) => break,
+                Err(_) => {
+                    self.fail(conn, ErrorKind::Protocol);
+                    return false;
+                }
+            };
+            let at = conn.rstart;
+            conn.rstart += scanned.len;
+            if scanned.class == ReplyClass::Push {
+                continue;
+            }
+            let Some(req) = conn.inflight.pop_front() else {
+                // A reply to nothing we sent: the stream cannot be trusted any more.
+                self.fail(conn, ErrorKind::Protocol);
+                return false;
+            };
+            let op = &mut self.window.ops[req.command];
+            op.count += 1;
+            op.bytes_in += scanned.len as u64;
+            match scanned.class {
+                ReplyClass::Value if conn.requests.workload().is_read(req.command) => op.hits += 1,
+                ReplyClass::Nil if conn.requests.workload().is_read(req.command) => op.misses += 1,
+                ReplyClass::Error { msg_start, msg_end } => {
+                    op.errors += 1;
+                    let msg = &conn.rbuf[at + msg_start..at + msg_end];
+                    self.window.errors.add_server(resp::error_prefix(msg));
+                }
+                _ => {}
+            }
+            op.record_latency(now.saturating_duration_since(req.intended).as_nanos() as u64);
+        }
+        if conn.rstart == conn.rend {
+            conn.rstart = 0;
+            conn.rend = 0;
+        }
+        true
+    }
+
+    /// Queues every request the pipeline and the pacer allow, then writes them in one call.
+    fn fill_and_flush(&mut self, conn: &mut Conn, now: Instant) {
+        while conn.inflight.len() < self.plan.pipeline && conn.remaining != Some(0) {
+            let Some(intended) = conn.pacer.due(now) else {
+                break;
+            };
+            let before = conn.wbuf.len();
+            let (command, _key) = conn.requests.encode_next(&mut conn.wbuf);
+            self.window.ops[command].bytes_out += (conn.wbuf.len() - before) as u64;
+            conn.inflight.push_back(InFlight { command, intended });
+            if let Some(left) = conn.remaining.as_mut() {
+                *left -= 1;
+            }
+        }
+        while conn.wpos < conn.wbuf.len() {
+            match conn.io.write(&conn.wbuf[conn.wpos..]) {
+                Ok(n) => conn.wpos += n,
+                // The rest goes out on the next writable edge.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.fail(conn, ErrorKind::Io);
+                    return;
+                }
+            }
+        }
+        if conn.wpos == conn.wbuf.len() {
+            conn.wbuf.clear();
+            conn.wpos = 0;
+        }
+        if conn.remaining == Some(0) && conn.inflight.is_empty() {
+            self.finish(conn);
+        }
+    }
+
+    /// Counts the connection's in-flight requests as failed and takes it out of the run.
+    fn fail(&mut self, conn: &mut Conn, kind: ErrorKind) {
+        // A lost connection counts once even with nothing in flight.
+        let lost = conn.inflight.len() as u64;
+        self.window.errors.add(kind, lost.max(1));
+        for req in conn.inflight.drain(..) {
+            self.window.ops[req.command].errors += 1;
+        }
+        let _ = self.poll.registry().deregister(&mut conn.io);
+        self.finish(conn);
+    }
+
+    fn finish(&mut self, conn: &mut Conn) {
+        if !conn.finished {
+            conn.finished = true;
+            self.active -= 1;
+        }
+    }
+}
+
+/// Moves unscanned bytes to the front; doubles the buffer when one reply fills it.
+fn make_room(conn: &mut Conn) {
+    if conn.rstart > 0 {
+        conn.rbuf.copy_within(conn.rstart..conn.rend, 0);
+        conn.rend -= conn.rstart;
+        conn.rstart = 0;
+    }
+    if conn.rend == conn.rbuf.len() {
+        let len = conn.rbuf.len() * 2;
+        conn.rbuf.resize(len, 0);
+    }
+}

@@ -1,0 +1,355 @@
+//! Reaching the server: connecting and logging in (blocking, before the measured phase), the
+//! non-blocking transports the engine drives, and one-off calls such as INFO.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use crate::config::{ServerOptions, Target};
+use crate::resp::{self, ReplyClass};
+
+/// How long connecting and each handshake reply may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why a connection could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot connect to {target}: {source}")]
+    Unreachable { target: String, source: io::Error },
+    #[error("{target} refused the login: {message}")]
+    Auth { target: String, message: String },
+    #[error("{target} refused `{command}`: {message}")]
+    Refused {
+        target: String,
+        command: String,
+        message: String,
+    },
+    #[error("{target}: {source}")]
+    Io { target: String, source: io::Error },
+    #[error("{target} sent a reply that is not RESP: {source}")]
+    Protocol {
+        target: String,
+        source: resp::ScanError,
+    },
+}
+
+/// A blocking connection, used to log in and for control calls.
+#[derive(Debug)]
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A reply to a control call that was not an error.
+pub struct Reply(pub Vec<u8>);
+
+impl Reply {
+    /// The payload of a bulk or verbatim string reply (INFO's text), else the whole reply.
+    pub fn text(&self) -> &[u8] {
+        let bytes = &self.0;
+        let Some(first_crlf) = memchr::memmem::find(bytes, b"\r\n") else {
+            return bytes;
+        };
+        if matches!(bytes.first(), Some(b'$') | Some(b'=')) && bytes.len() >= first_crlf + 4 {
+            let body = &bytes[first_crlf + 2..bytes.len() - 2];
+            // RESP3 verbatim strings start with a three-letter format and a colon.
+            return if bytes[0] == b'=' && body.len() >= 4 {
+                &body[4..]
+            } else {
+                body
+            };
+        }
+        bytes
+    }
+}
+
+/// A connected, logged-in server.
+pub struct Session {
+    pub stream: Stream,
+    target: String,
+}
+
+impl Session {
+    /// Connects, then logs in and selects the database as `opts` says.
+    pub fn open(opts: &ServerOptions) -> Result<Session, ConnectError> {
+        let target = opts.target.to_string();
+        let unreachable = |source| ConnectError::Unreachable {
+            target: target.clone(),
+            source,
+        };
+        let stream = match &opts.target {
+            Target::Tcp { host, port } => {
+                let addrs = (host.as_str(), *port)
+                    .to_socket_addrs()
+                    .map_err(unreachable)?;
+                let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no address");
+                let mut connected = None;
+                for addr in addrs {
+                    match TcpStream::connect_timeout(&addr, HANDSHAKE_TIMEOUT) {
+                        Ok(s) => {
+                            connected = Some(s);
+                            break;
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                let s = connected.ok_or_else(|| unreachable(last))?;
+                s.set_nodelay(true).map_err(unreachable)?;
+                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+                    .map_err(unreachable)?;
+                Stream::Tcp(s)
+            }
+            Target::Unix(path) => {
+                let s = UnixStream::connect(path).map_err(unreachable)?;
+                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+                    .map_err(unreachable)?;
+                Stream::Unix(s)
+            }
+        };
+        let mut session = Session { stream, target };
+        if let Some(password) = &opts.password {
+            let mut args: Vec<&[u8]> = vec![b"AUTH"];
+            if let Some(user) = &opts.user {
+                args.push(user.as_bytes());
+            }
+            args.push(password.as_bytes());
+            session.call(&args).map_err(|e| match e {
+                CallError::Server(message) => ConnectError::Auth {
+                    target: session.target.clone(),
+                    message,
+                },
+                CallError::Connect(e) => e,
+            })?;
+        }
+        if let Some(db) = opts.db {
+            session.call_checked(&[b"SELECT", db.to_string().as_bytes()])?;
+        }
+        Ok(session)
+    }
+
+    /// Sends one command and waits for its reply.
+    pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, CallError> {
+        let mut out = Vec::new();
+        resp::encode_command(&mut out, args);
+        let io_err = |source| ConnectError::Io {
+            target: self.target.clone(),
+            source,
+        };
+        self.stream.write_all(&out).map_err(io_err)?;
+        let mut buf = Vec::with_capacity(4096);
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match resp::scan(&buf) {
+                Ok(Some(scanned)) => {
+                    buf.truncate(scanned.len);
+                    return match scanned.class {
+                        ReplyClass::Error { msg_start, msg_end } => Err(CallError::Server(
+                            String::from_utf8_lossy(&buf[msg_start..msg_end]).into_owned(),
+                        )),
+                        // An out-of-band push is not our answer: keep reading.
+                        ReplyClass::Push => {
+                            buf.clear();
+                            continue;
+                        }
+                        _ => Ok(Reply(buf)),
+                    };
+                }
+                Ok(None) => {}
+                Err(source) => {
+                    return Err(ConnectError::Protocol {
+                        target: self.target.clone(),
+                        source,
+                    }
+                    .into());
+                }
+            }
+            let n = self.stream.read(&mut chunk).map_err(io_err)?;
+            if n == 0 {
+                let eof =
+                    io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection");
+                return Err(io_err(eof).into());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Like [`call`](Self::call), with an error reply turned into a [`ConnectError`].
+    pub fn call_checked(&mut self, args: &[&[u8]]) -> Result<Reply, ConnectError> {
+        self.call(args).map_err(|e| match e {
+            CallError::Server(message) => ConnectError::Refused {
+                target: self.target.clone(),
+                command: String::from_utf8_lossy(args[0]).into_owned(),
+                message,
+            },
+            CallError::Connect(e) => e,
+        })
+    }
+
+    /// Hands the logged-in socket to the engine, non-blocking.
+    pub fn into_transport(self) -> io::Result<Transport> {
+        Ok(match self.stream {
+            Stream::Tcp(s) => {
+                s.set_nonblocking(true)?;
+                Transport::Tcp(mio::net::TcpStream::from_std(s))
+            }
+            Stream::Unix(s) => {
+                s.set_nonblocking(true)?;
+                Transport::Unix(mio::net::UnixStream::from_std(s))
+            }
+        })
+    }
+}
+
+/// A control call's failure: the server said no, or the connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("{0}")]
+    Server(String),
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+}
+
+/// A non-blocking socket registered with a worker's event loop.
+#[derive(Debug)]
+pub enum Transport {
+    Tcp(mio::net::TcpStream),
+    Unix(mio::net::UnixStream),
+}
+
+impl Read for Transport {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Transport::Tcp(s) => s.read(buf),
+            Transport::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Transport {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Tcp(s) => s.write(buf),
+            Transport::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl mio::event::Source for Transport {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token, i: mio::Interest) -> io::Result<()> {
+        match self {
+            Transport::Tcp(s) => s.register(r, t, i),
+            Transport::Unix(s) => s.register(r, t, i),
+        }
+    }
+    fn reregister(&mut self, r: &mio::Registry, t: mio::Token, i: mio::Interest) -> io::Result<()> {
+        match self {
+            Transport::Tcp(s) => s.reregister(r, t, i),
+            Transport::Unix(s) => s.reregister(r, t, i),
+        }
+    }
+    fn deregister(&mut self, r: &mio::Registry) -> io::Result<()> {
+        match self {
+            Transport::Tcp(s) => s.deregister(r),
+            Transport::Unix(s) => s.deregister(r),
+        }
+    }
+}
+
+/// What the server says about itself in `INFO server`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ServerInfo {
+    /// `redis`, `valkey`, `dragonfly`, ... as far as INFO tells.
+    pub name: String,
+    pub version: String,
+    pub mode: String,
+    pub os: String,
+}
+
+impl ServerInfo {
+    /// Parses INFO's `field:value` lines.
+    pub fn parse(text: &str) -> ServerInfo {
+        let mut info = ServerInfo::default();
+        for line in text.lines() {
+            let Some((field, value)) = line.trim_end().split_once(':') else {
+                continue;
+            };
+            match field {
+                "redis_version" if info.version.is_empty() => {
+                    info.name = "redis".into();
+                    info.version = value.into();
+                }
+                "valkey_version" | "dragonfly_version" => {
+                    info.name = field.trim_end_matches("_version").into();
+                    info.version = value.into();
+                }
+                "server_name" => info.name = value.into(),
+                "redis_mode" | "server_mode" => info.mode = value.into(),
+                "os" => info.os = value.into(),
+                _ => {}
+            }
+        }
+        info
+    }
+
+    /// Asks the server; `None` when it refuses INFO (managed caches may).
+    pub fn query(session: &mut Session) -> Option<ServerInfo> {
+        let reply = session.call(&[b"INFO", b"server"]).ok()?;
+        Some(ServerInfo::parse(&String::from_utf8_lossy(reply.text())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_info_server() {
+        let text =
+            "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nos:Linux 6.1 x86_64\r\n";
+        let info = ServerInfo::parse(text);
+        assert_eq!(info.name, "redis");
+        assert_eq!(info.version, "7.0.15");
+        assert_eq!(info.mode, "standalone");
+        let valkey = ServerInfo::parse(
+            "redis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n",
+        );
+        assert_eq!(
+            (valkey.name.as_str(), valkey.version.as_str()),
+            ("valkey", "8.0.1")
+        );
+    }
+
+    #[test]
+    fn reply_text_unwraps_bulk_and_verbatim() {
+        assert_eq!(Reply(b"$5\r\nhello\r\n".to_vec()).text(), b"hello");
+        assert_eq!(Reply(b"=9\r\ntxt:hello\r\n".to_vec()).text(), b"hello");
+        assert_eq!(Reply(b"+OK\r\n".to_vec()).text(), b"+OK\r\n");
+    }
+}

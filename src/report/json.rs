@@ -1,0 +1,228 @@
+//! respbench's own JSON result: versioned, documented in docs/json-schema.json, and complete
+//! enough that every other report can be rebuilt from it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Format, Rates, Run};
+use crate::config::{Config, StopAfter, ValueSize};
+use crate::net::ServerInfo;
+use crate::stats::{LatencySummary, OpStats};
+
+/// Bumped whenever a field changes meaning or disappears; additions keep the version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub struct Json;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    tool: Tool,
+    server: Option<&'a ServerInfo>,
+    started_unix_ms: u64,
+    interrupted: bool,
+    configuration: Configuration<'a>,
+    measurement: Measurement,
+    duration_secs: f64,
+    totals: OpSummary,
+    commands: BTreeMap<&'a str, OpSummary>,
+    errors: BTreeMap<String, u64>,
+    time_series: Vec<Point>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Configuration<'a> {
+    target: String,
+    connections: usize,
+    threads: usize,
+    pipeline: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requests: Option<u64>,
+    all_keys: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_secs: Option<f64>,
+    commands: Vec<CommandConfig<'a>>,
+    key_prefix: &'a str,
+    key_min: u64,
+    key_max: u64,
+    value_size: ValueSizeConfig,
+    random_data: bool,
+    expiry_range_secs: Option<(u64, u64)>,
+    seed: u64,
+    interval_secs: f64,
+    user: Option<&'a str>,
+    db: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct CommandConfig<'a> {
+    name: &'a str,
+    weight: u32,
+    key_pattern: char,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum ValueSizeConfig {
+    Fixed(usize),
+    Range { min: usize, max: usize },
+    List(Vec<(usize, u32)>),
+}
+
+#[derive(Serialize)]
+struct Measurement {
+    latency_from: &'static str,
+    latency_to: &'static str,
+    mode: &'static str,
+    histogram: &'static str,
+    description: &'static str,
+}
+
+#[derive(Serialize)]
+struct OpSummary {
+    count: u64,
+    ops_per_sec: f64,
+    hits: u64,
+    misses: u64,
+    hits_per_sec: f64,
+    misses_per_sec: f64,
+    errors: u64,
+    bytes_in: u64,
+    bytes_out: u64,
+    kb_per_sec: f64,
+    latency_us: LatencySummary,
+}
+
+impl OpSummary {
+    fn of(op: &OpStats, secs: f64) -> OpSummary {
+        let rates = Rates::of(op, secs);
+        OpSummary {
+            count: op.count,
+            ops_per_sec: rates.ops_per_sec,
+            hits: op.hits,
+            misses: op.misses,
+            hits_per_sec: rates.hits_per_sec,
+            misses_per_sec: rates.misses_per_sec,
+            errors: op.errors,
+            bytes_in: op.bytes_in,
+            bytes_out: op.bytes_out,
+            kb_per_sec: rates.kb_per_sec,
+            latency_us: op.latency(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Point {
+    index: u64,
+    start_secs: f64,
+    duration_secs: f64,
+    #[serde(flatten)]
+    totals: OpSummary,
+    commands: BTreeMap<String, u64>,
+}
+
+fn configuration(config: &Config) -> Configuration<'_> {
+    Configuration {
+        target: config.server.target.to_string(),
+        connections: config.connections,
+        threads: config.threads,
+        pipeline: config.pipeline,
+        requests: config.planned_requests(),
+        all_keys: config.stop == StopAfter::AllKeys,
+        duration_secs: match config.stop {
+            StopAfter::Duration(d) => Some(d.as_secs_f64()),
+            _ => None,
+        },
+        commands: config
+            .commands
+            .iter()
+            .map(|c| CommandConfig {
+                name: &c.name,
+                weight: c.weight,
+                key_pattern: c.key_pattern.letter(),
+            })
+            .collect(),
+        key_prefix: &config.keys.prefix,
+        key_min: config.keys.min,
+        key_max: config.keys.max,
+        value_size: match &config.values {
+            ValueSize::Fixed(n) => ValueSizeConfig::Fixed(*n),
+            ValueSize::Range { min, max } => ValueSizeConfig::Range {
+                min: *min,
+                max: *max,
+            },
+            ValueSize::List(l) => ValueSizeConfig::List(l.clone()),
+        },
+        random_data: config.random_data,
+        expiry_range_secs: config.expiry,
+        seed: config.seed,
+        interval_secs: config.interval.as_secs_f64(),
+        user: config.server.user.as_deref(),
+        db: config.server.db,
+    }
+}
+
+impl Format for Json {
+    fn render(&self, run: &Run) -> String {
+        let (config, outcome) = (run.config, run.outcome);
+        let secs = outcome.elapsed.as_secs_f64();
+        let names = &outcome.command_names;
+        let doc = Document {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "respbench",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            server: outcome.server.as_ref(),
+            started_unix_ms: outcome.started_unix_ms,
+            interrupted: outcome.interrupted,
+            configuration: configuration(config),
+            measurement: Measurement {
+                latency_from: "intended_send",
+                latency_to: "reply_read",
+                mode: "closed_loop",
+                histogram: "hdrhistogram, 3 significant digits, nanosecond values",
+                description: super::method(config),
+            },
+            duration_secs: secs,
+            totals: OpSummary::of(&outcome.total(), secs),
+            commands: names
+                .iter()
+                .zip(&outcome.ops)
+                .map(|(n, op)| (n.as_str(), OpSummary::of(op, secs)))
+                .collect(),
+            errors: outcome
+                .errors
+                .sorted()
+                .into_iter()
+                .map(|(k, n)| (k.to_string(), n))
+                .collect(),
+            time_series: outcome
+                .timeline
+                .iter()
+                .map(|i| Point {
+                    index: i.index,
+                    start_secs: i.start_secs,
+                    duration_secs: i.duration_secs,
+                    totals: OpSummary::of(&i.window.total(), i.duration_secs),
+                    commands: names
+                        .iter()
+                        .cloned()
+                        .zip(i.window.ops.iter().map(|o| o.count))
+                        .collect(),
+                })
+                .collect(),
+        };
+        let mut text = serde_json::to_string_pretty(&doc).expect("plain data serialises");
+        text.push('\n');
+        text
+    }
+}

@@ -1,0 +1,89 @@
+//! Turning a finished run into something to read or keep: every format implements
+//! [`Format`], and files are written atomically so an interrupted run never leaves half a file.
+
+pub mod json;
+pub mod text;
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::config::Config;
+use crate::engine::Outcome;
+use crate::stats::OpStats;
+
+/// A finished run: the plan and what was measured.
+pub struct Run<'a> {
+    pub config: &'a Config,
+    pub outcome: &'a Outcome,
+}
+
+/// One output format.
+pub trait Format {
+    fn render(&self, run: &Run) -> String;
+}
+
+/// How latency was measured, in words: printed with every report.
+pub fn method(_config: &Config) -> &'static str {
+    "closed loop: each connection sends when a pipeline slot frees; latency per request from \
+     the moment it is queued for sending to the moment its reply is read"
+}
+
+/// Rates of one command (or the total) over `secs`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rates {
+    pub ops_per_sec: f64,
+    pub hits_per_sec: f64,
+    pub misses_per_sec: f64,
+    pub kb_per_sec: f64,
+}
+
+impl Rates {
+    pub fn of(op: &OpStats, secs: f64) -> Rates {
+        let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        Rates {
+            ops_per_sec: per(op.count),
+            hits_per_sec: per(op.hits),
+            misses_per_sec: per(op.misses),
+            kb_per_sec: per(op.bytes_in + op.bytes_out) / 1024.0,
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(write_atomic(&dir.path().join("missing/out.json"), b"x").is_err());
+    }
+}

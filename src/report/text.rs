@@ -1,0 +1,193 @@
+//! Text for people at a terminal: the final table (memtier's columns), the one-line summary
+//! of `-q`, and the live progress line.
+
+use std::fmt::Write;
+
+use super::{Format, Rates, Run};
+use crate::engine::Progress;
+use crate::stats::OpStats;
+
+/// The full table with a header naming the server, the load and the method.
+pub struct Table;
+
+/// One line: `-q`.
+pub struct Summary;
+
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+/// memtier's row names: `SET` becomes `Sets`.
+fn row_name(command: &str) -> String {
+    let mut name = command.to_ascii_lowercase();
+    if let Some(first) = name.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    name.push('s');
+    name
+}
+
+fn row(out: &mut String, name: &str, op: &OpStats, secs: f64, reads: bool) {
+    let rates = Rates::of(op, secs);
+    let lat = op.latency();
+    let (hits, misses) = if reads {
+        (
+            format!("{:.2}", rates.hits_per_sec),
+            format!("{:.2}", rates.misses_per_sec),
+        )
+    } else {
+        ("---".to_string(), "---".to_string())
+    };
+    let _ = writeln!(
+        out,
+        "{name:<8}{:>14.2}{hits:>12}{misses:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13.2}",
+        rates.ops_per_sec,
+        ms(lat.mean_us),
+        ms(lat.p50_us),
+        ms(lat.p99_us),
+        ms(lat.p999_us),
+        ms(lat.max_us),
+        rates.kb_per_sec,
+    );
+}
+
+impl Format for Table {
+    fn render(&self, run: &Run) -> String {
+        let (config, outcome) = (run.config, run.outcome);
+        let secs = outcome.elapsed.as_secs_f64();
+        let total = outcome.total();
+        let mut out = String::new();
+        let server = match &outcome.server {
+            Some(s) => format!("{} {}", s.name, s.version),
+            None => "server (INFO refused)".into(),
+        };
+        let _ = writeln!(
+            out,
+            "respbench {}: {server} at {}, {} connections on {} threads, pipeline {}",
+            env!("CARGO_PKG_VERSION"),
+            config.server.target,
+            config.connections,
+            config.threads,
+            config.pipeline,
+        );
+        let _ = writeln!(
+            out,
+            "{} requests in {secs:.2} s{}",
+            total.count,
+            if outcome.interrupted {
+                " (INTERRUPTED: partial results)"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(out, "Latency in milliseconds; {}.", super::method(config));
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{:<8}{:>14}{:>12}{:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13}",
+            "Type",
+            "Ops/sec",
+            "Hits/sec",
+            "Misses/sec",
+            "Avg.",
+            "p50",
+            "p99",
+            "p99.9",
+            "Max",
+            "KB/sec"
+        );
+        out.push_str(&"-".repeat(114));
+        out.push('\n');
+        for (i, op) in outcome.ops.iter().enumerate() {
+            let reads = config.commands[i].kind == crate::config::CommandKind::Get;
+            row(
+                &mut out,
+                &row_name(&outcome.command_names[i]),
+                op,
+                secs,
+                reads,
+            );
+        }
+        let any_reads = config
+            .commands
+            .iter()
+            .any(|c| c.kind == crate::config::CommandKind::Get);
+        row(&mut out, "Totals", &total, secs, any_reads);
+        out.push('\n');
+        let errors = outcome.errors.sorted();
+        if errors.is_empty() {
+            out.push_str("Errors: none\n");
+        } else {
+            let list: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let _ = writeln!(
+                out,
+                "Errors: {} ({})",
+                outcome.errors.total(),
+                list.join(", ")
+            );
+        }
+        out
+    }
+}
+
+impl Format for Summary {
+    fn render(&self, run: &Run) -> String {
+        let outcome = run.outcome;
+        let total = outcome.total();
+        let secs = outcome.elapsed.as_secs_f64();
+        let lat = total.latency();
+        format!(
+            "{}: {:.2} requests per second, p50={} msec, p99={} msec, errors={}{}\n",
+            outcome.command_names.join("+"),
+            Rates::of(&total, secs).ops_per_sec,
+            ms(lat.p50_us),
+            ms(lat.p99_us),
+            outcome.errors.total(),
+            if outcome.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// The live line for one completed interval (no newline: it is redrawn in place).
+pub fn live_line(p: &Progress) -> String {
+    let w = &p.interval.window;
+    let ops: u64 = w.ops.iter().map(|o| o.count).sum();
+    let now = if p.interval.duration_secs > 0.0 {
+        ops as f64 / p.interval.duration_secs
+    } else {
+        0.0
+    };
+    let avg = if p.elapsed.as_secs_f64() > 0.0 {
+        p.total_ops as f64 / p.elapsed.as_secs_f64()
+    } else {
+        0.0
+    };
+    let latency = w.total().latency();
+    let left = match (p.time_left, p.done) {
+        (Some(t), _) => format!("{:.0}s left", t.as_secs_f64()),
+        (None, Some(f)) => format!("{:.0}% done", (f * 100.0).min(100.0)),
+        (None, None) => String::new(),
+    };
+    format!(
+        "[{:>4.0}s] {now:>10.0} ops/s now, {avg:>10.0} avg; latency {} ms avg, {} ms p99 now; {left}; errors {}",
+        p.elapsed.as_secs_f64(),
+        ms(latency.mean_us),
+        ms(latency.p99_us),
+        p.total_errors,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_names_are_memtiers() {
+        assert_eq!(row_name("SET"), "Sets");
+        assert_eq!(row_name("GET"), "Gets");
+    }
+}

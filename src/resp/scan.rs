@@ -1,0 +1,330 @@
+//! Reply scanner: finds where one reply ends and what class it is, without building values.
+//!
+//! The engine calls [`scan`] on the bytes it has read so far. "Need more bytes" is a normal
+//! answer (`Ok(None)`), not a failure. Every RESP2 and RESP3 type is understood, nesting is
+//! capped, and no input can make it panic (property-tested below).
+
+use memchr::memchr;
+
+/// Deepest nesting of aggregates accepted; deeper input is treated as a protocol error.
+pub const MAX_DEPTH: usize = 64;
+/// Largest bulk string accepted (Redis's own proto-max-bulk-len default).
+pub const MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
+
+/// What a complete reply was, as far as the load generator cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyClass {
+    /// Any non-null value: simple string, integer, bulk, aggregate, and so on.
+    Value,
+    /// A null: `$-1`, `*-1` or RESP3 `_`. For GET this is a miss.
+    Nil,
+    /// An error reply; `msg_start..msg_end` is the message within the scanned buffer.
+    Error { msg_start: usize, msg_end: usize },
+    /// A RESP3 push message: out of band, not the answer to any request.
+    Push,
+}
+
+/// A complete reply at the start of the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scanned {
+    /// Bytes the reply occupies, including its final CRLF.
+    pub len: usize,
+    pub class: ReplyClass,
+}
+
+/// The bytes are not a valid RESP reply; the connection cannot be resynchronised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ScanError {
+    #[error("unexpected type byte 0x{0:02x}")]
+    BadType(u8),
+    #[error("malformed length or integer")]
+    BadNumber,
+    #[error("bulk payload not followed by CRLF")]
+    MissingCrlf,
+    #[error("nesting deeper than {MAX_DEPTH}")]
+    TooDeep,
+}
+
+/// Scans one reply at the start of `buf`.
+pub fn scan(buf: &[u8]) -> Result<Option<Scanned>, ScanError> {
+    match scan_at(buf, 0, 0)? {
+        Some((end, class)) => Ok(Some(Scanned { len: end, class })),
+        None => Ok(None),
+    }
+}
+
+type Step = Result<Option<(usize, ReplyClass)>, ScanError>;
+
+/// Returns the index just past the line that starts at `pos` (line content is `pos..end-2`).
+#[inline]
+fn line_end(buf: &[u8], pos: usize) -> Option<usize> {
+    let rel = memchr(b'\n', &buf[pos..])?;
+    Some(pos + rel + 1)
+}
+
+/// Parses a signed decimal integer from a line's content, rejecting anything else.
+#[inline]
+fn parse_int(digits: &[u8]) -> Result<i64, ScanError> {
+    let (neg, digits) = match digits.first() {
+        Some(b'-') => (true, &digits[1..]),
+        Some(b'+') => (false, &digits[1..]),
+        _ => (false, digits),
+    };
+    if digits.is_empty() {
+        return Err(ScanError::BadNumber);
+    }
+    let mut value: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return Err(ScanError::BadNumber);
+        }
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i64::from(d - b'0')))
+            .ok_or(ScanError::BadNumber)?;
+    }
+    Ok(if neg { -value } else { value })
+}
+
+/// Reads the header line at `pos` (type byte already known) and returns (content, next pos).
+#[inline]
+fn header(buf: &[u8], pos: usize) -> Result<Option<(&[u8], usize)>, ScanError> {
+    let Some(end) = line_end(buf, pos) else {
+        return Ok(None);
+    };
+    if end < pos + 3 || buf[end - 2] != b'\r' {
+        return Err(ScanError::BadNumber);
+    }
+    Ok(Some((&buf[pos + 1..end - 2], end)))
+}
+
+fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
+    if depth > MAX_DEPTH {
+        return Err(ScanError::TooDeep);
+    }
+    let Some(&kind) = buf.get(pos) else {
+        return Ok(None);
+    };
+    match kind {
+        b'+' | b',' | b'(' | b'#' | b'_' => {
+            let Some(end) = line_end(buf, pos) else {
+                return Ok(None);
+            };
+            let class = if kind == b'_' {
+                ReplyClass::Nil
+            } else {
+                ReplyClass::Value
+            };
+            Ok(Some((end, class)))
+        }
+        b'-' => {
+            let Some(end) = line_end(buf, pos) else {
+                return Ok(None);
+            };
+            let msg_end = if end >= pos + 2 && buf[end - 2] == b'\r' {
+                end - 2
+            } else {
+                end - 1
+            };
+            Ok(Some((
+                end,
+                ReplyClass::Error {
+                    msg_start: pos + 1,
+                    msg_end,
+                },
+            )))
+        }
+        b':' => {
+            let Some((digits, end)) = header(buf, pos)? else {
+                return Ok(None);
+            };
+            parse_int(digits)?;
+            Ok(Some((end, ReplyClass::Value)))
+        }
+        b'$' | b'!' | b'=' => {
+            let Some((digits, body)) = header(buf, pos)? else {
+                return Ok(None);
+            };
+            let len = parse_int(digits)?;
+            if len == -1 && kind == b'$' {
+                return Ok(Some((body, ReplyClass::Nil)));
+            }
+            if !(0..=MAX_BULK_LEN).contains(&len) {
+                return Err(ScanError::BadNumber);
+            }
+            let end = body + len as usize + 2;
+            if buf.len() < end {
+                return Ok(None);
+            }
+            if &buf[end - 2..end] != b"\r\n" {
+                return Err(ScanError::MissingCrlf);
+            }
+            let class = if kind == b'!' {
+                ReplyClass::Error {
+                    msg_start: body,
+                    msg_end: end - 2,
+                }
+            } else {
+                ReplyClass::Value
+            };
+            Ok(Some((end, class)))
+        }
+        b'*' | b'~' | b'>' | b'%' | b'|' => {
+            let Some((digits, mut next)) = header(buf, pos)? else {
+                return Ok(None);
+            };
+            let count = parse_int(digits)?;
+            if count == -1 && kind == b'*' {
+                return Ok(Some((next, ReplyClass::Nil)));
+            }
+            if count < 0 {
+                return Err(ScanError::BadNumber);
+            }
+            // Maps and attributes hold key-value pairs; guard the doubling against overflow.
+            let elements = if kind == b'%' || kind == b'|' {
+                count.saturating_mul(2)
+            } else {
+                count
+            };
+            for _ in 0..elements {
+                match scan_at(buf, next, depth + 1)? {
+                    Some((end, _)) => next = end,
+                    None => return Ok(None),
+                }
+            }
+            match kind {
+                // An attribute annotates the reply that follows it: both are one unit.
+                b'|' => scan_at(buf, next, depth + 1),
+                b'>' => Ok(Some((next, ReplyClass::Push))),
+                _ => Ok(Some((next, ReplyClass::Value))),
+            }
+        }
+        other => Err(ScanError::BadType(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn whole(bytes: &[u8]) -> Scanned {
+        scan(bytes).expect("valid").expect("complete")
+    }
+
+    #[test]
+    fn scans_every_resp2_type() {
+        assert_eq!(
+            whole(b"+OK\r\n"),
+            Scanned {
+                len: 5,
+                class: ReplyClass::Value
+            }
+        );
+        assert_eq!(whole(b":-12\r\n").class, ReplyClass::Value);
+        assert_eq!(whole(b"$3\r\nabc\r\n").len, 9);
+        assert_eq!(whole(b"$-1\r\n").class, ReplyClass::Nil);
+        assert_eq!(whole(b"*-1\r\n").class, ReplyClass::Nil);
+        assert_eq!(whole(b"*2\r\n$1\r\na\r\n:1\r\n").len, 15);
+        let err = whole(b"-ERR bad thing\r\n");
+        assert_eq!(
+            err.class,
+            ReplyClass::Error {
+                msg_start: 1,
+                msg_end: 14
+            }
+        );
+    }
+
+    #[test]
+    fn scans_every_resp3_type() {
+        for reply in [
+            &b"_\r\n"[..],
+            b"#t\r\n",
+            b",3.14\r\n",
+            b"(12345678901234567890\r\n",
+            b"=7\r\ntxt:abc\r\n",
+            b"%1\r\n+k\r\n:1\r\n",
+            b"~2\r\n:1\r\n:2\r\n",
+            b">2\r\n+message\r\n+hi\r\n",
+            b"|1\r\n+ttl\r\n:3\r\n+OK\r\n",
+            b"!5\r\nOOPS!\r\n",
+        ] {
+            assert_eq!(
+                whole(reply).len,
+                reply.len(),
+                "{:?}",
+                String::from_utf8_lossy(reply)
+            );
+        }
+        assert_eq!(whole(b"_\r\n").class, ReplyClass::Nil);
+        assert_eq!(whole(b">1\r\n+x\r\n").class, ReplyClass::Push);
+        assert!(matches!(
+            whole(b"!2\r\nNO\r\n").class,
+            ReplyClass::Error { .. }
+        ));
+    }
+
+    #[test]
+    fn rejects_garbage_and_depth() {
+        assert_eq!(scan(b"?what\r\n"), Err(ScanError::BadType(b'?')));
+        assert_eq!(scan(b"$abc\r\n"), Err(ScanError::BadNumber));
+        assert_eq!(scan(b"$3\r\nabcXY"), Err(ScanError::MissingCrlf));
+        assert_eq!(scan(b"$-2\r\n"), Err(ScanError::BadNumber));
+        let deep = "*1\r\n".repeat(MAX_DEPTH + 2);
+        assert_eq!(scan(deep.as_bytes()), Err(ScanError::TooDeep));
+    }
+
+    fn valid_reply() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = prop_oneof![
+            "[a-zA-Z ]{0,12}".prop_map(|s| format!("+{s}\r\n").into_bytes()),
+            "[A-Z]{1,8}".prop_map(|s| format!("-{s} message\r\n").into_bytes()),
+            any::<i64>().prop_map(|n| format!(":{n}\r\n").into_bytes()),
+            proptest::collection::vec(any::<u8>(), 0..40).prop_map(|v| {
+                let mut out = format!("${}\r\n", v.len()).into_bytes();
+                out.extend_from_slice(&v);
+                out.extend_from_slice(b"\r\n");
+                out
+            }),
+            Just(b"$-1\r\n".to_vec()),
+            Just(b"_\r\n".to_vec()),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            proptest::collection::vec(inner, 0..6).prop_map(|items| {
+                let mut out = format!("*{}\r\n", items.len()).into_bytes();
+                for item in items {
+                    out.extend_from_slice(&item);
+                }
+                out
+            })
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn split_at_every_byte_needs_more_then_completes(reply in valid_reply()) {
+            for cut in 0..reply.len() {
+                prop_assert_eq!(scan(&reply[..cut]), Ok(None), "cut at {}", cut);
+            }
+            prop_assert_eq!(scan(&reply).unwrap().unwrap().len, reply.len());
+        }
+
+        #[test]
+        fn trailing_bytes_are_left_alone(reply in valid_reply(), tail in proptest::collection::vec(any::<u8>(), 0..20)) {
+            let mut buf = reply.clone();
+            buf.extend_from_slice(&tail);
+            prop_assert_eq!(scan(&buf).unwrap().unwrap().len, reply.len());
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = scan(&bytes);
+        }
+
+        #[test]
+        fn resp_shaped_noise_never_panics(bytes in proptest::collection::vec(
+            prop_oneof![Just(b'*'), Just(b'$'), Just(b'\r'), Just(b'\n'), Just(b'-'), Just(b'1'), Just(b'%'), Just(b'|'), any::<u8>()], 0..200)) {
+            let _ = scan(&bytes);
+        }
+    }
+}

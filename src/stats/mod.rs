@@ -1,0 +1,228 @@
+//! Measurements: per-command latency histograms and counters that a worker fills for one
+//! interval at a time, merged across threads once an interval, and summarised for reports.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Largest latency recorded exactly: one hour, in nanoseconds. Larger values are clamped.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// What one command (or the total) did during some span of time.
+#[derive(Debug, Clone)]
+pub struct OpStats {
+    /// Replies received, error replies included.
+    pub count: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Requests that got an error reply or no reply at all.
+    pub errors: u64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    /// Latency of every reply, in nanoseconds.
+    pub latency_ns: Histogram<u64>,
+}
+
+impl Default for OpStats {
+    fn default() -> OpStats {
+        OpStats {
+            count: 0,
+            hits: 0,
+            misses: 0,
+            errors: 0,
+            bytes_out: 0,
+            bytes_in: 0,
+            latency_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+                .expect("constant bounds are valid"),
+        }
+    }
+}
+
+impl OpStats {
+    #[inline]
+    pub fn record_latency(&mut self, ns: u64) {
+        self.latency_ns.saturating_record(ns.max(1));
+    }
+
+    pub fn merge(&mut self, other: &OpStats) {
+        self.count += other.count;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.errors += other.errors;
+        self.bytes_out += other.bytes_out;
+        self.bytes_in += other.bytes_in;
+        // Both histograms share the same bounds, so adding cannot fail.
+        self.latency_ns.add(&other.latency_ns).expect("same bounds");
+    }
+
+    pub fn latency(&self) -> LatencySummary {
+        LatencySummary::of(&self.latency_ns)
+    }
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// An error reply, by its first word (`ERR`, `WRONGTYPE`, `OOM`, ...).
+    Server(String),
+    /// The connection failed or closed with the request in flight.
+    Io,
+    /// No reply within the timeout.
+    Timeout,
+    /// The server sent bytes that are not RESP.
+    Protocol,
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ErrorKind::Server(prefix) => write!(f, "server:{prefix}"),
+            ErrorKind::Io => f.write_str("io"),
+            ErrorKind::Timeout => f.write_str("timeout"),
+            ErrorKind::Protocol => f.write_str("protocol"),
+        }
+    }
+}
+
+/// Error counts by kind. Allocates only the first time a kind is seen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorCounts {
+    entries: Vec<(ErrorKind, u64)>,
+}
+
+impl ErrorCounts {
+    pub fn add(&mut self, kind: ErrorKind, n: u64) {
+        match self.entries.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, count)) => *count += n,
+            None => self.entries.push((kind, n)),
+        }
+    }
+
+    /// Counts an error reply by its prefix without allocating for a known prefix.
+    pub fn add_server(&mut self, prefix: &[u8]) {
+        let known = self
+            .entries
+            .iter_mut()
+            .find(|(k, _)| matches!(k, ErrorKind::Server(p) if p.as_bytes() == prefix));
+        match known {
+            Some((_, count)) => *count += 1,
+            None => self.entries.push((
+                ErrorKind::Server(String::from_utf8_lossy(prefix).into_owned()),
+                1,
+            )),
+        }
+    }
+
+    pub fn merge(&mut self, other: &ErrorCounts) {
+        for (kind, n) in &other.entries {
+            self.add(kind.clone(), *n);
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.entries.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Kinds and counts, sorted by kind.
+    pub fn sorted(&self) -> Vec<(ErrorKind, u64)> {
+        let mut v = self.entries.clone();
+        v.sort();
+        v
+    }
+}
+
+/// One worker's measurements over one interval: a slot per command of the mix.
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub ops: Vec<OpStats>,
+    pub errors: ErrorCounts,
+}
+
+impl Window {
+    pub fn new(commands: usize) -> Window {
+        Window {
+            ops: (0..commands).map(|_| OpStats::default()).collect(),
+            errors: ErrorCounts::default(),
+        }
+    }
+
+    pub fn merge(&mut self, other: &Window) {
+        for (mine, theirs) in self.ops.iter_mut().zip(&other.ops) {
+            mine.merge(theirs);
+        }
+        self.errors.merge(&other.errors);
+    }
+
+    /// All commands together.
+    pub fn total(&self) -> OpStats {
+        let mut total = OpStats::default();
+        for op in &self.ops {
+            total.merge(op);
+        }
+        total
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub mean_us: f64,
+    pub min_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    #[serde(rename = "p99.9_us")]
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl LatencySummary {
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        LatencySummary {
+            mean_us: h.mean() / 1000.0,
+            min_us: us(h.min()),
+            p50_us: us(h.value_at_quantile(0.50)),
+            p90_us: us(h.value_at_quantile(0.90)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p999_us: us(h.value_at_quantile(0.999)),
+            max_us: us(h.max()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let mut a = Window::new(2);
+        let mut b = Window::new(2);
+        a.ops[0].count = 2;
+        a.ops[0].record_latency(1_000);
+        a.ops[0].record_latency(3_000);
+        b.ops[0].count = 1;
+        b.ops[0].record_latency(2_000);
+        b.errors.add_server(b"ERR");
+        b.errors.add_server(b"ERR");
+        b.errors.add(ErrorKind::Io, 1);
+        a.merge(&b);
+        assert_eq!(a.ops[0].count, 3);
+        assert_eq!(a.total().latency_ns.len(), 3);
+        let lat = a.ops[0].latency();
+        assert!((lat.mean_us - 2.0).abs() < 0.01, "{lat:?}");
+        assert_eq!(a.errors.total(), 3);
+        assert_eq!(a.errors.sorted()[0], (ErrorKind::Server("ERR".into()), 2));
+    }
+
+    #[test]
+    fn huge_latencies_are_clamped_not_lost() {
+        let mut op = OpStats::default();
+        op.record_latency(u64::MAX);
+        op.record_latency(0);
+        assert_eq!(op.latency_ns.len(), 2);
+    }
+}

@@ -1,0 +1,270 @@
+//! What to send: the command mix compiled into templates (shared by all threads), and a
+//! per-connection request generator that picks the command, key, value and expiry.
+
+mod keys;
+pub mod rng;
+
+use std::sync::Arc;
+
+use crate::config::{CommandKind, Config, StopAfter, ValueSize};
+use crate::resp::{Part, Template};
+pub use keys::KeyGen;
+use rng::Rng;
+
+/// Hole indices the templates use.
+const HOLE_KEY: usize = 0;
+const HOLE_DATA: usize = 1;
+const HOLE_EXPIRY: usize = 2;
+
+/// The compiled mix, read-only and shared by every worker.
+#[derive(Debug)]
+pub struct Workload {
+    templates: Vec<Template>,
+    names: Vec<String>,
+    reads: Vec<bool>,
+    weights: Vec<u32>,
+    /// Value bytes: values are slices of this buffer.
+    data: Vec<u8>,
+    values: ValueSize,
+    expiry: Option<(u64, u64)>,
+}
+
+impl Workload {
+    pub fn compile(config: &Config) -> Workload {
+        let prefix = Part::Lit(config.keys.prefix.as_bytes().to_vec());
+        let key = vec![prefix, Part::Hole(HOLE_KEY)];
+        let mut templates = Vec::new();
+        for spec in &config.commands {
+            let args = match spec.kind {
+                CommandKind::Get => vec![lit("GET"), key.clone()],
+                CommandKind::Set => {
+                    let mut args = vec![lit("SET"), key.clone(), vec![Part::Hole(HOLE_DATA)]];
+                    if config.expiry.is_some() {
+                        args.push(lit("EX"));
+                        args.push(vec![Part::Hole(HOLE_EXPIRY)]);
+                    }
+                    args
+                }
+            };
+            templates.push(Template::new(&args));
+        }
+        let max = config.values.max();
+        let data = if config.random_data {
+            // Twice the largest value, so each value can start at a random offset.
+            let mut rng = Rng::derive(config.seed, u64::MAX);
+            const ALPHABET: &[u8] =
+                b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+            (0..2 * max + 1)
+                .map(|_| ALPHABET[rng.below(ALPHABET.len() as u64) as usize])
+                .collect()
+        } else {
+            vec![b'x'; max]
+        };
+        Workload {
+            templates,
+            names: config.commands.iter().map(|c| c.name.clone()).collect(),
+            reads: config
+                .commands
+                .iter()
+                .map(|c| c.kind == CommandKind::Get)
+                .collect(),
+            weights: config.commands.iter().map(|c| c.weight).collect(),
+            data,
+            values: config.values.clone(),
+            expiry: config.expiry,
+        }
+    }
+
+    /// Names of the commands, by index: the rows of every report.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether command `i` is a read whose null reply is a miss.
+    #[inline]
+    pub fn is_read(&self, i: usize) -> bool {
+        self.reads[i]
+    }
+
+    fn value_len(&self, rng: &mut Rng) -> usize {
+        match &self.values {
+            ValueSize::Fixed(n) => *n,
+            ValueSize::Range { min, max } => min + rng.below((max - min + 1) as u64) as usize,
+            ValueSize::List(list) => {
+                let total: u64 = list.iter().map(|(_, w)| u64::from(*w)).sum();
+                let mut pick = rng.below(total);
+                for (size, weight) in list {
+                    if pick < u64::from(*weight) {
+                        return *size;
+                    }
+                    pick -= u64::from(*weight);
+                }
+                list.last().map_or(0, |(size, _)| *size)
+            }
+        }
+    }
+}
+
+fn lit(s: &str) -> Vec<Part> {
+    vec![Part::Lit(s.as_bytes().to_vec())]
+}
+
+/// One connection's request stream: its own random stream, key walkers and mix position.
+#[derive(Debug)]
+pub struct RequestGen {
+    workload: Arc<Workload>,
+    rng: Rng,
+    keys: Vec<KeyGen>,
+    /// Which key generator each command uses.
+    key_of: Vec<usize>,
+    /// Smooth weighted round-robin state: exact ratios over every cycle of the weights.
+    credit: Vec<i64>,
+    total_weight: i64,
+}
+
+impl RequestGen {
+    pub fn new(workload: Arc<Workload>, config: &Config, conn_index: usize) -> RequestGen {
+        let slice = config.slice(conn_index);
+        let (min, max) = (config.keys.min, config.keys.max);
+        let (keys, key_of) = if config.stop == StopAfter::AllKeys {
+            // Every command shares one walk over this connection's slice: each key once.
+            let walk = KeyGen::new(crate::config::KeyPattern::Parallel, min, max, slice);
+            (vec![walk], vec![0; config.commands.len()])
+        } else {
+            let keys = config
+                .commands
+                .iter()
+                .map(|c| KeyGen::new(c.key_pattern, min, max, slice));
+            (keys.collect(), (0..config.commands.len()).collect())
+        };
+        let credit = vec![0; workload.weights.len()];
+        let total_weight = workload.weights.iter().map(|w| i64::from(*w)).sum();
+        RequestGen {
+            workload,
+            rng: Rng::derive(config.seed, conn_index as u64),
+            keys,
+            key_of,
+            credit,
+            total_weight,
+        }
+    }
+
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    fn pick_command(&mut self) -> usize {
+        let mut best = 0;
+        for (i, w) in self.workload.weights.iter().enumerate() {
+            self.credit[i] += i64::from(*w);
+            if self.credit[i] > self.credit[best] {
+                best = i;
+            }
+        }
+        self.credit[best] -= self.total_weight;
+        best
+    }
+
+    /// Appends the next request to `out`; returns its command index and the key number.
+    #[inline]
+    pub fn encode_next(&mut self, out: &mut Vec<u8>) -> (usize, u64) {
+        let cmd = self.pick_command();
+        let key = self.keys[self.key_of[cmd]].next(&mut self.rng);
+        let workload = &*self.workload;
+        let mut key_digits = itoa::Buffer::new();
+        let key_digits = key_digits.format(key).as_bytes();
+        let len = workload.value_len(&mut self.rng);
+        let offset = if workload.data.len() > len {
+            self.rng.below((workload.data.len() - len) as u64) as usize
+        } else {
+            0
+        };
+        let data = &workload.data[offset..offset + len];
+        let mut expiry_digits = itoa::Buffer::new();
+        let expiry_digits = match workload.expiry {
+            Some((lo, hi)) => expiry_digits
+                .format(lo + self.rng.below(hi - lo + 1))
+                .as_bytes(),
+            None => b"",
+        };
+        workload.templates[cmd].encode(out, &[key_digits, data, expiry_digits]);
+        (cmd, key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CommandSpec, KeyPattern, KeyRange, ServerOptions, Target};
+    use std::time::Duration;
+
+    fn config(set: u32, get: u32) -> Config {
+        let spec = |name: &str, kind, weight| CommandSpec {
+            name: name.into(),
+            kind,
+            weight,
+            key_pattern: KeyPattern::Random,
+        };
+        Config {
+            server: ServerOptions {
+                target: Target::Tcp {
+                    host: "h".into(),
+                    port: 1,
+                },
+                user: None,
+                password: None,
+                db: None,
+            },
+            connections: 2,
+            threads: 1,
+            pipeline: 1,
+            stop: StopAfter::Requests(100),
+            commands: vec![
+                spec("SET", CommandKind::Set, set),
+                spec("GET", CommandKind::Get, get),
+            ],
+            keys: KeyRange {
+                prefix: "k:".into(),
+                min: 0,
+                max: 9,
+            },
+            values: ValueSize::Fixed(4),
+            random_data: false,
+            expiry: Some((5, 5)),
+            seed: 9,
+            interval: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn ratio_is_exact_over_each_cycle() {
+        let c = config(1, 4);
+        let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 0);
+        let mut out = Vec::new();
+        let picks: Vec<usize> = (0..50).map(|_| g.encode_next(&mut out).0).collect();
+        assert_eq!(picks.iter().filter(|&&p| p == 0).count(), 10);
+    }
+
+    #[test]
+    fn set_carries_value_and_expiry() {
+        let c = config(1, 0);
+        let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 0);
+        let mut out = Vec::new();
+        let (_, key) = g.encode_next(&mut out);
+        let want =
+            format!("*5\r\n$3\r\nSET\r\n$3\r\nk:{key}\r\n$4\r\nxxxx\r\n$2\r\nEX\r\n$1\r\n5\r\n");
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+
+    #[test]
+    fn allkeys_walks_the_slice_once_whatever_the_mix() {
+        let mut c = config(1, 1);
+        c.stop = StopAfter::AllKeys;
+        let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 1);
+        let mut out = Vec::new();
+        let keys: Vec<u64> = (0..c.quota(1).unwrap())
+            .map(|_| g.encode_next(&mut out).1)
+            .collect();
+        assert_eq!(keys, vec![5, 6, 7, 8, 9]);
+    }
+}
