@@ -98,7 +98,7 @@ pub struct Args {
     pub data_size_range: Option<(u64, u64)>,
     /// Weighted value sizes: SIZE:WEIGHT,...
     #[arg(long, value_parser = parse::size_list, help_heading = "Workload")]
-    pub data_size_list: Option<Vec<(usize, u32)>>,
+    pub data_size_list: Option<parse::SizeList>,
     /// Random value bytes instead of repeated 'x'.
     #[arg(long, help_heading = "Workload")]
     pub random_data: bool,
@@ -188,7 +188,7 @@ impl Args {
                 min: min as usize,
                 max: max as usize,
             },
-            (None, Some(list)) => ValueSize::List(list),
+            (None, Some(list)) => ValueSize::List(list.0),
             (None, None) => ValueSize::Fixed(self.data_size),
         };
         if values.max() > crate::resp::MAX_BULK_LEN as usize {

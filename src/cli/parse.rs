@@ -108,8 +108,12 @@ pub fn range(s: &str) -> Result<(u64, u64), String> {
     Ok((lo, hi))
 }
 
+/// Sizes with weights, as `--data-size-list` takes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeList(pub Vec<(usize, u32)>);
+
 /// `SIZE:WEIGHT,SIZE:WEIGHT,...` (`--data-size-list 32:10,1024:1`).
-pub fn size_list(s: &str) -> Result<Vec<(usize, u32)>, String> {
+pub fn size_list(s: &str) -> Result<SizeList, String> {
     let bad = || format!("expected SIZE:WEIGHT,... such as 32:10,1024:1, got '{s}'");
     let list = s
         .split(',')
@@ -124,7 +128,7 @@ pub fn size_list(s: &str) -> Result<Vec<(usize, u32)>, String> {
     if list.iter().all(|(_, w)| *w == 0) {
         return Err(format!("'{s}': at least one weight must be above 0"));
     }
-    Ok(list)
+    Ok(SizeList(list))
 }
 
 /// A key pattern: one letter for both commands or `SET:GET` (`R`, `G:G`, `P:P`).
@@ -185,7 +189,7 @@ mod tests {
         assert!(ratio("1").is_err());
         assert_eq!(range("10-20"), Ok((10, 20)));
         assert!(range("20-10").is_err());
-        assert_eq!(size_list("32:10,1k:1"), Ok(vec![(32, 10), (1024, 1)]));
+        assert_eq!(size_list("32:10,1k:1"), Ok(SizeList(vec![(32, 10), (1024, 1)])));
         assert!(size_list("32").is_err());
     }
 

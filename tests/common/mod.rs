@@ -1,0 +1,171 @@
+//! Test fixtures: real redis-server processes on free loopback ports, stopped on drop, and
+//! helpers to run the respbench binary and ask the server what happened (via redis-cli).
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+    child: Child,
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Server {
+    /// Starts `redis-server` with `extra` arguments appended to a no-persistence config.
+    pub fn start(extra: &[&str]) -> Server {
+        // Another test may take the port between our probe and the bind: retry a few times.
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let port = free_port();
+            let socket = dir.path().join("redis.sock");
+            let mut args: Vec<String> = [
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--unixsocket",
+                socket.to_str().unwrap(),
+                "--dir",
+                dir.path().to_str().unwrap(),
+                "--logfile",
+                "redis.log",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let child = Command::new("redis-server")
+                .args(&args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server is installed (make test installs it)");
+            let mut server = Server { port, dir, child };
+            if server.wait_ready() {
+                return server;
+            }
+        }
+        panic!("redis-server did not start");
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+                // PONG, or NOAUTH from a server with a password: either way it is serving.
+                let mut reply = [0u8; 16];
+                if s.write_all(b"PING\r\n").is_ok() && s.read(&mut reply).is_ok_and(|n| n > 0) {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("redis.sock")
+    }
+
+    pub fn port_arg(&self) -> String {
+        self.port.to_string()
+    }
+
+    /// Runs redis-cli against this server; returns its stdout.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new("redis-cli").args(["-p", &self.port_arg()]).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Like [`cli`](Self::cli), authenticated.
+    pub fn cli_auth(&self, password: &str, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port_arg(), "--no-auth-warning", "-a", password])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A field of INFO, as a number.
+    pub fn info_u64(&self, section: &str, field: &str) -> u64 {
+        let info = self.cli(&["INFO", section]);
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Calls of a command from INFO commandstats.
+    pub fn calls(&self, command: &str) -> u64 {
+        let info = self.cli(&["INFO", "commandstats"]);
+        let prefix = format!("cmdstat_{command}:calls=");
+        info.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+            .unwrap_or(0)
+    }
+
+    pub fn dbsize(&self) -> u64 {
+        self.cli(&["DBSIZE"]).parse().unwrap()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The respbench binary under test.
+pub fn respbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_respbench"))
+}
+
+/// Runs respbench against `server` with `args`; returns the output.
+pub fn run(server: &Server, args: &[&str]) -> Output {
+    respbench().args(["-p", &server.port_arg()]).args(args).output().unwrap()
+}
+
+/// Like [`run`], asserting success, with stderr shown on failure.
+pub fn run_ok(server: &Server, args: &[&str]) -> Output {
+    let out = run(server, args);
+    assert!(out.status.success(), "respbench {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
