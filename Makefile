@@ -1,0 +1,39 @@
+# respbench: `make demo` runs a real benchmark against a local redis-server; `make test` runs
+# every test. Both install what they need (Debian's redis-server and redis-tools) when missing.
+
+CARGO ?= cargo
+
+.PHONY: all build release deps test lint demo bench clean
+
+all: build
+
+build:
+	$(CARGO) build
+
+release:
+	$(CARGO) build --release
+
+deps:
+	@scripts/install-deps.sh
+
+# Unit, property and end-to-end tests (the latter start their own servers on free ports).
+test: deps
+	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
+		$(CARGO) nextest run --no-fail-fast; \
+	else \
+		$(CARGO) test --no-fail-fast; \
+	fi
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+demo: deps release
+	@scripts/demo.sh
+
+# Side by side with redis-benchmark (and memtier_benchmark / valkey-benchmark when on PATH).
+bench: deps release
+	@python3 scripts/bench.py
+
+clean:
+	$(CARGO) clean
