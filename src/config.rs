@@ -49,10 +49,7 @@ pub enum KeyPattern {
     /// Uniformly random over the range.
     Random,
     /// Normal around `median` (default: the middle) with `stddev` (default: range / 6).
-    Gaussian {
-        median: Option<f64>,
-        stddev: Option<f64>,
-    },
+    Gaussian { median: Option<f64>, stddev: Option<f64> },
     /// Zipf over ranks: `key_min` is the most popular key.
     Zipf { exponent: f64 },
     /// Each connection walks its own contiguous slice of the range, wrapping.
@@ -195,10 +192,7 @@ mod tests {
     pub(crate) fn sample() -> Config {
         Config {
             server: ServerOptions {
-                target: Target::Tcp {
-                    host: "127.0.0.1".into(),
-                    port: 6379,
-                },
+                target: Target::Tcp { host: "127.0.0.1".into(), port: 6379 },
                 user: None,
                 password: None,
                 db: None,
@@ -208,11 +202,7 @@ mod tests {
             pipeline: 1,
             stop: StopAfter::Requests(10),
             commands: vec![],
-            keys: KeyRange {
-                prefix: "key:".into(),
-                min: 1,
-                max: 10,
-            },
+            keys: KeyRange { prefix: "key:".into(), min: 1, max: 10 },
             values: ValueSize::Fixed(3),
             random_data: false,
             expiry: None,

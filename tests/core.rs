@@ -12,7 +12,8 @@ use common::*;
 #[test]
 fn allkeys_fill_writes_every_key_once_with_the_requested_size() {
     let server = Server::start(&[]);
-    let out = run_ok(&server, &["-n", "allkeys", "--key-min", "100", "--key-max", "5099", "-d", "77", "-c", "7", "-P", "8"]);
+    let out =
+        run_ok(&server, &["-n", "allkeys", "--key-min", "100", "--key-max", "5099", "-d", "77", "-c", "7", "-P", "8"]);
     assert_eq!(server.dbsize(), 5000);
     // Exactly one SET per key: the fill never writes a key twice.
     assert_eq!(server.calls("set"), 5000);
@@ -34,11 +35,8 @@ fn ratio_one_to_four_is_what_the_server_sees() {
 
 /// Keys of the GETs the server's MONITOR stream shows while `args` run (expecting `n`).
 fn monitored_keys(server: &Server, args: &[&str], n: usize) -> Vec<u64> {
-    let mut monitor = Command::new("redis-cli")
-        .args(["-p", &server.port_arg(), "MONITOR"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut monitor =
+        Command::new("redis-cli").args(["-p", &server.port_arg(), "MONITOR"]).stdout(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(monitor.stdout.take().unwrap()).lines();
     assert_eq!(lines.next().unwrap().unwrap(), "OK");
     let (tx, rx) = std::sync::mpsc::channel();
@@ -68,7 +66,22 @@ fn gaussian_pattern_concentrates_around_the_median() {
     let server = Server::start(&[]);
     let keys = monitored_keys(
         &server,
-        &["-n", "4000", "--ratio", "0:1", "--key-pattern", "G", "--key-max", "9999", "--key-median", "5000", "--key-stddev", "100", "-c", "4"],
+        &[
+            "-n",
+            "4000",
+            "--ratio",
+            "0:1",
+            "--key-pattern",
+            "G",
+            "--key-max",
+            "9999",
+            "--key-median",
+            "5000",
+            "--key-stddev",
+            "100",
+            "-c",
+            "4",
+        ],
         4000,
     );
     assert_eq!(keys.len(), 4000);
@@ -192,7 +205,8 @@ fn acl_user_database_and_unix_socket() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.cli(&["-n", "3", "DBSIZE"]), "100");
     assert_eq!(server.dbsize(), 0);
-    let bad = respbench().args(["-p", &server.port_arg(), "--user", "bench", "-a", "nope", "-n", "1"]).output().unwrap();
+    let bad =
+        respbench().args(["-p", &server.port_arg(), "--user", "bench", "-a", "nope", "-n", "1"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains("WRONGPASS"), "{}", stderr(&bad));
 }
@@ -221,7 +235,10 @@ fn server_errors_are_counted_by_kind_without_stopping() {
     server.cli(&["RPUSH", "key:0", "x"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let out = run_ok(&server, &["-n", "500", "--ratio", "0:1", "--key-max", "1", "-c", "2", "--json", json.to_str().unwrap()]);
+    let out = run_ok(
+        &server,
+        &["-n", "500", "--ratio", "0:1", "--key-max", "1", "-c", "2", "--json", json.to_str().unwrap()],
+    );
     let doc = read_json(&json);
     let wrongtype = doc["errors"]["server:WRONGTYPE"].as_u64().unwrap();
     assert!((150..350).contains(&wrongtype), "{wrongtype}");
@@ -232,7 +249,20 @@ fn server_errors_are_counted_by_kind_without_stopping() {
 #[test]
 fn value_sizes_expiry_and_random_data() {
     let server = Server::start(&[]);
-    run_ok(&server, &["-n", "allkeys", "--key-max", "299", "--data-size-range", "10-20", "--expiry-range", "100-200", "--random-data"]);
+    run_ok(
+        &server,
+        &[
+            "-n",
+            "allkeys",
+            "--key-max",
+            "299",
+            "--data-size-range",
+            "10-20",
+            "--expiry-range",
+            "100-200",
+            "--random-data",
+        ],
+    );
     for k in [0, 150, 299] {
         let key = format!("key:{k}");
         let len: u64 = server.cli(&["STRLEN", &key]).parse().unwrap();
@@ -250,7 +280,8 @@ fn value_sizes_expiry_and_random_data() {
 #[test]
 fn quiet_prints_one_line_and_seed_repeats_the_keys() {
     let server = Server::start(&[]);
-    let out = run_ok(&server, &["-n", "1000", "-q", "--seed", "42", "--ratio", "1:0", "--key-max", "999999", "-c", "1"]);
+    let out =
+        run_ok(&server, &["-n", "1000", "-q", "--seed", "42", "--ratio", "1:0", "--key-max", "999999", "-c", "1"]);
     assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
     assert!(stdout(&out).contains("requests per second"));
     let first: std::collections::BTreeSet<String> = server.cli(&["KEYS", "*"]).lines().map(String::from).collect();
@@ -286,11 +317,35 @@ fn help_lists_the_flags_without_a_short_h() {
     let out = respbench().arg("--help").output().unwrap();
     assert!(out.status.success());
     let help = stdout(&out);
-    for flag in ["--host", "--port", "--socket", "--password", "--user", "--db", "--connections", "--threads", "--pipeline",
-        "--requests", "--duration", "--ratio", "--key-prefix", "--key-min", "--key-max", "--key-pattern", "--key-median",
-        "--key-stddev", "--zipf-exponent", "--data-size", "--data-size-range", "--data-size-list", "--random-data",
-        "--expiry-range", "--seed", "--json", "--quiet"]
-    {
+    for flag in [
+        "--host",
+        "--port",
+        "--socket",
+        "--password",
+        "--user",
+        "--db",
+        "--connections",
+        "--threads",
+        "--pipeline",
+        "--requests",
+        "--duration",
+        "--ratio",
+        "--key-prefix",
+        "--key-min",
+        "--key-max",
+        "--key-pattern",
+        "--key-median",
+        "--key-stddev",
+        "--zipf-exponent",
+        "--data-size",
+        "--data-size-range",
+        "--data-size-list",
+        "--random-data",
+        "--expiry-range",
+        "--seed",
+        "--json",
+        "--quiet",
+    ] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }
     assert!(help.contains("-h, --host"));

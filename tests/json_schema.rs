@@ -70,9 +70,10 @@ fn check(root: &Value, schema: &Value, value: &Value, path: &str, problems: &mut
 
 #[test]
 fn result_json_conforms_to_the_documented_schema() {
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json-schema.json")).unwrap())
-            .unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json-schema.json")).unwrap(),
+    )
+    .unwrap();
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     for (name, args) in [

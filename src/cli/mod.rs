@@ -62,15 +62,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    let run = Run {
-        config: &config,
-        outcome: &outcome,
-    };
-    let text = if output.quiet {
-        report::text::Summary.render(&run)
-    } else {
-        report::text::Table.render(&run)
-    };
+    let run = Run { config: &config, outcome: &outcome };
+    let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
     let mut stdout = std::io::stdout().lock();
     // A closed pipe (`| head`) is not a failure of the run.
     let _ = stdout.write_all(text.as_bytes());

@@ -7,30 +7,19 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    CommandKind, CommandSpec, Config, KeyPattern, KeyRange, ServerOptions, StopAfter, Target,
-    ValueSize,
+    CommandKind, CommandSpec, Config, KeyPattern, KeyRange, ServerOptions, StopAfter, Target, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
 #[derive(Debug, Parser)]
-#[command(
-    name = "respbench",
-    version,
-    disable_help_flag = true,
-    max_term_width = 100
-)]
+#[command(name = "respbench", version, disable_help_flag = true, max_term_width = 100)]
 pub struct Args {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     help: Option<bool>,
 
     /// Server host name or address.
-    #[arg(
-        short = 'h',
-        long,
-        default_value = "127.0.0.1",
-        help_heading = "Connection"
-    )]
+    #[arg(short = 'h', long, default_value = "127.0.0.1", help_heading = "Connection")]
     pub host: String,
     /// Server port.
     #[arg(short = 'p', long, default_value_t = 6379, help_heading = "Connection")]
@@ -128,16 +117,10 @@ impl Args {
     /// Checks what clap cannot and builds the plan.
     pub fn into_config(self) -> Result<(Config, Output), String> {
         if self.key_min > self.key_max {
-            return Err(format!(
-                "--key-min {} is above --key-max {}",
-                self.key_min, self.key_max
-            ));
+            return Err(format!("--key-min {} is above --key-max {}", self.key_min, self.key_max));
         }
         if !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
-            return Err(format!(
-                "--zipf-exponent {} must be a number above 0",
-                self.zipf_exponent
-            ));
+            return Err(format!("--zipf-exponent {} must be a number above 0", self.zipf_exponent));
         }
         if let Some(stddev) = self.key_stddev
             && !(stddev > 0.0 && stddev.is_finite())
@@ -146,48 +129,32 @@ impl Args {
         }
         let stop = match (self.requests.as_deref(), self.duration) {
             (Some("allkeys"), _) => StopAfter::AllKeys,
-            (Some(n), _) => StopAfter::Requests(
-                parse::positive(n).map_err(|e| format!("invalid value for '--requests': {e}"))?,
-            ),
+            (Some(n), _) => {
+                StopAfter::Requests(parse::positive(n).map_err(|e| format!("invalid value for '--requests': {e}"))?)
+            }
             (None, Some(d)) => StopAfter::Duration(d),
             (None, None) => StopAfter::Requests(100_000),
         };
         let fill = stop == StopAfter::AllKeys;
         let (set_weight, get_weight) = self.ratio.unwrap_or(if fill { (1, 0) } else { (1, 10) });
-        let (set_letter, get_letter) =
-            self.key_pattern
-                .unwrap_or(if fill { ('P', 'P') } else { ('R', 'R') });
+        let (set_letter, get_letter) = self.key_pattern.unwrap_or(if fill { ('P', 'P') } else { ('R', 'R') });
         let pattern = |letter: char| match letter {
             'S' => KeyPattern::Sequential,
-            'G' => KeyPattern::Gaussian {
-                median: self.key_median,
-                stddev: self.key_stddev,
-            },
-            'Z' => KeyPattern::Zipf {
-                exponent: self.zipf_exponent,
-            },
+            'G' => KeyPattern::Gaussian { median: self.key_median, stddev: self.key_stddev },
+            'Z' => KeyPattern::Zipf { exponent: self.zipf_exponent },
             'P' => KeyPattern::Parallel,
             _ => KeyPattern::Random,
         };
         let mut commands = Vec::new();
-        for (name, kind, weight, letter) in [
-            ("SET", CommandKind::Set, set_weight, set_letter),
-            ("GET", CommandKind::Get, get_weight, get_letter),
-        ] {
+        for (name, kind, weight, letter) in
+            [("SET", CommandKind::Set, set_weight, set_letter), ("GET", CommandKind::Get, get_weight, get_letter)]
+        {
             if weight > 0 {
-                commands.push(CommandSpec {
-                    name: name.into(),
-                    kind,
-                    weight,
-                    key_pattern: pattern(letter),
-                });
+                commands.push(CommandSpec { name: name.into(), kind, weight, key_pattern: pattern(letter) });
             }
         }
         let values = match (self.data_size_range, self.data_size_list) {
-            (Some((min, max)), _) => ValueSize::Range {
-                min: min as usize,
-                max: max as usize,
-            },
+            (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
             (None, Some(list)) => ValueSize::List(list.0),
             (None, None) => ValueSize::Fixed(self.data_size),
         };
@@ -196,51 +163,31 @@ impl Args {
         }
         let target = match self.socket {
             Some(path) => Target::Unix(path),
-            None => Target::Tcp {
-                host: self.host,
-                port: self.port,
-            },
+            None => Target::Tcp { host: self.host, port: self.port },
         };
         let connections = self.connections as usize;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let config = Config {
-            server: ServerOptions {
-                target,
-                user: self.user,
-                password: self.password,
-                db: self.db,
-            },
+            server: ServerOptions { target, user: self.user, password: self.password, db: self.db },
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
             pipeline: self.pipeline as usize,
             stop,
             commands,
-            keys: KeyRange {
-                prefix: self.key_prefix,
-                min: self.key_min,
-                max: self.key_max,
-            },
+            keys: KeyRange { prefix: self.key_prefix, min: self.key_min, max: self.key_max },
             values,
             random_data: self.random_data,
             expiry: self.expiry_range,
             seed: self.seed.unwrap_or_else(random_seed),
             interval: Duration::from_secs(1),
         };
-        Ok((
-            config,
-            Output {
-                json: self.json,
-                quiet: self.quiet,
-            },
-        ))
+        Ok((config, Output { json: self.json, quiet: self.quiet }))
     }
 }
 
 /// A seed from the clock and the process id, for runs that did not ask for one.
 fn random_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     crate::workload::rng::splitmix64(nanos ^ (u64::from(std::process::id()) << 32))
 }
 
@@ -251,9 +198,7 @@ mod tests {
     fn parse(args: &[&str]) -> Result<(Config, Output), String> {
         let mut argv = vec!["respbench"];
         argv.extend_from_slice(args);
-        Args::try_parse_from(argv)
-            .map_err(|e| e.to_string())?
-            .into_config()
+        Args::try_parse_from(argv).map_err(|e| e.to_string())?.into_config()
     }
 
     #[test]
@@ -262,17 +207,8 @@ mod tests {
         assert_eq!(c.connections, 50);
         assert_eq!(c.pipeline, 1);
         assert_eq!(c.stop, StopAfter::Requests(100_000));
-        assert_eq!(
-            c.commands.iter().map(|c| c.weight).collect::<Vec<_>>(),
-            vec![1, 10]
-        );
-        assert_eq!(
-            c.server.target,
-            Target::Tcp {
-                host: "127.0.0.1".into(),
-                port: 6379
-            }
-        );
+        assert_eq!(c.commands.iter().map(|c| c.weight).collect::<Vec<_>>(), vec![1, 10]);
+        assert_eq!(c.server.target, Target::Tcp { host: "127.0.0.1".into(), port: 6379 });
         assert!(!out.quiet);
     }
 
@@ -288,11 +224,7 @@ mod tests {
     fn bad_values_name_the_value() {
         assert!(parse(&["-P", "0"]).unwrap_err().contains("'0'"));
         assert!(parse(&["-n", "lots"]).unwrap_err().contains("'lots'"));
-        assert!(
-            parse(&["--key-min", "5", "--key-max", "1"])
-                .unwrap_err()
-                .contains("--key-min 5")
-        );
+        assert!(parse(&["--key-min", "5", "--key-max", "1"]).unwrap_err().contains("--key-min 5"));
         assert!(parse(&["-n", "10", "--duration", "5s"]).is_err());
         assert!(parse(&["--user", "bob"]).is_err());
     }

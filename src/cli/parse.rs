@@ -12,11 +12,8 @@ pub fn count(s: &str) -> Result<u64, String> {
         Some((i, 'g' | 'G')) => (&t[..i], 1_000_000_000),
         _ => (t, 1),
     };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("expected a whole number such as 100000 or 100k, got '{s}'"))?;
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("'{s}' is too large"))
+    let n: u64 = digits.parse().map_err(|_| format!("expected a whole number such as 100000 or 100k, got '{s}'"))?;
+    n.checked_mul(scale).ok_or_else(|| format!("'{s}' is too large"))
 }
 
 /// A count that must be at least 1.
@@ -31,28 +28,17 @@ pub fn positive(s: &str) -> Result<u64, String> {
 pub fn size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
-    let (digits, scale) = if let Some(d) = lower
-        .strip_suffix("kib")
-        .or(lower.strip_suffix("kb"))
-        .or(lower.strip_suffix('k'))
-    {
-        (d.to_string(), 1024)
-    } else if let Some(d) = lower
-        .strip_suffix("mib")
-        .or(lower.strip_suffix("mb"))
-        .or(lower.strip_suffix('m'))
-    {
-        (d.to_string(), 1024 * 1024)
-    } else {
-        (lower.strip_suffix('b').unwrap_or(&lower).to_string(), 1)
-    };
-    let n: usize = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a size in bytes such as 32, 1k or 4KiB, got '{s}'"))?;
-    let bytes = n
-        .checked_mul(scale)
-        .ok_or_else(|| format!("'{s}' is too large"))?;
+    let (digits, scale) =
+        if let Some(d) = lower.strip_suffix("kib").or(lower.strip_suffix("kb")).or(lower.strip_suffix('k')) {
+            (d.to_string(), 1024)
+        } else if let Some(d) = lower.strip_suffix("mib").or(lower.strip_suffix("mb")).or(lower.strip_suffix('m')) {
+            (d.to_string(), 1024 * 1024)
+        } else {
+            (lower.strip_suffix('b').unwrap_or(&lower).to_string(), 1)
+        };
+    let n: usize =
+        digits.trim().parse().map_err(|_| format!("expected a size in bytes such as 32, 1k or 4KiB, got '{s}'"))?;
+    let bytes = n.checked_mul(scale).ok_or_else(|| format!("'{s}' is too large"))?;
     if bytes > crate::resp::MAX_BULK_LEN as usize {
         return Err(format!("'{s}' is larger than the 512 MiB a value may be"));
     }
@@ -85,14 +71,9 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 pub fn ratio(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("expected SET:GET weights such as 1:10 or 1:0, got '{s}'");
     let (a, b) = s.split_once(':').ok_or_else(bad)?;
-    let (a, b): (u32, u32) = (
-        a.trim().parse().map_err(|_| bad())?,
-        b.trim().parse().map_err(|_| bad())?,
-    );
+    let (a, b): (u32, u32) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
     if a == 0 && b == 0 {
-        return Err(format!(
-            "'{s}' sends nothing: at least one weight must be above 0"
-        ));
+        return Err(format!("'{s}' sends nothing: at least one weight must be above 0"));
     }
     Ok((a, b))
 }
@@ -119,10 +100,7 @@ pub fn size_list(s: &str) -> Result<SizeList, String> {
         .split(',')
         .map(|item| {
             let (size_s, weight) = item.split_once(':').ok_or_else(bad)?;
-            Ok((
-                size(size_s)?,
-                weight.trim().parse::<u32>().map_err(|_| bad())?,
-            ))
+            Ok((size(size_s)?, weight.trim().parse::<u32>().map_err(|_| bad())?))
         })
         .collect::<Result<Vec<_>, String>>()?;
     if list.iter().all(|(_, w)| *w == 0) {
@@ -137,9 +115,7 @@ pub fn key_patterns(s: &str) -> Result<(char, char), String> {
         let up = p.trim().to_ascii_uppercase();
         match up.as_str() {
             "S" | "R" | "G" | "Z" | "P" => Ok(up.chars().next().expect("one letter")),
-            _ => Err(format!(
-                "expected key patterns from S, R, G, Z, P such as R or P:P, got '{s}'"
-            )),
+            _ => Err(format!("expected key patterns from S, R, G, Z, P such as R or P:P, got '{s}'")),
         }
     };
     match s.split_once(':') {

@@ -24,18 +24,9 @@ pub enum Msg {
     /// The worker's connections could not be made ready.
     Failed(ConnectError),
     /// A finished interval.
-    Window {
-        worker: usize,
-        interval: u64,
-        window: Window,
-    },
+    Window { worker: usize, interval: u64, window: Window },
     /// The worker stopped; `window` is its last, partial interval.
-    Done {
-        worker: usize,
-        interval: u64,
-        window: Window,
-        ended: Instant,
-    },
+    Done { worker: usize, interval: u64, window: Window, ended: Instant },
 }
 
 /// One interval of the timeline, all workers merged.
@@ -88,11 +79,7 @@ pub struct Progress<'a> {
 }
 
 /// Runs the plan. `stop` ends it early (SIGINT); `observe` sees every completed interval.
-pub fn run(
-    config: &Config,
-    stop: &AtomicBool,
-    observe: &mut dyn FnMut(&Progress),
-) -> Result<Outcome, ConnectError> {
+pub fn run(config: &Config, stop: &AtomicBool, observe: &mut dyn FnMut(&Progress)) -> Result<Outcome, ConnectError> {
     let mut control = Session::open(&config.server)?;
     let server = ServerInfo::query(&mut control);
     drop(control);
@@ -109,29 +96,17 @@ pub fn run(
     std::thread::scope(|scope| {
         for t in 0..threads {
             let tx = tx.clone();
-            let (connected, go, abort, start_slot, workload) =
-                (&connected, &go, &abort, &start_slot, &workload);
+            let (connected, go, abort, start_slot, workload) = (&connected, &go, &abort, &start_slot, &workload);
             scope.spawn(move || {
                 let first = t * config.connections / threads;
                 let last = (t + 1) * config.connections / threads;
                 let conns: Result<Vec<Conn>, ConnectError> = (first..last)
                     .map(|i| {
-                        let io =
-                            Session::open(&config.server)?
-                                .into_transport()
-                                .map_err(|source| ConnectError::Io {
-                                    target: config.server.target.to_string(),
-                                    source,
-                                })?;
+                        let io = Session::open(&config.server)?
+                            .into_transport()
+                            .map_err(|source| ConnectError::Io { target: config.server.target.to_string(), source })?;
                         let requests = RequestGen::new(Arc::clone(workload), config, i);
-                        Ok(Conn::new(
-                            io,
-                            requests,
-                            Pacer::Closed,
-                            config.quota(i),
-                            config.pipeline,
-                            max_request,
-                        ))
+                        Ok(Conn::new(io, requests, Pacer::Closed, config.quota(i), config.pipeline, max_request))
                     })
                     .collect();
                 let conns = match conns {
@@ -174,9 +149,7 @@ pub fn run(
         }
         abort.store(failure.is_some(), Ordering::SeqCst);
         let start = Instant::now();
-        let started_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let started_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         start_slot.set(start).expect("set once");
         go.wait();
         if let Some(e) = failure {
@@ -190,12 +163,7 @@ pub fn run(
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
-        Ok(collector.finish(
-            stop.load(Ordering::SeqCst),
-            started_unix_ms,
-            server,
-            workload.names().to_vec(),
-        ))
+        Ok(collector.finish(stop.load(Ordering::SeqCst), started_unix_ms, server, workload.names().to_vec()))
     })
 }
 
@@ -227,17 +195,8 @@ impl<'c> Collector<'c> {
     fn take(&mut self, msg: Msg, observe: &mut dyn FnMut(&Progress)) {
         let (worker, interval, window) = match msg {
             Msg::Failed(_) => return,
-            Msg::Window {
-                worker,
-                interval,
-                window,
-            } => (worker, interval, window),
-            Msg::Done {
-                worker,
-                interval,
-                window,
-                ended,
-            } => {
+            Msg::Window { worker, interval, window } => (worker, interval, window),
+            Msg::Done { worker, interval, window, ended } => {
                 self.reported[worker].1 = true;
                 self.ended = self.ended.max(ended);
                 (worker, interval, window)
@@ -245,10 +204,7 @@ impl<'c> Collector<'c> {
         };
         self.reported[worker].0 = Some(interval);
         self.totals.merge(&window);
-        self.pending
-            .entry(interval)
-            .or_insert_with(|| Window::new(self.config.commands.len()))
-            .merge(&window);
+        self.pending.entry(interval).or_insert_with(|| Window::new(self.config.commands.len())).merge(&window);
         self.complete_ready(observe);
     }
 
@@ -256,11 +212,8 @@ impl<'c> Collector<'c> {
     fn complete_ready(&mut self, observe: &mut dyn FnMut(&Progress)) {
         let all_done = self.reported.iter().all(|(_, done)| *done);
         while let Some((&index, _)) = self.pending.first_key_value() {
-            let complete = all_done
-                || self
-                    .reported
-                    .iter()
-                    .all(|(last, done)| *done || last.is_some_and(|l| l > index));
+            let complete =
+                all_done || self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l > index));
             if !complete {
                 break;
             }
@@ -268,43 +221,20 @@ impl<'c> Collector<'c> {
             let interval_secs = self.config.interval.as_secs_f64();
             let start_secs = index as f64 * interval_secs;
             let end_secs = if all_done && self.pending.is_empty() {
-                self.ended
-                    .duration_since(self.start)
-                    .as_secs_f64()
-                    .min(start_secs + interval_secs)
+                self.ended.duration_since(self.start).as_secs_f64().min(start_secs + interval_secs)
             } else {
                 start_secs + interval_secs
             };
-            self.timeline.push(Interval {
-                index,
-                start_secs,
-                duration_secs: (end_secs - start_secs).max(0.0),
-                window,
-            });
+            self.timeline.push(Interval { index, start_secs, duration_secs: (end_secs - start_secs).max(0.0), window });
             let interval = self.timeline.last().expect("just pushed");
             let elapsed = Duration::from_secs_f64(end_secs);
             let total_ops: u64 = self.totals.ops.iter().map(|o| o.count).sum();
             let (done, time_left) = match self.config.stop {
-                StopAfter::Duration(d) => (
-                    Some(end_secs / d.as_secs_f64()),
-                    Some(d.saturating_sub(elapsed)),
-                ),
-                _ => (
-                    self.config
-                        .planned_requests()
-                        .map(|n| total_ops as f64 / n.max(1) as f64),
-                    None,
-                ),
+                StopAfter::Duration(d) => (Some(end_secs / d.as_secs_f64()), Some(d.saturating_sub(elapsed))),
+                _ => (self.config.planned_requests().map(|n| total_ops as f64 / n.max(1) as f64), None),
             };
             let total_errors = self.totals.ops.iter().map(|o| o.errors).sum();
-            observe(&Progress {
-                interval,
-                elapsed,
-                total_ops,
-                total_errors,
-                done,
-                time_left,
-            });
+            observe(&Progress { interval, elapsed, total_ops, total_errors, done, time_left });
         }
     }
 

@@ -12,12 +12,7 @@ pub enum Pacer {
     Closed,
     /// A fixed arrival rate: one request every `gap` (constant), or with exponential gaps
     /// of mean `gap` (Poisson), starting at `next`.
-    Rate {
-        gap: Duration,
-        poisson: bool,
-        next: Instant,
-        rng: Rng,
-    },
+    Rate { gap: Duration, poisson: bool, next: Instant, rng: Rng },
 }
 
 impl Pacer {
@@ -26,21 +21,12 @@ impl Pacer {
     pub fn due(&mut self, now: Instant) -> Option<Instant> {
         match self {
             Pacer::Closed => Some(now),
-            Pacer::Rate {
-                gap,
-                poisson,
-                next,
-                rng,
-            } => {
+            Pacer::Rate { gap, poisson, next, rng } => {
                 if *next > now {
                     return None;
                 }
                 let intended = *next;
-                *next += if *poisson {
-                    gap.mul_f64(-(1.0 - rng.unit()).ln())
-                } else {
-                    *gap
-                };
+                *next += if *poisson { gap.mul_f64(-(1.0 - rng.unit()).ln()) } else { *gap };
                 Some(intended)
             }
         }
@@ -69,12 +55,7 @@ mod tests {
     fn constant_rate_keeps_its_schedule_when_late() {
         let start = Instant::now();
         let gap = Duration::from_millis(10);
-        let mut p = Pacer::Rate {
-            gap,
-            poisson: false,
-            next: start,
-            rng: Rng::derive(0, 0),
-        };
+        let mut p = Pacer::Rate { gap, poisson: false, next: start, rng: Rng::derive(0, 0) };
         // Late by 25 ms: the three overdue sends keep their intended times.
         let late = start + Duration::from_millis(25);
         assert_eq!(p.due(late), Some(start));

@@ -89,16 +89,8 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
             // Registration failing is a broken event loop; report every connection as failed.
             let mut window = Window::new(plan.commands);
             window.errors.add(ErrorKind::Io, conns.len() as u64);
-            let _ = tx.send(Msg::Done {
-                worker: plan.index,
-                interval: 0,
-                window,
-                ended: Instant::now(),
-            });
-            eprintln!(
-                "respbench: worker {} could not start its event loop: {e}",
-                plan.index
-            );
+            let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended: Instant::now() });
+            eprintln!("respbench: worker {} could not start its event loop: {e}", plan.index);
             return;
         }
     };
@@ -144,12 +136,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         }
     }
     let window = std::mem::replace(&mut worker.window, Window::new(plan.commands));
-    let _ = tx.send(Msg::Done {
-        worker: plan.index,
-        interval: worker.interval,
-        window,
-        ended: now,
-    });
+    let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now });
 }
 
 struct Worker<'p> {
@@ -170,11 +157,7 @@ impl<'p> Worker<'p> {
         let poll = Poll::new()?;
         for (i, conn) in conns.iter_mut().enumerate() {
             // Edge-triggered: registered once, never re-armed per request.
-            poll.registry().register(
-                &mut conn.io,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            )?;
+            poll.registry().register(&mut conn.io, Token(i), Interest::READABLE | Interest::WRITABLE)?;
         }
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
         Ok(Worker {
@@ -191,11 +174,7 @@ impl<'p> Worker<'p> {
     /// Hands the finished interval to the collector and starts the next one.
     fn flush_window(&mut self, tx: &Sender<Msg>) {
         let window = std::mem::replace(&mut self.window, Window::new(self.plan.commands));
-        let _ = tx.send(Msg::Window {
-            worker: self.plan.index,
-            interval: self.interval,
-            window,
-        });
+        let _ = tx.send(Msg::Window { worker: self.plan.index, interval: self.interval, window });
         self.interval += 1;
         self.next_flush += self.plan.interval;
     }

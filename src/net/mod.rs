@@ -20,18 +20,11 @@ pub enum ConnectError {
     #[error("{target} refused the login: {message}")]
     Auth { target: String, message: String },
     #[error("{target} refused `{command}`: {message}")]
-    Refused {
-        target: String,
-        command: String,
-        message: String,
-    },
+    Refused { target: String, command: String, message: String },
     #[error("{target}: {source}")]
     Io { target: String, source: io::Error },
     #[error("{target} sent a reply that is not RESP: {source}")]
-    Protocol {
-        target: String,
-        source: resp::ScanError,
-    },
+    Protocol { target: String, source: resp::ScanError },
 }
 
 /// A blocking connection, used to log in and for control calls.
@@ -75,11 +68,7 @@ impl Reply {
         if matches!(bytes.first(), Some(b'$') | Some(b'=')) && bytes.len() >= first_crlf + 4 {
             let body = &bytes[first_crlf + 2..bytes.len() - 2];
             // RESP3 verbatim strings start with a three-letter format and a colon.
-            return if bytes[0] == b'=' && body.len() >= 4 {
-                &body[4..]
-            } else {
-                body
-            };
+            return if bytes[0] == b'=' && body.len() >= 4 { &body[4..] } else { body };
         }
         bytes
     }
@@ -95,15 +84,10 @@ impl Session {
     /// Connects, then logs in and selects the database as `opts` says.
     pub fn open(opts: &ServerOptions) -> Result<Session, ConnectError> {
         let target = opts.target.to_string();
-        let unreachable = |source| ConnectError::Unreachable {
-            target: target.clone(),
-            source,
-        };
+        let unreachable = |source| ConnectError::Unreachable { target: target.clone(), source };
         let stream = match &opts.target {
             Target::Tcp { host, port } => {
-                let addrs = (host.as_str(), *port)
-                    .to_socket_addrs()
-                    .map_err(unreachable)?;
+                let addrs = (host.as_str(), *port).to_socket_addrs().map_err(unreachable)?;
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no address");
                 let mut connected = None;
                 for addr in addrs {
@@ -117,14 +101,12 @@ impl Session {
                 }
                 let s = connected.ok_or_else(|| unreachable(last))?;
                 s.set_nodelay(true).map_err(unreachable)?;
-                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-                    .map_err(unreachable)?;
+                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(unreachable)?;
                 Stream::Tcp(s)
             }
             Target::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(unreachable)?;
-                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-                    .map_err(unreachable)?;
+                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(unreachable)?;
                 Stream::Unix(s)
             }
         };
@@ -136,10 +118,7 @@ impl Session {
             }
             args.push(password.as_bytes());
             session.call(&args).map_err(|e| match e {
-                CallError::Server(message) => ConnectError::Auth {
-                    target: session.target.clone(),
-                    message,
-                },
+                CallError::Server(message) => ConnectError::Auth { target: session.target.clone(), message },
                 CallError::Connect(e) => e,
             })?;
         }
@@ -153,10 +132,7 @@ impl Session {
     pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, CallError> {
         let mut out = Vec::new();
         resp::encode_command(&mut out, args);
-        let io_err = |source| ConnectError::Io {
-            target: self.target.clone(),
-            source,
-        };
+        let io_err = |source| ConnectError::Io { target: self.target.clone(), source };
         self.stream.write_all(&out).map_err(io_err)?;
         let mut buf = Vec::with_capacity(4096);
         let mut chunk = [0u8; 16 * 1024];
@@ -165,9 +141,9 @@ impl Session {
                 Ok(Some(scanned)) => {
                     buf.truncate(scanned.len);
                     return match scanned.class {
-                        ReplyClass::Error { msg_start, msg_end } => Err(CallError::Server(
-                            String::from_utf8_lossy(&buf[msg_start..msg_end]).into_owned(),
-                        )),
+                        ReplyClass::Error { msg_start, msg_end } => {
+                            Err(CallError::Server(String::from_utf8_lossy(&buf[msg_start..msg_end]).into_owned()))
+                        }
                         // An out-of-band push is not our answer: keep reading.
                         ReplyClass::Push => {
                             buf.clear();
@@ -178,17 +154,12 @@ impl Session {
                 }
                 Ok(None) => {}
                 Err(source) => {
-                    return Err(ConnectError::Protocol {
-                        target: self.target.clone(),
-                        source,
-                    }
-                    .into());
+                    return Err(ConnectError::Protocol { target: self.target.clone(), source }.into());
                 }
             }
             let n = self.stream.read(&mut chunk).map_err(io_err)?;
             if n == 0 {
-                let eof =
-                    io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection");
+                let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection");
                 return Err(io_err(eof).into());
             }
             buf.extend_from_slice(&chunk[..n]);
@@ -331,19 +302,13 @@ mod tests {
 
     #[test]
     fn parses_info_server() {
-        let text =
-            "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nos:Linux 6.1 x86_64\r\n";
+        let text = "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nos:Linux 6.1 x86_64\r\n";
         let info = ServerInfo::parse(text);
         assert_eq!(info.name, "redis");
         assert_eq!(info.version, "7.0.15");
         assert_eq!(info.mode, "standalone");
-        let valkey = ServerInfo::parse(
-            "redis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n",
-        );
-        assert_eq!(
-            (valkey.name.as_str(), valkey.version.as_str()),
-            ("valkey", "8.0.1")
-        );
+        let valkey = ServerInfo::parse("redis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\n");
+        assert_eq!((valkey.name.as_str(), valkey.version.as_str()), ("valkey", "8.0.1"));
     }
 
     #[test]

@@ -144,21 +144,14 @@ fn configuration(config: &Config) -> Configuration<'_> {
         commands: config
             .commands
             .iter()
-            .map(|c| CommandConfig {
-                name: &c.name,
-                weight: c.weight,
-                key_pattern: c.key_pattern.letter(),
-            })
+            .map(|c| CommandConfig { name: &c.name, weight: c.weight, key_pattern: c.key_pattern.letter() })
             .collect(),
         key_prefix: &config.keys.prefix,
         key_min: config.keys.min,
         key_max: config.keys.max,
         value_size: match &config.values {
             ValueSize::Fixed(n) => ValueSizeConfig::Fixed(*n),
-            ValueSize::Range { min, max } => ValueSizeConfig::Range {
-                min: *min,
-                max: *max,
-            },
+            ValueSize::Range { min, max } => ValueSizeConfig::Range { min: *min, max: *max },
             ValueSize::List(l) => ValueSizeConfig::List(l.clone()),
         },
         random_data: config.random_data,
@@ -177,10 +170,7 @@ impl Format for Json {
         let names = &outcome.command_names;
         let doc = Document {
             schema_version: SCHEMA_VERSION,
-            tool: Tool {
-                name: "respbench",
-                version: env!("CARGO_PKG_VERSION"),
-            },
+            tool: Tool { name: "respbench", version: env!("CARGO_PKG_VERSION") },
             server: outcome.server.as_ref(),
             started_unix_ms: outcome.started_unix_ms,
             interrupted: outcome.interrupted,
@@ -194,17 +184,8 @@ impl Format for Json {
             },
             duration_secs: secs,
             totals: OpSummary::of(&outcome.total(), secs),
-            commands: names
-                .iter()
-                .zip(&outcome.ops)
-                .map(|(n, op)| (n.as_str(), OpSummary::of(op, secs)))
-                .collect(),
-            errors: outcome
-                .errors
-                .sorted()
-                .into_iter()
-                .map(|(k, n)| (k.to_string(), n))
-                .collect(),
+            commands: names.iter().zip(&outcome.ops).map(|(n, op)| (n.as_str(), OpSummary::of(op, secs))).collect(),
+            errors: outcome.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
             time_series: outcome
                 .timeline
                 .iter()
@@ -213,11 +194,7 @@ impl Format for Json {
                     start_secs: i.start_secs,
                     duration_secs: i.duration_secs,
                     totals: OpSummary::of(&i.window.total(), i.duration_secs),
-                    commands: names
-                        .iter()
-                        .cloned()
-                        .zip(i.window.ops.iter().map(|o| o.count))
-                        .collect(),
+                    commands: names.iter().cloned().zip(i.window.ops.iter().map(|o| o.count)).collect(),
                 })
                 .collect(),
         };

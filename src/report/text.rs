@@ -31,10 +31,7 @@ fn row(out: &mut String, name: &str, op: &OpStats, secs: f64, reads: bool) {
     let rates = Rates::of(op, secs);
     let lat = op.latency();
     let (hits, misses) = if reads {
-        (
-            format!("{:.2}", rates.hits_per_sec),
-            format!("{:.2}", rates.misses_per_sec),
-        )
+        (format!("{:.2}", rates.hits_per_sec), format!("{:.2}", rates.misses_per_sec))
     } else {
         ("---".to_string(), "---".to_string())
     };
@@ -74,44 +71,22 @@ impl Format for Table {
             out,
             "{} requests in {secs:.2} s{}",
             total.count,
-            if outcome.interrupted {
-                " (INTERRUPTED: partial results)"
-            } else {
-                ""
-            }
+            if outcome.interrupted { " (INTERRUPTED: partial results)" } else { "" }
         );
         let _ = writeln!(out, "Latency in milliseconds; {}.", super::method(config));
         out.push('\n');
         let _ = writeln!(
             out,
             "{:<8}{:>14}{:>12}{:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13}",
-            "Type",
-            "Ops/sec",
-            "Hits/sec",
-            "Misses/sec",
-            "Avg.",
-            "p50",
-            "p99",
-            "p99.9",
-            "Max",
-            "KB/sec"
+            "Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg.", "p50", "p99", "p99.9", "Max", "KB/sec"
         );
         out.push_str(&"-".repeat(114));
         out.push('\n');
         for (i, op) in outcome.ops.iter().enumerate() {
             let reads = config.commands[i].kind == crate::config::CommandKind::Get;
-            row(
-                &mut out,
-                &row_name(&outcome.command_names[i]),
-                op,
-                secs,
-                reads,
-            );
+            row(&mut out, &row_name(&outcome.command_names[i]), op, secs, reads);
         }
-        let any_reads = config
-            .commands
-            .iter()
-            .any(|c| c.kind == crate::config::CommandKind::Get);
+        let any_reads = config.commands.iter().any(|c| c.kind == crate::config::CommandKind::Get);
         row(&mut out, "Totals", &total, secs, any_reads);
         out.push('\n');
         let errors = outcome.errors.sorted();
@@ -119,12 +94,7 @@ impl Format for Table {
             out.push_str("Errors: none\n");
         } else {
             let list: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-            let _ = writeln!(
-                out,
-                "Errors: {} ({})",
-                outcome.errors.total(),
-                list.join(", ")
-            );
+            let _ = writeln!(out, "Errors: {} ({})", outcome.errors.total(), list.join(", "));
         }
         out
     }
@@ -143,11 +113,7 @@ impl Format for Summary {
             ms(lat.p50_us),
             ms(lat.p99_us),
             outcome.errors.total(),
-            if outcome.interrupted {
-                " (interrupted)"
-            } else {
-                ""
-            }
+            if outcome.interrupted { " (interrupted)" } else { "" }
         )
     }
 }
@@ -156,16 +122,8 @@ impl Format for Summary {
 pub fn live_line(p: &Progress) -> String {
     let w = &p.interval.window;
     let ops: u64 = w.ops.iter().map(|o| o.count).sum();
-    let now = if p.interval.duration_secs > 0.0 {
-        ops as f64 / p.interval.duration_secs
-    } else {
-        0.0
-    };
-    let avg = if p.elapsed.as_secs_f64() > 0.0 {
-        p.total_ops as f64 / p.elapsed.as_secs_f64()
-    } else {
-        0.0
-    };
+    let now = if p.interval.duration_secs > 0.0 { ops as f64 / p.interval.duration_secs } else { 0.0 };
+    let avg = if p.elapsed.as_secs_f64() > 0.0 { p.total_ops as f64 / p.elapsed.as_secs_f64() } else { 0.0 };
     let latency = w.total().latency();
     let left = match (p.time_left, p.done) {
         (Some(t), _) => format!("{:.0}s left", t.as_secs_f64()),

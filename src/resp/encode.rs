@@ -23,10 +23,7 @@ enum Op {
     /// Fully known protocol bytes (the array header and literal arguments).
     Bytes(Range<usize>),
     /// An argument with holes: its length prefix is computed per request.
-    Arg {
-        literal_len: usize,
-        pieces: Vec<Piece>,
-    },
+    Arg { literal_len: usize, pieces: Vec<Piece> },
 }
 
 /// A command compiled for repeated encoding.
@@ -75,10 +72,7 @@ impl Template {
                     Part::Hole(index) => pieces.push(Piece::Hole(*index)),
                 }
             }
-            ops.push(Op::Arg {
-                literal_len,
-                pieces,
-            });
+            ops.push(Op::Arg { literal_len, pieces });
             run_start = bytes.len();
         }
         if bytes.len() > run_start {
@@ -95,10 +89,7 @@ impl Template {
         for op in &self.ops {
             match op {
                 Op::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
-                Op::Arg {
-                    literal_len,
-                    pieces,
-                } => {
+                Op::Arg { literal_len, pieces } => {
                     let mut len = *literal_len;
                     for piece in pieces {
                         if let Piece::Hole(i) = piece {
@@ -110,9 +101,7 @@ impl Template {
                     out.extend_from_slice(b"\r\n");
                     for piece in pieces {
                         match piece {
-                            Piece::Bytes(range) => {
-                                out.extend_from_slice(&self.bytes[range.clone()])
-                            }
+                            Piece::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
                             Piece::Hole(i) => out.extend_from_slice(holes[*i]),
                         }
                     }
@@ -169,16 +158,12 @@ mod tests {
         ]);
         let mut out = Vec::new();
         let n = t.encode(&mut out, &[b"42", b"hello world", b"7"]);
-        let want =
-            b"*5\r\n$3\r\nSET\r\n$6\r\nkey:42\r\n$11\r\nhello world\r\n$2\r\nEX\r\n$1\r\n7\r\n";
+        let want = b"*5\r\n$3\r\nSET\r\n$6\r\nkey:42\r\n$11\r\nhello world\r\n$2\r\nEX\r\n$1\r\n7\r\n";
         assert_eq!(out, want);
         assert_eq!(n, want.len());
         out.clear();
         t.encode(&mut out, &[b"1234567", b"", b"10"]);
-        assert_eq!(
-            out,
-            b"*5\r\n$3\r\nSET\r\n$11\r\nkey:1234567\r\n$0\r\n\r\n$2\r\nEX\r\n$2\r\n10\r\n"
-        );
+        assert_eq!(out, b"*5\r\n$3\r\nSET\r\n$11\r\nkey:1234567\r\n$0\r\n\r\n$2\r\nEX\r\n$2\r\n10\r\n");
     }
 
     #[test]

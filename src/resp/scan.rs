@@ -78,10 +78,7 @@ fn parse_int(digits: &[u8]) -> Result<i64, ScanError> {
         if !d.is_ascii_digit() {
             return Err(ScanError::BadNumber);
         }
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(i64::from(d - b'0')))
-            .ok_or(ScanError::BadNumber)?;
+        value = value.checked_mul(10).and_then(|v| v.checked_add(i64::from(d - b'0'))).ok_or(ScanError::BadNumber)?;
     }
     Ok(if neg { -value } else { value })
 }
@@ -110,29 +107,15 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
             let Some(end) = line_end(buf, pos) else {
                 return Ok(None);
             };
-            let class = if kind == b'_' {
-                ReplyClass::Nil
-            } else {
-                ReplyClass::Value
-            };
+            let class = if kind == b'_' { ReplyClass::Nil } else { ReplyClass::Value };
             Ok(Some((end, class)))
         }
         b'-' => {
             let Some(end) = line_end(buf, pos) else {
                 return Ok(None);
             };
-            let msg_end = if end >= pos + 2 && buf[end - 2] == b'\r' {
-                end - 2
-            } else {
-                end - 1
-            };
-            Ok(Some((
-                end,
-                ReplyClass::Error {
-                    msg_start: pos + 1,
-                    msg_end,
-                },
-            )))
+            let msg_end = if end >= pos + 2 && buf[end - 2] == b'\r' { end - 2 } else { end - 1 };
+            Ok(Some((end, ReplyClass::Error { msg_start: pos + 1, msg_end })))
         }
         b':' => {
             let Some((digits, end)) = header(buf, pos)? else {
@@ -159,14 +142,8 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
             if &buf[end - 2..end] != b"\r\n" {
                 return Err(ScanError::MissingCrlf);
             }
-            let class = if kind == b'!' {
-                ReplyClass::Error {
-                    msg_start: body,
-                    msg_end: end - 2,
-                }
-            } else {
-                ReplyClass::Value
-            };
+            let class =
+                if kind == b'!' { ReplyClass::Error { msg_start: body, msg_end: end - 2 } } else { ReplyClass::Value };
             Ok(Some((end, class)))
         }
         b'*' | b'~' | b'>' | b'%' | b'|' => {
@@ -181,11 +158,7 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
                 return Err(ScanError::BadNumber);
             }
             // Maps and attributes hold key-value pairs; guard the doubling against overflow.
-            let elements = if kind == b'%' || kind == b'|' {
-                count.saturating_mul(2)
-            } else {
-                count
-            };
+            let elements = if kind == b'%' || kind == b'|' { count.saturating_mul(2) } else { count };
             for _ in 0..elements {
                 match scan_at(buf, next, depth + 1)? {
                     Some((end, _)) => next = end,
@@ -214,26 +187,14 @@ mod tests {
 
     #[test]
     fn scans_every_resp2_type() {
-        assert_eq!(
-            whole(b"+OK\r\n"),
-            Scanned {
-                len: 5,
-                class: ReplyClass::Value
-            }
-        );
+        assert_eq!(whole(b"+OK\r\n"), Scanned { len: 5, class: ReplyClass::Value });
         assert_eq!(whole(b":-12\r\n").class, ReplyClass::Value);
         assert_eq!(whole(b"$3\r\nabc\r\n").len, 9);
         assert_eq!(whole(b"$-1\r\n").class, ReplyClass::Nil);
         assert_eq!(whole(b"*-1\r\n").class, ReplyClass::Nil);
         assert_eq!(whole(b"*2\r\n$1\r\na\r\n:1\r\n").len, 15);
         let err = whole(b"-ERR bad thing\r\n");
-        assert_eq!(
-            err.class,
-            ReplyClass::Error {
-                msg_start: 1,
-                msg_end: 14
-            }
-        );
+        assert_eq!(err.class, ReplyClass::Error { msg_start: 1, msg_end: 14 });
     }
 
     #[test]
@@ -250,19 +211,11 @@ mod tests {
             b"|1\r\n+ttl\r\n:3\r\n+OK\r\n",
             b"!5\r\nOOPS!\r\n",
         ] {
-            assert_eq!(
-                whole(reply).len,
-                reply.len(),
-                "{:?}",
-                String::from_utf8_lossy(reply)
-            );
+            assert_eq!(whole(reply).len, reply.len(), "{:?}", String::from_utf8_lossy(reply));
         }
         assert_eq!(whole(b"_\r\n").class, ReplyClass::Nil);
         assert_eq!(whole(b">1\r\n+x\r\n").class, ReplyClass::Push);
-        assert!(matches!(
-            whole(b"!2\r\nNO\r\n").class,
-            ReplyClass::Error { .. }
-        ));
+        assert!(matches!(whole(b"!2\r\nNO\r\n").class, ReplyClass::Error { .. }));
     }
 
     #[test]

@@ -31,8 +31,7 @@ impl Default for OpStats {
             errors: 0,
             bytes_out: 0,
             bytes_in: 0,
-            latency_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
-                .expect("constant bounds are valid"),
+            latency_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("constant bounds are valid"),
         }
     }
 }
@@ -99,16 +98,10 @@ impl ErrorCounts {
 
     /// Counts an error reply by its prefix without allocating for a known prefix.
     pub fn add_server(&mut self, prefix: &[u8]) {
-        let known = self
-            .entries
-            .iter_mut()
-            .find(|(k, _)| matches!(k, ErrorKind::Server(p) if p.as_bytes() == prefix));
+        let known = self.entries.iter_mut().find(|(k, _)| matches!(k, ErrorKind::Server(p) if p.as_bytes() == prefix));
         match known {
             Some((_, count)) => *count += 1,
-            None => self.entries.push((
-                ErrorKind::Server(String::from_utf8_lossy(prefix).into_owned()),
-                1,
-            )),
+            None => self.entries.push((ErrorKind::Server(String::from_utf8_lossy(prefix).into_owned()), 1)),
         }
     }
 
@@ -139,10 +132,7 @@ pub struct Window {
 
 impl Window {
     pub fn new(commands: usize) -> Window {
-        Window {
-            ops: (0..commands).map(|_| OpStats::default()).collect(),
-            errors: ErrorCounts::default(),
-        }
+        Window { ops: (0..commands).map(|_| OpStats::default()).collect(), errors: ErrorCounts::default() }
     }
 
     pub fn merge(&mut self, other: &Window) {

@@ -40,16 +40,9 @@ impl KeyGen {
                 let stddev = stddev.unwrap_or(span / 6.0);
                 (min, max, Kind::Gaussian { median, stddev })
             }
-            KeyPattern::Zipf { exponent } => {
-                (min, max, Kind::Zipf(Zipf::new(max - min + 1, exponent)))
-            }
+            KeyPattern::Zipf { exponent } => (min, max, Kind::Zipf(Zipf::new(max - min + 1, exponent))),
         };
-        KeyGen {
-            kind,
-            lo,
-            hi,
-            next: lo,
-        }
+        KeyGen { kind, lo, hi, next: lo }
     }
 
     #[inline]
@@ -88,14 +81,9 @@ mod tests {
     #[test]
     fn gaussian_concentrates_around_the_median() {
         let mut rng = Rng::derive(0, 0);
-        let pattern = KeyPattern::Gaussian {
-            median: Some(500.0),
-            stddev: Some(50.0),
-        };
+        let pattern = KeyPattern::Gaussian { median: Some(500.0), stddev: Some(50.0) };
         let mut g = KeyGen::new(pattern, 0, 999, (0, 999));
-        let within: usize = (0..10_000)
-            .filter(|_| g.next(&mut rng).abs_diff(500) <= 50)
-            .count();
+        let within: usize = (0..10_000).filter(|_| g.next(&mut rng).abs_diff(500) <= 50).count();
         // About 68 % within one standard deviation.
         assert!((6_500..7_100).contains(&within), "{within}");
     }

@@ -52,22 +52,15 @@ impl Workload {
         let data = if config.random_data {
             // Twice the largest value, so each value can start at a random offset.
             let mut rng = Rng::derive(config.seed, u64::MAX);
-            const ALPHABET: &[u8] =
-                b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-            (0..2 * max + 1)
-                .map(|_| ALPHABET[rng.below(ALPHABET.len() as u64) as usize])
-                .collect()
+            const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+            (0..2 * max + 1).map(|_| ALPHABET[rng.below(ALPHABET.len() as u64) as usize]).collect()
         } else {
             vec![b'x'; max]
         };
         Workload {
             templates,
             names: config.commands.iter().map(|c| c.name.clone()).collect(),
-            reads: config
-                .commands
-                .iter()
-                .map(|c| c.kind == CommandKind::Get)
-                .collect(),
+            reads: config.commands.iter().map(|c| c.kind == CommandKind::Get).collect(),
             weights: config.commands.iter().map(|c| c.weight).collect(),
             data,
             values: config.values.clone(),
@@ -131,22 +124,12 @@ impl RequestGen {
             let walk = KeyGen::new(crate::config::KeyPattern::Parallel, min, max, slice);
             (vec![walk], vec![0; config.commands.len()])
         } else {
-            let keys = config
-                .commands
-                .iter()
-                .map(|c| KeyGen::new(c.key_pattern, min, max, slice));
+            let keys = config.commands.iter().map(|c| KeyGen::new(c.key_pattern, min, max, slice));
             (keys.collect(), (0..config.commands.len()).collect())
         };
         let credit = vec![0; workload.weights.len()];
         let total_weight = workload.weights.iter().map(|w| i64::from(*w)).sum();
-        RequestGen {
-            workload,
-            rng: Rng::derive(config.seed, conn_index as u64),
-            keys,
-            key_of,
-            credit,
-            total_weight,
-        }
+        RequestGen { workload, rng: Rng::derive(config.seed, conn_index as u64), keys, key_of, credit, total_weight }
     }
 
     pub fn workload(&self) -> &Workload {
@@ -174,17 +157,12 @@ impl RequestGen {
         let mut key_digits = itoa::Buffer::new();
         let key_digits = key_digits.format(key).as_bytes();
         let len = workload.value_len(&mut self.rng);
-        let offset = if workload.data.len() > len {
-            self.rng.below((workload.data.len() - len) as u64) as usize
-        } else {
-            0
-        };
+        let offset =
+            if workload.data.len() > len { self.rng.below((workload.data.len() - len) as u64) as usize } else { 0 };
         let data = &workload.data[offset..offset + len];
         let mut expiry_digits = itoa::Buffer::new();
         let expiry_digits = match workload.expiry {
-            Some((lo, hi)) => expiry_digits
-                .format(lo + self.rng.below(hi - lo + 1))
-                .as_bytes(),
+            Some((lo, hi)) => expiry_digits.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
             None => b"",
         };
         workload.templates[cmd].encode(out, &[key_digits, data, expiry_digits]);
@@ -199,18 +177,11 @@ mod tests {
     use std::time::Duration;
 
     fn config(set: u32, get: u32) -> Config {
-        let spec = |name: &str, kind, weight| CommandSpec {
-            name: name.into(),
-            kind,
-            weight,
-            key_pattern: KeyPattern::Random,
-        };
+        let spec =
+            |name: &str, kind, weight| CommandSpec { name: name.into(), kind, weight, key_pattern: KeyPattern::Random };
         Config {
             server: ServerOptions {
-                target: Target::Tcp {
-                    host: "h".into(),
-                    port: 1,
-                },
+                target: Target::Tcp { host: "h".into(), port: 1 },
                 user: None,
                 password: None,
                 db: None,
@@ -219,15 +190,8 @@ mod tests {
             threads: 1,
             pipeline: 1,
             stop: StopAfter::Requests(100),
-            commands: vec![
-                spec("SET", CommandKind::Set, set),
-                spec("GET", CommandKind::Get, get),
-            ],
-            keys: KeyRange {
-                prefix: "k:".into(),
-                min: 0,
-                max: 9,
-            },
+            commands: vec![spec("SET", CommandKind::Set, set), spec("GET", CommandKind::Get, get)],
+            keys: KeyRange { prefix: "k:".into(), min: 0, max: 9 },
             values: ValueSize::Fixed(4),
             random_data: false,
             expiry: Some((5, 5)),
@@ -251,8 +215,7 @@ mod tests {
         let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 0);
         let mut out = Vec::new();
         let (_, key) = g.encode_next(&mut out);
-        let want =
-            format!("*5\r\n$3\r\nSET\r\n$3\r\nk:{key}\r\n$4\r\nxxxx\r\n$2\r\nEX\r\n$1\r\n5\r\n");
+        let want = format!("*5\r\n$3\r\nSET\r\n$3\r\nk:{key}\r\n$4\r\nxxxx\r\n$2\r\nEX\r\n$1\r\n5\r\n");
         assert_eq!(String::from_utf8(out).unwrap(), want);
     }
 
@@ -262,9 +225,7 @@ mod tests {
         c.stop = StopAfter::AllKeys;
         let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 1);
         let mut out = Vec::new();
-        let keys: Vec<u64> = (0..c.quota(1).unwrap())
-            .map(|_| g.encode_next(&mut out).1)
-            .collect();
+        let keys: Vec<u64> = (0..c.quota(1).unwrap()).map(|_| g.encode_next(&mut out).1).collect();
         assert_eq!(keys, vec![5, 6, 7, 8, 9]);
     }
 }

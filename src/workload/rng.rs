@@ -8,9 +8,7 @@ pub struct Rng(u64);
 impl Rng {
     /// A stream for `stream` (a connection's index) derived from the run's seed.
     pub fn derive(seed: u64, stream: u64) -> Rng {
-        Rng(splitmix64(
-            seed ^ splitmix64(stream.wrapping_add(0x9e37_79b9_7f4a_7c15)),
-        ))
+        Rng(splitmix64(seed ^ splitmix64(stream.wrapping_add(0x9e37_79b9_7f4a_7c15))))
     }
 
     #[inline]
@@ -62,13 +60,7 @@ pub struct Zipf {
 impl Zipf {
     pub fn new(n: u64, s: f64) -> Zipf {
         let n = n as f64;
-        let mut z = Zipf {
-            n,
-            s,
-            h_integral_x1: 0.0,
-            h_integral_n: 0.0,
-            threshold: 0.0,
-        };
+        let mut z = Zipf { n, s, h_integral_x1: 0.0, h_integral_n: 0.0, threshold: 0.0 };
         z.h_integral_x1 = z.h_integral(1.5) - 1.0;
         z.h_integral_n = z.h_integral(n + 0.5);
         z.threshold = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));
@@ -104,20 +96,12 @@ impl Zipf {
 
 /// `(e^x - 1) / x`, continuous at 0.
 fn expm1_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.exp_m1() / x
-    } else {
-        1.0 + x / 2.0
-    }
+    if x.abs() > 1e-8 { x.exp_m1() / x } else { 1.0 + x / 2.0 }
 }
 
 /// `ln(1 + x) / x`, continuous at 0.
 fn ln1p_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.ln_1p() / x
-    } else {
-        1.0 - x / 2.0
-    }
+    if x.abs() > 1e-8 { x.ln_1p() / x } else { 1.0 - x / 2.0 }
 }
 
 #[cfg(test)]
@@ -139,10 +123,7 @@ mod tests {
         for _ in 0..100_000 {
             counts[rng.below(10) as usize] += 1;
         }
-        assert!(
-            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
-            "{counts:?}"
-        );
+        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
     }
 
     #[test]
@@ -151,10 +132,7 @@ mod tests {
         let draws: Vec<f64> = (0..100_000).map(|_| rng.normal()).collect();
         let mean = draws.iter().sum::<f64>() / draws.len() as f64;
         let var = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64;
-        assert!(
-            mean.abs() < 0.02 && (var - 1.0).abs() < 0.03,
-            "{mean} {var}"
-        );
+        assert!(mean.abs() < 0.02 && (var - 1.0).abs() < 0.03, "{mean} {var}");
     }
 
     #[test]
