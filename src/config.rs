@@ -41,6 +41,15 @@ pub enum StopAfter {
     Duration(Duration),
 }
 
+/// How requests arrive in an open-loop run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    /// Requests per second for the whole run, divided evenly over the connections.
+    pub per_sec: f64,
+    /// Exponential gaps (a Poisson process) instead of constant ones.
+    pub poisson: bool,
+}
+
 /// How a command picks its key number.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum KeyPattern {
@@ -148,6 +157,10 @@ pub struct Config {
     pub seed: u64,
     /// Length of one timeline interval (and of the live line's refresh).
     pub interval: Duration,
+    /// Open loop at this arrival rate; `None` is closed loop.
+    pub rate: Option<Rate>,
+    /// Load that runs before the measured phase and is kept out of every figure.
+    pub warmup: Duration,
 }
 
 impl Config {
@@ -208,6 +221,8 @@ mod tests {
             expiry: None,
             seed: 1,
             interval: Duration::from_secs(1),
+            rate: None,
+            warmup: Duration::ZERO,
         }
     }
 

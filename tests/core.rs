@@ -3,8 +3,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -35,30 +34,12 @@ fn ratio_one_to_four_is_what_the_server_sees() {
 
 /// Keys of the GETs the server's MONITOR stream shows while `args` run (expecting `n`).
 fn monitored_keys(server: &Server, args: &[&str], n: usize) -> Vec<u64> {
-    let mut monitor =
-        Command::new("redis-cli").args(["-p", &server.port_arg(), "MONITOR"]).stdout(Stdio::piped()).spawn().unwrap();
-    let mut lines = BufReader::new(monitor.stdout.take().unwrap()).lines();
-    assert_eq!(lines.next().unwrap().unwrap(), "OK");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            if let Some(rest) = line.split("\"GET\" \"key:").nth(1) {
-                let _ = tx.send(rest.trim_end_matches('"').parse::<u64>().unwrap());
-            }
-        }
-    });
-    run_ok(server, args);
-    // MONITOR trails the replies a little: wait for the stream to catch up.
-    let mut keys = Vec::new();
-    while keys.len() < n {
-        match rx.recv_timeout(Duration::from_secs(5)) {
-            Ok(k) => keys.push(k),
-            Err(_) => break,
-        }
-    }
-    let _ = monitor.kill();
-    let _ = monitor.wait();
-    keys
+    monitored(server, args, n)
+        .iter()
+        .filter_map(|(_, line)| {
+            line.split("\"GET\" \"key:").nth(1).map(|rest| rest.trim_end_matches('"').parse().unwrap())
+        })
+        .collect()
 }
 
 #[test]

@@ -80,6 +80,11 @@ fn result_json_conforms_to_the_documented_schema() {
         ("counted", &["-n", "3000", "--ratio", "1:3", "--key-max", "99", "--expiry-range", "5-9"][..]),
         ("timed", &["--duration", "1200ms", "--data-size-range", "4-40", "-c", "3"][..]),
         ("fill", &["-n", "allkeys", "--key-max", "999", "--data-size-list", "8:1,16:2"][..]),
+        (
+            "open-loop",
+            &["--rate", "2000", "--duration", "1s", "--arrival", "poisson", "--warmup", "200ms", "-c", "4"][..],
+        ),
+        ("repeated", &["-n", "2000", "--runs", "2", "-c", "2"][..]),
     ] {
         let json = dir.path().join(format!("{name}.json"));
         let mut argv = args.to_vec();

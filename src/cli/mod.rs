@@ -1,6 +1,7 @@
 //! Command lines in, exit codes out: parses flags into a [`Config`](crate::config::Config),
 //! runs it, prints and writes the reports, and maps every failure to one line and a code.
 
+mod capacity;
 mod native;
 pub mod parse;
 
@@ -14,47 +15,96 @@ use clap::Parser;
 
 pub use native::{Args, Output};
 
+use crate::config::Config;
+use crate::engine::{self, Outcome, Progress};
+use crate::net::ConnectError;
 use crate::report::{self, Format, Run};
 
 /// Exit code for a bad command line.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a run that could not be done (server unreachable, login refused, ...).
 pub const EXIT_FAILURE: u8 = 1;
+/// Exit code for a run ended by Ctrl-C (its results are still printed and written).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// The whole program: what `main` calls.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: Vec<OsString> = args.into_iter().collect();
+    if args.get(1).is_some_and(|a| a == "capacity") {
+        let rest = std::iter::once(OsString::from("respbench capacity")).chain(args[2..].iter().cloned());
+        return capacity::main(rest);
+    }
+    let (config, output) = match parse_native(args) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
+    let stop = install_sigint();
+    execute(&config, &output, &stop)
+}
+
+/// Parses respbench's own flags; `Err` carries the exit code after printing help or an error.
+fn parse_native(args: Vec<OsString>) -> Result<(Config, Output), ExitCode> {
     let args = match Args::try_parse_from(args) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
             // --help and --version
             let _ = e.print();
-            return ExitCode::SUCCESS;
+            return Err(ExitCode::SUCCESS);
         }
-        Err(e) => return usage_error(&clap_message(&e)),
+        Err(e) => return Err(usage_error(&clap_message(&e))),
     };
-    let (config, output) = match args.into_config() {
-        Ok(c) => c,
-        Err(msg) => return usage_error(&msg),
-    };
+    args.into_config().map_err(|msg| usage_error(&msg))
+}
+
+/// Ctrl-C sets the returned flag; a second Ctrl-C while results are written ends at once.
+fn install_sigint() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = Arc::clone(&stop);
-    // A second Ctrl-C while the results are being written ends the process at once.
     let _ = ctrlc::set_handler(move || {
         if handler_stop.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
     });
+    stop
+}
 
+/// Runs the plan `output.runs` times with the live line on a terminal, and pools the runs.
+fn measure(
+    config: &Config,
+    runs: usize,
+    stop: &AtomicBool,
+    mut extra: impl FnMut(&Progress),
+) -> Result<Outcome, ConnectError> {
     let live = std::io::stderr().is_terminal();
-    let mut observe = |p: &crate::engine::Progress| {
+    let mut outcomes = Vec::new();
+    for run in 0..runs {
+        let mut observe = |p: &Progress| {
+            if live {
+                let prefix = if runs > 1 { format!("run {}/{runs} ", run + 1) } else { String::new() };
+                eprint!("\r\x1b[2K{prefix}{}", report::text::live_line(p));
+            }
+            extra(p);
+        };
+        let outcome = engine::run(config, run, stop, &mut observe);
         if live {
-            eprint!("\r\x1b[2K{}", report::text::live_line(p));
+            eprint!("\r\x1b[2K");
         }
-    };
-    let outcome = crate::engine::run(&config, &stop, &mut observe);
-    if live {
-        eprint!("\r\x1b[2K");
+        outcomes.push(outcome?);
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
     }
+    Ok(Outcome::pool(outcomes).expect("at least one run"))
+}
+
+/// One benchmark: run, print, write files; returns the exit code.
+fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
+    let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
+    let outcome = measure(config, output.runs, stop, |p| {
+        if let Some(log) = hdr_log.as_mut() {
+            log.add(p);
+        }
+    });
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -62,20 +112,27 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    let run = Run { config: &config, outcome: &outcome };
+    let run = Run { config, outcome: &outcome };
     let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
     let mut stdout = std::io::stdout().lock();
     // A closed pipe (`| head`) is not a failure of the run.
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
-    if let Some(path) = &output.json
-        && let Err(e) = report::write_atomic(path, report::json::Json.render(&run).as_bytes())
-    {
-        eprintln!("respbench: cannot write {}: {e}", path.display());
-        return ExitCode::from(EXIT_FAILURE);
+    let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
+    if let Some(path) = &output.json {
+        files.push((path, report::json::Json.render(&run).into_bytes()));
+    }
+    if let (Some(path), Some(log)) = (&output.hdr_log, hdr_log) {
+        files.push((path, log.into_bytes()));
+    }
+    for (path, bytes) in files {
+        if let Err(e) = report::write_atomic(path, &bytes) {
+            eprintln!("respbench: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_FAILURE);
+        }
     }
     if outcome.interrupted {
-        return ExitCode::from(130);
+        return ExitCode::from(EXIT_INTERRUPTED);
     }
     ExitCode::SUCCESS
 }

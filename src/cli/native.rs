@@ -7,7 +7,7 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    CommandKind, CommandSpec, Config, KeyPattern, KeyRange, ServerOptions, StopAfter, Target, ValueSize,
+    CommandKind, CommandSpec, Config, KeyPattern, KeyRange, Rate, ServerOptions, StopAfter, Target, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -98,12 +98,36 @@ pub struct Args {
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
 
+    /// Open loop: this many requests per second in total (50k accepted), divided over the
+    /// connections; latency counts from each request's intended send time.
+    #[arg(long, value_parser = parse::positive, value_name = "PER_SEC", help_heading = "Pacing")]
+    pub rate: Option<u64>,
+    /// Gaps between a connection's sends at --rate: constant, or poisson (exponential gaps).
+    #[arg(long, value_enum, default_value = "constant", requires = "rate", help_heading = "Pacing")]
+    pub arrival: Arrival,
+    /// Run the load this long first and keep it out of every figure (10s, 500ms).
+    #[arg(long, value_parser = parse::duration, help_heading = "Pacing")]
+    pub warmup: Option<Duration>,
+    /// Repeat the measured phase N times; the report gives the median and spread.
+    #[arg(long, default_value = "1", value_parser = parse::positive, help_heading = "Pacing")]
+    pub runs: u64,
+
     /// Write the result as JSON (schema: docs/json-schema.json).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// Print one summary line instead of the table.
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
+    /// Write an HdrHistogram interval log (V2; microseconds; tags `response` and `service`).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub hdr_log: Option<PathBuf>,
+}
+
+/// How arrivals are spaced at a fixed rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Arrival {
+    Constant,
+    Poisson,
 }
 
 /// Where the results go, apart from the run itself.
@@ -111,6 +135,9 @@ pub struct Args {
 pub struct Output {
     pub json: Option<PathBuf>,
     pub quiet: bool,
+    pub hdr_log: Option<PathBuf>,
+    /// Repetitions of the measured phase.
+    pub runs: usize,
 }
 
 impl Args {
@@ -136,6 +163,12 @@ impl Args {
             (None, None) => StopAfter::Requests(100_000),
         };
         let fill = stop == StopAfter::AllKeys;
+        if fill && self.warmup.is_some() {
+            return Err("--warmup cannot be used with -n allkeys: a fill writes every key exactly once".into());
+        }
+        if fill && self.runs > 1 {
+            return Err("--runs cannot be used with -n allkeys: a fill writes every key exactly once".into());
+        }
         let (set_weight, get_weight) = self.ratio.unwrap_or(if fill { (1, 0) } else { (1, 10) });
         let (set_letter, get_letter) = self.key_pattern.unwrap_or(if fill { ('P', 'P') } else { ('R', 'R') });
         let pattern = |letter: char| match letter {
@@ -180,8 +213,11 @@ impl Args {
             expiry: self.expiry_range,
             seed: self.seed.unwrap_or_else(random_seed),
             interval: Duration::from_secs(1),
+            rate: self.rate.map(|per_sec| Rate { per_sec: per_sec as f64, poisson: self.arrival == Arrival::Poisson }),
+            warmup: self.warmup.unwrap_or(Duration::ZERO),
         };
-        Ok((config, Output { json: self.json, quiet: self.quiet }))
+        let output = Output { json: self.json, quiet: self.quiet, hdr_log: self.hdr_log, runs: self.runs as usize };
+        Ok((config, output))
     }
 }
 

@@ -3,6 +3,8 @@
 //! small strategy pieces each connection carries (its pacer, its quota, its request stream).
 
 mod pacer;
+mod telemetry;
+mod timer;
 mod worker;
 
 use std::collections::BTreeMap;
@@ -11,7 +13,10 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use hdrhistogram::Histogram;
 pub use pacer::Pacer;
+use telemetry::ServerCpuSampler;
+pub use telemetry::{Bottleneck, SATURATED, ServerCpu, ThreadCpu, verdict};
 use worker::{Conn, WorkerPlan};
 
 use crate::config::{Config, StopAfter};
@@ -26,18 +31,33 @@ pub enum Msg {
     /// A finished interval.
     Window { worker: usize, interval: u64, window: Window },
     /// The worker stopped; `window` is its last, partial interval.
-    Done { worker: usize, interval: u64, window: Window, ended: Instant },
+    Done { worker: usize, interval: u64, window: Window, ended: Instant, cpu: ThreadCpu },
 }
 
 /// One interval of the timeline, all workers merged.
 #[derive(Debug, Clone)]
 pub struct Interval {
+    /// Which of `--runs` it belongs to (0 for a single run).
+    pub run: usize,
     pub index: u64,
-    /// Seconds from the start of the run to the start of this interval.
+    /// Seconds from the start of the measured phase to the start of this interval.
     pub start_secs: f64,
     /// Its length: the configured interval, shorter for the last one.
     pub duration_secs: f64,
     pub window: Window,
+    /// The server's CPU over (about) this interval, when INFO is allowed.
+    pub server_cpu: Option<ServerCpu>,
+}
+
+/// One run's headline figures, kept per run when `--runs` repeats the measured phase.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct RunFigures {
+    pub duration_secs: f64,
+    pub count: u64,
+    pub ops_per_sec: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub errors: u64,
 }
 
 /// Everything a run measured.
@@ -46,14 +66,23 @@ pub struct Outcome {
     /// Per command, over the whole run.
     pub ops: Vec<OpStats>,
     pub errors: ErrorCounts,
+    /// Open loop: how late sends were against their schedule.
+    pub send_lag_ns: Histogram<u64>,
     pub timeline: Vec<Interval>,
-    /// From the common start to the last worker's stop.
+    /// The measured phase: from its start (after any warmup) to the last worker's stop.
     pub elapsed: Duration,
     pub interrupted: bool,
+    /// Wall-clock start of the measured phase.
     pub started_unix_ms: u64,
     /// `None` when the server refused INFO.
     pub server: Option<ServerInfo>,
     pub command_names: Vec<String>,
+    /// Per worker thread, over the run.
+    pub client_threads: Vec<ThreadCpu>,
+    /// The server's CPU over the measured phase, when INFO is allowed.
+    pub server_cpu: Option<ServerCpu>,
+    /// One entry per run (several with `--runs`).
+    pub runs: Vec<RunFigures>,
 }
 
 impl Outcome {
@@ -64,12 +93,54 @@ impl Outcome {
         }
         total
     }
+
+    fn figures(&self) -> RunFigures {
+        let total = self.total();
+        let secs = self.elapsed.as_secs_f64();
+        let latency = total.latency();
+        RunFigures {
+            duration_secs: secs,
+            count: total.count,
+            ops_per_sec: if secs > 0.0 { total.count as f64 / secs } else { 0.0 },
+            p50_us: latency.p50_us,
+            p99_us: latency.p99_us,
+            errors: total.errors,
+        }
+    }
+
+    /// Pools repeated runs: counts and histograms add up, timelines follow one another,
+    /// and `runs` keeps each run's own figures for the spread.
+    pub fn pool(mut outcomes: Vec<Outcome>) -> Option<Outcome> {
+        let mut pooled = outcomes.remove(0);
+        for next in outcomes {
+            for (mine, theirs) in pooled.ops.iter_mut().zip(&next.ops) {
+                mine.merge(theirs);
+            }
+            pooled.errors.merge(&next.errors);
+            pooled.send_lag_ns.add(&next.send_lag_ns).expect("same bounds");
+            pooled.timeline.extend(next.timeline);
+            pooled.elapsed += next.elapsed;
+            pooled.interrupted |= next.interrupted;
+            pooled.client_threads.extend(next.client_threads);
+            pooled.server_cpu = match (pooled.server_cpu, next.server_cpu) {
+                (Some(a), Some(b)) => Some(ServerCpu {
+                    total: (a.total + b.total) / 2.0,
+                    main_thread: a.main_thread.zip(b.main_thread).map(|(x, y)| (x + y) / 2.0),
+                }),
+                (a, b) => a.or(b),
+            };
+            pooled.runs.extend(next.runs);
+        }
+        Some(pooled)
+    }
 }
 
 /// What the live line shows, once an interval.
 #[derive(Debug, Clone)]
 pub struct Progress<'a> {
     pub interval: &'a Interval,
+    /// Wall-clock start of this run's measured phase.
+    pub started_unix_ms: u64,
     pub elapsed: Duration,
     pub total_ops: u64,
     pub total_errors: u64,
@@ -78,11 +149,18 @@ pub struct Progress<'a> {
     pub time_left: Option<Duration>,
 }
 
-/// Runs the plan. `stop` ends it early (SIGINT); `observe` sees every completed interval.
-pub fn run(config: &Config, stop: &AtomicBool, observe: &mut dyn FnMut(&Progress)) -> Result<Outcome, ConnectError> {
+/// Runs the plan once. `stop` ends it early (SIGINT); `observe` sees every completed interval.
+/// `run` numbers the run among `--runs`.
+pub fn run(
+    config: &Config,
+    run: usize,
+    stop: &AtomicBool,
+    observe: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, ConnectError> {
     let mut control = Session::open(&config.server)?;
     let server = ServerInfo::query(&mut control);
     drop(control);
+    let mut sampler = ServerCpuSampler::open(&config.server);
 
     let workload = Arc::new(Workload::compile(config));
     let threads = config.threads.min(config.connections).max(1);
@@ -118,19 +196,23 @@ pub fn run(config: &Config, stop: &AtomicBool, observe: &mut dyn FnMut(&Progress
                 };
                 connected.wait();
                 go.wait();
-                let (Some(conns), false) = (conns, abort.load(Ordering::SeqCst)) else {
+                let (Some(mut conns), false) = (conns, abort.load(Ordering::SeqCst)) else {
                     return;
                 };
                 let start: Instant = *start_slot.get().expect("set before the go barrier");
+                for (k, conn) in conns.iter_mut().enumerate() {
+                    conn.set_pacer(pacer::for_connection(config, first + k, start));
+                }
+                let measure_from = start + config.warmup;
                 let deadline = match config.stop {
-                    StopAfter::Duration(d) => Some(start + d),
+                    StopAfter::Duration(d) => Some(measure_from + d),
                     _ => None,
                 };
                 let plan = WorkerPlan {
                     index: t,
                     pipeline: config.pipeline,
                     interval: config.interval,
-                    start,
+                    measure_from,
                     deadline,
                     stop,
                     commands: config.commands.len(),
@@ -149,67 +231,92 @@ pub fn run(config: &Config, stop: &AtomicBool, observe: &mut dyn FnMut(&Progress
         }
         abort.store(failure.is_some(), Ordering::SeqCst);
         let start = Instant::now();
-        let started_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let wall_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         start_slot.set(start).expect("set once");
         go.wait();
         if let Some(e) = failure {
             return Err(e);
         }
-        let mut collector = Collector::new(config, threads, start);
+        let measure_from = start + config.warmup;
+        let started_unix_ms = wall_ms + config.warmup.as_millis() as u64;
+        let mut collector = Collector::new(config, run, threads, measure_from, started_unix_ms);
+        let mut begun = false;
         loop {
-            match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(msg) => collector.take(msg, observe),
+            let now = Instant::now();
+            if !begun && now >= measure_from {
+                if let Some(s) = sampler.as_mut() {
+                    s.begin();
+                }
+                begun = true;
+            }
+            let wait = if begun { Duration::from_millis(200) } else { measure_from - now };
+            match rx.recv_timeout(wait.min(Duration::from_millis(200))) {
+                Ok(msg) => collector.take(msg, &mut sampler, observe),
                 Err(RecvTimeoutError::Timeout) => continue,
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
-        Ok(collector.finish(stop.load(Ordering::SeqCst), started_unix_ms, server, workload.names().to_vec()))
+        let server_cpu = sampler.as_mut().and_then(|s| {
+            s.sample();
+            s.overall()
+        });
+        let mut outcome = collector.finish(stop.load(Ordering::SeqCst), server, workload.names().to_vec());
+        outcome.server_cpu = server_cpu;
+        outcome.runs = vec![outcome.figures()];
+        Ok(outcome)
     })
 }
 
 /// Merges the workers' windows: an interval is complete once every worker has moved past it.
 struct Collector<'c> {
     config: &'c Config,
+    run: usize,
     start: Instant,
+    started_unix_ms: u64,
     /// Per worker: the highest interval reported, and whether it is done.
     reported: Vec<(Option<u64>, bool)>,
     pending: BTreeMap<u64, Window>,
     timeline: Vec<Interval>,
     totals: Window,
     ended: Instant,
+    client_threads: Vec<ThreadCpu>,
 }
 
 impl<'c> Collector<'c> {
-    fn new(config: &'c Config, workers: usize, start: Instant) -> Collector<'c> {
+    fn new(config: &'c Config, run: usize, workers: usize, start: Instant, started_unix_ms: u64) -> Collector<'c> {
         Collector {
             config,
+            run,
             start,
+            started_unix_ms,
             reported: vec![(None, false); workers],
             pending: BTreeMap::new(),
             timeline: Vec::new(),
             totals: Window::new(config.commands.len()),
             ended: start,
+            client_threads: vec![ThreadCpu::default(); workers],
         }
     }
 
-    fn take(&mut self, msg: Msg, observe: &mut dyn FnMut(&Progress)) {
+    fn take(&mut self, msg: Msg, sampler: &mut Option<ServerCpuSampler>, observe: &mut dyn FnMut(&Progress)) {
         let (worker, interval, window) = match msg {
             Msg::Failed(_) => return,
             Msg::Window { worker, interval, window } => (worker, interval, window),
-            Msg::Done { worker, interval, window, ended } => {
+            Msg::Done { worker, interval, window, ended, cpu } => {
                 self.reported[worker].1 = true;
                 self.ended = self.ended.max(ended);
+                self.client_threads[worker] = cpu;
                 (worker, interval, window)
             }
         };
         self.reported[worker].0 = Some(interval);
         self.totals.merge(&window);
         self.pending.entry(interval).or_insert_with(|| Window::new(self.config.commands.len())).merge(&window);
-        self.complete_ready(observe);
+        self.complete_ready(sampler, observe);
     }
 
     /// Moves every interval all workers are past into the timeline, oldest first.
-    fn complete_ready(&mut self, observe: &mut dyn FnMut(&Progress)) {
+    fn complete_ready(&mut self, sampler: &mut Option<ServerCpuSampler>, observe: &mut dyn FnMut(&Progress)) {
         let all_done = self.reported.iter().all(|(_, done)| *done);
         while let Some((&index, _)) = self.pending.first_key_value() {
             let complete =
@@ -221,11 +328,19 @@ impl<'c> Collector<'c> {
             let interval_secs = self.config.interval.as_secs_f64();
             let start_secs = index as f64 * interval_secs;
             let end_secs = if all_done && self.pending.is_empty() {
-                self.ended.duration_since(self.start).as_secs_f64().min(start_secs + interval_secs)
+                self.ended.saturating_duration_since(self.start).as_secs_f64().min(start_secs + interval_secs)
             } else {
                 start_secs + interval_secs
             };
-            self.timeline.push(Interval { index, start_secs, duration_secs: (end_secs - start_secs).max(0.0), window });
+            let server_cpu = sampler.as_mut().and_then(ServerCpuSampler::sample);
+            self.timeline.push(Interval {
+                run: self.run,
+                index,
+                start_secs,
+                duration_secs: (end_secs - start_secs).max(0.0),
+                window,
+                server_cpu,
+            });
             let interval = self.timeline.last().expect("just pushed");
             let elapsed = Duration::from_secs_f64(end_secs);
             let total_ops: u64 = self.totals.ops.iter().map(|o| o.count).sum();
@@ -234,30 +349,29 @@ impl<'c> Collector<'c> {
                 _ => (self.config.planned_requests().map(|n| total_ops as f64 / n.max(1) as f64), None),
             };
             let total_errors = self.totals.ops.iter().map(|o| o.errors).sum();
-            observe(&Progress { interval, elapsed, total_ops, total_errors, done, time_left });
+            let started_unix_ms = self.started_unix_ms;
+            observe(&Progress { interval, started_unix_ms, elapsed, total_ops, total_errors, done, time_left });
         }
     }
 
-    fn finish(
-        mut self,
-        interrupted: bool,
-        started_unix_ms: u64,
-        server: Option<ServerInfo>,
-        command_names: Vec<String>,
-    ) -> Outcome {
+    fn finish(mut self, interrupted: bool, server: Option<ServerInfo>, command_names: Vec<String>) -> Outcome {
         for (_, done) in self.reported.iter_mut() {
             *done = true;
         }
-        self.complete_ready(&mut |_| {});
+        self.complete_ready(&mut None, &mut |_| {});
         Outcome {
             ops: self.totals.ops,
             errors: self.totals.errors,
+            send_lag_ns: self.totals.send_lag_ns,
             timeline: self.timeline,
-            elapsed: self.ended.duration_since(self.start),
+            elapsed: self.ended.saturating_duration_since(self.start),
             interrupted,
-            started_unix_ms,
+            started_unix_ms: self.started_unix_ms,
             server,
             command_names,
+            client_threads: self.client_threads,
+            server_cpu: None,
+            runs: Vec::new(),
         }
     }
 }

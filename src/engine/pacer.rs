@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::config::Config;
 use crate::workload::rng::Rng;
 
 /// A connection's send schedule.
@@ -41,6 +42,19 @@ impl Pacer {
     }
 }
 
+/// Connection `index`'s schedule for a run whose measured phase starts at `start`.
+/// Open-loop connections are staggered over one gap so that the arrivals of all connections
+/// together are evenly spread rather than in bursts.
+pub fn for_connection(config: &Config, index: usize, start: Instant) -> Pacer {
+    let Some(rate) = config.rate else {
+        return Pacer::Closed;
+    };
+    let conns = config.connections as f64;
+    let gap = Duration::from_secs_f64(conns / rate.per_sec);
+    let next = start + gap.mul_f64(index as f64 / conns);
+    Pacer::Rate { gap, poisson: rate.poisson, next, rng: Rng::derive(config.seed ^ 0x7061_6365, index as u64) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +77,30 @@ mod tests {
         assert_eq!(p.due(late), Some(start + 2 * gap));
         assert_eq!(p.due(late), None);
         assert_eq!(p.next_due(), Some(start + 3 * gap));
+    }
+
+    #[test]
+    fn poisson_schedule_has_exponential_gaps() {
+        // The intended times themselves, before any timer or network jitter.
+        let start = Instant::now();
+        let gap = Duration::from_micros(500);
+        let mut p = Pacer::Rate { gap, poisson: true, next: start, rng: Rng::derive(11, 0) };
+        let far = start + Duration::from_secs(3600);
+        let times: Vec<Instant> = (0..20_000).map(|_| p.due(far).unwrap()).collect();
+        let mut gaps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        assert!((mean - 0.0005).abs() < 0.00001, "{mean}");
+        gaps.sort_by(f64::total_cmp);
+        let n = gaps.len() as f64;
+        let ks = gaps
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let cdf = 1.0 - (-g / 0.0005).exp();
+                (cdf - i as f64 / n).abs().max((cdf - (i + 1) as f64 / n).abs())
+            })
+            .fold(0.0, f64::max);
+        // The 1 % critical value for n = 20,000 is 1.63 / sqrt(n) = 0.0115.
+        assert!(ks < 0.0115, "KS distance {ks}");
     }
 }

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::Msg;
 use super::pacer::Pacer;
+use super::timer::Timer;
+use super::{Msg, ThreadCpu};
 use crate::net::Transport;
 use crate::resp::{self, ReplyClass};
 use crate::stats::{ErrorKind, Window};
@@ -24,8 +25,10 @@ const READ_BUFFER: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     command: usize,
-    /// When the schedule meant it to be sent: latency is measured from here.
+    /// When the schedule meant it to be sent: response time is measured from here.
     intended: Instant,
+    /// When it was queued for the socket: service time is measured from here.
+    sent: Instant,
 }
 
 /// A connection and everything it owns.
@@ -70,12 +73,20 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Sets the schedule once the run's start time is known.
+    pub fn set_pacer(&mut self, pacer: Pacer) {
+        self.pacer = pacer;
+    }
+}
+
 /// What a worker needs to know about the run.
 pub struct WorkerPlan<'a> {
     pub index: usize,
     pub pipeline: usize,
     pub interval: Duration,
-    pub start: Instant,
+    /// Start of the measured phase (after the warmup): requests meant for earlier are not counted.
+    pub measure_from: Instant,
     pub deadline: Option<Instant>,
     pub stop: &'a AtomicBool,
     pub commands: usize,
@@ -89,13 +100,16 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
             // Registration failing is a broken event loop; report every connection as failed.
             let mut window = Window::new(plan.commands);
             window.errors.add(ErrorKind::Io, conns.len() as u64);
-            let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended: Instant::now() });
+            let cpu = ThreadCpu::default();
+            let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended: Instant::now(), cpu });
             eprintln!("respbench: worker {} could not start its event loop: {e}", plan.index);
             return;
         }
     };
     let mut events = Events::with_capacity(1024);
+    let cpu_before = ThreadCpu::now();
     let mut now = Instant::now();
+    let loop_start = now;
     for conn in conns.iter_mut() {
         worker.fill_and_flush(conn, now);
     }
@@ -104,13 +118,26 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         if let Some(deadline) = plan.deadline {
             wake = wake.min(deadline);
         }
-        for conn in conns.iter().filter(|c| !c.finished) {
-            if let Some(due) = conn.pacer.next_due() {
-                wake = wake.min(due);
-            }
+        // A connection with a full pipeline waits for a reply, not for its clock. Paced sends
+        // are batched at a grain: each timer wake-up costs more than a send, so at high rates
+        // a send may leave up to one grain late (counted in its response time and send lag).
+        let due = conns
+            .iter()
+            .filter(|c| !c.finished && c.inflight.len() < plan.pipeline)
+            .filter_map(|c| c.pacer.next_due())
+            .min();
+        if let Some(due) = due {
+            wake = wake.min(due.max(now + TIMER_GRAIN));
         }
         let timeout = wake.saturating_duration_since(now);
-        if let Err(e) = worker.poll.poll(&mut events, Some(timeout))
+        let polled = match worker.timer.as_mut() {
+            // Open loop: the timerfd wakes us to the microsecond.
+            Some(timer) if !timeout.is_zero() => {
+                timer.arm(wake, now).and_then(|()| worker.poll.poll(&mut events, None))
+            }
+            _ => worker.poll.poll(&mut events, Some(timeout)),
+        };
+        if let Err(e) = polled
             && e.kind() != io::ErrorKind::Interrupted
         {
             eprintln!("respbench: worker {} event loop failed: {e}", plan.index);
@@ -118,6 +145,12 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         }
         now = Instant::now();
         for event in events.iter() {
+            if event.token() == TIMER {
+                if let Some(timer) = worker.timer.as_mut() {
+                    timer.fired();
+                }
+                continue;
+            }
             let conn = &mut conns[event.token().0];
             if !conn.finished {
                 now = worker.on_event(conn, now);
@@ -136,12 +169,21 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         }
     }
     let window = std::mem::replace(&mut worker.window, Window::new(plan.commands));
-    let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now });
+    let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
+    let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu });
 }
+
+/// The event-loop token of the pacing timer (connections use their index).
+const TIMER: Token = Token(usize::MAX);
+
+/// Shortest sleep between paced sends of one worker thread.
+pub const TIMER_GRAIN: Duration = Duration::from_micros(20);
 
 struct Worker<'p> {
     plan: &'p WorkerPlan<'p>,
     poll: Poll,
+    /// Open loop only.
+    timer: Option<Timer>,
     window: Window,
     /// Index of the interval `window` belongs to.
     interval: u64,
@@ -160,12 +202,20 @@ impl<'p> Worker<'p> {
             poll.registry().register(&mut conn.io, Token(i), Interest::READABLE | Interest::WRITABLE)?;
         }
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
+        let timer = if paced {
+            let timer = Timer::new()?;
+            timer.register(poll.registry(), TIMER)?;
+            Some(timer)
+        } else {
+            None
+        };
         Ok(Worker {
             plan,
             poll,
+            timer,
             window: Window::new(plan.commands),
             interval: 0,
-            next_flush: plan.start + plan.interval,
+            next_flush: plan.measure_from + plan.interval,
             active: conns.len(),
             paced,
         })
@@ -235,6 +285,9 @@ impl<'p> Worker<'p> {
                 self.fail(conn, ErrorKind::Protocol);
                 return false;
             };
+            if req.intended < self.plan.measure_from {
+                continue; // a warmup request: not counted
+            }
             let op = &mut self.window.ops[req.command];
             op.count += 1;
             op.bytes_in += scanned.len as u64;
@@ -248,7 +301,9 @@ impl<'p> Worker<'p> {
                 }
                 _ => {}
             }
-            op.record_latency(now.saturating_duration_since(req.intended).as_nanos() as u64);
+            let response = now.saturating_duration_since(req.intended).as_nanos() as u64;
+            let service = now.saturating_duration_since(req.sent).as_nanos() as u64;
+            op.record(response, service);
         }
         if conn.rstart == conn.rend {
             conn.rstart = 0;
@@ -265,8 +320,14 @@ impl<'p> Worker<'p> {
             };
             let before = conn.wbuf.len();
             let (command, _key) = conn.requests.encode_next(&mut conn.wbuf);
+            conn.inflight.push_back(InFlight { command, intended, sent: now });
+            if intended < self.plan.measure_from {
+                continue; // warmup: neither counted nor taken from the quota
+            }
             self.window.ops[command].bytes_out += (conn.wbuf.len() - before) as u64;
-            conn.inflight.push_back(InFlight { command, intended });
+            if self.paced {
+                self.window.send_lag_ns.saturating_record(now.saturating_duration_since(intended).as_nanos() as u64);
+            }
             if let Some(left) = conn.remaining.as_mut() {
                 *left -= 1;
             }

@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Format, Rates, Run};
+use super::{Delivery, Format, Rates, Run};
 use crate::config::{Config, StopAfter, ValueSize};
+use crate::engine::{self, Bottleneck, RunFigures, ServerCpu, ThreadCpu};
 use crate::net::ServerInfo;
-use crate::stats::{LatencySummary, OpStats};
+use crate::stats::{LatencySummary, OpStats, Spread};
 
 /// Bumped whenever a field changes meaning or disappears; additions keep the version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -28,7 +29,31 @@ struct Document<'a> {
     totals: OpSummary,
     commands: BTreeMap<&'a str, OpSummary>,
     errors: BTreeMap<String, u64>,
+    /// Open loop only.
+    rate: Option<Delivery>,
+    client: Client<'a>,
+    server_cpu: Option<ServerCpu>,
+    bottleneck: Verdict,
+    runs: &'a [RunFigures],
+    repetition: Option<Repetition>,
     time_series: Vec<Point>,
+}
+
+#[derive(Serialize)]
+struct Client<'a> {
+    threads: &'a [ThreadCpu],
+}
+
+#[derive(Serialize)]
+struct Verdict {
+    verdict: Bottleneck,
+    detail: String,
+}
+
+#[derive(Serialize)]
+struct Repetition {
+    ops_per_sec: Spread,
+    p99_us: Spread,
 }
 
 #[derive(Serialize)]
@@ -59,6 +84,10 @@ struct Configuration<'a> {
     interval_secs: f64,
     user: Option<&'a str>,
     db: Option<u32>,
+    rate_per_sec: Option<f64>,
+    arrival: Option<&'static str>,
+    warmup_secs: f64,
+    runs: usize,
 }
 
 #[derive(Serialize)]
@@ -98,6 +127,7 @@ struct OpSummary {
     bytes_out: u64,
     kb_per_sec: f64,
     latency_us: LatencySummary,
+    service_us: LatencySummary,
 }
 
 impl OpSummary {
@@ -115,21 +145,24 @@ impl OpSummary {
             bytes_out: op.bytes_out,
             kb_per_sec: rates.kb_per_sec,
             latency_us: op.latency(),
+            service_us: op.service(),
         }
     }
 }
 
 #[derive(Serialize)]
 struct Point {
+    run: usize,
     index: u64,
     start_secs: f64,
     duration_secs: f64,
     #[serde(flatten)]
     totals: OpSummary,
     commands: BTreeMap<String, u64>,
+    server_cpu: Option<ServerCpu>,
 }
 
-fn configuration(config: &Config) -> Configuration<'_> {
+fn configuration(config: &Config, runs: usize) -> Configuration<'_> {
     Configuration {
         target: config.server.target.to_string(),
         connections: config.connections,
@@ -160,6 +193,10 @@ fn configuration(config: &Config) -> Configuration<'_> {
         interval_secs: config.interval.as_secs_f64(),
         user: config.server.user.as_deref(),
         db: config.server.db,
+        rate_per_sec: config.rate.map(|r| r.per_sec),
+        arrival: config.rate.map(|r| if r.poisson { "poisson" } else { "constant" }),
+        warmup_secs: config.warmup.as_secs_f64(),
+        runs,
     }
 }
 
@@ -174,11 +211,11 @@ impl Format for Json {
             server: outcome.server.as_ref(),
             started_unix_ms: outcome.started_unix_ms,
             interrupted: outcome.interrupted,
-            configuration: configuration(config),
+            configuration: configuration(config, outcome.runs.len()),
             measurement: Measurement {
                 latency_from: "intended_send",
                 latency_to: "reply_read",
-                mode: "closed_loop",
+                mode: if config.rate.is_some() { "open_loop" } else { "closed_loop" },
                 histogram: "hdrhistogram, 3 significant digits, nanosecond values",
                 description: super::method(config),
             },
@@ -186,15 +223,30 @@ impl Format for Json {
             totals: OpSummary::of(&outcome.total(), secs),
             commands: names.iter().zip(&outcome.ops).map(|(n, op)| (n.as_str(), OpSummary::of(op, secs))).collect(),
             errors: outcome.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
+            rate: Delivery::of(config, outcome),
+            client: Client { threads: &outcome.client_threads },
+            server_cpu: outcome.server_cpu,
+            bottleneck: {
+                let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_cpu);
+                Verdict { verdict, detail }
+            },
+            runs: &outcome.runs,
+            repetition: (outcome.runs.len() > 1).then(|| Repetition {
+                ops_per_sec: Spread::of(&outcome.runs.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>())
+                    .expect("several runs"),
+                p99_us: Spread::of(&outcome.runs.iter().map(|r| r.p99_us).collect::<Vec<_>>()).expect("several runs"),
+            }),
             time_series: outcome
                 .timeline
                 .iter()
                 .map(|i| Point {
+                    run: i.run,
                     index: i.index,
                     start_secs: i.start_secs,
                     duration_secs: i.duration_secs,
                     totals: OpSummary::of(&i.window.total(), i.duration_secs),
                     commands: names.iter().cloned().zip(i.window.ops.iter().map(|o| o.count)).collect(),
+                    server_cpu: i.server_cpu,
                 })
                 .collect(),
         };

@@ -1,6 +1,7 @@
 //! Turning a finished run into something to read or keep: every format implements
 //! [`Format`], and files are written atomically so an interrupted run never leaves half a file.
 
+pub mod hdrlog;
 pub mod json;
 pub mod text;
 
@@ -23,9 +24,56 @@ pub trait Format {
 }
 
 /// How latency was measured, in words: printed with every report.
-pub fn method(_config: &Config) -> &'static str {
-    "closed loop: each connection sends when a pipeline slot frees; latency per request from \
-     the moment it is queued for sending to the moment its reply is read"
+pub fn method(config: &Config) -> &'static str {
+    match config.rate {
+        None => {
+            "closed loop: each connection sends when a pipeline slot frees; latency per request from \
+             the moment it is queued for sending to the moment its reply is read"
+        }
+        Some(_) => {
+            "open loop: each connection follows a schedule of intended send times; response time per \
+             request from its intended send time (stalls included, no coordinated omission), service \
+             time from its actual send, both to the moment its reply is read"
+        }
+    }
+}
+
+/// A send counts as late when it left this long after its intended time.
+pub const LATE_SEND_NS: u64 = 1_000_000;
+
+/// Open-loop delivery: what was asked, what was done, and how late the sends were.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Delivery {
+    pub requested_per_sec: f64,
+    pub achieved_per_sec: f64,
+    pub arrival: &'static str,
+    pub sends: u64,
+    /// Sends that left more than `late_threshold_us` after their intended time.
+    pub late_sends: u64,
+    pub late_threshold_us: f64,
+    pub send_lag_us: crate::stats::LatencySummary,
+}
+
+impl Delivery {
+    pub fn of(config: &Config, outcome: &Outcome) -> Option<Delivery> {
+        let rate = config.rate?;
+        let lag = &outcome.send_lag_ns;
+        let secs = outcome.elapsed.as_secs_f64();
+        Some(Delivery {
+            requested_per_sec: rate.per_sec,
+            achieved_per_sec: if secs > 0.0 { outcome.total().count as f64 / secs } else { 0.0 },
+            arrival: if rate.poisson { "poisson" } else { "constant" },
+            sends: lag.len(),
+            late_sends: lag.len() - lag.count_between(0, LATE_SEND_NS),
+            late_threshold_us: LATE_SEND_NS as f64 / 1000.0,
+            send_lag_us: crate::stats::LatencySummary::of(lag),
+        })
+    }
+
+    /// The client fell behind its schedule: under 98 % of the rate, or over 1 % of sends late.
+    pub fn fell_behind(&self) -> bool {
+        self.achieved_per_sec < 0.98 * self.requested_per_sec || self.late_sends * 100 > self.sends
+    }
 }
 
 /// Rates of one command (or the total) over `secs`.

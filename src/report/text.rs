@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::{Format, Rates, Run};
-use crate::engine::Progress;
-use crate::stats::OpStats;
+use super::{Delivery, Format, Rates, Run};
+use crate::engine::{self, Bottleneck, Progress};
+use crate::stats::{OpStats, Spread};
 
 /// The full table with a header naming the server, the load and the method.
 pub struct Table;
@@ -96,8 +96,87 @@ impl Format for Table {
             let list: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
             let _ = writeln!(out, "Errors: {} ({})", outcome.errors.total(), list.join(", "));
         }
+        if let Some(d) = Delivery::of(config, outcome) {
+            delivery(&mut out, run, &d);
+        }
+        if outcome.runs.len() > 1 {
+            spread(&mut out, run);
+        }
+        let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_cpu);
+        let _ = writeln!(out, "Bottleneck: {} ({detail})", verdict_name(verdict));
+        if verdict == Bottleneck::ClientBound {
+            let busiest = outcome.client_threads.iter().map(|t| t.busy()).fold(0.0, f64::max);
+            let _ = writeln!(
+                out,
+                "WARNING: the client set the pace: a respbench thread was busy {:.0}% of the time, so these figures \
+                 measure respbench as much as the server. Add --threads, or run clients on more machines.",
+                busiest * 100.0
+            );
+        }
         out
     }
+}
+
+pub fn verdict_name(b: Bottleneck) -> &'static str {
+    match b {
+        Bottleneck::ClientBound => "client-bound",
+        Bottleneck::ServerBound => "server-bound",
+        Bottleneck::Neither => "neither client- nor server-bound",
+    }
+}
+
+/// Open loop: service times, and whether the schedule was kept.
+fn delivery(out: &mut String, run: &Run, d: &Delivery) {
+    let outcome = run.outcome;
+    out.push('\n');
+    let _ = writeln!(out, "Service time (from the actual send), milliseconds:");
+    let _ = writeln!(out, "{:<8}{:>11}{:>11}{:>11}{:>11}{:>11}", "Type", "Avg.", "p50", "p99", "p99.9", "Max");
+    let total = outcome.total();
+    let names = outcome.command_names.iter().map(|n| row_name(n)).chain(["Totals".to_string()]);
+    for (name, op) in names.zip(outcome.ops.iter().chain([&total])) {
+        let s = op.service();
+        let _ = writeln!(
+            out,
+            "{name:<8}{:>11}{:>11}{:>11}{:>11}{:>11}",
+            ms(s.mean_us),
+            ms(s.p50_us),
+            ms(s.p99_us),
+            ms(s.p999_us),
+            ms(s.max_us)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Rate: {:.0}/s requested ({}), {:.0}/s achieved ({:.1}%); {} of {} sends started over {:.0} ms late \
+         (send lag p50 {} ms, p99 {} ms, max {} ms)",
+        d.requested_per_sec,
+        d.arrival,
+        d.achieved_per_sec,
+        100.0 * d.achieved_per_sec / d.requested_per_sec,
+        d.late_sends,
+        d.sends,
+        d.late_threshold_us / 1000.0,
+        ms(d.send_lag_us.p50_us),
+        ms(d.send_lag_us.p99_us),
+        ms(d.send_lag_us.max_us),
+    );
+    if d.fell_behind() {
+        let _ = writeln!(out, "WARNING: the client did not keep the schedule: the requested rate was not delivered.");
+    }
+}
+
+/// `--runs`: the spread of throughput and p99 over the runs.
+fn spread(out: &mut String, run: &Run) {
+    let runs = &run.outcome.runs;
+    let ops: Vec<f64> = runs.iter().map(|r| r.ops_per_sec).collect();
+    let p99: Vec<f64> = runs.iter().map(|r| r.p99_us / 1000.0).collect();
+    let (Some(o), Some(p)) = (Spread::of(&ops), Spread::of(&p99)) else { return };
+    let _ = writeln!(
+        out,
+        "Runs: {}. Ops/sec median {:.0} (min {:.0}, max {:.0}, 95% CI of the mean {:.0} to {:.0}); \
+         p99 median {:.3} ms (min {:.3}, max {:.3}, 95% CI {:.3} to {:.3}). The table above pools all runs.",
+        o.runs, o.median, o.min, o.max, o.ci95_low, o.ci95_high, p.median, p.min, p.max, p.ci95_low, p.ci95_high
+    );
 }
 
 impl Format for Summary {
@@ -106,14 +185,16 @@ impl Format for Summary {
         let total = outcome.total();
         let secs = outcome.elapsed.as_secs_f64();
         let lat = total.latency();
+        let client_bound = engine::verdict(&outcome.client_threads, outcome.server_cpu).0 == Bottleneck::ClientBound;
         format!(
-            "{}: {:.2} requests per second, p50={} msec, p99={} msec, errors={}{}\n",
+            "{}: {:.2} requests per second, p50={} msec, p99={} msec, errors={}{}{}\n",
             outcome.command_names.join("+"),
             Rates::of(&total, secs).ops_per_sec,
             ms(lat.p50_us),
             ms(lat.p99_us),
             outcome.errors.total(),
-            if outcome.interrupted { " (interrupted)" } else { "" }
+            if outcome.interrupted { " (interrupted)" } else { "" },
+            if client_bound { " (WARNING: client-bound)" } else { "" }
         )
     }
 }

@@ -1,8 +1,11 @@
 //! Measurements: per-command latency histograms and counters that a worker fills for one
 //! interval at a time, merged across threads once an interval, and summarised for reports.
 
+mod spread;
+
 use hdrhistogram::Histogram;
 use serde::Serialize;
+pub use spread::Spread;
 
 /// Largest latency recorded exactly: one hour, in nanoseconds. Larger values are clamped.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
@@ -18,8 +21,15 @@ pub struct OpStats {
     pub errors: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
-    /// Latency of every reply, in nanoseconds.
+    /// Response time of every reply, from the intended send time, in nanoseconds.
     pub latency_ns: Histogram<u64>,
+    /// Service time of every reply, from the actual send, in nanoseconds. Equal to
+    /// `latency_ns` in closed loop; smaller when an open-loop run sent late.
+    pub service_ns: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("constant bounds are valid")
 }
 
 impl Default for OpStats {
@@ -31,15 +41,18 @@ impl Default for OpStats {
             errors: 0,
             bytes_out: 0,
             bytes_in: 0,
-            latency_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("constant bounds are valid"),
+            latency_ns: histogram(),
+            service_ns: histogram(),
         }
     }
 }
 
 impl OpStats {
+    /// Records one reply's response time and service time.
     #[inline]
-    pub fn record_latency(&mut self, ns: u64) {
-        self.latency_ns.saturating_record(ns.max(1));
+    pub fn record(&mut self, response_ns: u64, service_ns: u64) {
+        self.latency_ns.saturating_record(response_ns.max(1));
+        self.service_ns.saturating_record(service_ns.max(1));
     }
 
     pub fn merge(&mut self, other: &OpStats) {
@@ -51,10 +64,15 @@ impl OpStats {
         self.bytes_in += other.bytes_in;
         // Both histograms share the same bounds, so adding cannot fail.
         self.latency_ns.add(&other.latency_ns).expect("same bounds");
+        self.service_ns.add(&other.service_ns).expect("same bounds");
     }
 
     pub fn latency(&self) -> LatencySummary {
         LatencySummary::of(&self.latency_ns)
+    }
+
+    pub fn service(&self) -> LatencySummary {
+        LatencySummary::of(&self.service_ns)
     }
 }
 
@@ -128,11 +146,17 @@ impl ErrorCounts {
 pub struct Window {
     pub ops: Vec<OpStats>,
     pub errors: ErrorCounts,
+    /// Open loop only: how long after its intended time each request was actually sent.
+    pub send_lag_ns: Histogram<u64>,
 }
 
 impl Window {
     pub fn new(commands: usize) -> Window {
-        Window { ops: (0..commands).map(|_| OpStats::default()).collect(), errors: ErrorCounts::default() }
+        Window {
+            ops: (0..commands).map(|_| OpStats::default()).collect(),
+            errors: ErrorCounts::default(),
+            send_lag_ns: histogram(),
+        }
     }
 
     pub fn merge(&mut self, other: &Window) {
@@ -140,6 +164,7 @@ impl Window {
             mine.merge(theirs);
         }
         self.errors.merge(&other.errors);
+        self.send_lag_ns.add(&other.send_lag_ns).expect("same bounds");
     }
 
     /// All commands together.
@@ -192,10 +217,10 @@ mod tests {
         let mut a = Window::new(2);
         let mut b = Window::new(2);
         a.ops[0].count = 2;
-        a.ops[0].record_latency(1_000);
-        a.ops[0].record_latency(3_000);
+        a.ops[0].record(1_000, 1_000);
+        a.ops[0].record(3_000, 3_000);
         b.ops[0].count = 1;
-        b.ops[0].record_latency(2_000);
+        b.ops[0].record(2_000, 1_000);
         b.errors.add_server(b"ERR");
         b.errors.add_server(b"ERR");
         b.errors.add(ErrorKind::Io, 1);
@@ -211,8 +236,8 @@ mod tests {
     #[test]
     fn huge_latencies_are_clamped_not_lost() {
         let mut op = OpStats::default();
-        op.record_latency(u64::MAX);
-        op.record_latency(0);
+        op.record(u64::MAX, u64::MAX);
+        op.record(0, 0);
         assert_eq!(op.latency_ns.len(), 2);
     }
 }

@@ -197,6 +197,8 @@ mod tests {
             expiry: Some((5, 5)),
             seed: 9,
             interval: Duration::from_secs(1),
+            rate: None,
+            warmup: Duration::ZERO,
         }
     }
 

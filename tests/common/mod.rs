@@ -23,6 +23,15 @@ pub fn free_port() -> u16 {
 impl Server {
     /// Starts `redis-server` with `extra` arguments appended to a no-persistence config.
     pub fn start(extra: &[&str]) -> Server {
+        Server::start_with(&[], extra)
+    }
+
+    /// Like [`start`](Self::start), pinned to one core with taskset.
+    pub fn start_pinned(core: &str, extra: &[&str]) -> Server {
+        Server::start_with(&["taskset", "-c", core], extra)
+    }
+
+    fn start_with(wrapper: &[&str], extra: &[&str]) -> Server {
         // Another test may take the port between our probe and the bind: retry a few times.
         for _ in 0..5 {
             let dir = tempfile::tempdir().unwrap();
@@ -48,8 +57,11 @@ impl Server {
             .map(|s| s.to_string())
             .collect();
             args.extend(extra.iter().map(|s| s.to_string()));
-            let child = Command::new("redis-server")
-                .args(&args)
+            let mut argv: Vec<String> = wrapper.iter().map(|s| s.to_string()).collect();
+            argv.push("redis-server".into());
+            argv.extend(args);
+            let child = Command::new(&argv[0])
+                .args(&argv[1..])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -139,6 +151,37 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The commands the server's MONITOR stream shows while `args` run, as (server timestamp in
+/// seconds, line), waiting until `n` GETs or SETs have been seen or the stream goes quiet.
+pub fn monitored(server: &Server, args: &[&str], n: usize) -> Vec<(f64, String)> {
+    use std::io::{BufRead, BufReader};
+    let mut monitor =
+        Command::new("redis-cli").args(["-p", &server.port_arg(), "MONITOR"]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(monitor.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "OK");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if line.contains("\"GET\"") || line.contains("\"SET\"") {
+                let stamp: f64 = line.split(' ').next().unwrap().parse().unwrap();
+                let _ = tx.send((stamp, line));
+            }
+        }
+    });
+    run_ok(server, args);
+    // MONITOR trails the replies a little: wait for the stream to catch up.
+    let mut seen = Vec::new();
+    while seen.len() < n {
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(item) => seen.push(item),
+            Err(_) => break,
+        }
+    }
+    let _ = monitor.kill();
+    let _ = monitor.wait();
+    seen
 }
 
 /// The respbench binary under test.

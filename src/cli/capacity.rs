@@ -1,0 +1,231 @@
+//! `respbench capacity --slo p99=1ms`: the highest arrival rate that keeps a latency
+//! percentile under a bound. Steps the rate up by doubling, then bisects between the last
+//! rate that held and the first that did not, one short open-loop run per step; a miss is
+//! tried a second time before it counts, so one hiccup of the machine does not end the climb.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, clap_message, parse, usage_error};
+use crate::config::{Config, Rate, StopAfter};
+use crate::engine::Outcome;
+
+/// A latency objective: `p99=1ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slo {
+    /// Percentile, 0 to 100.
+    pub percentile: f64,
+    pub bound: Duration,
+}
+
+/// Parses `pNN[.N]=DURATION` (`p99=1ms`, `p99.9=500us`, `p50=0.2ms`).
+pub fn slo(s: &str) -> Result<Slo, String> {
+    let bad = || format!("expected a percentile and a bound such as p99=1ms or p99.9=500us, got '{s}'");
+    let (p, bound) = s.split_once('=').ok_or_else(bad)?;
+    let percentile: f64 = p.trim().strip_prefix(['p', 'P']).ok_or_else(bad)?.parse().map_err(|_| bad())?;
+    if !(percentile > 0.0 && percentile < 100.0) {
+        return Err(format!("'{s}': the percentile must be above 0 and below 100"));
+    }
+    let bound = match bound.trim().strip_suffix("us") {
+        Some(us) => Duration::from_secs_f64(us.parse::<f64>().map_err(|_| bad())? / 1e6),
+        None => parse::duration(bound).map_err(|_| bad())?,
+    };
+    if bound.is_zero() {
+        return Err(bad());
+    }
+    Ok(Slo { percentile, bound })
+}
+
+/// Finds the highest rate that meets a latency objective.
+#[derive(Debug, Parser)]
+#[command(name = "respbench capacity", version, disable_help_flag = true, max_term_width = 100)]
+struct CapacityArgs {
+    /// The objective: a percentile of the response time (from the intended send) and its bound.
+    #[arg(long, value_parser = slo, help_heading = "Capacity")]
+    slo: Slo,
+    /// First rate tried, requests per second.
+    #[arg(long, default_value = "1000", value_parser = parse::positive, help_heading = "Capacity")]
+    start_rate: u64,
+    /// Highest rate tried.
+    #[arg(long, default_value = "10m", value_parser = parse::positive, help_heading = "Capacity")]
+    max_rate: u64,
+    /// Stop bisecting when the bracket is this close (percent of the rate that held).
+    #[arg(long, default_value_t = 5.0, help_heading = "Capacity")]
+    precision: f64,
+    /// Length of each step (the run's --duration); default 3s.
+    #[command(flatten)]
+    run: Args,
+}
+
+/// One step of the search.
+struct Step {
+    requested: f64,
+    achieved: f64,
+    latency_us: f64,
+    errors: u64,
+    held: bool,
+}
+
+/// A step holds when the percentile is within bound and the rate was delivered (95 %).
+fn judge(requested: f64, outcome: &Outcome, slo: Slo) -> Step {
+    let total = outcome.total();
+    let secs = outcome.elapsed.as_secs_f64().max(1e-9);
+    let achieved = total.count as f64 / secs;
+    let latency_us = total.latency_ns.value_at_quantile(slo.percentile / 100.0) as f64 / 1000.0;
+    let held = latency_us <= slo.bound.as_secs_f64() * 1e6 && achieved >= 0.95 * requested && total.count > 0;
+    Step { requested, achieved, latency_us, errors: total.errors, held }
+}
+
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args = match CapacityArgs::try_parse_from(args) {
+        Ok(a) => a,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => return usage_error(&clap_message(&e)),
+    };
+    if args.run.rate.is_some() || args.run.requests.is_some() || args.run.runs > 1 {
+        return usage_error("capacity chooses the rates itself: drop --rate, -n and --runs");
+    }
+    if !(args.precision > 0.0 && args.precision < 100.0) {
+        return usage_error(&format!("--precision {} must be a percentage above 0 and below 100", args.precision));
+    }
+    let (slo, start, max, precision) = (args.slo, args.start_rate as f64, args.max_rate as f64, args.precision);
+    let mut run = args.run;
+    let step_length = run.duration.take().unwrap_or(Duration::from_secs(3));
+    let (mut config, _) = match run.into_config() {
+        Ok(c) => c,
+        Err(msg) => return usage_error(&msg),
+    };
+    config.stop = StopAfter::Duration(step_length);
+    let stop = super::install_sigint();
+    match search(&mut config, slo, start, max, precision, &stop) {
+        Ok((steps, best, interrupted)) => {
+            print!("{}", render(&steps, best, slo));
+            if interrupted { ExitCode::from(EXIT_INTERRUPTED) } else { ExitCode::SUCCESS }
+        }
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+type Found = (Vec<Step>, Option<f64>, bool);
+
+fn search(
+    config: &mut Config,
+    slo: Slo,
+    start: f64,
+    max: f64,
+    precision: f64,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Found, crate::net::ConnectError> {
+    let mut steps = Vec::new();
+    let mut try_rate = |rate: f64, steps: &mut Vec<Step>| -> Result<bool, crate::net::ConnectError> {
+        config.rate = Some(Rate { per_sec: rate, poisson: config.rate.is_some_and(|r| r.poisson) });
+        let outcome = super::measure(config, 1, stop, |_| {})?;
+        let step = judge(rate, &outcome, slo);
+        eprintln!(
+            "  {:>12.0} req/s requested, {:>12.0} achieved, p{}={:.3} ms: {}",
+            step.requested,
+            step.achieved,
+            slo.percentile,
+            step.latency_us / 1000.0,
+            if step.held { "holds" } else { "misses" }
+        );
+        let held = step.held;
+        steps.push(step);
+        Ok(held)
+    };
+    // Machines hiccup: a miss counts only when a second try at the same rate misses too.
+    let mut try_rate = |rate: f64, steps: &mut Vec<Step>| -> Result<bool, crate::net::ConnectError> {
+        Ok(try_rate(rate, steps)? || (!interrupted_now(stop) && try_rate(rate, steps)?))
+    };
+    let interrupted = interrupted_now;
+    // Bracket: the highest rate that held and the lowest that did not.
+    let (mut good, mut bad): (Option<f64>, Option<f64>) = (None, None);
+    let mut rate = start.min(max);
+    while !interrupted(stop) {
+        if try_rate(rate, &mut steps)? {
+            good = Some(rate);
+            if rate >= max {
+                break;
+            }
+            rate = (rate * 2.0).min(max);
+        } else {
+            bad = Some(rate);
+            if good.is_some() || rate < 2.0 {
+                break;
+            }
+            rate /= 2.0;
+        }
+    }
+    if let (Some(mut lo), Some(mut hi)) = (good, bad) {
+        while (hi - lo) / lo > precision / 100.0 && !interrupted(stop) {
+            let mid = ((lo + hi) / 2.0).round();
+            if try_rate(mid, &mut steps)? { lo = mid } else { hi = mid }
+        }
+        good = Some(lo);
+    }
+    Ok((steps, good, interrupted(stop)))
+}
+
+fn interrupted_now(stop: &std::sync::atomic::AtomicBool) -> bool {
+    stop.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+fn render(steps: &[Step], best: Option<f64>, slo: Slo) -> String {
+    let mut out = String::new();
+    let bound_ms = slo.bound.as_secs_f64() * 1000.0;
+    let _ = writeln!(
+        out,
+        "Capacity search: p{} of the response time (from the intended send) <= {bound_ms} ms",
+        slo.percentile
+    );
+    let _ = writeln!(
+        out,
+        "{:>6}{:>16}{:>16}{:>14}{:>10}  result",
+        "step", "requested/s", "achieved/s", "latency ms", "errors"
+    );
+    for (i, s) in steps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{:>6}{:>16.0}{:>16.0}{:>14.3}{:>10}  {}",
+            i + 1,
+            s.requested,
+            s.achieved,
+            s.latency_us / 1000.0,
+            s.errors,
+            if s.held { "holds" } else { "misses" }
+        );
+    }
+    match best {
+        Some(rate) => {
+            let _ = writeln!(out, "Capacity: {rate:.0} requests per second hold p{}<={bound_ms} ms", slo.percentile);
+        }
+        None => {
+            let _ = writeln!(out, "Capacity: no rate tried holds p{}<={bound_ms} ms", slo.percentile);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_objectives() {
+        assert_eq!(slo("p99=1ms"), Ok(Slo { percentile: 99.0, bound: Duration::from_millis(1) }));
+        assert_eq!(slo("p99.9=500us"), Ok(Slo { percentile: 99.9, bound: Duration::from_micros(500) }));
+        assert!(slo("p100=1ms").is_err());
+        assert!(slo("99=1ms").unwrap_err().contains("'99=1ms'"));
+        assert!(slo("p99").is_err());
+    }
+}

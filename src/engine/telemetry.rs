@@ -1,0 +1,217 @@
+//! Who was busy: the client's own CPU per worker thread (from the kernel), and the server's CPU
+//! sampled from `INFO cpu` over a separate connection that carries no measured traffic.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::config::ServerOptions;
+use crate::net::Session;
+
+/// A worker thread's CPU over the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ThreadCpu {
+    /// User + system time the thread ran.
+    pub cpu_secs: f64,
+    /// Time it was runnable but waiting for a core (another process had it).
+    pub runqueue_wait_secs: f64,
+    pub wall_secs: f64,
+}
+
+impl ThreadCpu {
+    /// The calling thread's counters so far (wall left at zero).
+    pub fn now() -> ThreadCpu {
+        // SAFETY: getrusage writes into the struct we pass and reads nothing else.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let cpu_secs = if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } == 0 {
+            let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            secs(usage.ru_utime) + secs(usage.ru_stime)
+        } else {
+            0.0
+        };
+        // "run time, run-queue wait, time slices" in nanoseconds, where the kernel keeps them.
+        let runqueue_wait_secs = std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1).and_then(|w| w.parse::<f64>().ok()))
+            .map_or(0.0, |ns| ns / 1e9);
+        ThreadCpu { cpu_secs, runqueue_wait_secs, wall_secs: 0.0 }
+    }
+
+    /// The difference from `before`, over `wall`.
+    pub fn since(&self, before: &ThreadCpu, wall: Duration) -> ThreadCpu {
+        ThreadCpu {
+            cpu_secs: self.cpu_secs - before.cpu_secs,
+            runqueue_wait_secs: self.runqueue_wait_secs - before.runqueue_wait_secs,
+            wall_secs: wall.as_secs_f64(),
+        }
+    }
+
+    /// Share of the wall time the thread ran or wanted to run: near 1 means it set the pace.
+    pub fn busy(&self) -> f64 {
+        if self.wall_secs > 0.0 { (self.cpu_secs + self.runqueue_wait_secs) / self.wall_secs } else { 0.0 }
+    }
+}
+
+/// Server CPU as a share of one core (1.0 = one core fully busy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ServerCpu {
+    /// All of the server's threads.
+    pub total: f64,
+    /// The main (command-executing) thread, when the server reports it.
+    pub main_thread: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CpuTimes {
+    total: f64,
+    main: Option<f64>,
+}
+
+/// Samples `INFO cpu`; each sample gives the CPU share since the previous one.
+pub struct ServerCpuSampler {
+    session: Session,
+    first: Option<(Instant, CpuTimes)>,
+    last: Option<(Instant, CpuTimes)>,
+}
+
+impl ServerCpuSampler {
+    /// `None` when the server cannot be reached or refuses INFO.
+    pub fn open(server: &ServerOptions) -> Option<ServerCpuSampler> {
+        let mut sampler = ServerCpuSampler { session: Session::open(server).ok()?, first: None, last: None };
+        sampler.read()?;
+        Some(sampler)
+    }
+
+    fn read(&mut self) -> Option<CpuTimes> {
+        let reply = self.session.call(&[b"INFO", b"cpu"]).ok()?;
+        let text = String::from_utf8_lossy(reply.text()).into_owned();
+        parse_cpu(&text)
+    }
+
+    /// Starts the measured span now.
+    pub fn begin(&mut self) {
+        if let Some(times) = self.read() {
+            let now = Instant::now();
+            self.first = Some((now, times));
+            self.last = Some((now, times));
+        }
+    }
+
+    /// CPU share since the previous sample (or `begin`).
+    pub fn sample(&mut self) -> Option<ServerCpu> {
+        let times = self.read()?;
+        let now = Instant::now();
+        let share = self.last.map(|(at, prev)| share(prev, times, now.duration_since(at)));
+        self.last = Some((now, times));
+        share
+    }
+
+    /// CPU share over the whole span from `begin` to the last sample.
+    pub fn overall(&self) -> Option<ServerCpu> {
+        let ((t0, first), (t1, last)) = (self.first?, self.last?);
+        (t1 > t0).then(|| share(first, last, t1.duration_since(t0)))
+    }
+}
+
+fn share(prev: CpuTimes, next: CpuTimes, wall: Duration) -> ServerCpu {
+    let secs = wall.as_secs_f64().max(1e-9);
+    ServerCpu {
+        total: ((next.total - prev.total) / secs).max(0.0),
+        main_thread: match (prev.main, next.main) {
+            (Some(a), Some(b)) => Some(((b - a) / secs).max(0.0)),
+            _ => None,
+        },
+    }
+}
+
+fn parse_cpu(text: &str) -> Option<CpuTimes> {
+    let field = |name: &str| -> Option<f64> {
+        text.lines().find_map(|l| l.trim_end().strip_prefix(name)?.strip_prefix(':')?.parse().ok())
+    };
+    let total = field("used_cpu_user")? + field("used_cpu_sys")?;
+    let main = match (field("used_cpu_user_main_thread"), field("used_cpu_sys_main_thread")) {
+        (Some(u), Some(s)) => Some(u + s),
+        _ => None,
+    };
+    Some(CpuTimes { total, main })
+}
+
+/// Who set the pace of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bottleneck {
+    /// A worker thread of respbench was busy nearly all the time: the figures measure the client.
+    ClientBound,
+    /// The server's main thread (or the whole server) was busy nearly all the time.
+    ServerBound,
+    /// Neither was saturated: latency, the network or the pacing set the pace.
+    Neither,
+}
+
+/// Busy share above which a thread is taken as saturated.
+pub const SATURATED: f64 = 0.9;
+
+/// Runs shorter than this are mostly connecting and starting: no verdict.
+const MIN_JUDGED_SECS: f64 = 0.5;
+
+/// The verdict and its one-line explanation.
+pub fn verdict(client: &[ThreadCpu], server: Option<ServerCpu>) -> (Bottleneck, String) {
+    let busiest = client.iter().map(ThreadCpu::busy).fold(0.0, f64::max);
+    let threads: Vec<String> = client.iter().map(|t| format!("{:.0}%", t.busy() * 100.0)).collect();
+    let client_text = format!("client threads busy {}", threads.join(", "));
+    let server_busy = server.map(|s| s.main_thread.unwrap_or(s.total));
+    let server_text = match server {
+        Some(ServerCpu { total, main_thread: Some(main) }) => {
+            format!("server main thread {:.0}%, all threads {:.0}% of a core", main * 100.0, total * 100.0)
+        }
+        Some(ServerCpu { total, main_thread: None }) => format!("server {:.0}% of a core", total * 100.0),
+        None => "server CPU unknown (INFO refused)".into(),
+    };
+    let longest = client.iter().map(|t| t.wall_secs).fold(0.0, f64::max);
+    if longest < MIN_JUDGED_SECS {
+        return (
+            Bottleneck::Neither,
+            format!("too short to judge (under {MIN_JUDGED_SECS} s); {client_text}; {server_text}"),
+        );
+    }
+    let verdict = if busiest >= SATURATED {
+        Bottleneck::ClientBound
+    } else if server_busy.is_some_and(|b| b >= SATURATED) {
+        Bottleneck::ServerBound
+    } else {
+        Bottleneck::Neither
+    };
+    (verdict, format!("{client_text}; {server_text}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(busy: f64) -> ThreadCpu {
+        ThreadCpu { cpu_secs: busy, runqueue_wait_secs: 0.0, wall_secs: 1.0 }
+    }
+
+    #[test]
+    fn parses_info_cpu() {
+        let text = "# CPU\r\nused_cpu_sys:1.5\r\nused_cpu_user:2.0\r\nused_cpu_sys_main_thread:1.0\r\nused_cpu_user_main_thread:1.25\r\n";
+        let t = parse_cpu(text).unwrap();
+        assert_eq!(t.total, 3.5);
+        assert_eq!(t.main, Some(2.25));
+        assert!(parse_cpu("nothing").is_none());
+    }
+
+    #[test]
+    fn verdicts() {
+        let busy_server = Some(ServerCpu { total: 0.99, main_thread: Some(0.97) });
+        let idle_server = Some(ServerCpu { total: 0.3, main_thread: Some(0.3) });
+        assert_eq!(verdict(&[thread(0.98), thread(0.5)], idle_server).0, Bottleneck::ClientBound);
+        assert_eq!(verdict(&[thread(0.5)], busy_server).0, Bottleneck::ServerBound);
+        assert_eq!(verdict(&[thread(0.5)], idle_server).0, Bottleneck::Neither);
+        assert_eq!(verdict(&[thread(0.5)], None).0, Bottleneck::Neither);
+        // Both saturated: the client's share of the blame makes the figures untrustworthy.
+        assert_eq!(verdict(&[thread(0.95)], busy_server).0, Bottleneck::ClientBound);
+        let short = ThreadCpu { cpu_secs: 0.01, runqueue_wait_secs: 0.0, wall_secs: 0.01 };
+        assert!(verdict(&[short], idle_server).1.starts_with("too short"));
+    }
+}
