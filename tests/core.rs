@@ -100,7 +100,8 @@ fn duration_run_stops_on_time_and_writes_a_timeline() {
     let started = Instant::now();
     let out = run_ok(&server, &["--duration", "2s", "-c", "4", "--json", json.to_str().unwrap()]);
     let wall = started.elapsed();
-    assert!(wall < Duration::from_secs_f64(2.6), "took {wall:?}");
+    // The measured phase is checked below; the process as a whole adds connecting and writing.
+    assert!(wall < Duration::from_secs_f64(3.5), "took {wall:?}");
     let doc = read_json(&json);
     let secs = doc["duration_secs"].as_f64().unwrap();
     assert!((1.8..2.2).contains(&secs), "measured {secs} s");
@@ -326,6 +327,11 @@ fn help_lists_the_flags_without_a_short_h() {
         "--seed",
         "--json",
         "--quiet",
+        "--rate",
+        "--arrival",
+        "--warmup",
+        "--runs",
+        "--hdr-log",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }

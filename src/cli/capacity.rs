@@ -6,6 +6,7 @@
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Parser;
@@ -124,35 +125,50 @@ fn search(
     start: f64,
     max: f64,
     precision: f64,
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &AtomicBool,
 ) -> Result<Found, crate::net::ConnectError> {
     let mut steps = Vec::new();
-    let mut try_rate = |rate: f64, steps: &mut Vec<Step>| -> Result<bool, crate::net::ConnectError> {
-        config.rate = Some(Rate { per_sec: rate, poisson: config.rate.is_some_and(|r| r.poisson) });
-        let outcome = super::measure(config, 1, stop, |_| {})?;
-        let step = judge(rate, &outcome, slo);
-        eprintln!(
-            "  {:>12.0} req/s requested, {:>12.0} achieved, p{}={:.3} ms: {}",
-            step.requested,
-            step.achieved,
-            slo.percentile,
-            step.latency_us / 1000.0,
-            if step.held { "holds" } else { "misses" }
-        );
-        let held = step.held;
-        steps.push(step);
-        Ok(held)
-    };
-    // Machines hiccup: a miss counts only when a second try at the same rate misses too.
-    let mut try_rate = |rate: f64, steps: &mut Vec<Step>| -> Result<bool, crate::net::ConnectError> {
-        Ok(try_rate(rate, steps)? || (!interrupted_now(stop) && try_rate(rate, steps)?))
-    };
-    let interrupted = interrupted_now;
+    let best = climb(
+        start,
+        max,
+        precision,
+        || stop.load(Ordering::SeqCst),
+        |rate| {
+            config.rate = Some(Rate { per_sec: rate, poisson: config.rate.is_some_and(|r| r.poisson) });
+            let outcome = super::measure(config, 1, stop, |_| {})?;
+            let step = judge(rate, &outcome, slo);
+            eprintln!(
+                "  {:>12.0} req/s requested, {:>12.0} achieved, p{}={:.3} ms: {}",
+                step.requested,
+                step.achieved,
+                slo.percentile,
+                step.latency_us / 1000.0,
+                if step.held { "holds" } else { "misses" }
+            );
+            let held = step.held;
+            steps.push(step);
+            Ok(held)
+        },
+    )?;
+    Ok((steps, best, stop.load(Ordering::SeqCst)))
+}
+
+/// The search itself, over any `holds(rate)`: double from `start` while it holds, then bisect
+/// between the last rate that held and the first that missed until they are within
+/// `precision` percent. A miss is tried a second time before it counts.
+fn climb<E>(
+    start: f64,
+    max: f64,
+    precision: f64,
+    interrupted: impl Fn() -> bool,
+    mut holds: impl FnMut(f64) -> Result<bool, E>,
+) -> Result<Option<f64>, E> {
+    let mut confirmed = |rate: f64| -> Result<bool, E> { Ok(holds(rate)? || (!interrupted() && holds(rate)?)) };
     // Bracket: the highest rate that held and the lowest that did not.
     let (mut good, mut bad): (Option<f64>, Option<f64>) = (None, None);
     let mut rate = start.min(max);
-    while !interrupted(stop) {
-        if try_rate(rate, &mut steps)? {
+    while !interrupted() {
+        if confirmed(rate)? {
             good = Some(rate);
             if rate >= max {
                 break;
@@ -167,17 +183,13 @@ fn search(
         }
     }
     if let (Some(mut lo), Some(mut hi)) = (good, bad) {
-        while (hi - lo) / lo > precision / 100.0 && !interrupted(stop) {
+        while (hi - lo) / lo > precision / 100.0 && !interrupted() {
             let mid = ((lo + hi) / 2.0).round();
-            if try_rate(mid, &mut steps)? { lo = mid } else { hi = mid }
+            if confirmed(mid)? { lo = mid } else { hi = mid }
         }
         good = Some(lo);
     }
-    Ok((steps, good, interrupted(stop)))
-}
-
-fn interrupted_now(stop: &std::sync::atomic::AtomicBool) -> bool {
-    stop.load(std::sync::atomic::Ordering::SeqCst)
+    Ok(good)
 }
 
 fn render(steps: &[Step], best: Option<f64>, slo: Slo) -> String {
@@ -227,5 +239,39 @@ mod tests {
         assert!(slo("p100=1ms").is_err());
         assert!(slo("99=1ms").unwrap_err().contains("'99=1ms'"));
         assert!(slo("p99").is_err());
+    }
+
+    /// A synthetic server whose capacity is `knee`: a rate holds below it, except that one
+    /// step in `flake_every` misses by chance, as steps on a busy machine do.
+    fn synthetic(knee: f64, flake_every: usize) -> impl FnMut(f64) -> Result<bool, ()> {
+        let mut calls = 0;
+        move |rate| {
+            calls += 1;
+            Ok(rate <= knee && (flake_every == 0 || calls % flake_every != 0))
+        }
+    }
+
+    #[test]
+    fn climb_lands_within_the_precision_of_the_knee() {
+        for knee in [1_234.0, 60_000.0, 512_000.0, 2_000_000.0] {
+            let found = climb(1000.0, 10e6, 5.0, || false, synthetic(knee, 0)).unwrap().unwrap();
+            assert!(found <= knee && found >= knee * 0.95, "knee {knee}: found {found}");
+        }
+    }
+
+    #[test]
+    fn one_flaky_miss_does_not_end_the_climb() {
+        for flake_every in [3, 4, 5, 7] {
+            let found = climb(1000.0, 10e6, 5.0, || false, synthetic(100_000.0, flake_every)).unwrap().unwrap();
+            assert!((95_000.0..=100_000.0).contains(&found), "flaky every {flake_every}: {found}");
+        }
+    }
+
+    #[test]
+    fn below_the_start_it_halves_and_at_the_ceiling_it_stops() {
+        let found = climb(1000.0, 10e6, 5.0, || false, synthetic(300.0, 0)).unwrap().unwrap();
+        assert!((285.0..=300.0).contains(&found), "{found}");
+        assert_eq!(climb(1000.0, 4000.0, 5.0, || false, synthetic(1e9, 0)).unwrap(), Some(4000.0));
+        assert_eq!(climb(1000.0, 4000.0, 5.0, || false, synthetic(0.5, 0)).unwrap(), None);
     }
 }

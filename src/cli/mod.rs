@@ -137,11 +137,14 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// clap's first line without its "error: " prefix.
+/// clap's message as one line: its first paragraph (which may list the missing arguments on
+/// lines of their own), without the "error: " prefix or the usage that follows.
 fn clap_message(e: &clap::Error) -> String {
     let rendered = e.to_string();
-    let first = rendered.lines().next().unwrap_or("invalid arguments");
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    let paragraph: Vec<&str> = rendered.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+    let joined = paragraph.join(" ");
+    let message = joined.strip_prefix("error: ").unwrap_or(&joined);
+    if message.is_empty() { "invalid arguments".to_string() } else { message.to_string() }
 }
 
 fn usage_error(msg: &str) -> ExitCode {

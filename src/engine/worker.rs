@@ -302,7 +302,7 @@ impl<'p> Worker<'p> {
                 _ => {}
             }
             let response = now.saturating_duration_since(req.intended).as_nanos() as u64;
-            let service = now.saturating_duration_since(req.sent).as_nanos() as u64;
+            let service = self.paced.then(|| now.saturating_duration_since(req.sent).as_nanos() as u64);
             op.record(response, service);
         }
         if conn.rstart == conn.rend {

@@ -37,7 +37,7 @@ impl HdrLog {
         let length = Duration::from_secs_f64(p.interval.duration_secs);
         let total = p.interval.window.total();
         self.histograms.push((start, length, "response", to_micros(&total.latency_ns)));
-        self.histograms.push((start, length, "service", to_micros(&total.service_ns)));
+        self.histograms.push((start, length, "service", to_micros(total.service_histogram())));
         self.compact();
     }
 

@@ -23,8 +23,10 @@ pub struct OpStats {
     pub bytes_in: u64,
     /// Response time of every reply, from the intended send time, in nanoseconds.
     pub latency_ns: Histogram<u64>,
-    /// Service time of every reply, from the actual send, in nanoseconds. Equal to
-    /// `latency_ns` in closed loop; smaller when an open-loop run sent late.
+    /// Service time of every reply, from the actual send, in nanoseconds; smaller than
+    /// `latency_ns` when an open-loop run sent late. Closed loop leaves it empty: there the
+    /// intended time is the actual send, and [`service_histogram`](Self::service_histogram)
+    /// reads `latency_ns` instead of recording every reply twice.
     pub service_ns: Histogram<u64>,
 }
 
@@ -48,11 +50,18 @@ impl Default for OpStats {
 }
 
 impl OpStats {
-    /// Records one reply's response time and service time.
+    /// Records one reply's response time and, in open loop, its service time.
     #[inline]
-    pub fn record(&mut self, response_ns: u64, service_ns: u64) {
+    pub fn record(&mut self, response_ns: u64, service_ns: Option<u64>) {
         self.latency_ns.saturating_record(response_ns.max(1));
-        self.service_ns.saturating_record(service_ns.max(1));
+        if let Some(ns) = service_ns {
+            self.service_ns.saturating_record(ns.max(1));
+        }
+    }
+
+    /// Service times: their own histogram in open loop, the response times in closed loop.
+    pub fn service_histogram(&self) -> &Histogram<u64> {
+        if self.service_ns.is_empty() { &self.latency_ns } else { &self.service_ns }
     }
 
     pub fn merge(&mut self, other: &OpStats) {
@@ -72,7 +81,7 @@ impl OpStats {
     }
 
     pub fn service(&self) -> LatencySummary {
-        LatencySummary::of(&self.service_ns)
+        LatencySummary::of(self.service_histogram())
     }
 }
 
@@ -217,10 +226,10 @@ mod tests {
         let mut a = Window::new(2);
         let mut b = Window::new(2);
         a.ops[0].count = 2;
-        a.ops[0].record(1_000, 1_000);
-        a.ops[0].record(3_000, 3_000);
+        a.ops[0].record(1_000, Some(1_000));
+        a.ops[0].record(3_000, Some(3_000));
         b.ops[0].count = 1;
-        b.ops[0].record(2_000, 1_000);
+        b.ops[0].record(2_000, Some(1_000));
         b.errors.add_server(b"ERR");
         b.errors.add_server(b"ERR");
         b.errors.add(ErrorKind::Io, 1);
@@ -236,8 +245,8 @@ mod tests {
     #[test]
     fn huge_latencies_are_clamped_not_lost() {
         let mut op = OpStats::default();
-        op.record(u64::MAX, u64::MAX);
-        op.record(0, 0);
+        op.record(u64::MAX, Some(u64::MAX));
+        op.record(0, None);
         assert_eq!(op.latency_ns.len(), 2);
     }
 }
