@@ -112,8 +112,8 @@ fn duration_run_stops_on_time_and_writes_a_timeline() {
     assert_eq!(summed, doc["totals"]["count"].as_u64().unwrap());
     assert_eq!(doc["schema_version"], 1);
     assert_eq!(doc["server"]["name"], "redis");
-    // Nothing on stderr when it is not a terminal: no live line.
-    assert_eq!(stderr(&out), "");
+    // No live line when stderr is not a terminal (warnings about the empty keyspace may be there).
+    assert!(!stderr(&out).contains('\r'), "{}", stderr(&out));
 }
 
 #[test]
@@ -205,8 +205,12 @@ fn hits_and_misses_are_counted() {
     let get = &doc["commands"]["GET"];
     let (hits, misses) = (get["hits"].as_u64().unwrap(), get["misses"].as_u64().unwrap());
     assert_eq!(hits + misses, 4000);
-    assert_eq!(hits, server.info_u64("stats", "keyspace_hits"));
-    assert_eq!(misses, server.info_u64("stats", "keyspace_misses"));
+    // The check before the run looks up 32 sampled keys of the range with one EXISTS, which the
+    // server counts as hits and misses too; the rest are the run's GETs, one for one.
+    let (server_hits, server_misses) =
+        (server.info_u64("stats", "keyspace_hits"), server.info_u64("stats", "keyspace_misses"));
+    assert_eq!(server_hits + server_misses, 4000 + 32);
+    assert!(server_hits >= hits && server_hits - hits <= 32, "client {hits}, server {server_hits}");
     assert!((1600..2400).contains(&hits), "{hits}");
 }
 

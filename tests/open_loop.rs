@@ -246,7 +246,7 @@ fn a_light_load_is_neither_bound() {
     let cpu = doc["server_cpu"]["main_thread"].as_f64().unwrap();
     assert!(cpu < 0.5, "server main thread {cpu}");
     let points = doc["time_series"].as_array().unwrap();
-    assert!(points.iter().any(|p| p["server_cpu"]["total"].as_f64().is_some()));
+    assert!(points.iter().any(|p| p["server"]["cpu"]["total"].as_f64().is_some()));
 }
 
 /// Runs the capacity search and returns the rate it reports.

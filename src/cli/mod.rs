@@ -2,6 +2,7 @@
 //! runs it, prints and writes the reports, and maps every failure to one line and a code.
 
 mod capacity;
+mod fill;
 mod native;
 pub mod parse;
 
@@ -30,9 +31,14 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// The whole program: what `main` calls.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
-    if args.get(1).is_some_and(|a| a == "capacity") {
-        let rest = std::iter::once(OsString::from("respbench capacity")).chain(args[2..].iter().cloned());
-        return capacity::main(rest);
+    let subcommand: Option<fn(Vec<OsString>) -> ExitCode> = match args.get(1).and_then(|a| a.to_str()) {
+        Some("capacity") => Some(capacity::main),
+        Some("fill") => Some(fill::main),
+        _ => None,
+    };
+    if let Some(run) = subcommand {
+        let name = format!("respbench {}", args[1].to_string_lossy());
+        return run(std::iter::once(OsString::from(name)).chain(args[2..].iter().cloned()).collect());
     }
     let (config, output) = match parse_native(args) {
         Ok(parsed) => parsed,
@@ -97,21 +103,32 @@ fn measure(
     Ok(Outcome::pool(outcomes).expect("at least one run"))
 }
 
-/// One benchmark: run, print, write files; returns the exit code.
+/// One benchmark: check, run, print, write files; returns the exit code.
 fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
+    let warnings = match engine::preflight(config) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    for warning in &warnings {
+        eprintln!("respbench: warning: {warning}");
+    }
     let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
     let outcome = measure(config, output.runs, stop, |p| {
         if let Some(log) = hdr_log.as_mut() {
             log.add(p);
         }
     });
-    let outcome = match outcome {
+    let mut outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(EXIT_FAILURE);
         }
     };
+    outcome.warnings.splice(0..0, warnings);
     let run = Run { config, outcome: &outcome };
     let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
     let mut stdout = std::io::stdout().lock();

@@ -3,6 +3,8 @@
 //! small strategy pieces each connection carries (its pacer, its quota, its request stream).
 
 mod pacer;
+mod preflight;
+mod server_stats;
 mod telemetry;
 mod timer;
 mod worker;
@@ -15,8 +17,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
 pub use pacer::Pacer;
-use telemetry::ServerCpuSampler;
-pub use telemetry::{Bottleneck, SATURATED, ServerCpu, ThreadCpu, verdict};
+pub use preflight::preflight;
+pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
+pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
 use worker::{Conn, WorkerPlan};
 
 use crate::config::{Config, StopAfter};
@@ -45,8 +48,8 @@ pub struct Interval {
     /// Its length: the configured interval, shorter for the last one.
     pub duration_secs: f64,
     pub window: Window,
-    /// The server's CPU over (about) this interval, when INFO is allowed.
-    pub server_cpu: Option<ServerCpu>,
+    /// The server over (about) this interval, when INFO is allowed.
+    pub server: Option<ServerSample>,
 }
 
 /// One run's headline figures, kept per run when `--runs` repeats the measured phase.
@@ -79,8 +82,12 @@ pub struct Outcome {
     pub command_names: Vec<String>,
     /// Per worker thread, over the run.
     pub client_threads: Vec<ThreadCpu>,
-    /// The server's CPU over the measured phase, when INFO is allowed.
-    pub server_cpu: Option<ServerCpu>,
+    /// The server over the measured phase, when INFO is allowed.
+    pub server_stats: Option<ServerSample>,
+    /// Highest used_memory sampled during the measured phase.
+    pub server_peak_memory: Option<u64>,
+    /// Things the user should know about the run (checks before it, telemetry during it).
+    pub warnings: Vec<String>,
     /// One entry per run (several with `--runs`).
     pub runs: Vec<RunFigures>,
 }
@@ -122,13 +129,27 @@ impl Outcome {
             pooled.elapsed += next.elapsed;
             pooled.interrupted |= next.interrupted;
             pooled.client_threads.extend(next.client_threads);
-            pooled.server_cpu = match (pooled.server_cpu, next.server_cpu) {
-                (Some(a), Some(b)) => Some(ServerCpu {
-                    total: (a.total + b.total) / 2.0,
-                    main_thread: a.main_thread.zip(b.main_thread).map(|(x, y)| (x + y) / 2.0),
-                }),
+            // The last run's server figures stand for the pool, with the CPU averaged.
+            pooled.server_stats = match (pooled.server_stats, next.server_stats) {
+                (Some(a), Some(mut b)) => {
+                    b.cpu.total = (a.cpu.total + b.cpu.total) / 2.0;
+                    b.cpu.main_thread = a.cpu.main_thread.zip(b.cpu.main_thread).map(|(x, y)| (x + y) / 2.0);
+                    b.keyspace_hits += a.keyspace_hits;
+                    b.keyspace_misses += a.keyspace_misses;
+                    b.evicted_keys += a.evicted_keys;
+                    b.expired_keys += a.expired_keys;
+                    let reads = b.keyspace_hits + b.keyspace_misses;
+                    b.hit_ratio = (reads > 0).then(|| b.keyspace_hits as f64 / reads as f64);
+                    Some(b)
+                }
                 (a, b) => a.or(b),
             };
+            pooled.server_peak_memory = pooled.server_peak_memory.max(next.server_peak_memory);
+            for w in next.warnings {
+                if !pooled.warnings.contains(&w) {
+                    pooled.warnings.push(w);
+                }
+            }
             pooled.runs.extend(next.runs);
         }
         Some(pooled)
@@ -160,7 +181,7 @@ pub fn run(
     let mut control = Session::open(&config.server)?;
     let server = ServerInfo::query(&mut control);
     drop(control);
-    let mut sampler = ServerCpuSampler::open(&config.server);
+    let mut sampler = ServerSampler::open(&config.server);
 
     let workload = Arc::new(Workload::compile(config));
     let threads = config.threads.min(config.connections).max(1);
@@ -256,15 +277,51 @@ pub fn run(
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
-        let server_cpu = sampler.as_mut().and_then(|s| {
+        let server_stats = sampler.as_mut().and_then(|s| {
             s.sample();
             s.overall()
         });
         let mut outcome = collector.finish(stop.load(Ordering::SeqCst), server, workload.names().to_vec());
-        outcome.server_cpu = server_cpu;
+        // Clients connected is a gauge best read while the load runs, not after it.
+        outcome.server_stats = server_stats.map(|mut s| {
+            let during = outcome.timeline.iter().filter_map(|i| i.server.map(|x| x.connected_clients)).max();
+            s.connected_clients = during.unwrap_or(s.connected_clients);
+            s
+        });
+        outcome.server_peak_memory = sampler.as_ref().map(|s| s.peak_used_memory);
+        outcome.warnings = telemetry_warnings(&outcome, sampler.is_some());
         outcome.runs = vec![outcome.figures()];
         Ok(outcome)
     })
+}
+
+/// Server CPU share above which a run gets a warning (the cloud guides' rule: keep it under 80 %).
+pub const SERVER_CPU_WARNING: f64 = 0.8;
+
+/// What the server's telemetry says the user should know.
+fn telemetry_warnings(outcome: &Outcome, sampled: bool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !sampled {
+        warnings.push("the server refused INFO: no server telemetry (CPU, memory, hit ratio) for this run".into());
+        return warnings;
+    }
+    let busiest = outcome
+        .timeline
+        .iter()
+        .filter_map(|i| i.server.map(|s| s.cpu.main_thread.unwrap_or(s.cpu.total)))
+        .fold(0.0, f64::max);
+    if busiest > SERVER_CPU_WARNING {
+        warnings.push(format!(
+            "server CPU reached {:.0}% of a core (main thread) in some interval: above the {:.0}% the guides advise",
+            busiest * 100.0,
+            SERVER_CPU_WARNING * 100.0
+        ));
+    }
+    let evicted: u64 = outcome.timeline.iter().filter_map(|i| i.server.map(|s| s.evicted_keys)).sum();
+    if evicted > 0 {
+        warnings.push(format!("the server evicted {evicted} keys during the run: it is out of memory for this data"));
+    }
+    warnings
 }
 
 /// Merges the workers' windows: an interval is complete once every worker has moved past it.
@@ -298,7 +355,7 @@ impl<'c> Collector<'c> {
         }
     }
 
-    fn take(&mut self, msg: Msg, sampler: &mut Option<ServerCpuSampler>, observe: &mut dyn FnMut(&Progress)) {
+    fn take(&mut self, msg: Msg, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
         let (worker, interval, window) = match msg {
             Msg::Failed(_) => return,
             Msg::Window { worker, interval, window } => (worker, interval, window),
@@ -315,12 +372,13 @@ impl<'c> Collector<'c> {
         self.complete_ready(sampler, observe);
     }
 
-    /// Moves every interval all workers are past into the timeline, oldest first.
-    fn complete_ready(&mut self, sampler: &mut Option<ServerCpuSampler>, observe: &mut dyn FnMut(&Progress)) {
+    /// Moves every interval all workers have handed in (or that a finished worker will never
+    /// hand in) into the timeline, oldest first.
+    fn complete_ready(&mut self, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
         let all_done = self.reported.iter().all(|(_, done)| *done);
         while let Some((&index, _)) = self.pending.first_key_value() {
             let complete =
-                all_done || self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l > index));
+                all_done || self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l >= index));
             if !complete {
                 break;
             }
@@ -332,14 +390,14 @@ impl<'c> Collector<'c> {
             } else {
                 start_secs + interval_secs
             };
-            let server_cpu = sampler.as_mut().and_then(ServerCpuSampler::sample);
+            let server = sampler.as_mut().and_then(ServerSampler::sample);
             self.timeline.push(Interval {
                 run: self.run,
                 index,
                 start_secs,
                 duration_secs: (end_secs - start_secs).max(0.0),
                 window,
-                server_cpu,
+                server,
             });
             let interval = self.timeline.last().expect("just pushed");
             let elapsed = Duration::from_secs_f64(end_secs);
@@ -370,7 +428,9 @@ impl<'c> Collector<'c> {
             server,
             command_names,
             client_threads: self.client_threads,
-            server_cpu: None,
+            server_stats: None,
+            server_peak_memory: None,
+            warnings: Vec::new(),
             runs: Vec::new(),
         }
     }

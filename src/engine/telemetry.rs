@@ -1,12 +1,11 @@
-//! Who was busy: the client's own CPU per worker thread (from the kernel), and the server's CPU
-//! sampled from `INFO cpu` over a separate connection that carries no measured traffic.
+//! Who was busy: the client's own CPU per worker thread (from the kernel), weighed against the
+//! server's (from [`super::server_stats`]) for the bottleneck verdict.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::ServerOptions;
-use crate::net::Session;
+use super::server_stats::ServerCpu;
 
 /// A worker thread's CPU over the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -50,90 +49,6 @@ impl ThreadCpu {
     pub fn busy(&self) -> f64 {
         if self.wall_secs > 0.0 { (self.cpu_secs + self.runqueue_wait_secs) / self.wall_secs } else { 0.0 }
     }
-}
-
-/// Server CPU as a share of one core (1.0 = one core fully busy).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct ServerCpu {
-    /// All of the server's threads.
-    pub total: f64,
-    /// The main (command-executing) thread, when the server reports it.
-    pub main_thread: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct CpuTimes {
-    total: f64,
-    main: Option<f64>,
-}
-
-/// Samples `INFO cpu`; each sample gives the CPU share since the previous one.
-pub struct ServerCpuSampler {
-    session: Session,
-    first: Option<(Instant, CpuTimes)>,
-    last: Option<(Instant, CpuTimes)>,
-}
-
-impl ServerCpuSampler {
-    /// `None` when the server cannot be reached or refuses INFO.
-    pub fn open(server: &ServerOptions) -> Option<ServerCpuSampler> {
-        let mut sampler = ServerCpuSampler { session: Session::open(server).ok()?, first: None, last: None };
-        sampler.read()?;
-        Some(sampler)
-    }
-
-    fn read(&mut self) -> Option<CpuTimes> {
-        let reply = self.session.call(&[b"INFO", b"cpu"]).ok()?;
-        let text = String::from_utf8_lossy(reply.text()).into_owned();
-        parse_cpu(&text)
-    }
-
-    /// Starts the measured span now.
-    pub fn begin(&mut self) {
-        if let Some(times) = self.read() {
-            let now = Instant::now();
-            self.first = Some((now, times));
-            self.last = Some((now, times));
-        }
-    }
-
-    /// CPU share since the previous sample (or `begin`).
-    pub fn sample(&mut self) -> Option<ServerCpu> {
-        let times = self.read()?;
-        let now = Instant::now();
-        let share = self.last.map(|(at, prev)| share(prev, times, now.duration_since(at)));
-        self.last = Some((now, times));
-        share
-    }
-
-    /// CPU share over the whole span from `begin` to the last sample.
-    pub fn overall(&self) -> Option<ServerCpu> {
-        let ((t0, first), (t1, last)) = (self.first?, self.last?);
-        (t1 > t0).then(|| share(first, last, t1.duration_since(t0)))
-    }
-}
-
-fn share(prev: CpuTimes, next: CpuTimes, wall: Duration) -> ServerCpu {
-    let secs = wall.as_secs_f64().max(1e-9);
-    ServerCpu {
-        total: ((next.total - prev.total) / secs).max(0.0),
-        main_thread: match (prev.main, next.main) {
-            (Some(a), Some(b)) => Some(((b - a) / secs).max(0.0)),
-            _ => None,
-        },
-    }
-}
-
-fn parse_cpu(text: &str) -> Option<CpuTimes> {
-    let field = |name: &str| -> Option<f64> {
-        text.lines().find_map(|l| l.trim_end().strip_prefix(name)?.strip_prefix(':')?.parse().ok())
-    };
-    let total = field("used_cpu_user")? + field("used_cpu_sys")?;
-    let main = match (field("used_cpu_user_main_thread"), field("used_cpu_sys_main_thread")) {
-        (Some(u), Some(s)) => Some(u + s),
-        _ => None,
-    };
-    Some(CpuTimes { total, main })
 }
 
 /// Who set the pace of a run.
@@ -190,15 +105,6 @@ mod tests {
 
     fn thread(busy: f64) -> ThreadCpu {
         ThreadCpu { cpu_secs: busy, runqueue_wait_secs: 0.0, wall_secs: 1.0 }
-    }
-
-    #[test]
-    fn parses_info_cpu() {
-        let text = "# CPU\r\nused_cpu_sys:1.5\r\nused_cpu_user:2.0\r\nused_cpu_sys_main_thread:1.0\r\nused_cpu_user_main_thread:1.25\r\n";
-        let t = parse_cpu(text).unwrap();
-        assert_eq!(t.total, 3.5);
-        assert_eq!(t.main, Some(2.25));
-        assert!(parse_cpu("nothing").is_none());
     }
 
     #[test]

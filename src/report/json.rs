@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Delivery, Format, Rates, Run};
 use crate::config::{Config, StopAfter, ValueSize};
-use crate::engine::{self, Bottleneck, RunFigures, ServerCpu, ThreadCpu};
+use crate::engine::{self, Bottleneck, RunFigures, ServerCpu, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
 use crate::stats::{LatencySummary, OpStats, Spread};
 
@@ -33,6 +33,8 @@ struct Document<'a> {
     rate: Option<Delivery>,
     client: Client<'a>,
     server_cpu: Option<ServerCpu>,
+    server_telemetry: Option<ServerTelemetry>,
+    warnings: &'a [String],
     bottleneck: Verdict,
     runs: &'a [RunFigures],
     repetition: Option<Repetition>,
@@ -42,6 +44,13 @@ struct Document<'a> {
 #[derive(Serialize)]
 struct Client<'a> {
     threads: &'a [ThreadCpu],
+}
+
+#[derive(Serialize)]
+struct ServerTelemetry {
+    #[serde(flatten)]
+    sample: ServerSample,
+    peak_used_memory_bytes: u64,
 }
 
 #[derive(Serialize)]
@@ -159,7 +168,7 @@ struct Point {
     #[serde(flatten)]
     totals: OpSummary,
     commands: BTreeMap<String, u64>,
-    server_cpu: Option<ServerCpu>,
+    server: Option<ServerSample>,
 }
 
 fn configuration(config: &Config, runs: usize) -> Configuration<'_> {
@@ -225,9 +234,14 @@ impl Format for Json {
             errors: outcome.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
             rate: Delivery::of(config, outcome),
             client: Client { threads: &outcome.client_threads },
-            server_cpu: outcome.server_cpu,
+            server_cpu: outcome.server_stats.map(|s| s.cpu),
+            server_telemetry: outcome.server_stats.map(|s| ServerTelemetry {
+                sample: s,
+                peak_used_memory_bytes: outcome.server_peak_memory.unwrap_or(s.used_memory_bytes),
+            }),
+            warnings: &outcome.warnings,
             bottleneck: {
-                let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_cpu);
+                let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
                 Verdict { verdict, detail }
             },
             runs: &outcome.runs,
@@ -246,7 +260,7 @@ impl Format for Json {
                     duration_secs: i.duration_secs,
                     totals: OpSummary::of(&i.window.total(), i.duration_secs),
                     commands: names.iter().cloned().zip(i.window.ops.iter().map(|o| o.count)).collect(),
-                    server_cpu: i.server_cpu,
+                    server: i.server,
                 })
                 .collect(),
         };

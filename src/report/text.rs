@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::{Delivery, Format, Rates, Run};
-use crate::engine::{self, Bottleneck, Progress};
+use crate::engine::{self, Bottleneck, Progress, ServerSample};
 use crate::stats::{OpStats, Spread};
 
 /// The full table with a header naming the server, the load and the method.
@@ -102,8 +102,14 @@ impl Format for Table {
         if outcome.runs.len() > 1 {
             spread(&mut out, run);
         }
-        let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_cpu);
+        if let Some(s) = outcome.server_stats {
+            server_line(&mut out, &s, outcome.server_peak_memory);
+        }
+        let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
         let _ = writeln!(out, "Bottleneck: {} ({detail})", verdict_name(verdict));
+        for warning in &outcome.warnings {
+            let _ = writeln!(out, "WARNING: {warning}");
+        }
         if verdict == Bottleneck::ClientBound {
             let busiest = outcome.client_threads.iter().map(|t| t.busy()).fold(0.0, f64::max);
             let _ = writeln!(
@@ -115,6 +121,30 @@ impl Format for Table {
         }
         out
     }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// The server's own view of the run, from INFO.
+fn server_line(out: &mut String, s: &ServerSample, peak: Option<u64>) {
+    let main = s.cpu.main_thread.map(|m| format!(" (main thread {:.0}%)", m * 100.0)).unwrap_or_default();
+    let hit_ratio = s.hit_ratio.map_or("no reads".to_string(), |r| format!("hit ratio {:.1}%", r * 100.0));
+    let _ = writeln!(
+        out,
+        "Server: CPU {:.0}% of a core{main}; memory {} (peak {}, fragmentation {:.2}); {hit_ratio}; \
+         {} evicted, {} expired; {} clients; {:.0} commands/s; {} keys",
+        s.cpu.total * 100.0,
+        mib(s.used_memory_bytes),
+        mib(peak.unwrap_or(s.used_memory_bytes)),
+        s.fragmentation_ratio,
+        s.evicted_keys,
+        s.expired_keys,
+        s.connected_clients,
+        s.ops_per_sec,
+        s.keys,
+    );
 }
 
 pub fn verdict_name(b: Bottleneck) -> &'static str {
@@ -185,7 +215,8 @@ impl Format for Summary {
         let total = outcome.total();
         let secs = outcome.elapsed.as_secs_f64();
         let lat = total.latency();
-        let client_bound = engine::verdict(&outcome.client_threads, outcome.server_cpu).0 == Bottleneck::ClientBound;
+        let client_bound =
+            engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu)).0 == Bottleneck::ClientBound;
         format!(
             "{}: {:.2} requests per second, p50={} msec, p99={} msec, errors={}{}{}\n",
             outcome.command_names.join("+"),

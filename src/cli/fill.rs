@@ -1,0 +1,367 @@
+//! `respbench fill`: prefill the server before measuring, either a key range or up to a memory
+//! target (`--memory-target 75%`). The bytes a key really costs are measured on the server
+//! (used_memory before and after a first batch), then the rest is filled in two more passes,
+//! every key written exactly once, stopping short of the target and never into eviction.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use clap::Parser;
+use serde::Serialize;
+
+use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, clap_message, usage_error};
+use crate::config::{CommandKind, CommandSpec, Config, KeyPattern, StopAfter};
+use crate::engine::{self, Info, Progress};
+use crate::net::Session;
+use crate::report;
+
+/// How full to make the server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MemoryTarget {
+    /// A share of the server's memory (its maxmemory, or --memory).
+    Percent(f64),
+    Bytes(u64),
+}
+
+/// `75%`, or a size: `2gb`, `512MiB`, `100000000`.
+pub fn memory_target(s: &str) -> Result<MemoryTarget, String> {
+    if let Some(p) = s.trim().strip_suffix('%') {
+        let pct: f64 = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("expected a percentage such as 75% or a size such as 2gb, got '{s}'"))?;
+        if !(pct > 0.0 && pct <= 100.0) {
+            return Err(format!("'{s}': the percentage must be above 0 and at most 100"));
+        }
+        return Ok(MemoryTarget::Percent(pct));
+    }
+    memory_size(s).map(MemoryTarget::Bytes)
+}
+
+/// A memory size in bytes, 1024-based: `64mb`, `2GiB`, `1t`, `1048576`.
+pub fn memory_size(s: &str) -> Result<u64, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let bad = || format!("expected a size such as 64mb or 2gb, got '{s}'");
+    let digits_end = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
+    let (number, unit) = lower.split_at(digits_end);
+    let scale: u64 = match unit.trim() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let bytes = value * scale as f64;
+    if !(1.0..1e18).contains(&bytes) {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
+/// Fills a key range, or the server up to a memory target, every key exactly once.
+#[derive(Debug, Parser)]
+#[command(name = "respbench fill", version, disable_help_flag = true, max_term_width = 100)]
+struct FillArgs {
+    /// Fill up to this much used memory: a percentage of the server's maxmemory (75%) or a size
+    /// (2gb). Without it, the key range --key-min..--key-max is filled.
+    #[arg(long, value_parser = memory_target, help_heading = "Fill")]
+    memory_target: Option<MemoryTarget>,
+    /// The server's memory, for a percentage target when the server hides maxmemory (64mb).
+    #[arg(long, value_parser = memory_size, help_heading = "Fill")]
+    memory: Option<u64>,
+    #[command(flatten)]
+    run: Args,
+}
+
+/// What a fill did, for people and for `--json`.
+#[derive(Debug, Serialize)]
+struct FillReport {
+    key_prefix: String,
+    key_min: u64,
+    key_max: u64,
+    keys: u64,
+    value_bytes: usize,
+    target_bytes: Option<u64>,
+    memory_bytes: Option<u64>,
+    bytes_per_key: Option<f64>,
+    used_memory_before: Option<u64>,
+    used_memory_after: Option<u64>,
+    evicted_keys: u64,
+    elapsed_secs: f64,
+    interrupted: bool,
+}
+
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args = match FillArgs::try_parse_from(args) {
+        Ok(a) => a,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => return usage_error(&clap_message(&e)),
+    };
+    let run = &args.run;
+    if run.requests.is_some() || run.duration.is_some() || run.rate.is_some() || run.ratio.is_some() || run.runs > 1 {
+        return usage_error("fill writes every key once with SET: drop -n, --duration, --rate, --ratio and --runs");
+    }
+    if args.memory.is_some() && !matches!(args.memory_target, Some(MemoryTarget::Percent(_))) {
+        return usage_error("--memory is what a percentage --memory-target is of: give --memory-target N% with it");
+    }
+    let (target, memory) = (args.memory_target, args.memory);
+    let json = args.run.json.clone();
+    let (mut config, _) = match args.run.into_config() {
+        Ok(c) => c,
+        Err(msg) => return usage_error(&msg),
+    };
+    config.stop = StopAfter::AllKeys;
+    config.commands =
+        vec![CommandSpec { name: "SET".into(), kind: CommandKind::Set, weight: 1, key_pattern: KeyPattern::Parallel }];
+    let stop = super::install_sigint();
+    let result = match target {
+        None => fill_range(&mut config, &stop),
+        Some(target) => fill_to_target(&mut config, target, memory, &stop),
+    };
+    let report = match result {
+        Ok(r) => r,
+        Err(msg) => {
+            eprintln!("respbench: {msg}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    print!("{}", render(&report));
+    if let Some(path) = json {
+        let mut text = serde_json::to_string_pretty(&report).expect("plain data serialises");
+        text.push('\n');
+        if let Err(e) = report::write_atomic(&path, text.as_bytes()) {
+            eprintln!("respbench: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    }
+    if report.interrupted { ExitCode::from(EXIT_INTERRUPTED) } else { ExitCode::SUCCESS }
+}
+
+/// Fills keys `from..=to`, with a progress bar over `done_before + this pass` of `total`.
+fn pass(
+    config: &mut Config,
+    from: u64,
+    to: u64,
+    done_before: u64,
+    total: u64,
+    stop: &AtomicBool,
+) -> Result<bool, String> {
+    if to < from {
+        return Ok(false);
+    }
+    config.keys.min = from;
+    config.keys.max = to;
+    let live = std::io::stderr().is_terminal();
+    let started = Instant::now();
+    let mut observe = |p: &Progress| {
+        if live {
+            let done = done_before + p.total_ops;
+            let rate = p.total_ops as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            eprint!("\r\x1b[2K{}", progress_bar(done, total, rate));
+        }
+    };
+    let outcome = engine::run(config, 0, stop, &mut observe).map_err(|e| e.to_string())?;
+    if live {
+        eprint!("\r\x1b[2K");
+    }
+    if outcome.errors.total() > 0 {
+        let kinds: Vec<String> = outcome.errors.sorted().iter().map(|(k, n)| format!("{k} {n}")).collect();
+        return Err(format!("the fill got errors ({}): the key range is not completely written", kinds.join(", ")));
+    }
+    Ok(outcome.interrupted)
+}
+
+/// `[#########-----------]  45%  123456 keys/s, 12 s left`
+fn progress_bar(done: u64, total: u64, rate: f64) -> String {
+    let fraction = (done as f64 / total.max(1) as f64).min(1.0);
+    let filled = (fraction * 30.0) as usize;
+    let left = if rate > 0.0 { (total.saturating_sub(done)) as f64 / rate } else { 0.0 };
+    format!(
+        "[{}{}] {:>3.0}%  {rate:.0} keys/s, {left:.0} s left",
+        "#".repeat(filled),
+        "-".repeat(30 - filled),
+        fraction * 100.0
+    )
+}
+
+fn fill_range(config: &mut Config, stop: &AtomicBool) -> Result<FillReport, String> {
+    let started = Instant::now();
+    let (min, max) = (config.keys.min, config.keys.max);
+    let mut session = Session::open(&config.server).map_err(|e| e.to_string())?;
+    let before = Info::read(&mut session);
+    let interrupted = pass(config, min, max, 0, max - min + 1, stop)?;
+    let after = Info::read(&mut session);
+    Ok(FillReport {
+        key_prefix: config.keys.prefix.clone(),
+        key_min: min,
+        key_max: max,
+        keys: max - min + 1,
+        value_bytes: config.values.max(),
+        target_bytes: None,
+        memory_bytes: None,
+        bytes_per_key: None,
+        used_memory_before: before.map(|i| i.used_memory),
+        used_memory_after: after.map(|i| i.used_memory),
+        evicted_keys: after.zip(before).map_or(0, |(a, b)| a.evicted.saturating_sub(b.evicted)),
+        elapsed_secs: started.elapsed().as_secs_f64(),
+        interrupted,
+    })
+}
+
+fn fill_to_target(
+    config: &mut Config,
+    target: MemoryTarget,
+    memory: Option<u64>,
+    stop: &AtomicBool,
+) -> Result<FillReport, String> {
+    let started = Instant::now();
+    let mut session = Session::open(&config.server).map_err(|e| e.to_string())?;
+    let no_info =
+        || "the server refused INFO: a memory target needs its used_memory (fill a key range instead)".to_string();
+    let first = Info::read(&mut session).ok_or_else(no_info)?;
+    let maxmemory = config_maxmemory(&mut session).unwrap_or(first.maxmemory);
+    let (target_bytes, memory_bytes) = match target {
+        MemoryTarget::Bytes(b) => (b, memory.or((maxmemory > 0).then_some(maxmemory))),
+        MemoryTarget::Percent(pct) => {
+            let base = memory.or((maxmemory > 0).then_some(maxmemory)).ok_or_else(|| {
+                "the server does not say its maxmemory (0, or CONFIG and INFO hide it): pass --memory SIZE".to_string()
+            })?;
+            ((base as f64 * pct / 100.0) as u64, Some(base))
+        }
+    };
+    if maxmemory > 0 && target_bytes > maxmemory {
+        return Err(format!(
+            "the target {target_bytes} bytes is above the server's maxmemory {maxmemory}: filling it would evict keys"
+        ));
+    }
+    let used_before = first.used_memory;
+    if used_before >= target_bytes {
+        return Err(format!(
+            "used_memory is already {used_before} bytes, at or above the target {target_bytes}: nothing to fill"
+        ));
+    }
+    let room = target_bytes - used_before;
+    let start_key = config.keys.min;
+    // A first batch measures what a key really costs on this server.
+    let guess_per_key = config.values.max() as u64 + 100;
+    let first_batch = (room / guess_per_key / 10).clamp(1, 10_000);
+    let mut filled = 0;
+    let mut per_key = guess_per_key as f64;
+    let mut interrupted = false;
+    let mut total_estimate = room / guess_per_key;
+    // Three passes: the first measures, the second goes to 90 % of the estimate, the third
+    // finishes with the estimate re-measured over everything written so far.
+    for share in [None, Some(0.9), Some(1.0)] {
+        let goal = match share {
+            None => first_batch,
+            Some(s) => ((room as f64 / per_key) * s) as u64,
+        };
+        if goal <= filled || interrupted {
+            continue;
+        }
+        let from = start_key + filled;
+        let to = start_key + goal - 1;
+        interrupted = pass(config, from, to, filled, total_estimate.max(goal), stop)?;
+        filled = goal;
+        let now = Info::read(&mut session).ok_or_else(no_info)?;
+        if now.evicted > first.evicted {
+            return Err(format!(
+                "the server evicted {} keys while filling (used_memory {} of maxmemory {}): stopped",
+                now.evicted - first.evicted,
+                now.used_memory,
+                now.maxmemory
+            ));
+        }
+        per_key = (now.used_memory.saturating_sub(used_before) as f64 / filled as f64).max(1.0);
+        total_estimate = (room as f64 / per_key) as u64;
+        if stop.load(Ordering::SeqCst) {
+            interrupted = true;
+        }
+    }
+    let last = Info::read(&mut session).ok_or_else(no_info)?;
+    Ok(FillReport {
+        key_prefix: config.keys.prefix.clone(),
+        key_min: start_key,
+        key_max: start_key + filled.max(1) - 1,
+        keys: filled,
+        value_bytes: config.values.max(),
+        target_bytes: Some(target_bytes),
+        memory_bytes,
+        bytes_per_key: Some(per_key),
+        used_memory_before: Some(used_before),
+        used_memory_after: Some(last.used_memory),
+        evicted_keys: last.evicted.saturating_sub(first.evicted),
+        elapsed_secs: started.elapsed().as_secs_f64(),
+        interrupted,
+    })
+}
+
+/// `CONFIG GET maxmemory`, when CONFIG is allowed.
+fn config_maxmemory(session: &mut Session) -> Option<u64> {
+    let reply = session.call(&[b"CONFIG", b"GET", b"maxmemory"]).ok()?;
+    let text = String::from_utf8_lossy(&reply.0).into_owned();
+    text.lines().nth(4)?.trim().parse().ok()
+}
+
+fn render(r: &FillReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Filled {} keys {p}{}..{p}{} with {}-byte values in {:.1} s{}",
+        r.keys,
+        r.key_min,
+        r.key_max,
+        r.value_bytes,
+        r.elapsed_secs,
+        if r.interrupted { " (INTERRUPTED: the range is only partly written)" } else { "" },
+        p = r.key_prefix
+    );
+    if let (Some(target), Some(after), Some(per_key)) = (r.target_bytes, r.used_memory_after, r.bytes_per_key) {
+        let of_memory =
+            r.memory_bytes.map(|m| format!(", {:.1}% of {m}", after as f64 * 100.0 / m as f64)).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "used_memory {after} bytes (target {target}{of_memory}); {per_key:.0} bytes per key as measured on the server"
+        );
+    }
+    if r.evicted_keys > 0 {
+        let _ = writeln!(out, "WARNING: the server evicted {} keys during the fill", r.evicted_keys);
+    }
+    let _ = writeln!(
+        out,
+        "Measure over it with: --key-prefix {} --key-min {} --key-max {}",
+        r.key_prefix, r.key_min, r.key_max
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_targets_and_sizes() {
+        assert_eq!(memory_target("75%"), Ok(MemoryTarget::Percent(75.0)));
+        assert_eq!(memory_target("2gb"), Ok(MemoryTarget::Bytes(2 << 30)));
+        assert_eq!(memory_size("64MiB"), Ok(64 << 20));
+        assert_eq!(memory_size("1048576"), Ok(1 << 20));
+        assert!(memory_target("150%").is_err());
+        assert!(memory_size("lots").unwrap_err().contains("'lots'"));
+    }
+
+    #[test]
+    fn progress_bar_shows_share_rate_and_time_left() {
+        let bar = progress_bar(50, 100, 10.0);
+        assert!(bar.starts_with("[###############---------------]"), "{bar}");
+        assert!(bar.contains(" 50%") && bar.contains("10 keys/s") && bar.contains("5 s left"), "{bar}");
+    }
+}

@@ -1,0 +1,75 @@
+//! Checks before a run, each a one-line warning: reading from an empty keyspace, reading a key
+//! range that is not filled, and a server that persists to disk while it is measured.
+
+use crate::config::{CommandKind, Config, StopAfter};
+use crate::net::{ConnectError, Session};
+
+use super::server_stats::Info;
+
+/// Keys sampled across the read range to tell whether it is filled.
+const SAMPLED_KEYS: u64 = 32;
+
+/// Warnings about the server and the plan, before any load is sent.
+pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
+    let mut session = Session::open(&config.server)?;
+    let mut warnings = Vec::new();
+    let reads = config.commands.iter().any(|c| c.kind == CommandKind::Get && c.weight > 0);
+    if reads && config.stop != StopAfter::AllKeys {
+        let dbsize = session.call(&[b"DBSIZE"]).ok().and_then(|r| integer(&r.0));
+        if dbsize == Some(0) {
+            warnings.push(
+                "the keyspace is empty while the workload reads: every GET will miss, and an empty cache \
+                 benchmarks unrealistically well (fill it first: respbench fill, or -n allkeys)"
+                    .to_string(),
+            );
+        } else if dbsize.is_some() {
+            let (found, sampled) = sample_range(&mut session, config);
+            if sampled > 0 && found < sampled {
+                warnings.push(format!(
+                    "only {found} of {sampled} keys sampled across the read range {p}{}..{p}{} exist: the range is \
+                     not filled, so some GETs will miss",
+                    config.keys.min,
+                    config.keys.max,
+                    p = config.keys.prefix
+                ));
+            }
+        }
+    }
+    let save = session.call(&[b"CONFIG", b"GET", b"save"]).ok().map(|r| String::from_utf8_lossy(&r.0).into_owned());
+    if let Some(save) = save {
+        // *2 $4 save $N <schedule>: a non-empty schedule means RDB snapshots.
+        let schedule = save.lines().nth(4).unwrap_or("").trim().to_string();
+        if !schedule.is_empty() {
+            warnings.push(format!(
+                "the server snapshots to disk (save \"{schedule}\"): a fork during the run can disturb latency"
+            ));
+        }
+    }
+    if Info::read(&mut session).is_some_and(|i| i.aof) {
+        warnings.push("the server appends every write to disk (appendonly yes): writes pay for it".into());
+    }
+    Ok(warnings)
+}
+
+/// How many of a few keys spread evenly over the range exist (one EXISTS call).
+fn sample_range(session: &mut Session, config: &Config) -> (u64, u64) {
+    let span = config.keys.len();
+    let n = SAMPLED_KEYS.min(span);
+    let keys: Vec<String> = (0..n)
+        .map(|i| {
+            let offset = (u128::from(span) * (2 * u128::from(i) + 1) / (2 * u128::from(n))) as u64;
+            format!("{}{}", config.keys.prefix, config.keys.min + offset)
+        })
+        .collect();
+    let mut args: Vec<&[u8]> = vec![b"EXISTS"];
+    args.extend(keys.iter().map(|k| k.as_bytes()));
+    match session.call(&args).ok().and_then(|r| integer(&r.0)) {
+        Some(found) => (found, n),
+        None => (0, 0),
+    }
+}
+
+/// The value of an integer reply (`:42\r\n`).
+fn integer(reply: &[u8]) -> Option<u64> {
+    std::str::from_utf8(reply.strip_prefix(b":")?).ok()?.trim().parse().ok()
+}

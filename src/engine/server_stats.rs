@@ -1,0 +1,206 @@
+//! The server seen from the inside while the load runs: `INFO` sampled once an interval over a
+//! connection of its own (never one of the measured ones): CPU, memory, hits and misses,
+//! evictions, expirations, clients and the server's own command rate.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::config::ServerOptions;
+use crate::net::Session;
+
+/// Server CPU as a share of one core (1.0 = one core fully busy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ServerCpu {
+    /// All of the server's threads.
+    pub total: f64,
+    /// The main (command-executing) thread, when the server reports it.
+    pub main_thread: Option<f64>,
+}
+
+/// What the server did over a span: counters as differences, gauges as read at its end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ServerSample {
+    pub cpu: ServerCpu,
+    pub used_memory_bytes: u64,
+    pub fragmentation_ratio: f64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    /// hits / (hits + misses); `None` when the span had no reads.
+    pub hit_ratio: Option<f64>,
+    pub evicted_keys: u64,
+    pub expired_keys: u64,
+    pub connected_clients: u64,
+    /// Commands the server processed per second (all clients).
+    pub ops_per_sec: f64,
+    /// Keys in all databases.
+    pub keys: u64,
+}
+
+/// One reading of `INFO`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Info {
+    cpu_total: f64,
+    cpu_main: Option<f64>,
+    pub used_memory: u64,
+    pub maxmemory: u64,
+    fragmentation: f64,
+    hits: u64,
+    misses: u64,
+    pub evicted: u64,
+    expired: u64,
+    clients: u64,
+    commands: u64,
+    pub keys: u64,
+    /// `aof_enabled:1`.
+    pub aof: bool,
+}
+
+impl Info {
+    /// Parses the default `INFO` text; `None` when it has no CPU section (not an INFO reply).
+    pub fn parse(text: &str) -> Option<Info> {
+        let mut info = Info::default();
+        let (mut user, mut sys, mut user_main, mut sys_main) = (None, None, None, None);
+        for line in text.lines() {
+            let Some((field, value)) = line.trim_end().split_once(':') else { continue };
+            let float = || value.parse::<f64>().ok();
+            let int = || value.parse::<u64>().unwrap_or(0);
+            match field {
+                "used_cpu_user" => user = float(),
+                "used_cpu_sys" => sys = float(),
+                "used_cpu_user_main_thread" => user_main = float(),
+                "used_cpu_sys_main_thread" => sys_main = float(),
+                "used_memory" => info.used_memory = int(),
+                "maxmemory" => info.maxmemory = int(),
+                "mem_fragmentation_ratio" => info.fragmentation = float().unwrap_or(0.0),
+                "keyspace_hits" => info.hits = int(),
+                "keyspace_misses" => info.misses = int(),
+                "evicted_keys" => info.evicted = int(),
+                "expired_keys" => info.expired = int(),
+                "connected_clients" => info.clients = int(),
+                "total_commands_processed" => info.commands = int(),
+                "aof_enabled" => info.aof = value == "1",
+                db if db.starts_with("db") => {
+                    // db0:keys=12,expires=0,avg_ttl=0
+                    let keys = value.split(',').find_map(|kv| kv.strip_prefix("keys="));
+                    info.keys += keys.and_then(|k| k.parse::<u64>().ok()).unwrap_or(0);
+                }
+                _ => {}
+            }
+        }
+        info.cpu_total = user? + sys?;
+        info.cpu_main = user_main.zip(sys_main).map(|(u, s)| u + s);
+        Some(info)
+    }
+
+    /// Reads `INFO` on `session`; `None` when refused or unparsable.
+    pub fn read(session: &mut Session) -> Option<Info> {
+        let reply = session.call(&[b"INFO"]).ok()?;
+        Info::parse(&String::from_utf8_lossy(reply.text()))
+    }
+}
+
+/// What changed from `prev` to `next` over `wall`.
+fn sample(prev: &Info, next: &Info, wall: Duration) -> ServerSample {
+    let secs = wall.as_secs_f64().max(1e-9);
+    let per_sec = |a: f64, b: f64| ((b - a) / secs).max(0.0);
+    let hits = next.hits.saturating_sub(prev.hits);
+    let misses = next.misses.saturating_sub(prev.misses);
+    ServerSample {
+        cpu: ServerCpu {
+            total: per_sec(prev.cpu_total, next.cpu_total),
+            main_thread: prev.cpu_main.zip(next.cpu_main).map(|(a, b)| per_sec(a, b)),
+        },
+        used_memory_bytes: next.used_memory,
+        fragmentation_ratio: next.fragmentation,
+        keyspace_hits: hits,
+        keyspace_misses: misses,
+        hit_ratio: (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64),
+        evicted_keys: next.evicted.saturating_sub(prev.evicted),
+        expired_keys: next.expired.saturating_sub(prev.expired),
+        connected_clients: next.clients,
+        ops_per_sec: per_sec(prev.commands as f64, next.commands as f64),
+        keys: next.keys,
+    }
+}
+
+/// Samples `INFO`; each sample covers the span since the previous one.
+pub struct ServerSampler {
+    session: Session,
+    first: Option<(Instant, Info)>,
+    last: Option<(Instant, Info)>,
+    /// Highest used_memory seen.
+    pub peak_used_memory: u64,
+}
+
+impl ServerSampler {
+    /// `None` when the server cannot be reached or refuses INFO.
+    pub fn open(server: &ServerOptions) -> Option<ServerSampler> {
+        let mut session = Session::open(server).ok()?;
+        Info::read(&mut session)?;
+        Some(ServerSampler { session, first: None, last: None, peak_used_memory: 0 })
+    }
+
+    /// Starts the measured span now.
+    pub fn begin(&mut self) {
+        if let Some(info) = Info::read(&mut self.session) {
+            let now = Instant::now();
+            self.peak_used_memory = info.used_memory;
+            self.first = Some((now, info));
+            self.last = Some((now, info));
+        }
+    }
+
+    /// The span since the previous sample (or `begin`).
+    pub fn sample(&mut self) -> Option<ServerSample> {
+        let info = Info::read(&mut self.session)?;
+        let now = Instant::now();
+        self.peak_used_memory = self.peak_used_memory.max(info.used_memory);
+        let span = self.last.map(|(at, prev)| sample(&prev, &info, now.duration_since(at)));
+        self.last = Some((now, info));
+        span
+    }
+
+    /// The whole span from `begin` to the last sample.
+    pub fn overall(&self) -> Option<ServerSample> {
+        let ((t0, first), (t1, last)) = (self.first?, self.last?);
+        (t1 > t0).then(|| sample(&first, &last, t1.duration_since(t0)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INFO: &str = "# Clients\r\nconnected_clients:7\r\n# Memory\r\nused_memory:1048576\r\nmaxmemory:0\r\n\
+        mem_fragmentation_ratio:1.25\r\n# Persistence\r\naof_enabled:0\r\n# Stats\r\ntotal_commands_processed:100\r\n\
+        keyspace_hits:30\r\nkeyspace_misses:10\r\nevicted_keys:0\r\nexpired_keys:2\r\n# CPU\r\nused_cpu_sys:1.5\r\n\
+        used_cpu_user:2.0\r\nused_cpu_sys_main_thread:1.0\r\nused_cpu_user_main_thread:1.25\r\n# Keyspace\r\n\
+        db0:keys=12,expires=0,avg_ttl=0\r\ndb3:keys=5,expires=1,avg_ttl=9\r\n";
+
+    #[test]
+    fn parses_info() {
+        let info = Info::parse(INFO).unwrap();
+        assert_eq!(info.cpu_total, 3.5);
+        assert_eq!(info.cpu_main, Some(2.25));
+        assert_eq!((info.used_memory, info.keys, info.clients), (1_048_576, 17, 7));
+        assert!(Info::parse("nothing").is_none());
+    }
+
+    #[test]
+    fn samples_are_differences_over_time() {
+        let a = Info::parse(INFO).unwrap();
+        let mut b = a;
+        b.cpu_total += 0.5;
+        b.hits += 90;
+        b.misses += 10;
+        b.commands += 1000;
+        b.evicted += 3;
+        let s = sample(&a, &b, Duration::from_secs(2));
+        assert_eq!(s.cpu.total, 0.25);
+        assert_eq!(s.hit_ratio, Some(0.9));
+        assert_eq!(s.ops_per_sec, 500.0);
+        assert_eq!(s.evicted_keys, 3);
+        assert_eq!(sample(&a, &a, Duration::from_secs(1)).hit_ratio, None);
+    }
+}
