@@ -165,3 +165,23 @@ fn a_server_that_refuses_info_just_gets_no_telemetry() {
     assert!(doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("refused INFO")));
     assert!(stdout(&out).contains("server (INFO refused)"), "{}", stdout(&out));
 }
+
+#[test]
+fn fill_flags_and_errors() {
+    let help = respbench().args(["fill", "--help"]).output().unwrap();
+    assert!(help.status.success());
+    for flag in ["--memory-target", "--memory", "--key-min", "--data-size", "--json"] {
+        assert!(stdout(&help).contains(flag), "fill --help lacks {flag}");
+    }
+    for (args, needle) in [
+        (&["fill", "--memory-target", "150%"][..], "'150%'"),
+        (&["fill", "--memory-target", "lots"][..], "'lots'"),
+        (&["fill", "--memory", "1gb"][..], "--memory-target"),
+        (&["fill", "--ratio", "1:1"][..], "--ratio"),
+    ] {
+        let out = respbench().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&out).lines().count(), 1, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}
