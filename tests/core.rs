@@ -336,6 +336,11 @@ fn help_lists_the_flags_without_a_short_h() {
         "--warmup",
         "--runs",
         "--hdr-log",
+        "--html",
+        "--csv",
+        "--csv-timeline",
+        "--markdown",
+        "--label",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }

@@ -5,6 +5,7 @@ mod capacity;
 mod fill;
 mod native;
 pub mod parse;
+mod results;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -34,6 +35,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let subcommand: Option<fn(Vec<OsString>) -> ExitCode> = match args.get(1).and_then(|a| a.to_str()) {
         Some("capacity") => Some(capacity::main),
         Some("fill") => Some(fill::main),
+        Some("report") => Some(results::report_main),
+        Some("compare") => Some(results::compare_main),
         _ => None,
     };
     if let Some(run) = subcommand {
@@ -129,15 +132,28 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
         }
     };
     outcome.warnings.splice(0..0, warnings);
-    let run = Run { config, outcome: &outcome };
+    let run = Run { config, outcome: &outcome, label: output.label.as_deref() };
     let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
     let mut stdout = std::io::stdout().lock();
     // A closed pipe (`| head`) is not a failure of the run.
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
     let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
+    let json = report::json::Json.render(&run);
     if let Some(path) = &output.json {
-        files.push((path, report::json::Json.render(&run).into_bytes()));
+        files.push((path, json.clone().into_bytes()));
+    }
+    // Every other file is built from the JSON alone, as `respbench report` builds it.
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("our own JSON parses");
+    for (path, render) in [
+        (&output.html, report::html::render as fn(&serde_json::Value) -> String),
+        (&output.csv, report::tables::csv_summary),
+        (&output.csv_timeline, report::tables::csv_timeline),
+        (&output.markdown, report::tables::markdown),
+    ] {
+        if let Some(path) = path {
+            files.push((path, render(&doc).into_bytes()));
+        }
     }
     if let (Some(path), Some(log)) = (&output.hdr_log, hdr_log) {
         files.push((path, log.into_bytes()));

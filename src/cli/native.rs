@@ -121,6 +121,21 @@ pub struct Args {
     /// Write an HdrHistogram interval log (V2; microseconds; tags `response` and `service`).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub hdr_log: Option<PathBuf>,
+    /// Write a self-contained HTML report (charts inline; opens offline).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
+    /// Write the summary table as CSV.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub csv: Option<PathBuf>,
+    /// Write the per-interval time series as CSV.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub csv_timeline: Option<PathBuf>,
+    /// Write the summary as a Markdown table.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub markdown: Option<PathBuf>,
+    /// A name for this result in comparisons and reports.
+    #[arg(long, help_heading = "Output")]
+    pub label: Option<String>,
 }
 
 /// How arrivals are spaced at a fixed rate.
@@ -136,6 +151,11 @@ pub struct Output {
     pub json: Option<PathBuf>,
     pub quiet: bool,
     pub hdr_log: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub csv_timeline: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub label: Option<String>,
     /// Repetitions of the measured phase.
     pub runs: usize,
 }
@@ -216,7 +236,17 @@ impl Args {
             rate: self.rate.map(|per_sec| Rate { per_sec: per_sec as f64, poisson: self.arrival == Arrival::Poisson }),
             warmup: self.warmup.unwrap_or(Duration::ZERO),
         };
-        let output = Output { json: self.json, quiet: self.quiet, hdr_log: self.hdr_log, runs: self.runs as usize };
+        let output = Output {
+            json: self.json,
+            quiet: self.quiet,
+            hdr_log: self.hdr_log,
+            html: self.html,
+            csv: self.csv,
+            csv_timeline: self.csv_timeline,
+            markdown: self.markdown,
+            label: self.label,
+            runs: self.runs as usize,
+        };
         Ok((config, output))
     }
 }

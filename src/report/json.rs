@@ -19,6 +19,8 @@ pub struct Json;
 #[derive(Serialize)]
 struct Document<'a> {
     schema_version: u32,
+    /// A name for this result in comparisons (`--label`); the file's stem when absent.
+    label: Option<&'a str>,
     tool: Tool,
     server: Option<&'a ServerInfo>,
     started_unix_ms: u64,
@@ -44,6 +46,31 @@ struct Document<'a> {
 #[derive(Serialize)]
 struct Client<'a> {
     threads: &'a [ThreadCpu],
+    machine: Machine,
+}
+
+/// The machine respbench ran on.
+#[derive(Serialize)]
+struct Machine {
+    hostname: String,
+    cores: usize,
+    os: &'static str,
+    arch: &'static str,
+}
+
+impl Machine {
+    fn this() -> Machine {
+        let mut buf = [0u8; 256];
+        // SAFETY: gethostname writes at most buf.len() bytes into buf.
+        let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        Machine {
+            hostname: if ok { String::from_utf8_lossy(&buf[..end]).into_owned() } else { String::new() },
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            os: std::env::consts::OS,
+            arch: std::env::consts::ARCH,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -137,9 +164,25 @@ struct OpSummary {
     kb_per_sec: f64,
     latency_us: LatencySummary,
     service_us: LatencySummary,
+    /// The response-time percentile spectrum, for totals and per command (not per interval).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_spectrum_us: Option<Vec<(f64, f64)>>,
 }
 
+/// Percentiles of the spectrum, HdrHistogram style: dense towards the tail.
+const SPECTRUM: [f64; 20] = [
+    0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 97.5, 99.0, 99.5, 99.75, 99.9, 99.95, 99.99,
+    99.999, 100.0,
+];
+
 impl OpSummary {
+    fn with_spectrum(mut self, op: &OpStats) -> OpSummary {
+        let h = &op.latency_ns;
+        self.latency_spectrum_us = (!h.is_empty())
+            .then(|| SPECTRUM.iter().map(|&p| (p, h.value_at_quantile(p / 100.0) as f64 / 1000.0)).collect());
+        self
+    }
+
     fn of(op: &OpStats, secs: f64) -> OpSummary {
         let rates = Rates::of(op, secs);
         OpSummary {
@@ -155,6 +198,7 @@ impl OpSummary {
             kb_per_sec: rates.kb_per_sec,
             latency_us: op.latency(),
             service_us: op.service(),
+            latency_spectrum_us: None,
         }
     }
 }
@@ -229,11 +273,19 @@ impl Format for Json {
                 description: super::method(config),
             },
             duration_secs: secs,
-            totals: OpSummary::of(&outcome.total(), secs),
-            commands: names.iter().zip(&outcome.ops).map(|(n, op)| (n.as_str(), OpSummary::of(op, secs))).collect(),
+            totals: {
+                let total = outcome.total();
+                OpSummary::of(&total, secs).with_spectrum(&total)
+            },
+            commands: names
+                .iter()
+                .zip(&outcome.ops)
+                .map(|(n, op)| (n.as_str(), OpSummary::of(op, secs).with_spectrum(op)))
+                .collect(),
             errors: outcome.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
             rate: Delivery::of(config, outcome),
-            client: Client { threads: &outcome.client_threads },
+            client: Client { threads: &outcome.client_threads, machine: Machine::this() },
+            label: run.label,
             server_cpu: outcome.server_stats.map(|s| s.cpu),
             server_telemetry: outcome.server_stats.map(|s| ServerTelemetry {
                 sample: s,

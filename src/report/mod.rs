@@ -1,8 +1,11 @@
 //! Turning a finished run into something to read or keep: every format implements
 //! [`Format`], and files are written atomically so an interrupted run never leaves half a file.
 
+pub mod chart;
 pub mod hdrlog;
+pub mod html;
 pub mod json;
+pub mod tables;
 pub mod text;
 
 use std::io::Write;
@@ -16,6 +19,8 @@ use crate::stats::OpStats;
 pub struct Run<'a> {
     pub config: &'a Config,
     pub outcome: &'a Outcome,
+    /// `--label`: how comparisons name this result.
+    pub label: Option<&'a str>,
 }
 
 /// One output format.

@@ -1,0 +1,287 @@
+//! Commands on saved results: `respbench report RESULT.json -o FILE.html` renders any format
+//! from a result file, and `respbench compare A.json B.json ...` sets results side by side with
+//! ratios to the first, optionally with prices to give throughput per dollar.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use serde_json::Value;
+
+use super::{EXIT_FAILURE, clap_message, usage_error};
+use crate::report::{self, chart::escape};
+
+/// Renders reports from a saved result (`--json` of a run).
+#[derive(Debug, Parser)]
+#[command(name = "respbench report", version, max_term_width = 100)]
+struct ReportArgs {
+    /// The result file.
+    result: PathBuf,
+    /// Write the HTML report here.
+    #[arg(short = 'o', long = "output", value_name = "FILE.html")]
+    html: Option<PathBuf>,
+    /// Write the summary as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Write the time series as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv_timeline: Option<PathBuf>,
+    /// Write the summary as Markdown (printed when no output is named).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+}
+
+/// Sets saved results side by side.
+#[derive(Debug, Parser)]
+#[command(name = "respbench compare", version, max_term_width = 100)]
+struct CompareArgs {
+    /// Result files; ratios are to the first.
+    #[arg(required = true, num_args = 2..)]
+    results: Vec<PathBuf>,
+    /// Also write an HTML page with the timelines and spectra overlaid.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Hourly prices, NAME=USD_PER_HOUR,... (NAME: a result's label or file stem): adds ops/s per
+    /// dollar of hourly price.
+    #[arg(long, value_name = "NAME=USD,...")]
+    price: Option<String>,
+}
+
+fn load(path: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a respbench result (invalid JSON: {e})", path.display()))?;
+    if doc["tool"]["name"] != "respbench" || doc["schema_version"].as_u64().is_none() {
+        return Err(format!(
+            "{} is not a respbench result (no tool.name \"respbench\" and schema_version)",
+            path.display()
+        ));
+    }
+    Ok(doc)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    report::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, ExitCode> {
+    T::try_parse_from(args).map_err(|e| {
+        if e.use_stderr() {
+            usage_error(&clap_message(&e))
+        } else {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+    })
+}
+
+pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: ReportArgs = match parse(args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let doc = match load(&args.result) {
+        Ok(d) => d,
+        Err(msg) => return usage_error(&msg),
+    };
+    let outputs = [
+        (&args.html, report::html::render as fn(&Value) -> String),
+        (&args.csv, report::tables::csv_summary),
+        (&args.csv_timeline, report::tables::csv_timeline),
+        (&args.markdown, report::tables::markdown),
+    ];
+    if outputs.iter().all(|(p, _)| p.is_none()) {
+        print!("{}", report::tables::markdown(&doc));
+        return ExitCode::SUCCESS;
+    }
+    for (path, render) in outputs {
+        if let Some(path) = path
+            && let Err(msg) = write(path, &render(&doc))
+        {
+            eprintln!("respbench: {msg}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// A result's name: its label, else its file stem.
+fn name_of(path: &Path, doc: &Value) -> String {
+    doc["label"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+/// `a=1.5,b=3` into (name, dollars per hour).
+fn prices(spec: &str) -> Result<Vec<(String, f64)>, String> {
+    spec.split(',')
+        .map(|item| {
+            let (name, usd) = item
+                .split_once('=')
+                .ok_or_else(|| format!("expected NAME=USD_PER_HOUR,... such as a=1.5,b=3, got '{spec}'"))?;
+            let usd: f64 = usd.trim().parse().map_err(|_| format!("'{usd}' in --price is not a price in dollars"))?;
+            if !(usd > 0.0 && usd.is_finite()) {
+                return Err(format!("'{item}' in --price: the price must be above 0"));
+            }
+            Ok((name.trim().to_string(), usd))
+        })
+        .collect()
+}
+
+/// One row of the comparison.
+struct Row {
+    name: String,
+    ops: f64,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+    errors: u64,
+    per_dollar: Option<f64>,
+}
+
+fn rows(results: &[(String, Value)], prices: &[(String, f64)]) -> Vec<Row> {
+    results
+        .iter()
+        .map(|(name, doc)| {
+            let t = &doc["totals"];
+            let ms = |f: &str| t["latency_us"][f].as_f64().unwrap_or(0.0) / 1000.0;
+            let ops = t["ops_per_sec"].as_f64().unwrap_or(0.0);
+            Row {
+                name: name.clone(),
+                ops,
+                p50: ms("p50_us"),
+                p99: ms("p99_us"),
+                p999: ms("p99.9_us"),
+                errors: t["errors"].as_u64().unwrap_or(0),
+                per_dollar: prices.iter().find(|(n, _)| n == name).map(|(_, usd)| ops / usd),
+            }
+        })
+        .collect()
+}
+
+fn ratio(a: f64, first: f64) -> String {
+    if first > 0.0 { format!("{:.2}", a / first) } else { "-".into() }
+}
+
+fn text_table(rows: &[Row]) -> String {
+    let priced = rows.iter().any(|r| r.per_dollar.is_some());
+    let mut out = format!(
+        "{:<20}{:>12}{:>8}{:>10}{:>8}{:>10}{:>8}{:>10}{:>8}{:>9}{}\n",
+        "Result",
+        "Ops/sec",
+        "ratio",
+        "p50 ms",
+        "ratio",
+        "p99 ms",
+        "ratio",
+        "p99.9 ms",
+        "ratio",
+        "Errors",
+        if priced { format!("{:>18}{:>8}", "Ops/sec per $/h", "ratio") } else { String::new() }
+    );
+    let first = &rows[0];
+    for r in rows {
+        let _ = write!(
+            out,
+            "{:<20}{:>12.0}{:>8}{:>10.3}{:>8}{:>10.3}{:>8}{:>10.3}{:>8}{:>9}",
+            r.name,
+            r.ops,
+            ratio(r.ops, first.ops),
+            r.p50,
+            ratio(r.p50, first.p50),
+            r.p99,
+            ratio(r.p99, first.p99),
+            r.p999,
+            ratio(r.p999, first.p999),
+            r.errors
+        );
+        if priced {
+            match (r.per_dollar, first.per_dollar) {
+                (Some(d), Some(f)) => {
+                    let _ = write!(out, "{d:>18.0}{:>8}", ratio(d, f));
+                }
+                (Some(d), None) => {
+                    let _ = write!(out, "{d:>18.0}{:>8}", "-");
+                }
+                _ => {
+                    let _ = write!(out, "{:>18}{:>8}", "-", "-");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn html_table(rows: &[Row]) -> String {
+    let first = &rows[0];
+    let mut out = String::from(
+        "<table><tr><th>Result</th><th>Ops/sec</th><th>ratio</th><th>p50 ms</th><th>ratio</th><th>p99 ms</th><th>ratio</th><th>p99.9 ms</th><th>ratio</th><th>Errors</th><th>Ops/sec per $/h</th></tr>",
+    );
+    for r in rows {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{:.0}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.name),
+            r.ops,
+            ratio(r.ops, first.ops),
+            r.p50,
+            ratio(r.p50, first.p50),
+            r.p99,
+            ratio(r.p99, first.p99),
+            r.p999,
+            ratio(r.p999, first.p999),
+            r.errors,
+            r.per_dollar.map_or("-".to_string(), |d| format!("{d:.0}"))
+        );
+    }
+    out.push_str("</table>");
+    out
+}
+
+pub fn compare_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: CompareArgs = match parse(args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let mut results = Vec::new();
+    for path in &args.results {
+        match load(path) {
+            Ok(doc) => results.push((name_of(path, &doc), doc)),
+            Err(msg) => return usage_error(&msg),
+        }
+    }
+    let prices = match args.price.as_deref().map(prices).transpose() {
+        Ok(p) => p.unwrap_or_default(),
+        Err(msg) => return usage_error(&msg),
+    };
+    if let Some((unknown, _)) = prices.iter().find(|(n, _)| !results.iter().any(|(name, _)| name == n)) {
+        let names: Vec<&str> = results.iter().map(|(n, _)| n.as_str()).collect();
+        return usage_error(&format!("--price names '{unknown}', which is none of the results ({})", names.join(", ")));
+    }
+    let rows = rows(&results, &prices);
+    print!("{}", text_table(&rows));
+    if let Some(path) = &args.html
+        && let Err(msg) = write(path, &report::html::render_compare(&results, &html_table(&rows)))
+    {
+        eprintln!("respbench: {msg}");
+        return ExitCode::from(EXIT_FAILURE);
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prices_parse_and_name_bad_values() {
+        assert_eq!(prices("a=1.5,b=3").unwrap(), vec![("a".to_string(), 1.5), ("b".to_string(), 3.0)]);
+        assert!(prices("a").unwrap_err().contains("NAME=USD"));
+        assert!(prices("a=x").unwrap_err().contains("'x'"));
+        assert!(prices("a=0").is_err());
+    }
+}
