@@ -167,6 +167,12 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     if outcome.interrupted {
         return ExitCode::from(EXIT_INTERRUPTED);
     }
+    // Results are printed and written either way, but a script must not take a run in which
+    // nothing succeeded for a measurement.
+    if outcome.total().count == 0 && outcome.errors.total() > 0 {
+        eprintln!("respbench: no request got a reply: every connection failed ({} errors)", outcome.errors.total());
+        return ExitCode::from(EXIT_FAILURE);
+    }
     ExitCode::SUCCESS
 }
 
