@@ -28,6 +28,8 @@ pub struct ServerOptions {
     pub user: Option<String>,
     pub password: Option<String>,
     pub db: Option<u32>,
+    /// Speak RESP3 (`HELLO 3`) instead of RESP2.
+    pub resp3: bool,
 }
 
 /// When the measured phase ends.
@@ -119,24 +121,154 @@ impl ValueSize {
     }
 }
 
-/// What a command of the mix does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandKind {
-    /// `SET key value [EX seconds]`
-    Set,
-    /// `GET key`: counts hits and misses.
-    Get,
+/// A piece of a command argument: fixed bytes, or a placeholder filled per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgPart {
+    Lit(Vec<u8>),
+    /// `__key__`: the key prefix and a number from the command's key pattern.
+    Key,
+    /// `__data__`: the value payload.
+    Data,
+    /// The `EX` seconds of `--expiry-range`.
+    Expiry,
+    /// `__rand_int__`: a fresh random number in the key range, zero-padded to 12 digits.
+    RandInt,
+    /// `__rand_1st__` .. `__rand_9th__`: draws shared by every occurrence within one command.
+    RandShared(u8),
+    /// `{tag}`: a cluster hash tag; empty outside cluster mode.
+    Tag,
 }
 
 /// One command of the mix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandSpec {
-    /// Name used in reports ("SET", "GET").
+    /// Name used in reports ("SET", "GET", "LPUSH").
     pub name: String,
-    pub kind: CommandKind,
+    /// The arguments, each a list of parts (`user:__key__` is a literal and a key).
+    pub args: Vec<Vec<ArgPart>>,
+    /// A read whose null reply is a miss (GET and its kin): hits and misses are counted.
+    pub reads: bool,
     /// Relative weight in the mix; 0 leaves it out.
     pub weight: u32,
     pub key_pattern: KeyPattern,
+}
+
+/// Commands whose null reply means a missing key.
+const READS: [&str; 7] = ["GET", "GETEX", "GETDEL", "HGET", "LINDEX", "ZSCORE", "HMGET"];
+
+impl CommandSpec {
+    /// `SET key value`, with `EX seconds` when `expiry` (from `--expiry-range`).
+    pub fn set(weight: u32, key_pattern: KeyPattern, expiry: bool) -> CommandSpec {
+        let mut args = vec![vec![ArgPart::Lit(b"SET".to_vec())], vec![ArgPart::Key], vec![ArgPart::Data]];
+        if expiry {
+            args.push(vec![ArgPart::Lit(b"EX".to_vec())]);
+            args.push(vec![ArgPart::Expiry]);
+        }
+        CommandSpec { name: "SET".into(), args, reads: false, weight, key_pattern }
+    }
+
+    /// `GET key`.
+    pub fn get(weight: u32, key_pattern: KeyPattern) -> CommandSpec {
+        let args = vec![vec![ArgPart::Lit(b"GET".to_vec())], vec![ArgPart::Key]];
+        CommandSpec { name: "GET".into(), args, reads: true, weight, key_pattern }
+    }
+
+    /// A command line with placeholders: `LPUSH list:__key__ __data__`. Arguments split on
+    /// white space; double or single quotes keep spaces inside one argument.
+    pub fn parse(text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+        let words = split_words(text)?;
+        let Some(first) = words.first() else {
+            return Err(format!("the command '{text}' is empty"));
+        };
+        let name = first.to_ascii_uppercase();
+        let args = words.iter().map(|w| parse_arg(w)).collect::<Result<Vec<_>, String>>()?;
+        let reads = READS.contains(&name.as_str());
+        Ok(CommandSpec { name, args, reads, weight, key_pattern })
+    }
+}
+
+/// Splits a command line into words, honouring "double" and 'single' quotes.
+fn split_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("the command '{text}' has an unclosed quote"));
+    }
+    if in_word {
+        words.push(current);
+    }
+    Ok(words)
+}
+
+/// `__rand_1st__` .. `__rand_9th__`, in order.
+const RAND_SHARED: [&str; 9] = [
+    "__rand_1st__",
+    "__rand_2nd__",
+    "__rand_3rd__",
+    "__rand_4th__",
+    "__rand_5th__",
+    "__rand_6th__",
+    "__rand_7th__",
+    "__rand_8th__",
+    "__rand_9th__",
+];
+
+/// One argument into literal parts and placeholders.
+fn parse_arg(word: &str) -> Result<Vec<ArgPart>, String> {
+    let mut parts = Vec::new();
+    let mut lit = String::new();
+    let mut rest = word;
+    while !rest.is_empty() {
+        let found = [
+            ("__key__", ArgPart::Key),
+            ("__data__", ArgPart::Data),
+            ("__rand_int__", ArgPart::RandInt),
+            ("{tag}", ArgPart::Tag),
+        ]
+        .into_iter()
+        .chain(RAND_SHARED.iter().enumerate().map(|(i, holder)| (*holder, ArgPart::RandShared(i as u8))))
+        .find(|(holder, _)| rest.starts_with(holder));
+        match found {
+            Some((holder, part)) => {
+                if !lit.is_empty() {
+                    parts.push(ArgPart::Lit(std::mem::take(&mut lit).into_bytes()));
+                }
+                parts.push(part);
+                rest = &rest[holder.len()..];
+            }
+            None => {
+                let c = rest.chars().next().expect("rest is not empty");
+                lit.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    if !lit.is_empty() || parts.is_empty() {
+        parts.push(ArgPart::Lit(lit.into_bytes()));
+    }
+    Ok(parts)
 }
 
 /// The whole plan.
@@ -170,22 +302,20 @@ impl Config {
         let i = index as u64;
         match self.stop {
             StopAfter::Requests(total) => Some(total / conns + u64::from(i < total % conns)),
-            StopAfter::AllKeys => {
-                let (lo, hi) = self.slice(index);
-                Some(if hi >= lo { hi - lo + 1 } else { 0 })
-            }
+            StopAfter::AllKeys => Some(self.slice(index).map_or(0, |(lo, hi)| hi - lo + 1)),
             StopAfter::Duration(_) => None,
         }
     }
 
-    /// Connection `index`'s contiguous slice of the key range (may be empty: `hi < lo`).
-    pub fn slice(&self, index: usize) -> (u64, u64) {
+    /// Connection `index`'s contiguous slice of the key range, `(first, last)`; `None` when the
+    /// range has fewer keys than there are connections and this one gets none.
+    pub fn slice(&self, index: usize) -> Option<(u64, u64)> {
         let span = u128::from(self.keys.len());
         let conns = self.connections as u128;
         let i = index as u128;
         let lo = self.keys.min as u128 + span * i / conns;
         let next = self.keys.min as u128 + span * (i + 1) / conns;
-        (lo as u64, (next as u64).wrapping_sub(1))
+        (next > lo).then(|| (lo as u64, (next - 1) as u64))
     }
 
     /// Total requests planned, when known in advance.
@@ -209,6 +339,7 @@ mod tests {
                 user: None,
                 password: None,
                 db: None,
+                resp3: false,
             },
             connections: 3,
             threads: 1,
@@ -237,10 +368,16 @@ mod tests {
     fn allkeys_slices_cover_the_range_once() {
         let mut c = sample();
         c.stop = StopAfter::AllKeys;
-        let slices: Vec<(u64, u64)> = (0..3).map(|i| c.slice(i)).collect();
-        assert_eq!(slices, vec![(1, 3), (4, 6), (7, 10)]);
+        let slices: Vec<Option<(u64, u64)>> = (0..3).map(|i| c.slice(i)).collect();
+        assert_eq!(slices, vec![Some((1, 3)), Some((4, 6)), Some((7, 10))]);
         assert_eq!((0..3).map(|i| c.quota(i).unwrap()).sum::<u64>(), 10);
         c.connections = 20;
         assert_eq!((0..20).map(|i| c.quota(i).unwrap()).sum::<u64>(), 10);
+        // A range starting at 0 with more connections than keys (a past overflow).
+        c.keys.min = 0;
+        c.keys.max = 9;
+        c.connections = 50;
+        assert_eq!((0..50).map(|i| c.quota(i).unwrap()).sum::<u64>(), 10);
+        assert_eq!(c.slice(0), None);
     }
 }

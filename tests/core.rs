@@ -288,7 +288,8 @@ fn usage_errors_exit_2_with_one_line_naming_the_value() {
         (&["--ratio", "0:0"][..], "'0:0'"),
         (&["--key-min", "9", "--key-max", "1"][..], "--key-min 9"),
         (&["--no-such-flag"][..], "--no-such-flag"),
-        (&["-n", "-3"][..], "-3"),
+        // -3 is RESP3 now: the count is missing.
+        (&["-n", "-3"][..], "--requests"),
     ] {
         let out = respbench().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -341,6 +342,11 @@ fn help_lists_the_flags_without_a_short_h() {
         "--csv-timeline",
         "--markdown",
         "--label",
+        "--command",
+        "--command-ratio",
+        "--command-key-pattern",
+        "--uri",
+        "--resp3",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }

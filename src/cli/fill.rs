@@ -14,7 +14,7 @@ use clap::Parser;
 use serde::Serialize;
 
 use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, clap_message, usage_error};
-use crate::config::{CommandKind, CommandSpec, Config, KeyPattern, StopAfter};
+use crate::config::{CommandSpec, Config, KeyPattern, StopAfter};
 use crate::engine::{self, Info, Progress};
 use crate::net::Session;
 use crate::report;
@@ -120,8 +120,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Err(msg) => return usage_error(&msg),
     };
     config.stop = StopAfter::AllKeys;
-    config.commands =
-        vec![CommandSpec { name: "SET".into(), kind: CommandKind::Set, weight: 1, key_pattern: KeyPattern::Parallel }];
+    config.commands = vec![CommandSpec::set(1, KeyPattern::Parallel, config.expiry.is_some())];
     let stop = super::install_sigint();
     let result = match target {
         None => fill_range(&mut config, &stop),

@@ -7,7 +7,7 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    CommandKind, CommandSpec, Config, KeyPattern, KeyRange, Rate, ServerOptions, StopAfter, Target, ValueSize,
+    ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ServerOptions, StopAfter, Target, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -36,6 +36,14 @@ pub struct Args {
     /// Database number (SELECT).
     #[arg(long, value_name = "N", help_heading = "Connection")]
     pub db: Option<u32>,
+    /// Server URI: redis://[user:password@]host[:port][/db], valkey://..., unix:///path.sock[?db=N]
+    /// (instead of -h, -p, -s, -a, --user, --db).
+    #[arg(short = 'u', long, value_parser = parse::uri, value_name = "URI",
+          conflicts_with_all = ["host", "port", "socket", "password", "user", "db"], help_heading = "Connection")]
+    pub uri: Option<parse::Uri>,
+    /// Speak RESP3 (HELLO 3).
+    #[arg(short = '3', long, help_heading = "Connection")]
+    pub resp3: bool,
 
     /// Connections in total, spread over the threads.
     #[arg(short = 'c', long, default_value = "50", value_parser = parse::positive, help_heading = "Load")]
@@ -88,6 +96,17 @@ pub struct Args {
     /// Weighted value sizes: SIZE:WEIGHT,...
     #[arg(long, value_parser = parse::size_list, help_heading = "Workload")]
     pub data_size_list: Option<parse::SizeList>,
+    /// A command with placeholders, repeatable: __key__ (a key from its key pattern),
+    /// __data__ (the value), __rand_int__ (a fresh 12-digit number in the key range),
+    /// __rand_1st__ .. __rand_9th__ (shared within the command), {tag} (cluster hash tag).
+    #[arg(long, value_name = "\"CMD ARGS\"", help_heading = "Workload")]
+    pub command: Vec<String>,
+    /// The weight of the --command in the same position [default: 1].
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub command_ratio: Vec<u32>,
+    /// The key pattern of the --command in the same position (S, R, G, Z, P) [default: R].
+    #[arg(long, value_parser = parse::key_patterns, value_name = "P", help_heading = "Workload")]
+    pub command_key_pattern: Vec<(char, char)>,
     /// Random value bytes instead of repeated 'x'.
     #[arg(long, help_heading = "Workload")]
     pub random_data: bool,
@@ -198,14 +217,18 @@ impl Args {
             'P' => KeyPattern::Parallel,
             _ => KeyPattern::Random,
         };
-        let mut commands = Vec::new();
-        for (name, kind, weight, letter) in
-            [("SET", CommandKind::Set, set_weight, set_letter), ("GET", CommandKind::Get, get_weight, get_letter)]
-        {
-            if weight > 0 {
-                commands.push(CommandSpec { name: name.into(), kind, weight, key_pattern: pattern(letter) });
+        let commands = if self.command.is_empty() {
+            let mut commands = Vec::new();
+            if set_weight > 0 {
+                commands.push(CommandSpec::set(set_weight, pattern(set_letter), self.expiry_range.is_some()));
             }
-        }
+            if get_weight > 0 {
+                commands.push(CommandSpec::get(get_weight, pattern(get_letter)));
+            }
+            commands
+        } else {
+            self.custom_commands(&pattern)?
+        };
         let values = match (self.data_size_range, self.data_size_list) {
             (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
             (None, Some(list)) => ValueSize::List(list.0),
@@ -214,14 +237,20 @@ impl Args {
         if values.max() > crate::resp::MAX_BULK_LEN as usize {
             return Err("--data-size-range: values may be at most 512 MiB".into());
         }
-        let target = match self.socket {
-            Some(path) => Target::Unix(path),
-            None => Target::Tcp { host: self.host, port: self.port },
+        let (target, user, password, db) = match self.uri {
+            Some(uri) => (uri.target, uri.user, uri.password, uri.db),
+            None => {
+                let target = match self.socket {
+                    Some(path) => Target::Unix(path),
+                    None => Target::Tcp { host: self.host, port: self.port },
+                };
+                (target, self.user, self.password, self.db)
+            }
         };
         let connections = self.connections as usize;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let config = Config {
-            server: ServerOptions { target, user: self.user, password: self.password, db: self.db },
+            server: ServerOptions { target, user, password, db, resp3: self.resp3 },
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
             pipeline: self.pipeline as usize,
@@ -248,6 +277,42 @@ impl Args {
             runs: self.runs as usize,
         };
         Ok((config, output))
+    }
+}
+
+impl Args {
+    /// `--command` with its `--command-ratio` and `--command-key-pattern`, matched by position.
+    fn custom_commands(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Vec<CommandSpec>, String> {
+        if self.ratio.is_some() {
+            return Err("--ratio weighs SET and GET; with --command use --command-ratio".into());
+        }
+        let n = self.command.len();
+        if self.command_ratio.len() > n || self.command_key_pattern.len() > n {
+            return Err(format!(
+                "{} --command, {} --command-ratio and {} --command-key-pattern: each ratio and pattern goes with the \
+                 --command in the same position",
+                n,
+                self.command_ratio.len(),
+                self.command_key_pattern.len()
+            ));
+        }
+        self.command
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let weight = self.command_ratio.get(i).copied().unwrap_or(1);
+                let letter = self.command_key_pattern.get(i).map_or('R', |p| p.0);
+                let spec = CommandSpec::parse(text, weight, pattern(letter)).map_err(|e| format!("--command: {e}"))?;
+                let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
+                if rand_ints > crate::workload::MAX_RAND_INTS {
+                    return Err(format!(
+                        "--command '{text}' has {rand_ints} __rand_int__: at most {} are supported",
+                        crate::workload::MAX_RAND_INTS
+                    ));
+                }
+                Ok(spec)
+            })
+            .collect()
     }
 }
 

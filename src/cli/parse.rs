@@ -127,6 +127,93 @@ pub fn key_patterns(s: &str) -> Result<(char, char), String> {
     }
 }
 
+/// What a server URI says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uri {
+    pub target: crate::config::Target,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub db: Option<u32>,
+}
+
+/// `redis://[[user]:password@]host[:port][/db]`, `valkey://` alike, and
+/// `unix://[[user]:password@]/path/to.sock[?db=N]`. `rediss://` and `valkeys://` (TLS) are
+/// recognised and refused until TLS is supported.
+pub fn uri(s: &str) -> Result<Uri, String> {
+    let bad = |why: &str| {
+        format!(
+            "'{s}' is not a server URI ({why}); expected redis://[user:password@]host[:port][/db] or unix:///path.sock"
+        )
+    };
+    let (scheme, rest) = s.split_once("://").ok_or_else(|| bad("no scheme://"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme == "rediss" || scheme == "valkeys" {
+        return Err(format!("'{s}': {scheme}:// needs TLS, which respbench does not support yet"));
+    }
+    let (userinfo, rest) = match rest.rsplit_once('@') {
+        Some((u, r)) => (Some(u), r),
+        None => (None, rest),
+    };
+    let (user, password) = match userinfo {
+        None => (None, None),
+        Some(u) => match u.split_once(':') {
+            Some((user, pass)) => ((!user.is_empty()).then(|| percent_decode(user)), Some(percent_decode(pass))),
+            None => (None, Some(percent_decode(u))),
+        },
+    };
+    let db_of = |d: &str| d.parse::<u32>().map_err(|_| bad(&format!("database '{d}' is not a number")));
+    match scheme.as_str() {
+        "redis" | "valkey" => {
+            let (hostport, db) = match rest.split_once('/') {
+                Some((h, d)) if !d.is_empty() => (h, Some(db_of(d)?)),
+                Some((h, _)) => (h, None),
+                None => (rest, None),
+            };
+            let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+                let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed [ in the host"))?;
+                (h.to_string(), after.strip_prefix(':'))
+            } else {
+                match hostport.rsplit_once(':') {
+                    Some((h, p)) => (h.to_string(), Some(p)),
+                    None => (hostport.to_string(), None),
+                }
+            };
+            let port = port.map_or(Ok(6379), |p| p.parse::<u16>().map_err(|_| bad(&format!("port '{p}'"))))?;
+            let host = if host.is_empty() { "127.0.0.1".to_string() } else { host };
+            Ok(Uri { target: crate::config::Target::Tcp { host, port }, user, password, db })
+        }
+        "unix" => {
+            let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+            if path.is_empty() {
+                return Err(bad("no socket path"));
+            }
+            let db = query.split('&').find_map(|kv| kv.strip_prefix("db=")).map(db_of).transpose()?;
+            Ok(Uri { target: crate::config::Target::Unix(path.into()), user, password, db })
+        }
+        other => Err(bad(&format!("unknown scheme '{other}'"))),
+    }
+}
+
+/// `%40` into `@` and so on, for passwords in URIs.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +254,22 @@ mod tests {
         assert!(range("20-10").is_err());
         assert_eq!(size_list("32:10,1k:1"), Ok(SizeList(vec![(32, 10), (1024, 1)])));
         assert!(size_list("32").is_err());
+    }
+
+    #[test]
+    fn uris() {
+        use crate::config::Target;
+        let u = uri("redis://bob:p%40ss@example.com:6380/2").unwrap();
+        assert_eq!(u.target, Target::Tcp { host: "example.com".into(), port: 6380 });
+        assert_eq!((u.user.as_deref(), u.password.as_deref(), u.db), (Some("bob"), Some("p@ss"), Some(2)));
+        let u = uri("valkey://:secret@[::1]").unwrap();
+        assert_eq!(u.target, Target::Tcp { host: "::1".into(), port: 6379 });
+        assert_eq!((u.user, u.password.as_deref()), (None, Some("secret")));
+        let u = uri("unix:///tmp/r.sock?db=3").unwrap();
+        assert_eq!((u.target, u.db), (Target::Unix("/tmp/r.sock".into()), Some(3)));
+        assert!(uri("rediss://h").unwrap_err().contains("TLS"));
+        assert!(uri("http://h").unwrap_err().contains("'http'"));
+        assert!(uri("redis://h:port").unwrap_err().contains("port 'port'"));
     }
 
     #[test]

@@ -199,15 +199,26 @@ pub fn run(
             scope.spawn(move || {
                 let first = t * config.connections / threads;
                 let last = (t + 1) * config.connections / threads;
-                let conns: Result<Vec<Conn>, ConnectError> = (first..last)
-                    .map(|i| {
-                        let io = Session::open(&config.server)?
-                            .into_transport()
-                            .map_err(|source| ConnectError::Io { target: config.server.target.to_string(), source })?;
-                        let requests = RequestGen::new(Arc::clone(workload), config, i);
-                        Ok(Conn::new(io, requests, Pacer::Closed, config.quota(i), config.pipeline, max_request))
+                // A panic here would leave the others waiting at the barrier: make it an error.
+                let connect = || -> Result<Vec<Conn>, ConnectError> {
+                    (first..last)
+                        .map(|i| {
+                            let io = Session::open(&config.server)?.into_transport().map_err(|source| {
+                                ConnectError::Io { target: config.server.target.to_string(), source }
+                            })?;
+                            let requests = RequestGen::new(Arc::clone(workload), config, i);
+                            Ok(Conn::new(io, requests, Pacer::Closed, config.quota(i), config.pipeline, max_request))
+                        })
+                        .collect()
+                };
+                let conns = std::panic::catch_unwind(std::panic::AssertUnwindSafe(connect)).unwrap_or_else(|_| {
+                    Err(ConnectError::Io {
+                        target: config.server.target.to_string(),
+                        source: std::io::Error::other(
+                            "a worker thread failed while connecting (a bug: please report it)",
+                        ),
                     })
-                    .collect();
+                });
                 let conns = match conns {
                     Ok(c) => Some(c),
                     Err(e) => {

@@ -1,7 +1,7 @@
 //! Checks before a run, each a one-line warning: reading from an empty keyspace, reading a key
 //! range that is not filled, and a server that persists to disk while it is measured.
 
-use crate::config::{CommandKind, Config, StopAfter};
+use crate::config::{Config, StopAfter};
 use crate::net::{ConnectError, Session};
 
 use super::server_stats::Info;
@@ -13,7 +13,7 @@ const SAMPLED_KEYS: u64 = 32;
 pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
     let mut session = Session::open(&config.server)?;
     let mut warnings = Vec::new();
-    let reads = config.commands.iter().any(|c| c.kind == CommandKind::Get && c.weight > 0);
+    let reads = config.commands.iter().any(|c| c.reads && c.weight > 0);
     if reads && config.stop != StopAfter::AllKeys {
         let dbsize = session.call(&[b"DBSIZE"]).ok().and_then(|r| integer(&r.0));
         if dbsize == Some(0) {

@@ -111,7 +111,22 @@ impl Session {
             }
         };
         let mut session = Session { stream, target };
-        if let Some(password) = &opts.password {
+        if opts.resp3 {
+            // HELLO 3 switches the protocol and logs in at once.
+            let mut args: Vec<&[u8]> = vec![b"HELLO", b"3"];
+            if let Some(password) = &opts.password {
+                args.extend([&b"AUTH"[..], opts.user.as_deref().unwrap_or("default").as_bytes(), password.as_bytes()]);
+            }
+            session.call(&args).map_err(|e| match e {
+                CallError::Server(message) if message.starts_with("WRONGPASS") || message.starts_with("NOAUTH") => {
+                    ConnectError::Auth { target: session.target.clone(), message }
+                }
+                CallError::Server(message) => {
+                    ConnectError::Refused { target: session.target.clone(), command: "HELLO 3 (RESP3)".into(), message }
+                }
+                CallError::Connect(e) => e,
+            })?;
+        } else if let Some(password) = &opts.password {
             let mut args: Vec<&[u8]> = vec![b"AUTH"];
             if let Some(user) = &opts.user {
                 args.push(user.as_bytes());

@@ -17,14 +17,13 @@ fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)
 }
 
-/// memtier's row names: `SET` becomes `Sets`.
+/// memtier's row names for its two commands (`SET` becomes `Sets`); others keep their name.
 fn row_name(command: &str) -> String {
-    let mut name = command.to_ascii_lowercase();
-    if let Some(first) = name.get_mut(..1) {
-        first.make_ascii_uppercase();
+    match command {
+        "SET" => "Sets".into(),
+        "GET" => "Gets".into(),
+        other => other.to_string(),
     }
-    name.push('s');
-    name
 }
 
 fn row(out: &mut String, name: &str, op: &OpStats, secs: f64, reads: bool) {
@@ -83,10 +82,10 @@ impl Format for Table {
         out.push_str(&"-".repeat(114));
         out.push('\n');
         for (i, op) in outcome.ops.iter().enumerate() {
-            let reads = config.commands[i].kind == crate::config::CommandKind::Get;
+            let reads = config.commands[i].reads;
             row(&mut out, &row_name(&outcome.command_names[i]), op, secs, reads);
         }
-        let any_reads = config.commands.iter().any(|c| c.kind == crate::config::CommandKind::Get);
+        let any_reads = config.commands.iter().any(|c| c.reads);
         row(&mut out, "Totals", &total, secs, any_reads);
         out.push('\n');
         let errors = outcome.errors.sorted();
@@ -259,5 +258,6 @@ mod tests {
     fn row_names_are_memtiers() {
         assert_eq!(row_name("SET"), "Sets");
         assert_eq!(row_name("GET"), "Gets");
+        assert_eq!(row_name("LPUSH"), "LPUSH");
     }
 }

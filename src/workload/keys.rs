@@ -27,12 +27,14 @@ pub struct KeyGen {
 
 impl KeyGen {
     /// A generator over `min..=max`; `slice` is this connection's own part (used by Parallel).
-    pub fn new(pattern: KeyPattern, min: u64, max: u64, slice: (u64, u64)) -> KeyGen {
+    pub fn new(pattern: KeyPattern, min: u64, max: u64, slice: Option<(u64, u64)>) -> KeyGen {
         let (lo, hi, kind) = match pattern {
             KeyPattern::Sequential => (min, max, Kind::Walk),
             // A connection with an empty slice (more connections than keys) walks the range.
-            KeyPattern::Parallel if slice.1 >= slice.0 => (slice.0, slice.1, Kind::Walk),
-            KeyPattern::Parallel => (min, max, Kind::Walk),
+            KeyPattern::Parallel => match slice {
+                Some((lo, hi)) => (lo, hi, Kind::Walk),
+                None => (min, max, Kind::Walk),
+            },
             KeyPattern::Random => (min, max, Kind::Uniform),
             KeyPattern::Gaussian { median, stddev } => {
                 let span = (max - min) as f64;
@@ -73,7 +75,7 @@ mod tests {
     #[test]
     fn parallel_walks_its_slice_and_wraps() {
         let mut rng = Rng::derive(0, 0);
-        let mut g = KeyGen::new(KeyPattern::Parallel, 0, 99, (10, 12));
+        let mut g = KeyGen::new(KeyPattern::Parallel, 0, 99, Some((10, 12)));
         let keys: Vec<u64> = (0..5).map(|_| g.next(&mut rng)).collect();
         assert_eq!(keys, vec![10, 11, 12, 10, 11]);
     }
@@ -82,7 +84,7 @@ mod tests {
     fn gaussian_concentrates_around_the_median() {
         let mut rng = Rng::derive(0, 0);
         let pattern = KeyPattern::Gaussian { median: Some(500.0), stddev: Some(50.0) };
-        let mut g = KeyGen::new(pattern, 0, 999, (0, 999));
+        let mut g = KeyGen::new(pattern, 0, 999, Some((0, 999)));
         let within: usize = (0..10_000).filter(|_| g.next(&mut rng).abs_diff(500) <= 50).count();
         // About 68 % within one standard deviation.
         assert!((6_500..7_100).contains(&within), "{within}");
@@ -91,7 +93,7 @@ mod tests {
     #[test]
     fn uniform_stays_in_range() {
         let mut rng = Rng::derive(0, 0);
-        let mut g = KeyGen::new(KeyPattern::Random, 5, 7, (5, 7));
+        let mut g = KeyGen::new(KeyPattern::Random, 5, 7, Some((5, 7)));
         assert!((0..1000).all(|_| (5..=7).contains(&g.next(&mut rng))));
     }
 }

@@ -6,7 +6,7 @@ pub mod rng;
 
 use std::sync::Arc;
 
-use crate::config::{CommandKind, Config, StopAfter, ValueSize};
+use crate::config::{ArgPart, Config, StopAfter, ValueSize};
 use crate::resp::{Part, Template};
 pub use keys::KeyGen;
 use rng::Rng;
@@ -15,11 +15,30 @@ use rng::Rng;
 const HOLE_KEY: usize = 0;
 const HOLE_DATA: usize = 1;
 const HOLE_EXPIRY: usize = 2;
+const HOLE_TAG: usize = 3;
+/// `__rand_1st__` .. `__rand_9th__`.
+const HOLE_SHARED: usize = 4;
+/// Each `__rand_int__` occurrence of a command, in order.
+const HOLE_RAND_INT: usize = HOLE_SHARED + 9;
+/// `__rand_int__` occurrences allowed in one command.
+pub const MAX_RAND_INTS: usize = 16;
+const HOLES: usize = HOLE_RAND_INT + MAX_RAND_INTS;
+/// Width `__rand_int__` and `__rand_Nth__` are zero-padded to (redis-benchmark's).
+const RAND_WIDTH: usize = 12;
+
+/// The random numbers one command needs per request.
+#[derive(Debug, Clone, Copy, Default)]
+struct Draws {
+    rand_ints: usize,
+    /// Bit i: `__rand_{i+1}th__` appears.
+    shared: u16,
+}
 
 /// The compiled mix, read-only and shared by every worker.
 #[derive(Debug)]
 pub struct Workload {
     templates: Vec<Template>,
+    draws: Vec<Draws>,
     names: Vec<String>,
     reads: Vec<bool>,
     weights: Vec<u32>,
@@ -27,26 +46,48 @@ pub struct Workload {
     data: Vec<u8>,
     values: ValueSize,
     expiry: Option<(u64, u64)>,
+    /// The range `__rand_int__` draws from.
+    rand_range: (u64, u64),
 }
 
 impl Workload {
     pub fn compile(config: &Config) -> Workload {
-        let prefix = Part::Lit(config.keys.prefix.as_bytes().to_vec());
-        let key = vec![prefix, Part::Hole(HOLE_KEY)];
+        let prefix = config.keys.prefix.as_bytes();
         let mut templates = Vec::new();
+        let mut draws = Vec::new();
         for spec in &config.commands {
-            let args = match spec.kind {
-                CommandKind::Get => vec![lit("GET"), key.clone()],
-                CommandKind::Set => {
-                    let mut args = vec![lit("SET"), key.clone(), vec![Part::Hole(HOLE_DATA)]];
-                    if config.expiry.is_some() {
-                        args.push(lit("EX"));
-                        args.push(vec![Part::Hole(HOLE_EXPIRY)]);
+            let mut d = Draws::default();
+            let args: Vec<Vec<Part>> = spec
+                .args
+                .iter()
+                .map(|arg| {
+                    let mut parts = Vec::new();
+                    for part in arg {
+                        match part {
+                            ArgPart::Lit(bytes) => parts.push(Part::Lit(bytes.clone())),
+                            ArgPart::Key => {
+                                parts.push(Part::Lit(prefix.to_vec()));
+                                parts.push(Part::Hole(HOLE_KEY));
+                            }
+                            ArgPart::Data => parts.push(Part::Hole(HOLE_DATA)),
+                            ArgPart::Expiry => parts.push(Part::Hole(HOLE_EXPIRY)),
+                            ArgPart::Tag => parts.push(Part::Hole(HOLE_TAG)),
+                            ArgPart::RandShared(i) => {
+                                d.shared |= 1 << i;
+                                parts.push(Part::Hole(HOLE_SHARED + usize::from(*i)));
+                            }
+                            ArgPart::RandInt => {
+                                // The front-ends check the count; past it, draws repeat the last.
+                                parts.push(Part::Hole(HOLE_RAND_INT + d.rand_ints.min(MAX_RAND_INTS - 1)));
+                                d.rand_ints = (d.rand_ints + 1).min(MAX_RAND_INTS);
+                            }
+                        }
                     }
-                    args
-                }
-            };
+                    parts
+                })
+                .collect();
             templates.push(Template::new(&args));
+            draws.push(d);
         }
         let max = config.values.max();
         let data = if config.random_data {
@@ -57,14 +98,22 @@ impl Workload {
         } else {
             vec![b'x'; max]
         };
+        // Two commands of one name get distinct rows: `SET`, `SET#2`.
+        let mut names: Vec<String> = Vec::new();
+        for spec in &config.commands {
+            let seen = names.iter().filter(|n| n.split('#').next() == Some(spec.name.as_str())).count();
+            names.push(if seen == 0 { spec.name.clone() } else { format!("{}#{}", spec.name, seen + 1) });
+        }
         Workload {
             templates,
-            names: config.commands.iter().map(|c| c.name.clone()).collect(),
-            reads: config.commands.iter().map(|c| c.kind == CommandKind::Get).collect(),
+            draws,
+            names,
+            reads: config.commands.iter().map(|c| c.reads).collect(),
             weights: config.commands.iter().map(|c| c.weight).collect(),
             data,
             values: config.values.clone(),
             expiry: config.expiry,
+            rand_range: (config.keys.min, config.keys.max),
         }
     }
 
@@ -98,8 +147,13 @@ impl Workload {
     }
 }
 
-fn lit(s: &str) -> Vec<Part> {
-    vec![Part::Lit(s.as_bytes().to_vec())]
+/// Writes `n` into `buf` right-aligned, zero-padded to its width (wider numbers are cut).
+fn zero_padded(buf: &mut [u8; RAND_WIDTH], n: u64) {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(n).as_bytes();
+    let text = &text[text.len().saturating_sub(RAND_WIDTH)..];
+    buf.fill(b'0');
+    buf[RAND_WIDTH - text.len()..].copy_from_slice(text);
 }
 
 /// One connection's request stream: its own random stream, key walkers and mix position.
@@ -165,7 +219,25 @@ impl RequestGen {
             Some((lo, hi)) => expiry_digits.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
             None => b"",
         };
-        workload.templates[cmd].encode(out, &[key_digits, data, expiry_digits]);
+        let mut holes: [&[u8]; HOLES] = [b""; HOLES];
+        holes[HOLE_KEY] = key_digits;
+        holes[HOLE_DATA] = data;
+        holes[HOLE_EXPIRY] = expiry_digits;
+        let draws = workload.draws[cmd];
+        let mut rands = [[b'0'; RAND_WIDTH]; 9 + MAX_RAND_INTS];
+        if draws.shared != 0 || draws.rand_ints != 0 {
+            let (lo, hi) = workload.rand_range;
+            for (i, buf) in rands.iter_mut().enumerate() {
+                let wanted = if i < 9 { draws.shared & (1 << i) != 0 } else { i - 9 < draws.rand_ints };
+                if wanted {
+                    zero_padded(buf, lo + self.rng.below(hi - lo + 1));
+                }
+            }
+            for (i, buf) in rands.iter().enumerate() {
+                holes[HOLE_SHARED + i] = buf;
+            }
+        }
+        workload.templates[cmd].encode(out, &holes);
         (cmd, key)
     }
 }
@@ -177,20 +249,19 @@ mod tests {
     use std::time::Duration;
 
     fn config(set: u32, get: u32) -> Config {
-        let spec =
-            |name: &str, kind, weight| CommandSpec { name: name.into(), kind, weight, key_pattern: KeyPattern::Random };
         Config {
             server: ServerOptions {
                 target: Target::Tcp { host: "h".into(), port: 1 },
                 user: None,
                 password: None,
                 db: None,
+                resp3: false,
             },
             connections: 2,
             threads: 1,
             pipeline: 1,
             stop: StopAfter::Requests(100),
-            commands: vec![spec("SET", CommandKind::Set, set), spec("GET", CommandKind::Get, get)],
+            commands: vec![CommandSpec::set(set, KeyPattern::Random, true), CommandSpec::get(get, KeyPattern::Random)],
             keys: KeyRange { prefix: "k:".into(), min: 0, max: 9 },
             values: ValueSize::Fixed(4),
             random_data: false,
