@@ -219,13 +219,13 @@ impl RequestGen {
             Some((lo, hi)) => expiry_digits.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
             None => b"",
         };
-        let mut holes: [&[u8]; HOLES] = [b""; HOLES];
-        holes[HOLE_KEY] = key_digits;
-        holes[HOLE_DATA] = data;
-        holes[HOLE_EXPIRY] = expiry_digits;
+        let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, b""];
         let draws = workload.draws[cmd];
-        let mut rands = [[b'0'; RAND_WIDTH]; 9 + MAX_RAND_INTS];
-        if draws.shared != 0 || draws.rand_ints != 0 {
+        if draws.shared == 0 && draws.rand_ints == 0 {
+            // The common case (SET, GET): no random numbers to draw or buffer.
+            workload.templates[cmd].encode(out, &fixed);
+        } else {
+            let mut rands = [[b'0'; RAND_WIDTH]; 9 + MAX_RAND_INTS];
             let (lo, hi) = workload.rand_range;
             for (i, buf) in rands.iter_mut().enumerate() {
                 let wanted = if i < 9 { draws.shared & (1 << i) != 0 } else { i - 9 < draws.rand_ints };
@@ -233,11 +233,13 @@ impl RequestGen {
                     zero_padded(buf, lo + self.rng.below(hi - lo + 1));
                 }
             }
+            let mut holes: [&[u8]; HOLES] = [b""; HOLES];
+            holes[..HOLE_SHARED].copy_from_slice(&fixed);
             for (i, buf) in rands.iter().enumerate() {
                 holes[HOLE_SHARED + i] = buf;
             }
+            workload.templates[cmd].encode(out, &holes);
         }
-        workload.templates[cmd].encode(out, &holes);
         (cmd, key)
     }
 }
