@@ -166,77 +166,83 @@ fn ratio(a: f64, first: f64) -> String {
     if first > 0.0 { format!("{:.2}", a / first) } else { "-".into() }
 }
 
+impl Row {
+    /// The cells both tables show, formatted: result, ops/s, ratio, p50, ratio, p99, ratio,
+    /// p99.9, ratio, errors, ops/s per $/h, ratio.
+    fn cells(&self, first: &Row) -> [String; 12] {
+        let (per_dollar, per_dollar_ratio) = match (self.per_dollar, first.per_dollar) {
+            (Some(d), Some(f)) => (format!("{d:.0}"), ratio(d, f)),
+            (Some(d), None) => (format!("{d:.0}"), "-".into()),
+            _ => ("-".into(), "-".into()),
+        };
+        [
+            self.name.clone(),
+            format!("{:.0}", self.ops),
+            ratio(self.ops, first.ops),
+            format!("{:.3}", self.p50),
+            ratio(self.p50, first.p50),
+            format!("{:.3}", self.p99),
+            ratio(self.p99, first.p99),
+            format!("{:.3}", self.p999),
+            ratio(self.p999, first.p999),
+            self.errors.to_string(),
+            per_dollar,
+            per_dollar_ratio,
+        ]
+    }
+}
+
+const HEADERS: [&str; 12] = [
+    "Result",
+    "Ops/sec",
+    "ratio",
+    "p50 ms",
+    "ratio",
+    "p99 ms",
+    "ratio",
+    "p99.9 ms",
+    "ratio",
+    "Errors",
+    "Ops/sec per $/h",
+    "ratio",
+];
+/// Column widths of the text table (the first is left-aligned).
+const WIDTHS: [usize; 12] = [20, 12, 8, 10, 8, 10, 8, 10, 8, 9, 18, 8];
+
 fn text_table(rows: &[Row]) -> String {
-    let priced = rows.iter().any(|r| r.per_dollar.is_some());
-    let mut out = format!(
-        "{:<20}{:>12}{:>8}{:>10}{:>8}{:>10}{:>8}{:>10}{:>8}{:>9}{}\n",
-        "Result",
-        "Ops/sec",
-        "ratio",
-        "p50 ms",
-        "ratio",
-        "p99 ms",
-        "ratio",
-        "p99.9 ms",
-        "ratio",
-        "Errors",
-        if priced { format!("{:>18}{:>8}", "Ops/sec per $/h", "ratio") } else { String::new() }
-    );
-    let first = &rows[0];
-    for r in rows {
-        let _ = write!(
-            out,
-            "{:<20}{:>12.0}{:>8}{:>10.3}{:>8}{:>10.3}{:>8}{:>10.3}{:>8}{:>9}",
-            r.name,
-            r.ops,
-            ratio(r.ops, first.ops),
-            r.p50,
-            ratio(r.p50, first.p50),
-            r.p99,
-            ratio(r.p99, first.p99),
-            r.p999,
-            ratio(r.p999, first.p999),
-            r.errors
-        );
-        if priced {
-            match (r.per_dollar, first.per_dollar) {
-                (Some(d), Some(f)) => {
-                    let _ = write!(out, "{d:>18.0}{:>8}", ratio(d, f));
-                }
-                (Some(d), None) => {
-                    let _ = write!(out, "{d:>18.0}{:>8}", "-");
-                }
-                _ => {
-                    let _ = write!(out, "{:>18}{:>8}", "-", "-");
-                }
-            }
+    // The price columns only when some result has a price.
+    let columns = if rows.iter().any(|r| r.per_dollar.is_some()) { 12 } else { 10 };
+    let line = |cells: &[String]| -> String {
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate().take(columns) {
+            let _ = if i == 0 {
+                write!(out, "{cell:<w$}", w = WIDTHS[0])
+            } else {
+                write!(out, "{cell:>w$}", w = WIDTHS[i])
+            };
         }
         out.push('\n');
+        out
+    };
+    let mut out = line(&HEADERS.map(String::from));
+    for r in rows {
+        out.push_str(&line(&r.cells(&rows[0])));
     }
     out
 }
 
 fn html_table(rows: &[Row]) -> String {
-    let first = &rows[0];
-    let mut out = String::from(
-        "<table><tr><th>Result</th><th>Ops/sec</th><th>ratio</th><th>p50 ms</th><th>ratio</th><th>p99 ms</th><th>ratio</th><th>p99.9 ms</th><th>ratio</th><th>Errors</th><th>Ops/sec per $/h</th></tr>",
-    );
+    let mut out = String::from("<table><tr>");
+    for header in HEADERS {
+        let _ = write!(out, "<th>{header}</th>");
+    }
+    out.push_str("</tr>");
     for r in rows {
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{:.0}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&r.name),
-            r.ops,
-            ratio(r.ops, first.ops),
-            r.p50,
-            ratio(r.p50, first.p50),
-            r.p99,
-            ratio(r.p99, first.p99),
-            r.p999,
-            ratio(r.p999, first.p999),
-            r.errors,
-            r.per_dollar.map_or("-".to_string(), |d| format!("{d:.0}"))
-        );
+        out.push_str("<tr>");
+        for cell in r.cells(&rows[0]) {
+            let _ = write!(out, "<td>{}</td>", escape(&cell));
+        }
+        out.push_str("</tr>");
     }
     out.push_str("</table>");
     out

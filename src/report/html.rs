@@ -70,12 +70,25 @@ fn series_of(doc: &Value, name: &str, value: impl Fn(&Value) -> Option<f64>) -> 
     Series { name: name.to_string(), points }
 }
 
-fn spectrum(doc: &Value, name: &str) -> Series {
-    let points = doc["totals"]["latency_spectrum_us"]
+/// The percentile spectrum of one summary (`totals` or a command), in milliseconds.
+fn spectrum(op: &Value, name: &str) -> Series {
+    let points = op["latency_spectrum_us"]
         .as_array()
         .map(|ps| ps.iter().map(|p| (num(&p[0]), num(&p[1]) / 1000.0)).collect())
         .unwrap_or_default();
     Series { name: name.to_string(), points }
+}
+
+/// The spectrum chart of the series that have points.
+fn spectrum_chart(series: impl IntoIterator<Item = Series>) -> String {
+    chart::svg(&Chart {
+        id: "spectrum",
+        title: "Response time by percentile",
+        x_label: "percentile",
+        y_label: "ms",
+        x_axis: XAxis::Percentile,
+        series: series.into_iter().filter(|s| !s.points.is_empty()).collect(),
+    })
 }
 
 fn summary_table(out: &mut String, doc: &Value) {
@@ -239,27 +252,13 @@ pub fn render(doc: &Value) -> String {
         b.push_str(&chart::svg(c));
     }
     b.push_str("<h2>Latency percentile spectrum</h2>");
-    let mut spectra = vec![spectrum(doc, "all commands")];
+    let mut spectra = vec![spectrum(&doc["totals"], "all commands")];
     if let Some(commands) = doc["commands"].as_object()
         && commands.len() > 1
     {
-        for (name, op) in commands {
-            let points = op["latency_spectrum_us"]
-                .as_array()
-                .map(|ps| ps.iter().map(|p| (num(&p[0]), num(&p[1]) / 1000.0)).collect())
-                .unwrap_or_default();
-            spectra.push(Series { name: name.clone(), points });
-        }
+        spectra.extend(commands.iter().map(|(name, op)| spectrum(op, name)));
     }
-    spectra.retain(|s| !s.points.is_empty());
-    b.push_str(&chart::svg(&Chart {
-        id: "spectrum",
-        title: "Response time by percentile",
-        x_label: "percentile",
-        y_label: "ms",
-        x_axis: XAxis::Percentile,
-        series: spectra,
-    }));
+    b.push_str(&spectrum_chart(spectra));
     b.push_str("<h2>Configuration</h2>");
     key_values(&mut b, &doc["configuration"]);
     b.push_str("<h2>Environment</h2>");
@@ -308,14 +307,7 @@ pub fn render_compare(results: &[(String, Value)], table: &str) -> String {
         x_axis: XAxis::Linear,
         series: p99.collect(),
     }));
-    b.push_str(&chart::svg(&Chart {
-        id: "spectrum",
-        title: "Response time by percentile",
-        x_label: "percentile",
-        y_label: "ms",
-        x_axis: XAxis::Percentile,
-        series: results.iter().map(|(name, doc)| spectrum(doc, name)).filter(|s| !s.points.is_empty()).collect(),
-    }));
+    b.push_str(&spectrum_chart(results.iter().map(|(name, doc)| spectrum(&doc["totals"], name))));
     page("respbench comparison", &b)
 }
 
