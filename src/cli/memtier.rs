@@ -1,0 +1,213 @@
+//! memtier_benchmark's command line (`respbench memtier ARGS`, or the binary run as
+//! `memtier_benchmark`): its options with its semantics (clients per thread, requests per
+//! client, its defaults), translated into respbench's own flags. Long options may carry one
+//! dash or two and `=value` or a separate value, as guides print them. An option respbench
+//! cannot honour yet is an error naming it, never silently dropped.
+
+use std::ffi::OsString;
+
+/// What one memtier option becomes.
+enum Map {
+    /// The same meaning under respbench's name: the value is passed on.
+    Flag(&'static str),
+    /// Taken care of below (needs arithmetic or splitting).
+    Special,
+    /// A switch with nothing to do: respbench already behaves that way.
+    Honoured,
+    /// Not supported yet, with why.
+    Unsupported(&'static str),
+}
+
+/// memtier's options: names (long first), whether they take a value, and their mapping.
+const OPTIONS: &[(&[&str], bool, Map)] = &[
+    (&["server", "s"], true, Map::Flag("--host")),
+    (&["port", "p"], true, Map::Flag("--port")),
+    (&["unix-socket", "S"], true, Map::Flag("--socket")),
+    (&["protocol", "P"], true, Map::Special),
+    (&["authenticate", "a"], true, Map::Special),
+    (&["select-db"], true, Map::Flag("--db")),
+    (&["clients", "c"], true, Map::Special),
+    (&["threads", "t"], true, Map::Special),
+    (&["requests", "n"], true, Map::Special),
+    (&["test-time"], true, Map::Special),
+    (&["ratio"], true, Map::Flag("--ratio")),
+    (&["pipeline"], true, Map::Flag("--pipeline")),
+    (&["key-prefix"], true, Map::Flag("--key-prefix")),
+    (&["key-minimum"], true, Map::Flag("--key-min")),
+    (&["key-maximum"], true, Map::Flag("--key-max")),
+    (&["key-pattern"], true, Map::Flag("--key-pattern")),
+    (&["key-stddev"], true, Map::Flag("--key-stddev")),
+    (&["key-median"], true, Map::Flag("--key-median")),
+    (&["key-zipf-exp"], true, Map::Flag("--zipf-exponent")),
+    (&["data-size", "d"], true, Map::Flag("--data-size")),
+    (&["data-size-range"], true, Map::Flag("--data-size-range")),
+    (&["data-size-list"], true, Map::Flag("--data-size-list")),
+    (&["random-data", "R"], false, Map::Flag("--random-data")),
+    (&["expiry-range"], true, Map::Flag("--expiry-range")),
+    (&["command"], true, Map::Flag("--command")),
+    (&["command-ratio"], true, Map::Flag("--command-ratio")),
+    (&["command-key-pattern"], true, Map::Flag("--command-key-pattern")),
+    (&["run-count", "x"], true, Map::Flag("--runs")),
+    (&["out-file", "o"], true, Map::Unsupported("writing the text report to a file: redirect stdout instead")),
+    (&["json-out-file"], true, Map::Unsupported("memtier's JSON layout; use --json for respbench's own")),
+    (&["hide-histogram"], false, Map::Honoured),
+    (&["distinct-client-seed"], false, Map::Honoured),
+    (&["randomize"], false, Map::Honoured),
+    (&["print-percentiles"], true, Map::Unsupported("choosing percentiles: the report shows p50, p99, p99.9 and max")),
+    (&["tls"], false, Map::Unsupported("TLS")),
+    (&["tls-skip-verify"], false, Map::Unsupported("TLS")),
+    (&["cert"], true, Map::Unsupported("TLS")),
+    (&["key"], true, Map::Unsupported("TLS")),
+    (&["cacert"], true, Map::Unsupported("TLS")),
+    (&["sni"], true, Map::Unsupported("TLS")),
+    (&["cluster-mode"], false, Map::Unsupported("cluster mode")),
+    (&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
+    (&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
+    (&["multi-key-get"], true, Map::Unsupported("multi-key GET")),
+    (&["data-import"], true, Map::Unsupported("importing data")),
+    (&["data-verify"], false, Map::Unsupported("verifying data")),
+    (&["wait-ratio"], true, Map::Unsupported("WAIT")),
+    (&["num-slaves"], true, Map::Unsupported("WAIT")),
+    (&["debug", "D"], false, Map::Unsupported("debug output")),
+];
+
+/// memtier's defaults where they differ from respbench's.
+const CLIENTS_PER_THREAD: u64 = 50;
+const THREADS: u64 = 4;
+const REQUESTS_PER_CLIENT: u64 = 10_000;
+
+/// Translates memtier's arguments (without the program name) into respbench's.
+pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
+    let mut out: Vec<OsString> = vec!["respbench".into()];
+    let mut key_prefix_given = false;
+    let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].to_str().ok_or_else(|| format!("the argument {:?} is not UTF-8", args[i]))?;
+        i += 1;
+        let Some(stripped) = arg.strip_prefix('-') else {
+            return Err(format!("unexpected argument '{arg}': memtier_benchmark takes only options"));
+        };
+        let stripped = stripped.strip_prefix('-').unwrap_or(stripped);
+        let (name, inline) = match stripped.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (stripped, None),
+        };
+        // A short option with its value attached (`-c10`), as getopt allows.
+        let (name, inline) = match OPTIONS.iter().find(|(names, _, _)| names.contains(&name)) {
+            Some(_) => (name, inline),
+            None if inline.is_none() && !arg.starts_with("--") && name.len() > 1 => {
+                let (short, rest) = name.split_at(1);
+                (short, Some(rest.to_string()))
+            }
+            None => (name, inline),
+        };
+        let Some((names, takes_value, map)) = OPTIONS.iter().find(|(names, _, _)| names.contains(&name)) else {
+            return Err(format!("unknown memtier_benchmark option '{arg}'"));
+        };
+        key_prefix_given |= names[0] == "key-prefix";
+        let long = format!("--{}", names[0]);
+        let value = if *takes_value {
+            match inline {
+                Some(v) => Some(v),
+                None => {
+                    let v = args.get(i).and_then(|v| v.to_str()).ok_or_else(|| format!("{long} needs a value"))?;
+                    i += 1;
+                    Some(v.to_string())
+                }
+            }
+        } else {
+            None
+        };
+        let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
+        match map {
+            Map::Flag(flag) => {
+                out.push((*flag).into());
+                if let Some(v) = value {
+                    out.push(v.into());
+                }
+            }
+            Map::Honoured => {}
+            Map::Unsupported(what) => return Err(format!("memtier_benchmark's {long} is not supported yet ({what})")),
+            Map::Special => {
+                let v = value.expect("special options take values");
+                match names[0] {
+                    "clients" => clients = count(&v)?,
+                    "threads" => threads = count(&v)?,
+                    "requests" if v == "allkeys" => requests = Some(None),
+                    "requests" => requests = Some(Some(count(&v)?)),
+                    "test-time" => test_time = Some(count(&v)?),
+                    "protocol" => match v.as_str() {
+                        "redis" | "resp2" => {}
+                        "resp3" => out.push("--resp3".into()),
+                        other => {
+                            return Err(format!(
+                                "memtier_benchmark's --protocol {other} is not supported yet (memcache)"
+                            ));
+                        }
+                    },
+                    "authenticate" => match v.split_once(':') {
+                        // user:password for an ACL user, else the password alone.
+                        Some((user, password)) => {
+                            out.extend(["--user".into(), user.into(), "-a".into(), password.into()])
+                        }
+                        None => out.extend(["-a".into(), v.into()]),
+                    },
+                    _ => unreachable!("every Special option is handled"),
+                }
+            }
+        }
+    }
+    if !key_prefix_given {
+        out.extend(["--key-prefix".into(), "memtier-".into()]);
+    }
+    let connections = clients * threads;
+    out.extend([
+        "--connections".into(),
+        connections.to_string().into(),
+        "--threads".into(),
+        threads.to_string().into(),
+    ]);
+    match (requests, test_time) {
+        (Some(_), Some(_)) => return Err("memtier_benchmark's --requests and --test-time exclude each other".into()),
+        (_, Some(secs)) => out.extend(["--duration".into(), format!("{secs}s").into()]),
+        (Some(None), None) => out.extend(["--requests".into(), "allkeys".into()]),
+        // -n counts per client in memtier.
+        (Some(Some(n)), None) => out.extend(["--requests".into(), (n * connections).to_string().into()]),
+        (None, None) => out.extend(["--requests".into(), (REQUESTS_PER_CLIENT * connections).to_string().into()]),
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tr(args: &[&str]) -> Result<Vec<String>, String> {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        translate(&args).map(|v| v.into_iter().map(|s| s.into_string().unwrap()).collect())
+    }
+
+    #[test]
+    fn memtier_semantics() {
+        let out = tr(&["-c", "10", "-t", "2", "-n", "100", "--ratio=1:0", "-clients=5"]).unwrap();
+        // The last -c wins, as in memtier; requests are per client.
+        let joined = out.join(" ");
+        assert!(joined.contains("--connections 10 --threads 2"), "{joined}");
+        assert!(joined.contains("--requests 1000"), "{joined}");
+        assert!(joined.contains("--ratio 1:0"), "{joined}");
+        let out = tr(&["-n", "allkeys", "--key-pattern", "P:P", "--authenticate", "bob:pw"]).unwrap().join(" ");
+        assert!(out.contains("--requests allkeys") && out.contains("--user bob -a pw"), "{out}");
+        let out = tr(&["--test-time=5"]).unwrap().join(" ");
+        assert!(out.contains("--duration 5s") && out.contains("--connections 200 --threads 4"), "{out}");
+    }
+
+    #[test]
+    fn unknown_and_unsupported_options_are_named() {
+        assert!(tr(&["--bogus"]).unwrap_err().contains("'--bogus'"));
+        assert!(tr(&["--tls"]).unwrap_err().contains("--tls is not supported yet"));
+        assert!(tr(&["-n", "1", "--test-time", "2"]).unwrap_err().contains("exclude"));
+        assert!(tr(&["-c"]).unwrap_err().contains("needs a value"));
+        assert!(tr(&["-c10"]).unwrap().join(" ").contains("--connections 40"));
+    }
+}
