@@ -319,3 +319,18 @@ fn capacity_usage_errors_are_one_line() {
         assert!(stdout(&help).contains(flag), "capacity --help lacks {flag}");
     }
 }
+
+#[test]
+fn capacity_stops_at_its_ceiling_when_every_rate_holds() {
+    let server = Server::start(&[]);
+    let out = respbench()
+        .args(["capacity", "-p", &server.port_arg(), "--slo", "p99.9=1s", "--start-rate", "500", "--max-rate", "1500"])
+        .args(["--duration", "500ms", "-c", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    // 500 holds, 1000 holds, then the ceiling 1500 holds: no rate above it is tried.
+    assert!(text.contains("Capacity: 1500 requests per second hold p99.9<=1000 ms"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.ends_with("holds")).count(), 3, "{text}");
+}
