@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, clap_message, parse, usage_error};
+use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, parse, parse_args, usage_error};
 use crate::config::{Config, Rate, StopAfter};
 use crate::engine::Outcome;
 
@@ -82,13 +82,9 @@ fn judge(requested: f64, outcome: &Outcome, slo: Slo) -> Step {
 }
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let args = match CapacityArgs::try_parse_from(args) {
+    let args: CapacityArgs = match parse_args(args) {
         Ok(a) => a,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => return usage_error(&clap_message(&e)),
+        Err(code) => return code,
     };
     if args.run.rate.is_some() || args.run.requests.is_some() || args.run.runs > 1 {
         return usage_error("capacity chooses the rates itself: drop --rate, -n and --runs");

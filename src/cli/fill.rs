@@ -13,7 +13,7 @@ use std::time::Instant;
 use clap::Parser;
 use serde::Serialize;
 
-use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, clap_message, usage_error};
+use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, parse_args, usage_error};
 use crate::config::{CommandSpec, Config, KeyPattern, StopAfter};
 use crate::engine::{self, Info, Progress};
 use crate::net::Session;
@@ -98,13 +98,9 @@ struct FillReport {
 }
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let args = match FillArgs::try_parse_from(args) {
+    let args: FillArgs = match parse_args(args) {
         Ok(a) => a,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => return usage_error(&clap_message(&e)),
+        Err(code) => return code,
     };
     let run = &args.run;
     if run.requests.is_some() || run.duration.is_some() || run.rate.is_some() || run.ratio.is_some() || run.runs > 1 {

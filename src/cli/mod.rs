@@ -74,16 +74,20 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 
 /// Parses respbench's own flags; `Err` carries the exit code after printing help or an error.
 fn parse_native(args: Vec<OsString>) -> Result<(Config, Output), ExitCode> {
-    let args = match Args::try_parse_from(args) {
-        Ok(a) => a,
-        Err(e) if !e.use_stderr() => {
-            // --help and --version
+    parse_args::<Args>(args)?.into_config().map_err(|msg| usage_error(&msg))
+}
+
+/// Parses a command line with clap; `Err` carries the exit code after printing `--help` or
+/// `--version` (0) or a one-line usage error (2). Every subcommand parses through here.
+fn parse_args<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, ExitCode> {
+    T::try_parse_from(args).map_err(|e| {
+        if e.use_stderr() {
+            usage_error(&clap_message(&e))
+        } else {
             let _ = e.print();
-            return Err(ExitCode::SUCCESS);
+            ExitCode::SUCCESS
         }
-        Err(e) => return Err(usage_error(&clap_message(&e))),
-    };
-    args.into_config().map_err(|msg| usage_error(&msg))
+    })
 }
 
 /// Ctrl-C sets the returned flag; a second Ctrl-C while results are written ends at once.

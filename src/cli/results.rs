@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde_json::Value;
 
-use super::{EXIT_FAILURE, clap_message, usage_error};
+use super::{EXIT_FAILURE, parse_args, usage_error};
 use crate::report::{self, chart::escape};
 
 /// Renders reports from a saved result (`--json` of a run).
@@ -66,19 +66,8 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     report::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, ExitCode> {
-    T::try_parse_from(args).map_err(|e| {
-        if e.use_stderr() {
-            usage_error(&clap_message(&e))
-        } else {
-            let _ = e.print();
-            ExitCode::SUCCESS
-        }
-    })
-}
-
 pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let args: ReportArgs = match parse(args) {
+    let args: ReportArgs = match parse_args(args) {
         Ok(a) => a,
         Err(code) => return code,
     };
@@ -249,7 +238,7 @@ fn html_table(rows: &[Row]) -> String {
 }
 
 pub fn compare_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let args: CompareArgs = match parse(args) {
+    let args: CompareArgs = match parse_args(args) {
         Ok(a) => a,
         Err(code) => return code,
     };
