@@ -151,6 +151,15 @@ pub struct CommandSpec {
     /// Relative weight in the mix; 0 leaves it out.
     pub weight: u32,
     pub key_pattern: KeyPattern,
+    /// Sent as an inline command (`PING\r\n`) instead of a RESP array.
+    pub inline: bool,
+}
+
+/// One step of a [`Config::sequence`]: command `command` of the mix, sent `repeat` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub command: usize,
+    pub repeat: u32,
 }
 
 /// Commands whose null reply means a missing key.
@@ -164,31 +173,97 @@ impl CommandSpec {
             args.push(vec![ArgPart::Lit(b"EX".to_vec())]);
             args.push(vec![ArgPart::Expiry]);
         }
-        CommandSpec { name: "SET".into(), args, reads: false, weight, key_pattern }
+        CommandSpec { name: "SET".into(), args, reads: false, weight, key_pattern, inline: false }
     }
 
     /// `GET key`.
     pub fn get(weight: u32, key_pattern: KeyPattern) -> CommandSpec {
         let args = vec![vec![ArgPart::Lit(b"GET".to_vec())], vec![ArgPart::Key]];
-        CommandSpec { name: "GET".into(), args, reads: true, weight, key_pattern }
+        CommandSpec { name: "GET".into(), args, reads: true, weight, key_pattern, inline: false }
     }
 
     /// A command line with placeholders: `LPUSH list:__key__ __data__`. Arguments split on
     /// white space; double or single quotes keep spaces inside one argument.
     pub fn parse(text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
         let words = split_words(text)?;
-        let Some(first) = words.first() else {
+        if words.is_empty() {
             return Err(format!("the command '{text}' is empty"));
-        };
-        let name = first.to_ascii_uppercase();
-        let args = words.iter().map(|w| parse_arg(w)).collect::<Result<Vec<_>, String>>()?;
+        }
+        Ok(CommandSpec::from_words(&words, weight, key_pattern, true))
+    }
+
+    /// A command already split into arguments (a shell's argv). With `placeholders` false,
+    /// `__rand_int__` and its kin stay literal, as redis-benchmark leaves them without `-r`.
+    pub fn from_words<S: AsRef<str>>(
+        words: &[S],
+        weight: u32,
+        key_pattern: KeyPattern,
+        placeholders: bool,
+    ) -> CommandSpec {
+        let name = words.first().map_or(String::new(), |w| w.as_ref().to_ascii_uppercase());
+        let args =
+            words
+                .iter()
+                .map(|w| {
+                    if placeholders {
+                        parse_arg(w.as_ref())
+                    } else {
+                        vec![ArgPart::Lit(w.as_ref().as_bytes().to_vec())]
+                    }
+                })
+                .collect();
         let reads = READS.contains(&name.as_str());
-        Ok(CommandSpec { name, args, reads, weight, key_pattern })
+        CommandSpec { name, args, reads, weight, key_pattern, inline: false }
     }
 }
 
+/// A sequence's commands, each with its repeat count, as [`split_sequence`] finds them.
+pub type SequenceParts = Vec<(u32, Vec<String>)>;
+
+/// A sequence compiled for a [`Config`]: its commands and the steps that send them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequence {
+    pub commands: Vec<CommandSpec>,
+    pub steps: Vec<Step>,
+}
+
+impl Sequence {
+    /// One command per step.
+    pub fn of(parts: &[(u32, Vec<String>)], key_pattern: KeyPattern, placeholders: bool) -> Sequence {
+        let commands = parts.iter().map(|(_, words)| CommandSpec::from_words(words, 1, key_pattern, placeholders));
+        let steps = parts.iter().enumerate().map(|(command, (repeat, _))| Step { command, repeat: *repeat });
+        Sequence { commands: commands.collect(), steps: steps.collect() }
+    }
+}
+
+/// Splits a sequence (`MULTI ; SET k v ; 4 GET k ; EXEC`) at its `;` words into commands,
+/// each with its repeat count (a leading number). Returns `None` when there is no `;`.
+pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts>, String> {
+    if !words.iter().any(|w| w.as_ref() == ";") {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for part in words.split(|w| w.as_ref() == ";") {
+        let mut part: Vec<String> = part.iter().map(|w| w.as_ref().to_string()).collect();
+        let mut repeat = 1;
+        if part.len() > 1 && part[0].bytes().all(|b| b.is_ascii_digit()) {
+            repeat = match part.remove(0).parse::<u32>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(format!("the repeat count in '{}' must be a whole number above 0", part.join(" ")));
+                }
+            };
+        }
+        if part.is_empty() {
+            return Err("a sequence has an empty command between two ';'".to_string());
+        }
+        out.push((repeat, part));
+    }
+    Ok(Some(out))
+}
+
 /// Splits a command line into words, honouring "double" and 'single' quotes.
-fn split_words(text: &str) -> Result<Vec<String>, String> {
+pub fn split_words(text: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
@@ -236,7 +311,7 @@ const RAND_SHARED: [&str; 9] = [
 ];
 
 /// One argument into literal parts and placeholders.
-fn parse_arg(word: &str) -> Result<Vec<ArgPart>, String> {
+fn parse_arg(word: &str) -> Vec<ArgPart> {
     let mut parts = Vec::new();
     let mut lit = String::new();
     let mut rest = word;
@@ -268,7 +343,7 @@ fn parse_arg(word: &str) -> Result<Vec<ArgPart>, String> {
     if !lit.is_empty() || parts.is_empty() {
         parts.push(ArgPart::Lit(lit.into_bytes()));
     }
-    Ok(parts)
+    parts
 }
 
 /// The whole plan.
@@ -293,6 +368,9 @@ pub struct Config {
     pub rate: Option<Rate>,
     /// Load that runs before the measured phase and is kept out of every figure.
     pub warmup: Duration,
+    /// Every request is this sequence of `commands` sent back to back (a transaction, a
+    /// script of steps), counted per command and as one unit; `None` picks one command by weight.
+    pub sequence: Option<Vec<Step>>,
 }
 
 impl Config {
@@ -316,6 +394,29 @@ impl Config {
         let lo = self.keys.min as u128 + span * i / conns;
         let next = self.keys.min as u128 + span * (i + 1) / conns;
         (next > lo).then(|| (lo as u64, (next - 1) as u64))
+    }
+
+    /// Report rows: one per command, and one for whole sequences.
+    pub fn rows(&self) -> usize {
+        self.commands.len() + usize::from(self.sequence.is_some())
+    }
+
+    /// The row counting whole sequences.
+    pub fn unit_row(&self) -> Option<usize> {
+        self.sequence.is_some().then_some(self.commands.len())
+    }
+
+    /// The name of the unit row of a sequence: its commands joined by `;`, repeats shown.
+    pub fn sequence_name(&self) -> Option<String> {
+        let steps = self.sequence.as_ref()?;
+        let names: Vec<String> = steps
+            .iter()
+            .map(|s| {
+                let name = &self.commands[s.command].name;
+                if s.repeat > 1 { format!("{} {name}", s.repeat) } else { name.clone() }
+            })
+            .collect();
+        Some(names.join(";"))
     }
 
     /// Total requests planned, when known in advance.
@@ -354,6 +455,7 @@ mod tests {
             interval: Duration::from_secs(1),
             rate: None,
             warmup: Duration::ZERO,
+            sequence: None,
         }
     }
 

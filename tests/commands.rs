@@ -164,3 +164,47 @@ fn uri_with_acl_user_password_and_database() {
     let out = respbench().args(["-3", "-u", &uri, "-n", "100", "-q"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_multi_exec_sequence_is_counted_per_command_and_per_unit() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = run_ok(
+        &server,
+        &[
+            "-n",
+            "500",
+            "-c",
+            "5",
+            "-P",
+            "4",
+            "--key-max",
+            "49",
+            "--json",
+            json.to_str().unwrap(),
+            "--command",
+            "MULTI ; SET key:__rand_int__ __data__ ; 3 INCR counter ; EXEC",
+        ],
+    );
+    // 500 units, each a transaction of one SET and three INCRs.
+    assert_eq!(server.calls("multi"), 500);
+    assert_eq!(server.calls("exec"), 500);
+    assert_eq!(server.calls("set"), 500);
+    assert_eq!(server.cli(&["GET", "counter"]), "1500");
+    let doc = read_json(&json);
+    let commands = &doc["commands"];
+    assert_eq!(commands["INCR"]["count"], 1500, "{commands}");
+    assert_eq!(commands["MULTI;SET;3 INCR;EXEC"]["count"], 500, "{commands}");
+    // The totals count commands, not the unit row on top of them.
+    assert_eq!(doc["totals"]["count"], 500 * 6);
+    assert!(stdout(&out).contains("MULTI;SET;3 INCR;EXEC"));
+}
+
+#[test]
+fn inline_commands_reach_the_server() {
+    let server = Server::start(&[]);
+    run_ok(&server, &["-n", "300", "-c", "3", "--inline", "--command", "SET inline:__key__ v", "--key-max", "9"]);
+    assert_eq!(server.calls("set"), 300);
+    assert_eq!(server.cli(&["GET", "inline:key:3"]), "v");
+}

@@ -7,7 +7,7 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ServerOptions, StopAfter, Target, ValueSize,
+    ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, Sequence, ServerOptions, StopAfter, Target, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -99,8 +99,12 @@ pub struct Args {
     /// A command with placeholders, repeatable: __key__ (a key from its key pattern),
     /// __data__ (the value), __rand_int__ (a fresh 12-digit number in the key range),
     /// __rand_1st__ .. __rand_9th__ (shared within the command), {tag} (cluster hash tag).
+    /// Commands separated by ' ; ' form a sequence sent as one unit ("MULTI ; SET k v ; 4 GET k ; EXEC").
     #[arg(long, value_name = "\"CMD ARGS\"", help_heading = "Workload")]
     pub command: Vec<String>,
+    /// Send the --command commands inline (words and CRLF) instead of as RESP arrays.
+    #[arg(long, help_heading = "Workload")]
+    pub inline: bool,
     /// The weight of the --command in the same position [default: 1].
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub command_ratio: Vec<u32>,
@@ -217,6 +221,7 @@ impl Args {
             'P' => KeyPattern::Parallel,
             _ => KeyPattern::Random,
         };
+        let mut sequence = None;
         let commands = if self.command.is_empty() {
             let mut commands = Vec::new();
             if set_weight > 0 {
@@ -226,6 +231,9 @@ impl Args {
                 commands.push(CommandSpec::get(get_weight, pattern(get_letter)));
             }
             commands
+        } else if let Some(compiled) = self.sequence(&pattern)? {
+            sequence = Some(compiled.steps);
+            compiled.commands
         } else {
             self.custom_commands(&pattern)?
         };
@@ -264,6 +272,7 @@ impl Args {
             interval: Duration::from_secs(1),
             rate: self.rate.map(|per_sec| Rate { per_sec: per_sec as f64, poisson: self.arrival == Arrival::Poisson }),
             warmup: self.warmup.unwrap_or(Duration::ZERO),
+            sequence,
         };
         let output = Output {
             json: self.json,
@@ -281,6 +290,24 @@ impl Args {
 }
 
 impl Args {
+    /// A `--command` with `;` between commands: a sequence sent as one unit.
+    fn sequence(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Option<Sequence>, String> {
+        let Some(text) = self.command.iter().find(|c| c.split_whitespace().any(|w| w == ";")) else {
+            return Ok(None);
+        };
+        if self.command.len() > 1 {
+            return Err(format!("--command '{text}' is a sequence: it must be the only --command"));
+        }
+        let words = crate::config::split_words(text).map_err(|e| format!("--command: {e}"))?;
+        let parts = crate::config::split_sequence(&words).map_err(|e| format!("--command: {e}"))?.unwrap_or_default();
+        let letter = self.command_key_pattern.first().map_or('R', |p| p.0);
+        let mut sequence = Sequence::of(&parts, pattern(letter), true);
+        for c in &mut sequence.commands {
+            c.inline = self.inline;
+        }
+        Ok(Some(sequence))
+    }
+
     /// `--command` with its `--command-ratio` and `--command-key-pattern`, matched by position.
     fn custom_commands(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Vec<CommandSpec>, String> {
         if self.ratio.is_some() {
@@ -302,7 +329,9 @@ impl Args {
             .map(|(i, text)| {
                 let weight = self.command_ratio.get(i).copied().unwrap_or(1);
                 let letter = self.command_key_pattern.get(i).map_or('R', |p| p.0);
-                let spec = CommandSpec::parse(text, weight, pattern(letter)).map_err(|e| format!("--command: {e}"))?;
+                let mut spec =
+                    CommandSpec::parse(text, weight, pattern(letter)).map_err(|e| format!("--command: {e}"))?;
+                spec.inline = self.inline;
                 let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
                 if rand_ints > crate::workload::MAX_RAND_INTS {
                     return Err(format!(

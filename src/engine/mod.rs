@@ -94,11 +94,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn total(&self) -> OpStats {
-        let mut total = OpStats::default();
-        for op in &self.ops {
-            total.merge(op);
-        }
-        total
+        crate::stats::total(&self.ops)
     }
 
     fn figures(&self) -> RunFigures {
@@ -247,7 +243,8 @@ pub fn run(
                     measure_from,
                     deadline,
                     stop,
-                    commands: config.commands.len(),
+                    rows: config.rows(),
+                    unit_row: config.unit_row(),
                 };
                 worker::run(plan, conns, tx);
             });
@@ -360,7 +357,7 @@ impl<'c> Collector<'c> {
             reported: vec![(None, false); workers],
             pending: BTreeMap::new(),
             timeline: Vec::new(),
-            totals: Window::new(config.commands.len()),
+            totals: Window::new(config.rows(), config.unit_row()),
             ended: start,
             client_threads: vec![ThreadCpu::default(); workers],
         }
@@ -379,7 +376,10 @@ impl<'c> Collector<'c> {
         };
         self.reported[worker].0 = Some(interval);
         self.totals.merge(&window);
-        self.pending.entry(interval).or_insert_with(|| Window::new(self.config.commands.len())).merge(&window);
+        self.pending
+            .entry(interval)
+            .or_insert_with(|| Window::new(self.config.rows(), self.config.unit_row()))
+            .merge(&window);
         self.complete_ready(sampler, observe);
     }
 

@@ -29,6 +29,9 @@ struct InFlight {
     intended: Instant,
     /// When it was queued for the socket: service time is measured from here.
     sent: Instant,
+    /// The last command of its unit (of a sequence, or a single command): its reply frees a
+    /// pipeline slot.
+    ends_unit: bool,
 }
 
 /// A connection and everything it owns.
@@ -40,6 +43,10 @@ pub struct Conn {
     wbuf: Vec<u8>,
     wpos: usize,
     inflight: VecDeque<InFlight>,
+    /// Units (single commands or whole sequences) in flight: what the pipeline depth counts.
+    units_in_flight: usize,
+    /// An error reply came back within the unit being received.
+    unit_failed: bool,
     /// Requests left to send, when the run is counted.
     remaining: Option<u64>,
     requests: RequestGen,
@@ -65,6 +72,8 @@ impl Conn {
             wbuf: Vec::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::with_capacity(pipeline),
+            units_in_flight: 0,
+            unit_failed: false,
             remaining,
             requests,
             pacer,
@@ -89,7 +98,9 @@ pub struct WorkerPlan<'a> {
     pub measure_from: Instant,
     pub deadline: Option<Instant>,
     pub stop: &'a AtomicBool,
-    pub commands: usize,
+    /// Rows of a window: the commands, then the sequence's unit row if any.
+    pub rows: usize,
+    pub unit_row: Option<usize>,
 }
 
 /// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
@@ -98,7 +109,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         Ok(w) => w,
         Err(e) => {
             // Registration failing is a broken event loop; report every connection as failed.
-            let mut window = Window::new(plan.commands);
+            let mut window = Window::new(plan.rows, plan.unit_row);
             window.errors.add(ErrorKind::Io, conns.len() as u64);
             let cpu = ThreadCpu::default();
             let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended: Instant::now(), cpu });
@@ -123,7 +134,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         // a send may leave up to one grain late (counted in its response time and send lag).
         let due = conns
             .iter()
-            .filter(|c| !c.finished && c.inflight.len() < plan.pipeline)
+            .filter(|c| !c.finished && c.units_in_flight < plan.pipeline)
             .filter_map(|c| c.pacer.next_due())
             .min();
         if let Some(due) = due {
@@ -168,7 +179,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
             worker.flush_window(&tx);
         }
     }
-    let window = std::mem::replace(&mut worker.window, Window::new(plan.commands));
+    let window = std::mem::replace(&mut worker.window, Window::new(plan.rows, plan.unit_row));
     let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
     let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu });
 }
@@ -213,7 +224,7 @@ impl<'p> Worker<'p> {
             plan,
             poll,
             timer,
-            window: Window::new(plan.commands),
+            window: Window::new(plan.rows, plan.unit_row),
             interval: 0,
             next_flush: plan.measure_from + plan.interval,
             active: conns.len(),
@@ -223,7 +234,7 @@ impl<'p> Worker<'p> {
 
     /// Hands the finished interval to the collector and starts the next one.
     fn flush_window(&mut self, tx: &Sender<Msg>) {
-        let window = std::mem::replace(&mut self.window, Window::new(self.plan.commands));
+        let window = std::mem::replace(&mut self.window, Window::new(self.plan.rows, self.plan.unit_row));
         let _ = tx.send(Msg::Window { worker: self.plan.index, interval: self.interval, window });
         self.interval += 1;
         self.next_flush += self.plan.interval;
@@ -285,8 +296,23 @@ impl<'p> Worker<'p> {
                 self.fail(conn, ErrorKind::Protocol);
                 return false;
             };
+            if req.ends_unit {
+                conn.units_in_flight -= 1;
+            }
             if req.intended < self.plan.measure_from {
                 continue; // a warmup request: not counted
+            }
+            let response = now.saturating_duration_since(req.intended).as_nanos() as u64;
+            let service = self.paced.then(|| now.saturating_duration_since(req.sent).as_nanos() as u64);
+            let failed = matches!(scanned.class, ReplyClass::Error { .. });
+            if let Some(row) = self.plan.unit_row {
+                conn.unit_failed |= failed;
+                if req.ends_unit {
+                    let unit = &mut self.window.ops[row];
+                    unit.count += 1;
+                    unit.errors += u64::from(std::mem::take(&mut conn.unit_failed));
+                    unit.record(response, service);
+                }
             }
             let op = &mut self.window.ops[req.command];
             op.count += 1;
@@ -301,8 +327,6 @@ impl<'p> Worker<'p> {
                 }
                 _ => {}
             }
-            let response = now.saturating_duration_since(req.intended).as_nanos() as u64;
-            let service = self.paced.then(|| now.saturating_duration_since(req.sent).as_nanos() as u64);
             op.record(response, service);
         }
         if conn.rstart == conn.rend {
@@ -314,17 +338,31 @@ impl<'p> Worker<'p> {
 
     /// Queues every request the pipeline and the pacer allow, then writes them in one call.
     fn fill_and_flush(&mut self, conn: &mut Conn, now: Instant) {
-        while conn.inflight.len() < self.plan.pipeline && conn.remaining != Some(0) {
+        while conn.units_in_flight < self.plan.pipeline && conn.remaining != Some(0) {
             let Some(intended) = conn.pacer.due(now) else {
                 break;
             };
-            let before = conn.wbuf.len();
-            let (command, _key) = conn.requests.encode_next(&mut conn.wbuf);
-            conn.inflight.push_back(InFlight { command, intended, sent: now });
-            if intended < self.plan.measure_from {
+            let measured = intended >= self.plan.measure_from;
+            let unit = conn.requests.pick_unit();
+            for s in 0..conn.requests.steps(unit) {
+                let step = conn.requests.step(unit, s);
+                for _ in 0..step.repeat {
+                    let before = conn.wbuf.len();
+                    conn.requests.encode(step.command, &mut conn.wbuf);
+                    let command = step.command;
+                    conn.inflight.push_back(InFlight { command, intended, sent: now, ends_unit: false });
+                    if measured {
+                        self.window.ops[command].bytes_out += (conn.wbuf.len() - before) as u64;
+                    }
+                }
+            }
+            if let Some(last) = conn.inflight.back_mut() {
+                last.ends_unit = true;
+            }
+            conn.units_in_flight += 1;
+            if !measured {
                 continue; // warmup: neither counted nor taken from the quota
             }
-            self.window.ops[command].bytes_out += (conn.wbuf.len() - before) as u64;
             if self.paced {
                 self.window.send_lag_ns.saturating_record(now.saturating_duration_since(intended).as_nanos() as u64);
             }
@@ -360,7 +398,11 @@ impl<'p> Worker<'p> {
         self.window.errors.add(kind, lost.max(1));
         for req in conn.inflight.drain(..) {
             self.window.ops[req.command].errors += 1;
+            if let (Some(row), true) = (self.plan.unit_row, req.ends_unit) {
+                self.window.ops[row].errors += 1;
+            }
         }
+        conn.units_in_flight = 0;
         let _ = self.poll.registry().deregister(&mut conn.io);
         self.finish(conn);
     }

@@ -26,7 +26,7 @@ fn row_name(command: &str) -> String {
     }
 }
 
-fn row(out: &mut String, name: &str, op: &OpStats, secs: f64, reads: bool) {
+fn row(out: &mut String, (name, width): (&str, usize), op: &OpStats, secs: f64, reads: bool) {
     let rates = Rates::of(op, secs);
     let lat = op.latency();
     let (hits, misses) = if reads {
@@ -36,7 +36,7 @@ fn row(out: &mut String, name: &str, op: &OpStats, secs: f64, reads: bool) {
     };
     let _ = writeln!(
         out,
-        "{name:<8}{:>14.2}{hits:>12}{misses:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13.2}",
+        "{name:<width$}{:>14.2}{hits:>12}{misses:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13.2}",
         rates.ops_per_sec,
         ms(lat.mean_us),
         ms(lat.p50_us),
@@ -74,19 +74,21 @@ impl Format for Table {
         );
         let _ = writeln!(out, "Latency in milliseconds; {}.", super::method(config));
         out.push('\n');
+        // The Type column fits the longest name (a sequence's unit row can be long).
+        let width = outcome.command_names.iter().map(|n| n.len() + 1).max().unwrap_or(0).max(8);
         let _ = writeln!(
             out,
-            "{:<8}{:>14}{:>12}{:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13}",
+            "{:<width$}{:>14}{:>12}{:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13}",
             "Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg.", "p50", "p99", "p99.9", "Max", "KB/sec"
         );
-        out.push_str(&"-".repeat(114));
+        out.push_str(&"-".repeat(106 + width));
         out.push('\n');
         for (i, op) in outcome.ops.iter().enumerate() {
-            let reads = config.commands[i].reads;
-            row(&mut out, &row_name(&outcome.command_names[i]), op, secs, reads);
+            let reads = config.commands.get(i).is_some_and(|c| c.reads);
+            row(&mut out, (&row_name(&outcome.command_names[i]), width), op, secs, reads);
         }
         let any_reads = config.commands.iter().any(|c| c.reads);
-        row(&mut out, "Totals", &total, secs, any_reads);
+        row(&mut out, ("Totals", width), &total, secs, any_reads);
         out.push('\n');
         let errors = outcome.errors.sorted();
         if errors.is_empty() {

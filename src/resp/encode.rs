@@ -24,6 +24,8 @@ enum Op {
     Bytes(Range<usize>),
     /// An argument with holes: its length prefix is computed per request.
     Arg { literal_len: usize, pieces: Vec<Piece> },
+    /// Bytes and holes written as they are (an inline command has no length prefixes).
+    Raw(Vec<Piece>),
 }
 
 /// A command compiled for repeated encoding.
@@ -81,6 +83,31 @@ impl Template {
         Template { bytes, ops }
     }
 
+    /// Compiles an inline command: the arguments joined by spaces, ended by CRLF
+    /// (`PING\r\n`), as redis-benchmark's PING_INLINE and telnet users send them.
+    pub fn inline(args: &[Vec<Part>]) -> Template {
+        let mut bytes = Vec::new();
+        let mut pieces = Vec::new();
+        let push_lit = |bytes: &mut Vec<u8>, pieces: &mut Vec<Piece>, lit: &[u8]| {
+            let start = bytes.len();
+            bytes.extend_from_slice(lit);
+            pieces.push(Piece::Bytes(start..bytes.len()));
+        };
+        for (i, arg) in args.iter().enumerate() {
+            if i > 0 {
+                push_lit(&mut bytes, &mut pieces, b" ");
+            }
+            for part in arg {
+                match part {
+                    Part::Lit(lit) => push_lit(&mut bytes, &mut pieces, lit),
+                    Part::Hole(index) => pieces.push(Piece::Hole(*index)),
+                }
+            }
+        }
+        push_lit(&mut bytes, &mut pieces, b"\r\n");
+        Template { bytes, ops: vec![Op::Raw(pieces)] }
+    }
+
     /// Appends the command to `out`, filling hole `i` with `holes[i]`; returns bytes written.
     /// Allocates nothing when `out` has room.
     #[inline]
@@ -99,17 +126,23 @@ impl Template {
                     out.push(b'$');
                     push_decimal(out, len);
                     out.extend_from_slice(b"\r\n");
-                    for piece in pieces {
-                        match piece {
-                            Piece::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
-                            Piece::Hole(i) => out.extend_from_slice(holes[*i]),
-                        }
-                    }
+                    self.write_pieces(out, pieces, holes);
                     out.extend_from_slice(b"\r\n");
                 }
+                Op::Raw(pieces) => self.write_pieces(out, pieces, holes),
             }
         }
         out.len() - before
+    }
+
+    #[inline]
+    fn write_pieces(&self, out: &mut Vec<u8>, pieces: &[Piece], holes: &[&[u8]]) {
+        for piece in pieces {
+            match piece {
+                Piece::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
+                Piece::Hole(i) => out.extend_from_slice(holes[*i]),
+            }
+        }
     }
 }
 
@@ -164,6 +197,18 @@ mod tests {
         out.clear();
         t.encode(&mut out, &[b"1234567", b"", b"10"]);
         assert_eq!(out, b"*5\r\n$3\r\nSET\r\n$11\r\nkey:1234567\r\n$0\r\n\r\n$2\r\nEX\r\n$2\r\n10\r\n");
+    }
+
+    #[test]
+    fn inline_commands_join_words_with_spaces() {
+        let t = Template::inline(&[vec![lit("PING")]]);
+        let mut out = Vec::new();
+        t.encode(&mut out, &[]);
+        assert_eq!(out, b"PING\r\n");
+        let t = Template::inline(&[vec![lit("GET")], vec![lit("k:"), Part::Hole(0)]]);
+        out.clear();
+        t.encode(&mut out, &[b"7"]);
+        assert_eq!(out, b"GET k:7\r\n");
     }
 
     #[test]

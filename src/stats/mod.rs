@@ -28,6 +28,9 @@ pub struct OpStats {
     /// intended time is the actual send, and [`service_histogram`](Self::service_histogram)
     /// reads `latency_ns` instead of recording every reply twice.
     pub service_ns: Histogram<u64>,
+    /// A sequence's unit row: whole units, already counted command by command in the other
+    /// rows, so totals leave it out.
+    pub unit: bool,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -45,6 +48,7 @@ impl Default for OpStats {
             bytes_in: 0,
             latency_ns: histogram(),
             service_ns: histogram(),
+            unit: false,
         }
     }
 }
@@ -160,9 +164,10 @@ pub struct Window {
 }
 
 impl Window {
-    pub fn new(commands: usize) -> Window {
+    /// A window with `rows` rows, `unit_row` marked as a sequence's unit row.
+    pub fn new(rows: usize, unit_row: Option<usize>) -> Window {
         Window {
-            ops: (0..commands).map(|_| OpStats::default()).collect(),
+            ops: (0..rows).map(|i| OpStats { unit: Some(i) == unit_row, ..OpStats::default() }).collect(),
             errors: ErrorCounts::default(),
             send_lag_ns: histogram(),
         }
@@ -178,12 +183,17 @@ impl Window {
 
     /// All commands together.
     pub fn total(&self) -> OpStats {
-        let mut total = OpStats::default();
-        for op in &self.ops {
-            total.merge(op);
-        }
-        total
+        total(&self.ops)
     }
+}
+
+/// All command rows together; a sequence's unit row is left out (its commands are counted).
+pub fn total(ops: &[OpStats]) -> OpStats {
+    let mut total = OpStats::default();
+    for op in ops.iter().filter(|op| !op.unit) {
+        total.merge(op);
+    }
+    total
 }
 
 /// Latency percentiles in microseconds.
@@ -223,8 +233,8 @@ mod tests {
 
     #[test]
     fn merge_adds_counts_and_histograms() {
-        let mut a = Window::new(2);
-        let mut b = Window::new(2);
+        let mut a = Window::new(2, None);
+        let mut b = Window::new(2, None);
         a.ops[0].count = 2;
         a.ops[0].record(1_000, Some(1_000));
         a.ops[0].record(3_000, Some(3_000));

@@ -6,7 +6,7 @@ pub mod rng;
 
 use std::sync::Arc;
 
-use crate::config::{ArgPart, Config, StopAfter, ValueSize};
+use crate::config::{ArgPart, Config, Step, StopAfter, ValueSize};
 use crate::resp::{Part, Template};
 pub use keys::KeyGen;
 use rng::Rng;
@@ -39,8 +39,12 @@ struct Draws {
 pub struct Workload {
     templates: Vec<Template>,
     draws: Vec<Draws>,
+    /// Report rows: one per command, then the sequence's unit row if there is one.
     names: Vec<String>,
     reads: Vec<bool>,
+    /// What one request of the mix sends: a single command, or the whole sequence.
+    units: Vec<Vec<Step>>,
+    /// Weight of each unit in the mix.
     weights: Vec<u32>,
     /// Value bytes: values are slices of this buffer.
     data: Vec<u8>,
@@ -86,7 +90,7 @@ impl Workload {
                     parts
                 })
                 .collect();
-            templates.push(Template::new(&args));
+            templates.push(if spec.inline { Template::inline(&args) } else { Template::new(&args) });
             draws.push(d);
         }
         let max = config.values.max();
@@ -104,12 +108,23 @@ impl Workload {
             let seen = names.iter().filter(|n| n.split('#').next() == Some(spec.name.as_str())).count();
             names.push(if seen == 0 { spec.name.clone() } else { format!("{}#{}", spec.name, seen + 1) });
         }
+        let (units, weights) = match &config.sequence {
+            Some(steps) => {
+                names.push(config.sequence_name().unwrap_or_default());
+                (vec![steps.clone()], vec![1])
+            }
+            None => {
+                let single = (0..config.commands.len()).map(|command| vec![Step { command, repeat: 1 }]);
+                (single.collect(), config.commands.iter().map(|c| c.weight).collect())
+            }
+        };
         Workload {
             templates,
             draws,
             names,
             reads: config.commands.iter().map(|c| c.reads).collect(),
-            weights: config.commands.iter().map(|c| c.weight).collect(),
+            units,
+            weights,
             data,
             values: config.values.clone(),
             expiry: config.expiry,
@@ -190,7 +205,12 @@ impl RequestGen {
         &self.workload
     }
 
-    fn pick_command(&mut self) -> usize {
+    /// Picks the next unit of the mix by weight: exact ratios over every cycle of the weights.
+    #[inline]
+    pub fn pick_unit(&mut self) -> usize {
+        if self.credit.len() == 1 {
+            return 0;
+        }
         let mut best = 0;
         for (i, w) in self.workload.weights.iter().enumerate() {
             self.credit[i] += i64::from(*w);
@@ -202,10 +222,29 @@ impl RequestGen {
         best
     }
 
-    /// Appends the next request to `out`; returns its command index and the key number.
+    /// Steps of unit `unit`.
     #[inline]
-    pub fn encode_next(&mut self, out: &mut Vec<u8>) -> (usize, u64) {
-        let cmd = self.pick_command();
+    pub fn steps(&self, unit: usize) -> usize {
+        self.workload.units[unit].len()
+    }
+
+    #[inline]
+    pub fn step(&self, unit: usize, index: usize) -> Step {
+        self.workload.units[unit][index]
+    }
+
+    /// Appends the next request of the mix to `out` (tests: one-command units only);
+    /// returns its command index and the key number.
+    #[cfg(test)]
+    fn encode_next(&mut self, out: &mut Vec<u8>) -> (usize, u64) {
+        let unit = self.pick_unit();
+        let cmd = self.step(unit, 0).command;
+        (cmd, self.encode(cmd, out))
+    }
+
+    /// Appends command `cmd` with fresh placeholders to `out`; returns its key number.
+    #[inline]
+    pub fn encode(&mut self, cmd: usize, out: &mut Vec<u8>) -> u64 {
         let key = self.keys[self.key_of[cmd]].next(&mut self.rng);
         let workload = &*self.workload;
         let mut key_digits = itoa::Buffer::new();
@@ -240,7 +279,7 @@ impl RequestGen {
             }
             workload.templates[cmd].encode(out, &holes);
         }
-        (cmd, key)
+        key
     }
 }
 
@@ -272,6 +311,7 @@ mod tests {
             interval: Duration::from_secs(1),
             rate: None,
             warmup: Duration::ZERO,
+            sequence: None,
         }
     }
 
