@@ -6,6 +6,8 @@
 
 use std::ffi::OsString;
 
+use super::dialect::{Found, Spec, scan};
+
 /// What one memtier option becomes.
 enum Map {
     /// The same meaning under respbench's name: the value is passed on.
@@ -19,57 +21,65 @@ enum Map {
 }
 
 /// memtier's options: names (long first), whether they take a value, and their mapping.
-const OPTIONS: &[(&[&str], bool, Map)] = &[
-    (&["server", "s"], true, Map::Flag("--host")),
-    (&["port", "p"], true, Map::Flag("--port")),
-    (&["unix-socket", "S"], true, Map::Flag("--socket")),
-    (&["protocol", "P"], true, Map::Special),
-    (&["authenticate", "a"], true, Map::Special),
-    (&["select-db"], true, Map::Flag("--db")),
-    (&["clients", "c"], true, Map::Special),
-    (&["threads", "t"], true, Map::Special),
-    (&["requests", "n"], true, Map::Special),
-    (&["test-time"], true, Map::Special),
-    (&["ratio"], true, Map::Flag("--ratio")),
-    (&["pipeline"], true, Map::Flag("--pipeline")),
-    (&["key-prefix"], true, Map::Flag("--key-prefix")),
-    (&["key-minimum"], true, Map::Flag("--key-min")),
-    (&["key-maximum"], true, Map::Flag("--key-max")),
-    (&["key-pattern"], true, Map::Flag("--key-pattern")),
-    (&["key-stddev"], true, Map::Flag("--key-stddev")),
-    (&["key-median"], true, Map::Flag("--key-median")),
-    (&["key-zipf-exp"], true, Map::Flag("--zipf-exponent")),
-    (&["data-size", "d"], true, Map::Flag("--data-size")),
-    (&["data-size-range"], true, Map::Flag("--data-size-range")),
-    (&["data-size-list"], true, Map::Flag("--data-size-list")),
-    (&["random-data", "R"], false, Map::Flag("--random-data")),
-    (&["expiry-range"], true, Map::Flag("--expiry-range")),
-    (&["command"], true, Map::Flag("--command")),
-    (&["command-ratio"], true, Map::Flag("--command-ratio")),
-    (&["command-key-pattern"], true, Map::Flag("--command-key-pattern")),
-    (&["run-count", "x"], true, Map::Flag("--runs")),
-    (&["out-file", "o"], true, Map::Unsupported("writing the text report to a file: redirect stdout instead")),
-    (&["json-out-file"], true, Map::Unsupported("memtier's JSON layout; use --json for respbench's own")),
-    (&["hide-histogram"], false, Map::Honoured),
-    (&["distinct-client-seed"], false, Map::Honoured),
-    (&["randomize"], false, Map::Honoured),
-    (&["print-percentiles"], true, Map::Unsupported("choosing percentiles: the report shows p50, p99, p99.9 and max")),
-    (&["tls"], false, Map::Unsupported("TLS")),
-    (&["tls-skip-verify"], false, Map::Unsupported("TLS")),
-    (&["cert"], true, Map::Unsupported("TLS")),
-    (&["key"], true, Map::Unsupported("TLS")),
-    (&["cacert"], true, Map::Unsupported("TLS")),
-    (&["sni"], true, Map::Unsupported("TLS")),
-    (&["cluster-mode"], false, Map::Unsupported("cluster mode")),
-    (&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
-    (&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
-    (&["multi-key-get"], true, Map::Unsupported("multi-key GET")),
-    (&["data-import"], true, Map::Unsupported("importing data")),
-    (&["data-verify"], false, Map::Unsupported("verifying data")),
-    (&["wait-ratio"], true, Map::Unsupported("WAIT")),
-    (&["num-slaves"], true, Map::Unsupported("WAIT")),
-    (&["debug", "D"], false, Map::Unsupported("debug output")),
+const OPTIONS: &[(Spec, Map)] = &[
+    opt(&["server", "s"], true, Map::Flag("--host")),
+    opt(&["port", "p"], true, Map::Flag("--port")),
+    opt(&["unix-socket", "S"], true, Map::Flag("--socket")),
+    opt(&["protocol", "P"], true, Map::Special),
+    opt(&["authenticate", "a"], true, Map::Special),
+    opt(&["select-db"], true, Map::Flag("--db")),
+    opt(&["clients", "c"], true, Map::Special),
+    opt(&["threads", "t"], true, Map::Special),
+    opt(&["requests", "n"], true, Map::Special),
+    opt(&["test-time"], true, Map::Special),
+    opt(&["ratio"], true, Map::Flag("--ratio")),
+    opt(&["pipeline"], true, Map::Flag("--pipeline")),
+    opt(&["key-prefix"], true, Map::Flag("--key-prefix")),
+    opt(&["key-minimum"], true, Map::Flag("--key-min")),
+    opt(&["key-maximum"], true, Map::Flag("--key-max")),
+    opt(&["key-pattern"], true, Map::Flag("--key-pattern")),
+    opt(&["key-stddev"], true, Map::Flag("--key-stddev")),
+    opt(&["key-median"], true, Map::Flag("--key-median")),
+    opt(&["key-zipf-exp"], true, Map::Flag("--zipf-exponent")),
+    opt(&["data-size", "d"], true, Map::Flag("--data-size")),
+    opt(&["data-size-range"], true, Map::Flag("--data-size-range")),
+    opt(&["data-size-list"], true, Map::Flag("--data-size-list")),
+    opt(&["random-data", "R"], false, Map::Flag("--random-data")),
+    opt(&["expiry-range"], true, Map::Flag("--expiry-range")),
+    opt(&["command"], true, Map::Flag("--command")),
+    opt(&["command-ratio"], true, Map::Flag("--command-ratio")),
+    opt(&["command-key-pattern"], true, Map::Flag("--command-key-pattern")),
+    opt(&["run-count", "x"], true, Map::Flag("--runs")),
+    opt(&["out-file", "o"], true, Map::Unsupported("writing the text report to a file: redirect stdout instead")),
+    opt(&["json-out-file"], true, Map::Unsupported("memtier's JSON layout; use --json for respbench's own")),
+    opt(&["hide-histogram"], false, Map::Honoured),
+    opt(&["distinct-client-seed"], false, Map::Honoured),
+    opt(&["randomize"], false, Map::Honoured),
+    opt(
+        &["print-percentiles"],
+        true,
+        Map::Unsupported("choosing percentiles: the report shows p50, p99, p99.9 and max"),
+    ),
+    opt(&["tls"], false, Map::Unsupported("TLS")),
+    opt(&["tls-skip-verify"], false, Map::Unsupported("TLS")),
+    opt(&["cert"], true, Map::Unsupported("TLS")),
+    opt(&["key"], true, Map::Unsupported("TLS")),
+    opt(&["cacert"], true, Map::Unsupported("TLS")),
+    opt(&["sni"], true, Map::Unsupported("TLS")),
+    opt(&["cluster-mode"], false, Map::Unsupported("cluster mode")),
+    opt(&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
+    opt(&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
+    opt(&["multi-key-get"], true, Map::Unsupported("multi-key GET")),
+    opt(&["data-import"], true, Map::Unsupported("importing data")),
+    opt(&["data-verify"], false, Map::Unsupported("verifying data")),
+    opt(&["wait-ratio"], true, Map::Unsupported("WAIT")),
+    opt(&["num-slaves"], true, Map::Unsupported("WAIT")),
+    opt(&["debug", "D"], false, Map::Unsupported("debug output")),
 ];
+
+const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Spec, Map) {
+    (Spec { names, takes_value }, map)
+}
 
 /// memtier's defaults where they differ from respbench's.
 const CLIENTS_PER_THREAD: u64 = 50;
@@ -81,44 +91,11 @@ pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
     let mut out: Vec<OsString> = vec!["respbench".into()];
     let mut key_prefix_given = false;
     let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].to_str().ok_or_else(|| format!("the argument {:?} is not UTF-8", args[i]))?;
-        i += 1;
-        let Some(stripped) = arg.strip_prefix('-') else {
-            return Err(format!("unexpected argument '{arg}': memtier_benchmark takes only options"));
-        };
-        let stripped = stripped.strip_prefix('-').unwrap_or(stripped);
-        let (name, inline) = match stripped.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (stripped, None),
-        };
-        // A short option with its value attached (`-c10`), as getopt allows.
-        let (name, inline) = match OPTIONS.iter().find(|(names, _, _)| names.contains(&name)) {
-            Some(_) => (name, inline),
-            None if inline.is_none() && !arg.starts_with("--") && name.len() > 1 => {
-                let (short, rest) = name.split_at(1);
-                (short, Some(rest.to_string()))
-            }
-            None => (name, inline),
-        };
-        let Some((names, takes_value, map)) = OPTIONS.iter().find(|(names, _, _)| names.contains(&name)) else {
-            return Err(format!("unknown memtier_benchmark option '{arg}'"));
-        };
+    let (found, _) = scan("memtier_benchmark", OPTIONS, args, false)?;
+    for Found { index, long, value } in found {
+        let (spec, map) = &OPTIONS[index];
+        let names = spec.names;
         key_prefix_given |= names[0] == "key-prefix";
-        let long = format!("--{}", names[0]);
-        let value = if *takes_value {
-            match inline {
-                Some(v) => Some(v),
-                None => {
-                    let v = args.get(i).and_then(|v| v.to_str()).ok_or_else(|| format!("{long} needs a value"))?;
-                    i += 1;
-                    Some(v.to_string())
-                }
-            }
-        } else {
-            None
-        };
         let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
         match map {
             Map::Flag(flag) => {

@@ -2,6 +2,7 @@
 //! runs it, prints and writes the reports, and maps every failure to one line and a code.
 
 mod capacity;
+mod dialect;
 mod fill;
 mod memtier;
 mod native;
