@@ -7,6 +7,7 @@ mod fill;
 mod memtier;
 mod native;
 pub mod parse;
+mod redis_benchmark;
 mod results;
 
 use std::ffi::OsString;
@@ -53,6 +54,14 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             Err(code) => return code,
         };
         return execute(&config, &output, &install_sigint());
+    }
+    // redis-benchmark's and valkey-benchmark's, the same two ways.
+    let benchmark = |name: &std::ffi::OsStr| name == "redis-benchmark" || name == "valkey-benchmark";
+    if invoked_as.as_deref().is_some_and(benchmark) {
+        return redis_benchmark::main(&args[1..]);
+    }
+    if args.get(1).is_some_and(|a| benchmark(a)) {
+        return redis_benchmark::main(&args[2..]);
     }
     let subcommand: Option<fn(Vec<OsString>) -> ExitCode> = match args.get(1).and_then(|a| a.to_str()) {
         Some("capacity") => Some(capacity::main),

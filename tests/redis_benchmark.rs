@@ -1,0 +1,305 @@
+//! Command lines written for redis-benchmark and valkey-benchmark, run through respbench
+//! against a real server and checked on the server.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+
+use common::*;
+
+fn bench_cmd(server: &Server) -> Command {
+    let mut cmd = respbench();
+    cmd.args(["redis-benchmark", "-h", "127.0.0.1", "-p", &server.port_arg()]);
+    cmd
+}
+
+fn bench(server: &Server, args: &[&str]) -> Output {
+    let out = bench_cmd(server).args(args).output().unwrap();
+    assert!(out.status.success(), "redis-benchmark {args:?}: {}", stderr(&out));
+    out
+}
+
+fn keys(server: &Server, pattern: &str) -> Vec<String> {
+    server.cli(&["KEYS", pattern]).lines().filter(|l| !l.is_empty()).map(String::from).collect()
+}
+
+#[test]
+fn the_classic_suite_does_what_redis_benchmark_does() {
+    let server = Server::start(&[]);
+    let n = 1000u64;
+    // Starting the server sent a PING of its own.
+    let pings_before = server.calls("ping");
+    let out = bench(&server, &["-n", "1000", "-r", "100", "-c", "10", "-q"]);
+    let text = stdout(&out);
+    let names = [
+        "PING_INLINE",
+        "PING_MBULK",
+        "SET",
+        "GET",
+        "INCR",
+        "LPUSH",
+        "RPUSH",
+        "LPOP",
+        "RPOP",
+        "SADD",
+        "HSET",
+        "SPOP",
+        "ZADD",
+        "ZPOPMIN",
+        "LPUSH (needed to benchmark LRANGE)",
+        "LRANGE_100 (first 100 elements)",
+        "LRANGE_300 (first 300 elements)",
+        "LRANGE_500 (first 500 elements)",
+        "LRANGE_600 (first 600 elements)",
+        "MSET (10 keys)",
+        "MGET (10 keys)",
+        "XADD",
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), names.len(), "{text}");
+    for (line, name) in lines.iter().zip(names) {
+        assert!(line.starts_with(&format!("{name}: ")) && line.contains(" requests per second, p50="), "{line}");
+    }
+    // Every test sent its -n requests.
+    assert_eq!(server.calls("ping") - pings_before, 2 * n);
+    for (command, times) in [
+        ("set", 1),
+        ("get", 1),
+        ("incr", 1),
+        ("lpush", 2),
+        ("rpush", 1),
+        ("lpop", 1),
+        ("rpop", 1),
+        ("sadd", 1),
+        ("hset", 1),
+        ("spop", 1),
+        ("zadd", 1),
+        ("zpopmin", 1),
+        ("lrange", 4),
+        ("mset", 1),
+        ("mget", 1),
+        ("xadd", 1),
+    ] {
+        assert_eq!(server.calls(command), times * n, "{command}");
+    }
+    // What they left: -r 100 keys of 12 digits; the counters sum to the INCRs; the list pushed
+    // 2n, popped 2n, then refilled by n for LRANGE; SPOP and ZPOPMIN emptied what SADD and ZADD
+    // (at most 100 members) made; the stream has n entries.
+    let string_keys = keys(&server, "key:*");
+    assert!(string_keys.len() <= 100 && string_keys.len() > 50, "{}", string_keys.len());
+    assert!(string_keys.iter().all(|k| k.len() == 4 + 12), "{string_keys:?}");
+    let counters = keys(&server, "counter:*");
+    let sum: u64 = counters.iter().map(|k| server.cli(&["GET", k]).parse::<u64>().unwrap()).sum();
+    assert_eq!(sum, n);
+    assert_eq!(server.cli(&["LLEN", "mylist"]), n.to_string());
+    assert_eq!(server.cli(&["EXISTS", "myset"]), "0");
+    assert_eq!(server.cli(&["EXISTS", "myzset"]), "0");
+    let fields: u64 = server.cli(&["HLEN", "myhash"]).parse().unwrap();
+    assert!(fields <= 100 && fields > 50, "{fields}");
+    assert_eq!(server.cli(&["XLEN", "mystream"]), n.to_string());
+    assert_eq!(server.cli(&["STRLEN", &string_keys[0]]), "3");
+}
+
+#[test]
+fn without_r_every_request_hits_one_key_and_sets_fill_from_zero() {
+    let server = Server::start(&[]);
+    bench(&server, &["-n", "500", "-t", "set,incr,sadd,zadd", "-d", "100", "-q"]);
+    assert_eq!(server.cli(&["STRLEN", "key:__rand_int__"]), "100");
+    assert_eq!(server.cli(&["GET", "counter:__rand_int__"]), "500");
+    assert_eq!(server.cli(&["SCARD", "myset"]), "1");
+    assert_eq!(server.cli(&["ZSCORE", "myzset", "element:__rand_int__"]), "0");
+    assert_eq!(server.dbsize(), 4);
+}
+
+#[test]
+fn csv_has_redis_benchmarks_columns() {
+    let server = Server::start(&[]);
+    let out = bench(&server, &["-n", "500", "-t", "set,get,lrange_100", "--csv", "-P", "8"]);
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\
+         \"p99_latency_ms\",\"max_latency_ms\""
+    );
+    let rows: Vec<Vec<String>> =
+        lines.map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect()).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        names,
+        ["SET", "GET", "LPUSH (needed to benchmark LRANGE)", "LRANGE_100 (first 100 elements)"],
+        "{text}"
+    );
+    for row in &rows {
+        let numbers: Vec<f64> = row[1..].iter().map(|f| f.parse().unwrap()).collect();
+        assert_eq!(numbers.len(), 7);
+        assert!(numbers[0] > 0.0, "{row:?}");
+        // min <= p50 <= p95 <= p99 <= max
+        assert!(numbers[2] <= numbers[3] && numbers[3] <= numbers[4] && numbers[4] <= numbers[5], "{row:?}");
+        assert!(numbers[5] <= numbers[6], "{row:?}");
+    }
+}
+
+#[test]
+fn a_multi_exec_sequence_after_the_options() {
+    let server = Server::start(&[]);
+    let out = bench(
+        &server,
+        &[
+            "-n",
+            "400",
+            "-r",
+            "50",
+            "-c",
+            "4",
+            "--",
+            "multi",
+            ";",
+            "set",
+            "key:__rand_int__",
+            "__data__",
+            ";",
+            "incr",
+            "counter",
+            ";",
+            "exec",
+        ],
+    );
+    assert_eq!(server.cli(&["GET", "counter"]), "400");
+    assert_eq!(server.calls("multi"), 400);
+    assert_eq!(server.calls("exec"), 400);
+    assert!(keys(&server, "key:*").len() <= 50);
+    // The test is named by its command line, and counted in whole transactions.
+    let text = stdout(&out);
+    assert!(text.contains("====== multi ; set key:__rand_int__ __data__ ; incr counter ; exec ======"), "{text}");
+    assert!(text.contains("400 requests completed"), "{text}");
+}
+
+#[test]
+fn repeats_in_a_sequence_and_an_eval() {
+    let server = Server::start(&[]);
+    bench(&server, &["-n", "100", "-q", "SET", "foo", "bar", ";", "4", "GET", "foo"]);
+    assert_eq!(server.calls("set"), 100);
+    assert_eq!(server.calls("get"), 400);
+    let script = "return redis.call('SET', KEYS[1], ARGV[1])";
+    bench(&server, &["-n", "300", "-r", "20", "-q", "eval", script, "1", "ev:__rand_int__", "__data__"]);
+    assert_eq!(server.calls("eval"), 300);
+    let evals = keys(&server, "ev:*");
+    assert!(!evals.is_empty() && evals.len() <= 20, "{evals:?}");
+    assert_eq!(server.cli(&["GET", &evals[0]]), "xxx");
+}
+
+#[test]
+fn connection_options_dbnum_resp3_pipeline_and_threads() {
+    let server = Server::start(&[]);
+    bench(
+        &server,
+        &["-n", "2000", "-c", "8", "-P", "16", "--threads", "2", "-t", "set", "-r", "1000", "--dbnum", "3", "-q"],
+    );
+    assert_eq!(server.calls("set"), 2000);
+    assert_eq!(server.dbsize(), 0);
+    assert!(server.cli(&["-n", "3", "DBSIZE"]).parse::<u64>().unwrap() > 500);
+    bench(&server, &["-3", "-n", "200", "-t", "get", "-q"]);
+    assert!(server.calls("hello") >= 1);
+    // One-dash long options with `=`, as some guides print them.
+    bench(&server, &["-n", "100", "-threads=2", "-precision=1", "-t", "ping", "-q"]);
+    // A unix socket and a password.
+    let locked = Server::start(&["--requirepass", "s3cret"]);
+    let socket = locked.socket();
+    let out = respbench()
+        .args(["redis-benchmark", "-s", socket.to_str().unwrap(), "-a", "s3cret", "-n", "100", "-t", "incr", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(locked.cli_auth("s3cret", &["GET", "counter:__rand_int__"]), "100");
+}
+
+#[test]
+fn uri_with_acl_user_and_x_reads_the_last_argument_from_stdin() {
+    let server = Server::start(&[]);
+    assert_eq!(server.cli(&["ACL", "SETUSER", "bench", "on", ">pw", "~*", "+@all"]), "OK");
+    let uri = format!("redis://bench:pw@127.0.0.1:{}/2", server.port);
+    let out = respbench().args(["redis-benchmark", "-u", &uri, "-n", "50", "-t", "set", "-q"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.cli(&["-n", "2", "EXISTS", "key:__rand_int__"]), "1");
+    let mut child = bench_cmd(&server)
+        .args(["-n", "10", "-x", "set", "fromstdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"piped value").unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    assert_eq!(server.cli(&["GET", "fromstdin"]), "piped value");
+}
+
+#[test]
+fn rps_duration_and_warmup() {
+    let server = Server::start(&[]);
+    let out =
+        bench(&server, &["--rps", "2000", "--duration", "1", "--warmup", "1", "-c", "4", "-t", "ping_mbulk", "-q"]);
+    // 1 s of warmup and 1 s measured at 2000/s: about 4000 sent, 2000 reported.
+    let calls = server.calls("ping") as f64 - 1.0;
+    assert!((3400.0..4600.0).contains(&calls), "{calls}");
+    let text = stdout(&out);
+    let rps: f64 = text.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((1800.0..2200.0).contains(&rps), "{text}");
+}
+
+#[test]
+fn loop_and_idle_modes_stop_on_ctrl_c() {
+    let server = Server::start(&[]);
+    let child =
+        bench_cmd(&server).args(["-l", "-n", "200", "-t", "ping", "-q"]).stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    unsafe_sigint(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(stdout(&out).lines().filter(|l| l.starts_with("PING_INLINE")).count() >= 2, "{}", stdout(&out));
+    let child = bench_cmd(&server).args(["-I", "-c", "7"]).stdout(Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    // The idle connections and the one asking.
+    while server.info_u64("clients", "connected_clients") < 8 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(server.info_u64("clients", "connected_clients"), 8);
+    unsafe_sigint(child.id());
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+}
+
+fn unsafe_sigint(pid: u32) {
+    Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
+}
+
+#[test]
+fn links_named_redis_benchmark_and_valkey_benchmark() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["redis-benchmark", "valkey-benchmark"] {
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_respbench"), &link).unwrap();
+        let out =
+            Command::new(&link).args(["-p", &server.port_arg(), "-n", "100", "-t", "lpush", "-q"]).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        assert!(stdout(&out).starts_with("LPUSH: "));
+    }
+    assert_eq!(server.cli(&["LLEN", "mylist"]), "200");
+}
+
+#[test]
+fn unsupported_and_unknown_options_are_one_line_usage_errors() {
+    for (args, want) in [
+        (&["--tls"][..], "redis-benchmark's --tls is not supported yet"),
+        (&["-t", "nope"], "unknown test 'nope'"),
+        (&["--frobnicate"], "unknown redis-benchmark option '--frobnicate'"),
+        (&["-k", "0"], "-k 0"),
+        (&["-c", "zero"], "'zero'"),
+    ] {
+        let out = respbench().arg("redis-benchmark").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
