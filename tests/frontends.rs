@@ -130,7 +130,8 @@ fn a_link_named_memtier_benchmark_speaks_memtier() {
 fn memtier_options_not_supported_yet_are_named_on_one_line() {
     for (args, needle) in [
         (&["memtier", "--tls"][..], "--tls is not supported yet"),
-        (&["memtier", "--json-out-file", "x.json"][..], "--json-out-file is not supported yet"),
+        (&["memtier", "--data-verify"][..], "--data-verify is not supported yet"),
+        (&["memtier", "--print-percentiles", "50,101"][..], "'101' is not a percentile"),
         (&["memtier", "--no-such-thing"][..], "'--no-such-thing'"),
         (&["memtier", "-c", "zero"][..], "'zero'"),
     ] {
@@ -139,4 +140,132 @@ fn memtier_options_not_supported_yet_are_named_on_one_line() {
         assert_eq!(stderr(&out).lines().count(), 1, "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
+}
+
+/// The keys memtier_benchmark 2.x writes in each command's block and in Totals.
+const MEMTIER_BLOCK_KEYS: [&str; 11] = [
+    "Count",
+    "Ops/sec",
+    "Hits/sec",
+    "Misses/sec",
+    "Latency",
+    "Average Latency",
+    "Min Latency",
+    "Max Latency",
+    "KB/sec",
+    "Time-Serie",
+    "Percentile Latencies",
+];
+
+fn histogram_count(encoded: &str) -> u64 {
+    use base64::Engine;
+    use hdrhistogram::serialization::Deserializer;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).unwrap();
+    let h: hdrhistogram::Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+    h.len()
+}
+
+#[test]
+fn memtier_json_out_file_has_memtiers_layout() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("memtier.json");
+    let text = dir.path().join("memtier.txt");
+    let out = memtier(
+        &server,
+        &[
+            "-n",
+            "300",
+            "-c",
+            "2",
+            "-t",
+            "2",
+            "--ratio=1:3",
+            "--key-maximum=100",
+            "--json-out-file",
+            json.to_str().unwrap(),
+            "-o",
+            text.to_str().unwrap(),
+            "--print-percentiles",
+            "50,90,99.9",
+        ],
+    );
+    // -o takes the text report; nothing on stdout.
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let report = std::fs::read_to_string(&text).unwrap();
+    assert!(report.contains("p90") && report.contains("p99.9"), "{report}");
+    let doc = read_json(&json);
+    let top: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(top, ["configuration", "run information", "ALL STATS"]);
+    assert_eq!(doc["configuration"]["clients"], 2);
+    assert_eq!(doc["configuration"]["threads"], 2);
+    assert_eq!(doc["configuration"]["ratio"], "1:3");
+    assert_eq!(doc["run information"]["Requests per client"], 300);
+    let stats = &doc["ALL STATS"];
+    let sections: Vec<&str> = stats.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(sections, ["Runtime", "Sets", "Gets", "Waits", "Totals"]);
+    assert_eq!(stats["Runtime"]["Time unit"], "MILLISECONDS");
+    for block in ["Sets", "Gets", "Waits", "Totals"] {
+        for key in MEMTIER_BLOCK_KEYS {
+            assert!(stats[block].get(key).is_some(), "{block} lacks {key}");
+        }
+    }
+    let totals = &stats["Totals"];
+    assert_eq!(totals["Count"], 1200);
+    assert_eq!(stats["Sets"]["Count"], 300);
+    assert_eq!(stats["Gets"]["Count"], 900);
+    let gets = &stats["Gets"];
+    let rate = gets["Hits/sec"].as_f64().unwrap() + gets["Misses/sec"].as_f64().unwrap();
+    assert!((rate - gets["Ops/sec"].as_f64().unwrap()).abs() < 1.0, "{gets}");
+    let pct = &totals["Percentile Latencies"];
+    for key in ["p50.00", "p90.00", "p99.90"] {
+        assert!(pct[key].as_f64().unwrap() > 0.0, "{key}: {pct}");
+    }
+    // The compressed histogram is HdrHistogram's own encoding, with every reply in it, and
+    // the per-second series adds up to the count.
+    assert_eq!(histogram_count(pct["Histogram log format"]["Compressed Histogram"].as_str().unwrap()), 1200);
+    let series = totals["Time-Serie"].as_object().unwrap();
+    assert_eq!(series.values().map(|s| s["Count"].as_u64().unwrap()).sum::<u64>(), 1200);
+    assert!(series["0"].get("p50.00").is_some());
+}
+
+#[test]
+fn memtier_json_with_runs_and_commands() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("runs.json");
+    memtier(
+        &server,
+        &[
+            "-x",
+            "3",
+            "-n",
+            "100",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--command=LPUSH mylist __data__",
+            "--json-out-file",
+            json.to_str().unwrap(),
+        ],
+    );
+    let doc = read_json(&json);
+    let top: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        top,
+        [
+            "configuration",
+            "run information",
+            "BEST RUN RESULTS",
+            "WORST RUN RESULTS",
+            "AGGREGATED AVERAGE RESULTS (3 runs)"
+        ]
+    );
+    assert_eq!(doc["BEST RUN RESULTS"]["Lpushs"]["Count"], 100);
+    assert_eq!(doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Totals"]["Count"], 300);
+    assert!(
+        doc["BEST RUN RESULTS"]["Totals"]["Ops/sec"].as_f64() >= doc["WORST RUN RESULTS"]["Totals"]["Ops/sec"].as_f64()
+    );
+    assert_eq!(server.cli(&["LLEN", "mylist"]), "300");
 }

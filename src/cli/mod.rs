@@ -112,13 +112,23 @@ fn install_sigint() -> Arc<AtomicBool> {
     stop
 }
 
-/// Runs the plan `output.runs` times with the live line on a terminal, and pools the runs.
+/// Runs the plan `runs` times with the live line on a terminal, and pools the runs.
 fn measure(
     config: &Config,
     runs: usize,
     stop: &AtomicBool,
-    mut extra: impl FnMut(&Progress),
+    extra: impl FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
+    measure_runs(config, runs, stop, extra).map(|runs| Outcome::pool(runs).expect("at least one run"))
+}
+
+/// Runs the plan `runs` times (fewer after Ctrl-C) with the live line on a terminal.
+fn measure_runs(
+    config: &Config,
+    runs: usize,
+    stop: &AtomicBool,
+    mut extra: impl FnMut(&Progress),
+) -> Result<Vec<Outcome>, ConnectError> {
     let live = std::io::stderr().is_terminal();
     let mut outcomes = Vec::new();
     for run in 0..runs {
@@ -138,7 +148,7 @@ fn measure(
             break;
         }
     }
-    Ok(Outcome::pool(outcomes).expect("at least one run"))
+    Ok(outcomes)
 }
 
 /// One benchmark: check, run, print, write files; returns the exit code.
@@ -154,26 +164,43 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
         eprintln!("respbench: warning: {warning}");
     }
     let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
-    let outcome = measure(config, output.runs, stop, |p| {
+    let runs = measure_runs(config, output.runs, stop, |p| {
         if let Some(log) = hdr_log.as_mut() {
             log.add(p);
         }
     });
-    let mut outcome = match outcome {
-        Ok(o) => o,
+    let runs = match runs {
+        Ok(runs) => runs,
         Err(e) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(EXIT_FAILURE);
         }
     };
+    // The runs one by one are kept only for memtier's BEST and WORST sections.
+    let each = if output.memtier_json.is_some() && runs.len() > 1 { runs.clone() } else { Vec::new() };
+    let mut outcome = Outcome::pool(runs).expect("at least one run");
     outcome.warnings.splice(0..0, warnings);
-    let run = Run { config, outcome: &outcome, label: output.label.as_deref() };
+    let run = Run { config, outcome: &outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
     let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not a failure of the run.
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
     let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
+    match &output.out_file {
+        Some(path) => files.push((path, text.into_bytes())),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not a failure of the run.
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+        }
+    }
+    if let Some(path) = &output.memtier_json {
+        let view = report::memtier_json::MemtierView {
+            config,
+            percentiles: &output.percentiles,
+            out_file: output.out_file.as_deref().and_then(|p| p.to_str()),
+        };
+        let runs = if each.is_empty() { std::slice::from_ref(&outcome) } else { &each[..] };
+        files.push((path, report::memtier_json::render(&view, runs, &outcome).into_bytes()));
+    }
     let json = report::json::Json.render(&run);
     if let Some(path) = &output.json {
         files.push((path, json.clone().into_bytes()));

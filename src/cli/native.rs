@@ -138,6 +138,16 @@ pub struct Args {
     /// Write the result as JSON (schema: docs/json-schema.json).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the text report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub out_file: Option<PathBuf>,
+    /// Latency percentiles the text table shows, comma-separated.
+    #[arg(long, value_parser = parse::percentiles, default_value = "50,99,99.9", value_name = "LIST",
+          help_heading = "Output")]
+    pub percentiles: parse::Percentiles,
+    /// memtier_benchmark's JSON layout (the memtier front-end's --json-out-file).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub memtier_json: Option<PathBuf>,
     /// Print one summary line instead of the table.
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
@@ -172,6 +182,9 @@ pub enum Arrival {
 #[derive(Debug, Clone, Default)]
 pub struct Output {
     pub json: Option<PathBuf>,
+    pub out_file: Option<PathBuf>,
+    pub percentiles: Vec<f64>,
+    pub memtier_json: Option<PathBuf>,
     pub quiet: bool,
     pub hdr_log: Option<PathBuf>,
     pub html: Option<PathBuf>,
@@ -276,6 +289,9 @@ impl Args {
         };
         let output = Output {
             json: self.json,
+            out_file: self.out_file,
+            percentiles: self.percentiles.0,
+            memtier_json: self.memtier_json,
             quiet: self.quiet,
             hdr_log: self.hdr_log,
             html: self.html,

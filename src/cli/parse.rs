@@ -214,6 +214,21 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Latency percentiles in percent, each above 0 and at most 100 (`50,99,99.9`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Percentiles(pub Vec<f64>);
+
+pub fn percentiles(s: &str) -> Result<Percentiles, String> {
+    let list = s
+        .split(',')
+        .map(|p| match p.trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
+            _ => Err(format!("'{p}' is not a percentile: expected numbers above 0 and at most 100, like 50,99,99.9")),
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    Ok(Percentiles(list))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

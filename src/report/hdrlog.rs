@@ -72,7 +72,7 @@ impl HdrLog {
 }
 
 /// The same distribution in microseconds (the unit HdrHistogram tools expect from us).
-fn to_micros(ns: &Histogram<u64>) -> Histogram<u64> {
+pub(crate) fn to_micros(ns: &Histogram<u64>) -> Histogram<u64> {
     let mut us = Histogram::<u64>::new(3).expect("3 significant digits are valid");
     for v in ns.iter_recorded() {
         let _ = us.record_n(ns.median_equivalent(v.value_iterated_to()) / 1000, v.count_at_value());

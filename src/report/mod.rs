@@ -5,6 +5,7 @@ pub mod chart;
 pub mod hdrlog;
 pub mod html;
 pub mod json;
+pub mod memtier_json;
 pub mod tables;
 pub mod text;
 
@@ -21,7 +22,12 @@ pub struct Run<'a> {
     pub outcome: &'a Outcome,
     /// `--label`: how comparisons name this result.
     pub label: Option<&'a str>,
+    /// The latency percentiles the text table shows, in percent.
+    pub percentiles: &'a [f64],
 }
+
+/// The percentiles shown unless `--percentiles` says otherwise (memtier's default too).
+pub const DEFAULT_PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
 
 /// One output format.
 pub trait Format {

@@ -26,9 +26,13 @@ fn row_name(command: &str) -> String {
     }
 }
 
-fn row(out: &mut String, (name, width): (&str, usize), op: &OpStats, secs: f64, reads: bool) {
+fn row(out: &mut String, (name, width): (&str, usize), op: &OpStats, secs: f64, reads: bool, percentiles: &[f64]) {
     let rates = Rates::of(op, secs);
     let lat = op.latency();
+    let quantiles: String = percentiles
+        .iter()
+        .map(|p| format!("{:>11}", ms(op.latency_ns.value_at_quantile(p / 100.0) as f64 / 1000.0)))
+        .collect();
     let (hits, misses) = if reads {
         (format!("{:.2}", rates.hits_per_sec), format!("{:.2}", rates.misses_per_sec))
     } else {
@@ -36,12 +40,9 @@ fn row(out: &mut String, (name, width): (&str, usize), op: &OpStats, secs: f64, 
     };
     let _ = writeln!(
         out,
-        "{name:<width$}{:>14.2}{hits:>12}{misses:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13.2}",
+        "{name:<width$}{:>14.2}{hits:>12}{misses:>12}{:>11}{quantiles}{:>11}{:>13.2}",
         rates.ops_per_sec,
         ms(lat.mean_us),
-        ms(lat.p50_us),
-        ms(lat.p99_us),
-        ms(lat.p999_us),
         ms(lat.max_us),
         rates.kb_per_sec,
     );
@@ -76,19 +77,20 @@ impl Format for Table {
         out.push('\n');
         // The Type column fits the longest name (a sequence's unit row can be long).
         let width = outcome.command_names.iter().map(|n| n.len() + 1).max().unwrap_or(0).max(8);
+        let quantiles: String = run.percentiles.iter().map(|p| format!("{:>11}", format!("p{p}"))).collect();
         let _ = writeln!(
             out,
-            "{:<width$}{:>14}{:>12}{:>12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>13}",
-            "Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg.", "p50", "p99", "p99.9", "Max", "KB/sec"
+            "{:<width$}{:>14}{:>12}{:>12}{:>11}{quantiles}{:>11}{:>13}",
+            "Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg.", "Max", "KB/sec"
         );
-        out.push_str(&"-".repeat(106 + width));
+        out.push_str(&"-".repeat(73 + 11 * run.percentiles.len() + width));
         out.push('\n');
         for (i, op) in outcome.ops.iter().enumerate() {
             let reads = config.commands.get(i).is_some_and(|c| c.reads);
-            row(&mut out, (&row_name(&outcome.command_names[i]), width), op, secs, reads);
+            row(&mut out, (&row_name(&outcome.command_names[i]), width), op, secs, reads, run.percentiles);
         }
         let any_reads = config.commands.iter().any(|c| c.reads);
-        row(&mut out, ("Totals", width), &total, secs, any_reads);
+        row(&mut out, ("Totals", width), &total, secs, any_reads, run.percentiles);
         out.push('\n');
         let errors = outcome.errors.sorted();
         if errors.is_empty() {
