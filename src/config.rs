@@ -30,6 +30,21 @@ pub struct ServerOptions {
     pub db: Option<u32>,
     /// Speak RESP3 (`HELLO 3`) instead of RESP2.
     pub resp3: bool,
+    /// Speak TLS on the TCP connection.
+    pub tls: Option<TlsOptions>,
+}
+
+/// TLS settings: verification on unless `skip_verify`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// CA certificates (PEM) to verify the server with; the system's when absent.
+    pub cacert: Option<PathBuf>,
+    /// Client certificate chain and its key (PEM), for servers that ask for one.
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    /// The name to ask for and verify; the host when absent.
+    pub sni: Option<String>,
+    pub skip_verify: bool,
 }
 
 /// When the measured phase ends.
@@ -441,6 +456,7 @@ mod tests {
                 password: None,
                 db: None,
                 resp3: false,
+                tls: None,
             },
             connections: 3,
             threads: 1,

@@ -290,7 +290,7 @@ fn links_named_redis_benchmark_and_valkey_benchmark() {
 #[test]
 fn unsupported_and_unknown_options_are_one_line_usage_errors() {
     for (args, want) in [
-        (&["--tls"][..], "redis-benchmark's --tls is not supported yet"),
+        (&["--cacertdir", "/etc/ssl"][..], "redis-benchmark's --cacertdir is not supported yet"),
         (&["-t", "nope"], "unknown test 'nope'"),
         (&["--frobnicate"], "unknown redis-benchmark option '--frobnicate'"),
         (&["-k", "0"], "-k 0"),

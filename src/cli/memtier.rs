@@ -56,12 +56,13 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["distinct-client-seed"], false, Map::Honoured),
     opt(&["randomize"], false, Map::Honoured),
     opt(&["print-percentiles"], true, Map::Flag("--percentiles")),
-    opt(&["tls"], false, Map::Unsupported("TLS")),
-    opt(&["tls-skip-verify"], false, Map::Unsupported("TLS")),
-    opt(&["cert"], true, Map::Unsupported("TLS")),
-    opt(&["key"], true, Map::Unsupported("TLS")),
-    opt(&["cacert"], true, Map::Unsupported("TLS")),
-    opt(&["sni"], true, Map::Unsupported("TLS")),
+    opt(&["tls"], false, Map::Flag("--tls")),
+    opt(&["tls-skip-verify"], false, Map::Flag("--tls-skip-verify")),
+    opt(&["cert"], true, Map::Flag("--cert")),
+    opt(&["key"], true, Map::Flag("--key")),
+    opt(&["cacert"], true, Map::Flag("--cacert")),
+    opt(&["sni"], true, Map::Flag("--sni")),
+    opt(&["tls-protocols"], true, Map::Unsupported("choosing TLS versions: rustls offers TLS 1.2 and 1.3")),
     opt(&["cluster-mode"], false, Map::Unsupported("cluster mode")),
     opt(&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
     opt(&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
@@ -178,7 +179,7 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_options_are_named() {
         assert!(tr(&["--bogus"]).unwrap_err().contains("'--bogus'"));
-        assert!(tr(&["--tls"]).unwrap_err().contains("--tls is not supported yet"));
+        assert!(tr(&["--data-verify"]).unwrap_err().contains("--data-verify is not supported yet"));
         assert!(tr(&["-n", "1", "--test-time", "2"]).unwrap_err().contains("exclude"));
         assert!(tr(&["-c"]).unwrap_err().contains("needs a value"));
         assert!(tr(&["-c10"]).unwrap().join(" ").contains("--connections 40"));

@@ -7,7 +7,8 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, Sequence, ServerOptions, StopAfter, Target, ValueSize,
+    ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, Sequence, ServerOptions, StopAfter, Target, TlsOptions,
+    ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -44,6 +45,24 @@ pub struct Args {
     /// Speak RESP3 (HELLO 3).
     #[arg(short = '3', long, help_heading = "Connection")]
     pub resp3: bool,
+    /// Connect with TLS (certificate verified against --cacert, else the system's CAs).
+    #[arg(long, help_heading = "TLS")]
+    pub tls: bool,
+    /// CA certificates (PEM) that sign the server's certificate.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
+    pub cacert: Option<PathBuf>,
+    /// Client certificate (PEM), for servers with tls-auth-clients.
+    #[arg(long, value_name = "FILE", requires = "key", help_heading = "TLS")]
+    pub cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "cert", help_heading = "TLS")]
+    pub key: Option<PathBuf>,
+    /// Server name to ask for and verify (default: the host).
+    #[arg(long, value_name = "NAME", help_heading = "TLS")]
+    pub sni: Option<String>,
+    /// Accept any server certificate (no verification).
+    #[arg(long, alias = "insecure", help_heading = "TLS")]
+    pub tls_skip_verify: bool,
 
     /// Connections in total, spread over the threads.
     #[arg(short = 'c', long, default_value = "50", value_parser = parse::positive, help_heading = "Load")]
@@ -258,8 +277,13 @@ impl Args {
         if values.max() > crate::resp::MAX_BULK_LEN as usize {
             return Err("--data-size-range: values may be at most 512 MiB".into());
         }
+        let tls_flags = self.cacert.is_some() || self.cert.is_some() || self.sni.is_some() || self.tls_skip_verify;
+        let mut tls_on = self.tls || tls_flags;
         let (target, user, password, db) = match self.uri {
-            Some(uri) => (uri.target, uri.user, uri.password, uri.db),
+            Some(uri) => {
+                tls_on |= uri.tls;
+                (uri.target, uri.user, uri.password, uri.db)
+            }
             None => {
                 let target = match self.socket {
                     Some(path) => Target::Unix(path),
@@ -268,10 +292,17 @@ impl Args {
                 (target, self.user, self.password, self.db)
             }
         };
+        let tls = tls_on.then_some(TlsOptions {
+            cacert: self.cacert,
+            cert: self.cert,
+            key: self.key,
+            sni: self.sni,
+            skip_verify: self.tls_skip_verify,
+        });
         let connections = self.connections as usize;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let config = Config {
-            server: ServerOptions { target, user, password, db, resp3: self.resp3 },
+            server: ServerOptions { target, user, password, db, resp3: self.resp3, tls },
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
             pipeline: self.pipeline as usize,

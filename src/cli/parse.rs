@@ -134,11 +134,12 @@ pub struct Uri {
     pub user: Option<String>,
     pub password: Option<String>,
     pub db: Option<u32>,
+    /// `rediss://` or `valkeys://`.
+    pub tls: bool,
 }
 
-/// `redis://[[user]:password@]host[:port][/db]`, `valkey://` alike, and
-/// `unix://[[user]:password@]/path/to.sock[?db=N]`. `rediss://` and `valkeys://` (TLS) are
-/// recognised and refused until TLS is supported.
+/// `redis://[[user]:password@]host[:port][/db]`, `valkey://` alike, `rediss://` and
+/// `valkeys://` with TLS, and `unix://[[user]:password@]/path/to.sock[?db=N]`.
 pub fn uri(s: &str) -> Result<Uri, String> {
     let bad = |why: &str| {
         format!(
@@ -147,9 +148,7 @@ pub fn uri(s: &str) -> Result<Uri, String> {
     };
     let (scheme, rest) = s.split_once("://").ok_or_else(|| bad("no scheme://"))?;
     let scheme = scheme.to_ascii_lowercase();
-    if scheme == "rediss" || scheme == "valkeys" {
-        return Err(format!("'{s}': {scheme}:// needs TLS, which respbench does not support yet"));
-    }
+    let tls = scheme == "rediss" || scheme == "valkeys";
     let (userinfo, rest) = match rest.rsplit_once('@') {
         Some((u, r)) => (Some(u), r),
         None => (None, rest),
@@ -163,7 +162,7 @@ pub fn uri(s: &str) -> Result<Uri, String> {
     };
     let db_of = |d: &str| d.parse::<u32>().map_err(|_| bad(&format!("database '{d}' is not a number")));
     match scheme.as_str() {
-        "redis" | "valkey" => {
+        "redis" | "valkey" | "rediss" | "valkeys" => {
             let (hostport, db) = match rest.split_once('/') {
                 Some((h, d)) if !d.is_empty() => (h, Some(db_of(d)?)),
                 Some((h, _)) => (h, None),
@@ -180,7 +179,7 @@ pub fn uri(s: &str) -> Result<Uri, String> {
             };
             let port = port.map_or(Ok(6379), |p| p.parse::<u16>().map_err(|_| bad(&format!("port '{p}'"))))?;
             let host = if host.is_empty() { "127.0.0.1".to_string() } else { host };
-            Ok(Uri { target: crate::config::Target::Tcp { host, port }, user, password, db })
+            Ok(Uri { target: crate::config::Target::Tcp { host, port }, user, password, db, tls })
         }
         "unix" => {
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -188,7 +187,7 @@ pub fn uri(s: &str) -> Result<Uri, String> {
                 return Err(bad("no socket path"));
             }
             let db = query.split('&').find_map(|kv| kv.strip_prefix("db=")).map(db_of).transpose()?;
-            Ok(Uri { target: crate::config::Target::Unix(path.into()), user, password, db })
+            Ok(Uri { target: crate::config::Target::Unix(path.into()), user, password, db, tls: false })
         }
         other => Err(bad(&format!("unknown scheme '{other}'"))),
     }
@@ -282,7 +281,8 @@ mod tests {
         assert_eq!((u.user, u.password.as_deref()), (None, Some("secret")));
         let u = uri("unix:///tmp/r.sock?db=3").unwrap();
         assert_eq!((u.target, u.db), (Target::Unix("/tmp/r.sock".into()), Some(3)));
-        assert!(uri("rediss://h").unwrap_err().contains("TLS"));
+        assert!(uri("rediss://h").unwrap().tls);
+        assert!(!uri("valkey://h").unwrap().tls);
         assert!(uri("http://h").unwrap_err().contains("'http'"));
         assert!(uri("redis://h:port").unwrap_err().contains("port 'port'"));
     }

@@ -59,15 +59,15 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["warmup"], true, Map::Special),
     opt(&["cluster"], false, Map::Unsupported("cluster mode")),
     opt(&["enable-tracking"], false, Map::Unsupported("CLIENT TRACKING")),
-    opt(&["tls"], false, Map::Unsupported("TLS")),
-    opt(&["sni"], true, Map::Unsupported("TLS")),
-    opt(&["cacert"], true, Map::Unsupported("TLS")),
-    opt(&["cacertdir"], true, Map::Unsupported("TLS")),
-    opt(&["insecure"], false, Map::Unsupported("TLS")),
-    opt(&["cert"], true, Map::Unsupported("TLS")),
-    opt(&["key"], true, Map::Unsupported("TLS")),
-    opt(&["tls-ciphers"], true, Map::Unsupported("TLS")),
-    opt(&["tls-ciphersuites"], true, Map::Unsupported("TLS")),
+    opt(&["tls"], false, Map::Flag("--tls")),
+    opt(&["sni"], true, Map::Flag("--sni")),
+    opt(&["cacert"], true, Map::Flag("--cacert")),
+    opt(&["cacertdir"], true, Map::Unsupported("a CA directory: pass the CA file with --cacert")),
+    opt(&["insecure"], false, Map::Flag("--tls-skip-verify")),
+    opt(&["cert"], true, Map::Flag("--cert")),
+    opt(&["key"], true, Map::Flag("--key")),
+    opt(&["tls-ciphers"], true, Map::Unsupported("choosing ciphers: rustls's safe defaults are used")),
+    opt(&["tls-ciphersuites"], true, Map::Unsupported("choosing ciphers: rustls's safe defaults are used")),
     opt(&["mptcp"], false, Map::Unsupported("multipath TCP")),
     opt(&["num-functions"], true, Map::Unsupported("FCALL tests")),
     opt(&["num-keys-in-fcall"], true, Map::Unsupported("FCALL tests")),
@@ -494,7 +494,7 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_are_named() {
         assert!(plan_of(&["-t", "bogus"]).err().unwrap().contains("'bogus'"));
-        assert!(plan_of(&["--tls"]).err().unwrap().contains("--tls is not supported yet"));
+        assert!(plan_of(&["--cluster"]).err().unwrap().contains("--cluster is not supported yet"));
         assert!(plan_of(&["-k", "0"]).err().unwrap().contains("-k 0"));
         assert!(plan_of(&["--wat"]).err().unwrap().contains("'--wat'"));
     }

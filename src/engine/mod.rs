@@ -63,6 +63,40 @@ pub struct RunFigures {
     pub errors: u64,
 }
 
+/// Connections one worker opens at the same time.
+const CONNECT_PARALLELISM: usize = 16;
+
+/// Opens connections `range` a few at a time on helper threads: a TLS handshake or a login
+/// costs round trips and CPU, and hundreds of them one after another would take seconds.
+fn open_in_parallel<T: Send>(
+    range: std::ops::Range<usize>,
+    open: impl Fn(usize) -> Result<T, ConnectError> + Sync,
+) -> Result<Vec<T>, ConnectError> {
+    let helpers = range.len().clamp(1, CONNECT_PARALLELISM);
+    let mut opened: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..helpers)
+            .map(|h| {
+                let (open, range) = (&open, range.clone());
+                scope.spawn(move || {
+                    range.skip(h).step_by(helpers).map(|i| open(i).map(|t| (i, t))).collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        let mut failure = None;
+        for handle in handles {
+            match handle.join() {
+                Ok(Ok(some)) => all.extend(some),
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        failure.map_or(Ok(all), Err)
+    })?;
+    opened.sort_by_key(|(i, _)| *i);
+    Ok(opened.into_iter().map(|(_, t)| t).collect())
+}
+
 /// Everything a run measured.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -197,15 +231,13 @@ pub fn run(
                 let last = (t + 1) * config.connections / threads;
                 // A panic here would leave the others waiting at the barrier: make it an error.
                 let connect = || -> Result<Vec<Conn>, ConnectError> {
-                    (first..last)
-                        .map(|i| {
-                            let io = Session::open(&config.server)?.into_transport().map_err(|source| {
-                                ConnectError::Io { target: config.server.target.to_string(), source }
-                            })?;
-                            let requests = RequestGen::new(Arc::clone(workload), config, i);
-                            Ok(Conn::new(io, requests, Pacer::Closed, config.quota(i), config.pipeline, max_request))
-                        })
-                        .collect()
+                    open_in_parallel(first..last, |i| {
+                        let io = Session::open(&config.server)?
+                            .into_transport()
+                            .map_err(|source| ConnectError::Io { target: config.server.target.to_string(), source })?;
+                        let requests = RequestGen::new(Arc::clone(workload), config, i);
+                        Ok(Conn::new(io, requests, Pacer::Closed, config.quota(i), config.pipeline, max_request))
+                    })
                 };
                 let conns = std::panic::catch_unwind(std::panic::AssertUnwindSafe(connect)).unwrap_or_else(|_| {
                     Err(ConnectError::Io {

@@ -259,7 +259,7 @@ impl<'p> Worker<'p> {
                         return now;
                     }
                     // A short read drained the socket: the next arrival raises a new edge.
-                    if n < space {
+                    if n < space && conn.io.short_read_drains() {
                         break;
                     }
                 }
@@ -385,6 +385,13 @@ impl<'p> Worker<'p> {
         if conn.wpos == conn.wbuf.len() {
             conn.wbuf.clear();
             conn.wpos = 0;
+        }
+        // TLS may hold encrypted bytes the socket did not take yet.
+        if let Err(e) = conn.io.flush()
+            && e.kind() != io::ErrorKind::WouldBlock
+        {
+            self.fail(conn, ErrorKind::Io);
+            return;
         }
         if conn.remaining == Some(0) && conn.inflight.is_empty() {
             self.finish(conn);

@@ -1,6 +1,8 @@
 //! Reaching the server: connecting and logging in (blocking, before the measured phase), the
 //! non-blocking transports the engine drives, and one-off calls such as INFO.
 
+mod tls;
+
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
@@ -25,6 +27,8 @@ pub enum ConnectError {
     Io { target: String, source: io::Error },
     #[error("{target} sent a reply that is not RESP: {source}")]
     Protocol { target: String, source: resp::ScanError },
+    #[error("{target}: {message}")]
+    Tls { target: String, message: String },
 }
 
 /// A blocking connection, used to log in and for control calls.
@@ -32,6 +36,7 @@ pub enum ConnectError {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
 impl Read for Stream {
@@ -39,6 +44,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -48,10 +54,14 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Stream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -102,7 +112,19 @@ impl Session {
                 let s = connected.ok_or_else(|| unreachable(last))?;
                 s.set_nodelay(true).map_err(unreachable)?;
                 s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(unreachable)?;
-                Stream::Tcp(s)
+                match &opts.tls {
+                    Some(tls_opts) => {
+                        let tls_error = |message| ConnectError::Tls { target: target.clone(), message };
+                        let config = tls::client_config(tls_opts).map_err(tls_error)?;
+                        let name = tls::server_name(tls_opts, host).map_err(tls_error)?;
+                        Stream::Tls(Box::new(tls::handshake(config, name, s).map_err(tls_error)?))
+                    }
+                    None => Stream::Tcp(s),
+                }
+            }
+            Target::Unix(_) if opts.tls.is_some() => {
+                let message = "TLS over a unix socket is not supported: connect over TCP".to_string();
+                return Err(ConnectError::Tls { target, message });
             }
             Target::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(unreachable)?;
@@ -204,6 +226,7 @@ impl Session {
                 s.set_nonblocking(true)?;
                 Transport::Unix(mio::net::UnixStream::from_std(s))
             }
+            Stream::Tls(s) => Transport::Tls(Box::new(tls::TlsStream::from_blocking(*s)?)),
         })
     }
 }
@@ -222,6 +245,16 @@ pub enum CallError {
 pub enum Transport {
     Tcp(mio::net::TcpStream),
     Unix(mio::net::UnixStream),
+    Tls(Box<tls::TlsStream>),
+}
+
+impl Transport {
+    /// Whether a read that returns less than asked means the socket is drained. Not so for
+    /// TLS, whose reads hand out decrypted records one at a time: read until `WouldBlock`.
+    #[inline]
+    pub fn short_read_drains(&self) -> bool {
+        !matches!(self, Transport::Tls(_))
+    }
 }
 
 impl Read for Transport {
@@ -230,6 +263,7 @@ impl Read for Transport {
         match self {
             Transport::Tcp(s) => s.read(buf),
             Transport::Unix(s) => s.read(buf),
+            Transport::Tls(s) => s.read(buf),
         }
     }
 }
@@ -240,10 +274,16 @@ impl Write for Transport {
         match self {
             Transport::Tcp(s) => s.write(buf),
             Transport::Unix(s) => s.write(buf),
+            Transport::Tls(s) => s.write(buf),
         }
     }
+    /// Sends what TLS still holds encrypted; nothing to do for plain sockets.
+    #[inline]
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Transport::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -252,18 +292,21 @@ impl mio::event::Source for Transport {
         match self {
             Transport::Tcp(s) => s.register(r, t, i),
             Transport::Unix(s) => s.register(r, t, i),
+            Transport::Tls(s) => s.sock.register(r, t, i),
         }
     }
     fn reregister(&mut self, r: &mio::Registry, t: mio::Token, i: mio::Interest) -> io::Result<()> {
         match self {
             Transport::Tcp(s) => s.reregister(r, t, i),
             Transport::Unix(s) => s.reregister(r, t, i),
+            Transport::Tls(s) => s.sock.reregister(r, t, i),
         }
     }
     fn deregister(&mut self, r: &mio::Registry) -> io::Result<()> {
         match self {
             Transport::Tcp(s) => s.deregister(r),
             Transport::Unix(s) => s.deregister(r),
+            Transport::Tls(s) => s.sock.deregister(r),
         }
     }
 }

@@ -297,6 +297,7 @@ mod tests {
                 password: None,
                 db: None,
                 resp3: false,
+                tls: None,
             },
             connections: 2,
             threads: 1,

@@ -1,0 +1,255 @@
+//! TLS with rustls: one client configuration per set of options (built once, shared by every
+//! connection), the handshake done blocking at connect time with errors that say what failed,
+//! and the non-blocking stream the engine drives afterwards.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme, StreamOwned};
+
+use crate::config::TlsOptions;
+
+/// The configuration for `opts`, built on first use and reused by every later connection.
+pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
+    static CACHE: Mutex<Option<(TlsOptions, Arc<ClientConfig>)>> = Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((cached, config)) = cache.as_ref()
+        && cached == opts
+    {
+        return Ok(Arc::clone(config));
+    }
+    let config = Arc::new(build(opts)?);
+    *cache = Some((opts.clone(), Arc::clone(&config)));
+    Ok(config)
+}
+
+fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))?;
+    let builder = if opts.skip_verify {
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
+    } else {
+        let mut roots = RootCertStore::empty();
+        match &opts.cacert {
+            Some(path) => {
+                let certs = CertificateDer::pem_file_iter(path)
+                    .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
+                    .map_err(|e| format!("--cacert {}: cannot read PEM certificates: {e}", path.display()))?;
+                if certs.is_empty() {
+                    return Err(format!("--cacert {}: no certificate in the file", path.display()));
+                }
+                for cert in certs {
+                    roots.add(cert).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+                }
+            }
+            None => {
+                for cert in rustls_native_certs::load_native_certs().certs {
+                    let _ = roots.add(cert);
+                }
+            }
+        }
+        builder.with_root_certificates(roots)
+    };
+    let config = match (&opts.cert, &opts.key) {
+        (Some(cert), Some(key)) => {
+            let chain = CertificateDer::pem_file_iter(cert)
+                .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| format!("--cert {}: cannot read PEM certificates: {e}", cert.display()))?;
+            let key_der = PrivateKeyDer::from_pem_file(key)
+                .map_err(|e| format!("--key {}: cannot read a PEM private key: {e}", key.display()))?;
+            builder
+                .with_client_auth_cert(chain, key_der)
+                .map_err(|e| format!("--cert/--key: the key does not fit the certificate: {e}"))?
+        }
+        (None, None) => builder.with_no_client_auth(),
+        _ => return Err("--cert and --key go together: a client certificate needs its private key".into()),
+    };
+    Ok(config)
+}
+
+/// The name the server's certificate must carry: `--sni`, else the host we connect to.
+pub fn server_name(opts: &TlsOptions, host: &str) -> Result<ServerName<'static>, String> {
+    let name = opts.sni.as_deref().unwrap_or(host);
+    ServerName::try_from(name.to_string()).map_err(|_| format!("'{name}' is not a valid TLS server name"))
+}
+
+/// Runs the handshake over a connected blocking socket.
+pub fn handshake(
+    config: Arc<ClientConfig>,
+    name: ServerName<'static>,
+    sock: TcpStream,
+) -> Result<StreamOwned<ClientConnection, TcpStream>, String> {
+    let conn = ClientConnection::new(config, name.clone()).map_err(|e| format!("TLS setup: {e}"))?;
+    let mut stream = StreamOwned::new(conn, sock);
+    while stream.conn.is_handshaking() {
+        if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+            return Err(explain(&e, &name));
+        }
+    }
+    // With TLS 1.3 the server judges a client certificate after the client has finished its
+    // side of the handshake: one PING (any reply, even NOAUTH) proves we were accepted.
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 512];
+    let result = stream.write_all(b"*1\r\n$4\r\nPING\r\n").and_then(|()| stream.flush()).and_then(|()| {
+        loop {
+            if matches!(crate::resp::scan(&reply), Ok(Some(_)) | Err(_)) {
+                return Ok(());
+            }
+            match stream.read(&mut chunk)? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => reply.extend_from_slice(&chunk[..n]),
+            }
+        }
+    });
+    result.map_err(|e| explain(&e, &name))?;
+    Ok(stream)
+}
+
+/// A handshake failure in words: which side refused and what to do about it.
+fn explain(e: &io::Error, name: &ServerName<'_>) -> String {
+    let name = name.to_str();
+    if let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+        use rustls::{AlertDescription, CertificateError, Error};
+        return match tls {
+            Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
+                "TLS handshake failed: the server's certificate is signed by an unknown CA (pass the CA with \
+                 --cacert FILE, or --tls-skip-verify to trust anything)"
+                    .to_string()
+            }
+            Error::InvalidCertificate(CertificateError::NotValidForName)
+            | Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }) => format!(
+                "TLS handshake failed: the server's certificate is not valid for the name '{name}' (name mismatch; \
+                 set the expected name with --sni NAME)"
+            ),
+            Error::InvalidCertificate(CertificateError::Expired)
+            | Error::InvalidCertificate(CertificateError::ExpiredContext { .. }) => {
+                "TLS handshake failed: the server's certificate has expired".to_string()
+            }
+            Error::InvalidCertificate(other) => format!("TLS handshake failed: the server's certificate: {other:?}"),
+            Error::AlertReceived(
+                AlertDescription::CertificateRequired
+                | AlertDescription::HandshakeFailure
+                | AlertDescription::BadCertificate
+                | AlertDescription::UnknownCA,
+            ) => format!(
+                "TLS handshake refused by the server ({tls}): it may require a client certificate (--cert FILE \
+                 --key FILE) signed by a CA it trusts"
+            ),
+            other => format!("TLS handshake failed: {other}"),
+        };
+    }
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
+            format!("TLS handshake failed: the server closed the connection ({e}); is TLS enabled on that port?")
+        }
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            "TLS handshake failed: no answer from the server in time; is TLS enabled on that port?".to_string()
+        }
+        _ => format!("TLS handshake failed: {e}"),
+    }
+}
+
+/// An established TLS connection on a non-blocking socket.
+#[derive(Debug)]
+pub struct TlsStream {
+    conn: ClientConnection,
+    pub sock: mio::net::TcpStream,
+}
+
+impl TlsStream {
+    pub fn from_blocking(stream: StreamOwned<ClientConnection, TcpStream>) -> io::Result<TlsStream> {
+        let StreamOwned { conn, sock } = stream;
+        sock.set_nonblocking(true)?;
+        Ok(TlsStream { conn, sock: mio::net::TcpStream::from_std(sock) })
+    }
+}
+
+impl Read for TlsStream {
+    /// Plaintext when some is decrypted; otherwise reads TLS records until the socket would
+    /// block, so `WouldBlock` means the socket is drained (what an edge-triggered loop needs).
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.conn.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            match self.conn.read_tls(&mut self.sock) {
+                Ok(0) => return Ok(0),
+                Ok(_) => {
+                    self.conn.process_new_packets().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Write for TlsStream {
+    /// Encrypts what rustls accepts and sends as much as the socket takes; the rest goes out
+    /// on [`flush`](Write::flush) at the next writable edge.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.conn.writer().write(buf)?;
+        self.flush()?;
+        if n == 0 && !buf.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        while self.conn.wants_write() {
+            match self.conn.write_tls(&mut self.sock) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `--tls-skip-verify`: accepts any certificate, still checking the handshake's signatures.
+#[derive(Debug)]
+struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

@@ -1,0 +1,154 @@
+//! TLS against a real redis-server with a TLS port, certificates made here with rcgen: a
+//! verified run, a wrong CA, a wrong name, skipping verification, and client certificates.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+
+/// A CA, a server certificate for localhost and 127.0.0.1, and a client certificate, in `dir`.
+struct Certs {
+    ca: PathBuf,
+    server_cert: PathBuf,
+    server_key: PathBuf,
+    client_cert: PathBuf,
+    client_key: PathBuf,
+    other_ca: PathBuf,
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn ca(name: &str) -> (CertificateParams, KeyPair, String) {
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name.push(rcgen::DnType::CommonName, name);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let key = KeyPair::generate().unwrap();
+    let pem = params.self_signed(&key).unwrap().pem();
+    (params, key, pem)
+}
+
+fn make_certs(dir: &Path) -> Certs {
+    let (ca_params, ca_key, ca_pem) = ca("respbench test CA");
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf = |names: Vec<String>| {
+        let params = CertificateParams::new(names).unwrap();
+        let key = KeyPair::generate().unwrap();
+        (params.signed_by(&key, &issuer).unwrap().pem(), key.serialize_pem())
+    };
+    let (server_pem, server_key) = leaf(vec!["localhost".into(), "127.0.0.1".into()]);
+    let (client_pem, client_key) = leaf(vec!["respbench-client".into()]);
+    let (_, _, other_pem) = ca("some other CA");
+    Certs {
+        ca: write(dir, "ca.crt", &ca_pem),
+        server_cert: write(dir, "server.crt", &server_pem),
+        server_key: write(dir, "server.key", &server_key),
+        client_cert: write(dir, "client.crt", &client_pem),
+        client_key: write(dir, "client.key", &client_key),
+        other_ca: write(dir, "other-ca.crt", &other_pem),
+    }
+}
+
+/// A redis-server with a TLS port beside its plain one (the plain one serves redis-cli).
+fn tls_server(certs: &Certs, auth_clients: bool) -> (Server, u16) {
+    let tls_port = free_port();
+    let port = tls_port.to_string();
+    let server = Server::start(&[
+        "--tls-port",
+        &port,
+        "--tls-cert-file",
+        certs.server_cert.to_str().unwrap(),
+        "--tls-key-file",
+        certs.server_key.to_str().unwrap(),
+        "--tls-ca-cert-file",
+        certs.ca.to_str().unwrap(),
+        "--tls-auth-clients",
+        if auth_clients { "yes" } else { "no" },
+    ]);
+    (server, tls_port)
+}
+
+fn bench(tls_port: u16, args: &[&str]) -> std::process::Output {
+    respbench().args(["-h", "127.0.0.1", "-p", &tls_port.to_string()]).args(args).output().unwrap()
+}
+
+#[test]
+fn verified_tls_run_and_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (server, tls_port) = tls_server(&certs, false);
+    let ca = certs.ca.to_str().unwrap();
+    // Verified against our CA; 100 connections handshake at once.
+    let out = bench(tls_port, &["--tls", "--cacert", ca, "-n", "5000", "-c", "100", "--ratio", "1:1", "-P", "4", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.calls("set") + server.calls("get"), 5000);
+    assert!(server.info_u64("stats", "total_connections_received") >= 100);
+    // A wrong CA: refused, and the message says why.
+    let out = bench(tls_port, &["--tls", "--cacert", certs.other_ca.to_str().unwrap(), "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("unknown CA") && err.lines().count() == 1, "{err}");
+    // A name the certificate does not carry.
+    let out = bench(tls_port, &["--tls", "--cacert", ca, "--sni", "db.example.com", "-n", "10"]);
+    assert!(stderr(&out).contains("not valid for the name 'db.example.com'"), "{}", stderr(&out));
+    // Skipping verification works with any CA, under both spellings.
+    for flag in ["--tls-skip-verify", "--insecure"] {
+        let out = bench(tls_port, &["--tls", flag, "-n", "200", "-q"]);
+        assert!(out.status.success(), "{flag}: {}", stderr(&out));
+    }
+    // A plain-text port spoken to in TLS says so.
+    let out = respbench().args(["-p", &server.port_arg(), "--tls", "--insecure", "-n", "1"]).output().unwrap();
+    assert!(stderr(&out).contains("is TLS enabled on that port?"), "{}", stderr(&out));
+}
+
+#[test]
+fn rediss_uri_and_client_certificates() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (server, tls_port) = tls_server(&certs, true);
+    let ca = certs.ca.to_str().unwrap();
+    // Without a client certificate the server refuses the handshake.
+    let out = bench(tls_port, &["--tls", "--cacert", ca, "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("client certificate"), "{}", stderr(&out));
+    let (cert, key) = (certs.client_cert.to_str().unwrap(), certs.client_key.to_str().unwrap());
+    let uri = format!("rediss://localhost:{tls_port}/3");
+    let out = respbench()
+        .args(["-u", &uri, "--cacert", ca, "--cert", cert, "--key", key, "-n", "allkeys", "--key-max", "499", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.cli(&["-n", "3", "DBSIZE"]), "500");
+    // --cert without --key is a usage error.
+    let out = bench(tls_port, &["--tls", "--cert", cert, "-n", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn front_ends_speak_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (server, tls_port) = tls_server(&certs, true);
+    let (ca, cert, key) =
+        (certs.ca.to_str().unwrap(), certs.client_cert.to_str().unwrap(), certs.client_key.to_str().unwrap());
+    let port = tls_port.to_string();
+    let out = respbench()
+        .args(["memtier", "-s", "localhost", "-p", &port, "--tls", "--cacert", ca, "--cert", cert, "--key", key])
+        .args(["-n", "50", "-c", "2", "-t", "2", "--ratio=1:0", "--hide-histogram"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.calls("set"), 200);
+    let out = respbench()
+        .args(["redis-benchmark", "-h", "127.0.0.1", "-p", &port, "--tls", "--insecure", "--cert", cert, "--key", key])
+        .args(["-n", "300", "-t", "incr", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.cli(&["GET", "counter:__rand_int__"]), "300");
+}
