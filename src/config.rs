@@ -361,6 +361,35 @@ fn parse_arg(word: &str) -> Vec<ArgPart> {
     parts
 }
 
+/// What to do when a connection fails or a reply does not come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Faults {
+    /// First wait before reconnecting a dropped connection; doubles per failed attempt up to
+    /// [`Faults::max_backoff`].
+    pub reconnect_backoff: Duration,
+    /// Reconnect attempts per outage before the connection gives up; `None`: keep trying until
+    /// the run ends (the default for a timed run).
+    pub max_reconnects: Option<u32>,
+    /// Times a request in flight on a dropped connection is sent again before it counts as failed.
+    pub retry: u32,
+    /// A request without a reply after this long fails (as a timeout) and its connection is
+    /// reconnected: later replies could no longer be matched to requests.
+    pub timeout: Option<Duration>,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        Faults { reconnect_backoff: Duration::from_millis(100), max_reconnects: None, retry: 0, timeout: None }
+    }
+}
+
+impl Faults {
+    /// The longest wait between reconnect attempts.
+    pub fn max_backoff(&self) -> Duration {
+        self.reconnect_backoff.max(Duration::from_millis(500))
+    }
+}
+
 /// The whole plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -386,6 +415,7 @@ pub struct Config {
     /// Every request is this sequence of `commands` sent back to back (a transaction, a
     /// script of steps), counted per command and as one unit; `None` picks one command by weight.
     pub sequence: Option<Vec<Step>>,
+    pub faults: Faults,
 }
 
 impl Config {
@@ -472,6 +502,7 @@ mod tests {
             rate: None,
             warmup: Duration::ZERO,
             sequence: None,
+            faults: Faults::default(),
         }
     }
 

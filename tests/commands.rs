@@ -89,7 +89,7 @@ fn bad_commands_are_usage_errors_on_one_line() {
         (&["--command", " "][..], "empty"),
         (&["--command", "GET __key__", "--ratio", "1:1"][..], "--command-ratio"),
         (&["--command", "GET __key__", "--command-ratio", "1", "--command-ratio", "2"][..], "same position"),
-        (&["-u", "rediss://h:1"][..], "TLS"),
+        (&["-u", "rediss://h:1", "--cert", "c.pem"][..], "--key"),
         (&["-u", "redis://h:x"][..], "port 'x'"),
         (&["-u", "redis://h", "-p", "5"][..], "--port"),
     ] {

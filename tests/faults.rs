@@ -62,6 +62,8 @@ fn malformed_replies_are_counted_as_protocol_errors_and_the_run_still_reports() 
         let json = dir.path().join("run.json");
         let out = respbench()
             .args(["-p", &port.to_string(), "-n", "200", "-c", "3", "--json", json.to_str().unwrap()])
+            // A stream that made sense once is reconnected: keep those cycles short here.
+            .args(["--reconnect-backoff", "1ms"])
             .output()
             .unwrap();
         stop.store(true, Ordering::SeqCst);
@@ -76,4 +78,105 @@ fn malformed_replies_are_counted_as_protocol_errors_and_the_run_still_reports() 
         assert!(protocol >= 3, "{garbage:?}: {} protocol errors: {}", protocol, doc["errors"]);
         assert!(stdout(&out).contains("protocol"), "{garbage:?}: {}", stdout(&out));
     }
+}
+
+#[test]
+fn a_standalone_restart_mid_run_is_an_outage_not_the_end() {
+    let mut server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("restart.json");
+    let child = respbench()
+        .args(["-p", &server.port_arg(), "--duration", "5s", "-c", "8", "--threads", "2", "--ratio", "1:1"])
+        .args(["--key-max", "999", "--reconnect-backoff", "50ms", "--json", json.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    server.kill();
+    // Away long enough that one whole second of the time series has no successful reply.
+    std::thread::sleep(std::time::Duration::from_millis(1800));
+    server.start_again();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Outage: 8 connections down"), "{text}");
+    let doc = read_json(&json);
+    // Errors counted by kind; the outage spans the time the server was away.
+    assert!(doc["errors"]["io"].as_u64().unwrap() >= 8, "{}", doc["errors"]);
+    let outage = &doc["faults"]["outages"][0];
+    let (start, end) = (outage["start_secs"].as_f64().unwrap(), outage["end_secs"].as_f64().unwrap());
+    assert!((1.0..2.2).contains(&start), "{outage}");
+    assert!(end - start >= 1.5 && end - start < 3.5, "{outage}");
+    assert_eq!(outage["connections"], 8);
+    assert!(doc["faults"]["reconnect_attempts"].as_u64().unwrap() >= 8);
+    // The time series shows a second with no successful reply, and throughput back after.
+    let points = doc["time_series"].as_array().unwrap();
+    let without: Vec<u64> = doc["faults"]["seconds_without_success"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["index"].as_u64().unwrap())
+        .collect();
+    assert!(!without.is_empty(), "{}", doc["faults"]);
+    let last = points.last().unwrap();
+    let first = &points[0];
+    assert!(last["ops_per_sec"].as_f64().unwrap() > 0.3 * first["ops_per_sec"].as_f64().unwrap(), "{last}");
+    // The restarted server got work again.
+    assert!(server.calls("set") > 0);
+}
+
+#[test]
+fn a_frozen_server_times_requests_out_and_the_run_goes_on() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("timeout.json");
+    let child = respbench()
+        .args(["-p", &server.port_arg(), "--duration", "4s", "-c", "4", "--threads", "1", "--timeout", "200ms"])
+        .args(["--key-max", "99", "--json", json.to_str().unwrap(), "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let pid = server.pid().to_string();
+    std::process::Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::process::Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert!(doc["errors"]["timeout"].as_u64().unwrap() >= 4, "{}", doc["errors"]);
+    // No reply waited much longer than the timeout.
+    assert!(doc["totals"]["latency_us"]["max_us"].as_f64().unwrap_or(0.0) < 1_500_000.0, "{}", doc["totals"]);
+    let last = doc["time_series"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["count"].as_u64().unwrap() > 0, "{last}");
+}
+
+#[test]
+fn retry_sends_requests_in_flight_again_after_a_restart() {
+    let mut server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("retry.json");
+    // A counted run: every request must get its reply despite the restart.
+    let child = respbench()
+        .args(["-p", &server.port_arg(), "-n", "300000", "-c", "4", "--threads", "1", "-P", "8", "--retry", "3"])
+        .args(["--reconnect-backoff", "20ms", "--command", "INCR counter", "--json", json.to_str().unwrap(), "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    server.kill();
+    server.start_again();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    // The INCRs after the restart land on the new (empty) server; none was lost on the way:
+    // every request counted got a reply.
+    assert_eq!(doc["totals"]["count"], 300_000, "{}", doc["errors"]);
+    assert_eq!(doc["commands"]["INCR"]["errors"], 0, "{}", doc["commands"]);
+    assert!(!doc["faults"]["outages"].as_array().unwrap().is_empty());
+    let after: u64 = server.cli(&["GET", "counter"]).parse().unwrap();
+    assert!(after > 0 && after < 300_000, "{after}");
 }

@@ -7,8 +7,8 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, Sequence, ServerOptions, StopAfter, Target, TlsOptions,
-    ValueSize,
+    ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Rate, Sequence, ServerOptions, StopAfter, Target,
+    TlsOptions, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -63,6 +63,21 @@ pub struct Args {
     /// Accept any server certificate (no verification).
     #[arg(long, alias = "insecure", help_heading = "TLS")]
     pub tls_skip_verify: bool,
+
+    /// First wait before reconnecting a dropped connection (doubles per failed attempt, up to 500 ms or D).
+    #[arg(long, value_parser = parse::duration, default_value = "100ms", value_name = "D", help_heading = "Faults")]
+    pub reconnect_backoff: Duration,
+    /// Reconnect attempts per outage before a connection gives up [default: until the run ends;
+    /// 30 for a counted run].
+    #[arg(long, value_name = "N", help_heading = "Faults")]
+    pub max_reconnects: Option<u32>,
+    /// Send a request in flight on a dropped connection again, up to N times, instead of
+    /// counting it failed.
+    #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Faults")]
+    pub retry: u32,
+    /// A request without a reply after D fails as a timeout (its connection reconnects).
+    #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Faults")]
+    pub timeout: Option<Duration>,
 
     /// Connections in total, spread over the threads.
     #[arg(short = 'c', long, default_value = "50", value_parser = parse::positive, help_heading = "Load")]
@@ -317,6 +332,17 @@ impl Args {
             rate: self.rate.map(|per_sec| Rate { per_sec: per_sec as f64, poisson: self.arrival == Arrival::Poisson }),
             warmup: self.warmup.unwrap_or(Duration::ZERO),
             sequence,
+            faults: Faults {
+                reconnect_backoff: self.reconnect_backoff,
+                // A counted run has no end to wait for: give up after about half a minute.
+                max_reconnects: self.max_reconnects.or(if matches!(stop, StopAfter::Duration(_)) {
+                    None
+                } else {
+                    Some(30)
+                }),
+                retry: self.retry,
+                timeout: self.timeout,
+            },
         };
         let output = Output {
             json: self.json,

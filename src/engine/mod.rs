@@ -124,6 +124,38 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// One entry per run (several with `--runs`).
     pub runs: Vec<RunFigures>,
+    /// When connections were down (dropped, then reconnected or not), merged where they overlap.
+    pub outages: Vec<Outage>,
+    pub reconnect_attempts: u64,
+}
+
+/// A span in which at least one connection was down, in seconds from the measured start.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Outage {
+    pub run: usize,
+    pub start_secs: f64,
+    pub end_secs: f64,
+    /// Connections that went down in it.
+    pub connections: usize,
+}
+
+impl Outage {
+    /// Merges connections' down spans that overlap into outages.
+    fn merge(run: usize, start: Instant, mut spans: Vec<(Instant, Instant)>) -> Vec<Outage> {
+        spans.sort();
+        let secs = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+        let mut out: Vec<Outage> = Vec::new();
+        for (from, to) in spans {
+            match out.last_mut() {
+                Some(last) if secs(from) <= last.end_secs => {
+                    last.end_secs = last.end_secs.max(secs(to));
+                    last.connections += 1;
+                }
+                _ => out.push(Outage { run, start_secs: secs(from), end_secs: secs(to), connections: 1 }),
+            }
+        }
+        out
+    }
 }
 
 impl Outcome {
@@ -159,6 +191,8 @@ impl Outcome {
             pooled.elapsed += next.elapsed;
             pooled.interrupted |= next.interrupted;
             pooled.client_threads.extend(next.client_threads);
+            pooled.outages.extend(next.outages);
+            pooled.reconnect_attempts += next.reconnect_attempts;
             // The last run's server figures stand for the pool, with the CPU averaged.
             pooled.server_stats = match (pooled.server_stats, next.server_stats) {
                 (Some(a), Some(mut b)) => {
@@ -277,6 +311,8 @@ pub fn run(
                     stop,
                     rows: config.rows(),
                     unit_row: config.unit_row(),
+                    server: &config.server,
+                    faults: config.faults,
                 };
                 worker::run(plan, conns, tx);
             });
@@ -460,7 +496,10 @@ impl<'c> Collector<'c> {
             *done = true;
         }
         self.complete_ready(&mut None, &mut |_| {});
+        let outages = Outage::merge(self.run, self.start, std::mem::take(&mut self.totals.down));
         Outcome {
+            outages,
+            reconnect_attempts: self.totals.reconnect_attempts,
             ops: self.totals.ops,
             errors: self.totals.errors,
             send_lag_ns: self.totals.send_lag_ns,

@@ -127,6 +127,8 @@ fn sample(prev: &Info, next: &Info, wall: Duration) -> ServerSample {
 /// Samples `INFO`; each sample covers the span since the previous one.
 pub struct ServerSampler {
     session: Session,
+    /// To reconnect after the server restarts.
+    server: ServerOptions,
     first: Option<(Instant, Info)>,
     last: Option<(Instant, Info)>,
     /// Highest used_memory seen.
@@ -138,7 +140,7 @@ impl ServerSampler {
     pub fn open(server: &ServerOptions) -> Option<ServerSampler> {
         let mut session = Session::open(server).ok()?;
         Info::read(&mut session)?;
-        Some(ServerSampler { session, first: None, last: None, peak_used_memory: 0 })
+        Some(ServerSampler { session, server: server.clone(), first: None, last: None, peak_used_memory: 0 })
     }
 
     /// Starts the measured span now.
@@ -151,9 +153,20 @@ impl ServerSampler {
         }
     }
 
-    /// The span since the previous sample (or `begin`).
+    /// The span since the previous sample (or `begin`). After a dropped connection it logs in
+    /// again; a restarted server's counters start over, so the spans start over from there.
     pub fn sample(&mut self) -> Option<ServerSample> {
-        let info = Info::read(&mut self.session)?;
+        let info = match Info::read(&mut self.session) {
+            Some(info) => info,
+            None => {
+                self.session = Session::open_within(&self.server, Duration::from_millis(500)).ok()?;
+                let info = Info::read(&mut self.session)?;
+                let now = Instant::now();
+                self.first = Some((now, info));
+                self.last = Some((now, info));
+                return None;
+            }
+        };
         let now = Instant::now();
         self.peak_used_memory = self.peak_used_memory.max(info.used_memory);
         let span = self.last.map(|(at, prev)| sample(&prev, &info, now.duration_since(at)));

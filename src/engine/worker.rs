@@ -13,7 +13,8 @@ use mio::{Events, Interest, Poll, Token};
 use super::pacer::Pacer;
 use super::timer::Timer;
 use super::{Msg, ThreadCpu};
-use crate::net::Transport;
+use crate::config::{Faults, ServerOptions};
+use crate::net::{Session, Transport};
 use crate::resp::{self, ReplyClass};
 use crate::stats::{ErrorKind, Window};
 use crate::workload::RequestGen;
@@ -32,6 +33,19 @@ struct InFlight {
     /// The last command of its unit (of a sequence, or a single command): its reply frees a
     /// pipeline slot.
     ends_unit: bool,
+    /// Its encoded length in the connection's journal (with `--retry` only).
+    len: u32,
+    /// Times it was sent again after a dropped connection.
+    tries: u32,
+}
+
+/// A connection that failed and waits to reconnect.
+#[derive(Debug, Clone, Copy)]
+struct Down {
+    since: Instant,
+    retry_at: Instant,
+    backoff: Duration,
+    attempts: u32,
 }
 
 /// A connection and everything it owns.
@@ -51,8 +65,15 @@ pub struct Conn {
     remaining: Option<u64>,
     requests: RequestGen,
     pacer: Pacer,
-    /// Done sending and drained, or failed.
+    /// Done sending and drained, or failed for good.
     finished: bool,
+    /// Waiting to reconnect.
+    down: Option<Down>,
+    /// A reply was scanned since the last (re)connect: the stream once made sense.
+    healthy: bool,
+    /// With `--retry`: the bytes of the requests in flight, in order, to send again after a
+    /// reconnect. Empty otherwise.
+    journal: VecDeque<u8>,
 }
 
 impl Conn {
@@ -78,6 +99,9 @@ impl Conn {
             requests,
             pacer,
             finished: false,
+            down: None,
+            healthy: false,
+            journal: VecDeque::new(),
         }
     }
 }
@@ -101,6 +125,9 @@ pub struct WorkerPlan<'a> {
     /// Rows of a window: the commands, then the sequence's unit row if any.
     pub rows: usize,
     pub unit_row: Option<usize>,
+    /// How to log in again after a dropped connection.
+    pub server: &'a ServerOptions,
+    pub faults: Faults,
 }
 
 /// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
@@ -134,11 +161,22 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         // a send may leave up to one grain late (counted in its response time and send lag).
         let due = conns
             .iter()
-            .filter(|c| !c.finished && c.units_in_flight < plan.pipeline)
+            .filter(|c| !c.finished && c.down.is_none() && c.units_in_flight < plan.pipeline)
             .filter_map(|c| c.pacer.next_due())
             .min();
         if let Some(due) = due {
             wake = wake.min(due.max(now + TIMER_GRAIN));
+        }
+        if worker.down > 0
+            && let Some(retry_at) = conns.iter().filter_map(|c| c.down.map(|d| d.retry_at)).min()
+        {
+            wake = wake.min(retry_at);
+        }
+        if let Some(timeout) = plan.faults.timeout {
+            let oldest = conns.iter().filter(|c| !c.finished && c.down.is_none()).filter_map(|c| c.inflight.front());
+            if let Some(sent) = oldest.map(|r| r.sent).min() {
+                wake = wake.min(sent + timeout);
+            }
         }
         let timeout = wake.saturating_duration_since(now);
         let polled = match worker.timer.as_mut() {
@@ -163,13 +201,28 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
                 continue;
             }
             let conn = &mut conns[event.token().0];
-            if !conn.finished {
+            if !conn.finished && conn.down.is_none() {
                 now = worker.on_event(conn, now);
             }
         }
         if worker.paced {
-            for conn in conns.iter_mut().filter(|c| !c.finished) {
+            for conn in conns.iter_mut().filter(|c| !c.finished && c.down.is_none()) {
                 worker.fill_and_flush(conn, now);
+            }
+        }
+        if let Some(timeout) = plan.faults.timeout {
+            for conn in conns.iter_mut().filter(|c| !c.finished && c.down.is_none()) {
+                if conn.inflight.front().is_some_and(|r| now.saturating_duration_since(r.sent) >= timeout) {
+                    worker.fail(conn, ErrorKind::Timeout, now);
+                }
+            }
+        }
+        if worker.down > 0 {
+            for (i, conn) in conns.iter_mut().enumerate() {
+                if conn.down.is_some_and(|d| d.retry_at <= now) {
+                    worker.reconnect(conn, Token(i), now);
+                    now = Instant::now();
+                }
             }
         }
         if plan.stop.load(Ordering::Relaxed) || plan.deadline.is_some_and(|d| now >= d) {
@@ -177,6 +230,12 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         }
         while now >= worker.next_flush {
             worker.flush_window(&tx);
+        }
+    }
+    // Connections still down when the run ends: their outage lasts to the end.
+    for conn in conns.iter_mut() {
+        if let Some(down) = conn.down.take() {
+            worker.window.down.push((down.since, now));
         }
     }
     let window = std::mem::replace(&mut worker.window, Window::new(plan.rows, plan.unit_row));
@@ -203,6 +262,8 @@ struct Worker<'p> {
     active: usize,
     /// Whether any connection waits on a clock (then every wake-up tries to send).
     paced: bool,
+    /// Connections waiting to reconnect.
+    down: usize,
 }
 
 impl<'p> Worker<'p> {
@@ -229,6 +290,7 @@ impl<'p> Worker<'p> {
             next_flush: plan.measure_from + plan.interval,
             active: conns.len(),
             paced,
+            down: 0,
         })
     }
 
@@ -249,7 +311,7 @@ impl<'p> Worker<'p> {
             let space = conn.rbuf.len() - conn.rend;
             match conn.io.read(&mut conn.rbuf[conn.rend..]) {
                 Ok(0) => {
-                    self.fail(conn, ErrorKind::Io);
+                    self.fail(conn, ErrorKind::Io, now);
                     return now;
                 }
                 Ok(n) => {
@@ -266,7 +328,7 @@ impl<'p> Worker<'p> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => {
-                    self.fail(conn, ErrorKind::Io);
+                    self.fail(conn, ErrorKind::Io, now);
                     return now;
                 }
             }
@@ -282,22 +344,26 @@ impl<'p> Worker<'p> {
                 Ok(Some(s)) => s,
                 Ok(None) => break,
                 Err(_) => {
-                    self.fail(conn, ErrorKind::Protocol);
+                    self.fail(conn, ErrorKind::Protocol, now);
                     return false;
                 }
             };
             let at = conn.rstart;
             conn.rstart += scanned.len;
+            conn.healthy = true;
             if scanned.class == ReplyClass::Push {
                 continue;
             }
             let Some(req) = conn.inflight.pop_front() else {
                 // A reply to nothing we sent: the stream cannot be trusted any more.
-                self.fail(conn, ErrorKind::Protocol);
+                self.fail(conn, ErrorKind::Protocol, now);
                 return false;
             };
             if req.ends_unit {
                 conn.units_in_flight -= 1;
+            }
+            if req.len > 0 {
+                conn.journal.drain(..req.len as usize);
             }
             if req.intended < self.plan.measure_from {
                 continue; // a warmup request: not counted
@@ -305,6 +371,7 @@ impl<'p> Worker<'p> {
             let response = now.saturating_duration_since(req.intended).as_nanos() as u64;
             let service = self.paced.then(|| now.saturating_duration_since(req.sent).as_nanos() as u64);
             let failed = matches!(scanned.class, ReplyClass::Error { .. });
+            self.window.successes += u64::from(!failed);
             if let Some(row) = self.plan.unit_row {
                 conn.unit_failed |= failed;
                 if req.ends_unit {
@@ -344,15 +411,28 @@ impl<'p> Worker<'p> {
             };
             let measured = intended >= self.plan.measure_from;
             let unit = conn.requests.pick_unit();
+            let journal = self.plan.faults.retry > 0;
             for s in 0..conn.requests.steps(unit) {
                 let step = conn.requests.step(unit, s);
                 for _ in 0..step.repeat {
                     let before = conn.wbuf.len();
                     conn.requests.encode(step.command, &mut conn.wbuf);
                     let command = step.command;
-                    conn.inflight.push_back(InFlight { command, intended, sent: now, ends_unit: false });
+                    let len = conn.wbuf.len() - before;
+                    if journal {
+                        conn.journal.extend(&conn.wbuf[before..]);
+                    }
+                    let len_kept = if journal { len as u32 } else { 0 };
+                    conn.inflight.push_back(InFlight {
+                        command,
+                        intended,
+                        sent: now,
+                        ends_unit: false,
+                        len: len_kept,
+                        tries: 0,
+                    });
                     if measured {
-                        self.window.ops[command].bytes_out += (conn.wbuf.len() - before) as u64;
+                        self.window.ops[command].bytes_out += len as u64;
                     }
                 }
             }
@@ -377,7 +457,7 @@ impl<'p> Worker<'p> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => {
-                    self.fail(conn, ErrorKind::Io);
+                    self.fail(conn, ErrorKind::Io, now);
                     return;
                 }
             }
@@ -390,7 +470,7 @@ impl<'p> Worker<'p> {
         if let Err(e) = conn.io.flush()
             && e.kind() != io::ErrorKind::WouldBlock
         {
-            self.fail(conn, ErrorKind::Io);
+            self.fail(conn, ErrorKind::Io, now);
             return;
         }
         if conn.remaining == Some(0) && conn.inflight.is_empty() {
@@ -398,20 +478,98 @@ impl<'p> Worker<'p> {
         }
     }
 
-    /// Counts the connection's in-flight requests as failed and takes it out of the run.
-    fn fail(&mut self, conn: &mut Conn, kind: ErrorKind) {
-        // A lost connection counts once even with nothing in flight.
-        let lost = conn.inflight.len() as u64;
-        self.window.errors.add(kind, lost.max(1));
+    /// The connection failed: its requests in flight count as failed (or are kept to send
+    /// again with `--retry`), and it waits to reconnect unless the run is ending.
+    fn fail(&mut self, conn: &mut Conn, kind: ErrorKind, now: Instant) {
+        let _ = self.poll.registry().deregister(&mut conn.io);
+        let ending = self.plan.stop.load(Ordering::Relaxed) || self.plan.deadline.is_some_and(|d| now >= d);
+        // A server that never made sense (garbage from the first reply) will not after a
+        // reconnect either; one that went away or stalled may come back.
+        let hopeless = kind == ErrorKind::Protocol && !conn.healthy;
+        let give_up = ending || hopeless || self.plan.faults.max_reconnects == Some(0);
+        let retry = if give_up { 0 } else { self.plan.faults.retry };
+        let mut resend = VecDeque::new();
+        let mut resend_bytes = Vec::new();
+        let mut lost = 0u64;
+        let mut offset = 0;
         for req in conn.inflight.drain(..) {
-            self.window.ops[req.command].errors += 1;
-            if let (Some(row), true) = (self.plan.unit_row, req.ends_unit) {
-                self.window.ops[row].errors += 1;
+            let len = req.len as usize;
+            if req.tries < retry {
+                resend_bytes.extend(conn.journal.range(offset..offset + len));
+                resend.push_back(InFlight { tries: req.tries + 1, ..req });
+            } else {
+                lost += 1;
+                count_failed(&mut self.window, self.plan.unit_row, &req);
+            }
+            offset += len;
+        }
+        conn.journal.clear();
+        // A lost connection counts once even with nothing in flight.
+        self.window.errors.add(kind, lost.max(1));
+        conn.rstart = 0;
+        conn.rend = 0;
+        conn.wbuf.clear();
+        conn.wpos = 0;
+        conn.units_in_flight = 0;
+        conn.unit_failed = false;
+        if give_up || (conn.remaining == Some(0) && resend.is_empty()) {
+            self.finish(conn);
+            return;
+        }
+        // Requests to send again go out first once the connection is back.
+        conn.wbuf.extend_from_slice(&resend_bytes);
+        conn.journal.extend(&resend_bytes);
+        conn.units_in_flight = resend.iter().filter(|r| r.ends_unit).count();
+        conn.inflight = resend;
+        let backoff = self.plan.faults.reconnect_backoff;
+        conn.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
+        self.down += 1;
+    }
+
+    /// One reconnect attempt: log in again (blocking, bounded), register, and resume sending.
+    fn reconnect(&mut self, conn: &mut Conn, token: Token, now: Instant) {
+        let Some(mut down) = conn.down else { return };
+        self.window.reconnect_attempts += 1;
+        let opened = Session::open_within(self.plan.server, RECONNECT_TIMEOUT)
+            .ok()
+            .and_then(|session| session.into_transport().ok());
+        let registered = opened.and_then(|mut io| {
+            self.poll.registry().register(&mut io, token, Interest::READABLE | Interest::WRITABLE).ok().map(|()| io)
+        });
+        let after = Instant::now();
+        match registered {
+            Some(io) => {
+                conn.io = io;
+                conn.down = None;
+                conn.healthy = false;
+                self.down -= 1;
+                self.window.down.push((down.since, after));
+                // Sent again now: service time counts from here, response time still from the
+                // intended send (the outage is in it).
+                for req in conn.inflight.iter_mut() {
+                    req.sent = after;
+                }
+                self.fill_and_flush(conn, after);
+            }
+            None => {
+                down.attempts += 1;
+                if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
+                    let pending: Vec<InFlight> = conn.inflight.drain(..).collect();
+                    for req in &pending {
+                        count_failed(&mut self.window, self.plan.unit_row, req);
+                    }
+                    self.window.errors.add(ErrorKind::Io, pending.len() as u64);
+                    self.window.down.push((down.since, after));
+                    conn.down = None;
+                    self.down -= 1;
+                    self.finish(conn);
+                    return;
+                }
+                down.backoff = (down.backoff * 2).min(self.plan.faults.max_backoff());
+                down.retry_at = now.max(after) + down.backoff;
+                conn.down = Some(down);
             }
         }
-        conn.units_in_flight = 0;
-        let _ = self.poll.registry().deregister(&mut conn.io);
-        self.finish(conn);
     }
 
     fn finish(&mut self, conn: &mut Conn) {
@@ -419,6 +577,17 @@ impl<'p> Worker<'p> {
             conn.finished = true;
             self.active -= 1;
         }
+    }
+}
+
+/// Longest a reconnect attempt may block its worker (connect, TLS, login).
+const RECONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Counts a request that will get no reply against its command (and its unit).
+fn count_failed(window: &mut Window, unit_row: Option<usize>, req: &InFlight) {
+    window.ops[req.command].errors += 1;
+    if let (Some(row), true) = (unit_row, req.ends_unit) {
+        window.ops[row].errors += 1;
     }
 }
 

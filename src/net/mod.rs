@@ -93,6 +93,11 @@ pub struct Session {
 impl Session {
     /// Connects, then logs in and selects the database as `opts` says.
     pub fn open(opts: &ServerOptions) -> Result<Session, ConnectError> {
+        Session::open_within(opts, HANDSHAKE_TIMEOUT)
+    }
+
+    /// Like [`open`](Self::open), with each step (connect, each handshake reply) bounded by `timeout`.
+    pub fn open_within(opts: &ServerOptions, timeout: Duration) -> Result<Session, ConnectError> {
         let target = opts.target.to_string();
         let unreachable = |source| ConnectError::Unreachable { target: target.clone(), source };
         let stream = match &opts.target {
@@ -101,7 +106,7 @@ impl Session {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no address");
                 let mut connected = None;
                 for addr in addrs {
-                    match TcpStream::connect_timeout(&addr, HANDSHAKE_TIMEOUT) {
+                    match TcpStream::connect_timeout(&addr, timeout) {
                         Ok(s) => {
                             connected = Some(s);
                             break;
@@ -111,7 +116,7 @@ impl Session {
                 }
                 let s = connected.ok_or_else(|| unreachable(last))?;
                 s.set_nodelay(true).map_err(unreachable)?;
-                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(unreachable)?;
+                s.set_read_timeout(Some(timeout)).map_err(unreachable)?;
                 match &opts.tls {
                     Some(tls_opts) => {
                         let tls_error = |message| ConnectError::Tls { target: target.clone(), message };
@@ -128,7 +133,7 @@ impl Session {
             }
             Target::Unix(path) => {
                 let s = UnixStream::connect(path).map_err(unreachable)?;
-                s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(unreachable)?;
+                s.set_read_timeout(Some(timeout)).map_err(unreachable)?;
                 Stream::Unix(s)
             }
         };

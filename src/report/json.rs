@@ -40,7 +40,21 @@ struct Document<'a> {
     bottleneck: Verdict,
     runs: &'a [RunFigures],
     repetition: Option<Repetition>,
+    faults: Faults<'a>,
     time_series: Vec<Point>,
+}
+
+#[derive(Serialize)]
+struct Faults<'a> {
+    outages: &'a [engine::Outage],
+    reconnect_attempts: u64,
+    seconds_without_success: Vec<IntervalRef>,
+}
+
+#[derive(Serialize)]
+struct IntervalRef {
+    run: usize,
+    index: u64,
 }
 
 #[derive(Serialize)]
@@ -302,6 +316,16 @@ impl Format for Json {
                     .expect("several runs"),
                 p99_us: Spread::of(&outcome.runs.iter().map(|r| r.p99_us).collect::<Vec<_>>()).expect("several runs"),
             }),
+            faults: Faults {
+                outages: &outcome.outages,
+                reconnect_attempts: outcome.reconnect_attempts,
+                seconds_without_success: outcome
+                    .timeline
+                    .iter()
+                    .filter(|i| i.window.successes == 0 && (i.window.total().errors > 0 || !outcome.outages.is_empty()))
+                    .map(|i| IntervalRef { run: i.run, index: i.index })
+                    .collect(),
+            },
             time_series: outcome
                 .timeline
                 .iter()

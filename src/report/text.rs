@@ -99,6 +99,18 @@ impl Format for Table {
             let list: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
             let _ = writeln!(out, "Errors: {} ({})", outcome.errors.total(), list.join(", "));
         }
+        for o in &outcome.outages {
+            let _ = writeln!(
+                out,
+                "Outage: {} connection{} down from {:.2} s to {:.2} s: recovered after {:.2} s{}",
+                o.connections,
+                if o.connections == 1 { "" } else { "s" },
+                o.start_secs,
+                o.end_secs,
+                o.end_secs - o.start_secs,
+                if outcome.runs.len() > 1 { format!(" (run {})", o.run + 1) } else { String::new() },
+            );
+        }
         if let Some(d) = Delivery::of(config, outcome) {
             delivery(&mut out, run, &d);
         }

@@ -161,6 +161,12 @@ pub struct Window {
     pub errors: ErrorCounts,
     /// Open loop only: how long after its intended time each request was actually sent.
     pub send_lag_ns: Histogram<u64>,
+    /// Connections that were down: from the failure to the reconnect (or the end of the run).
+    pub down: Vec<(std::time::Instant, std::time::Instant)>,
+    /// Reconnect attempts, successful or not.
+    pub reconnect_attempts: u64,
+    /// Replies that were not errors (warmup excluded).
+    pub successes: u64,
 }
 
 impl Window {
@@ -170,6 +176,9 @@ impl Window {
             ops: (0..rows).map(|i| OpStats { unit: Some(i) == unit_row, ..OpStats::default() }).collect(),
             errors: ErrorCounts::default(),
             send_lag_ns: histogram(),
+            down: Vec::new(),
+            reconnect_attempts: 0,
+            successes: 0,
         }
     }
 
@@ -179,6 +188,9 @@ impl Window {
         }
         self.errors.merge(&other.errors);
         self.send_lag_ns.add(&other.send_lag_ns).expect("same bounds");
+        self.down.extend_from_slice(&other.down);
+        self.reconnect_attempts += other.reconnect_attempts;
+        self.successes += other.successes;
     }
 
     /// All commands together.

@@ -313,6 +313,7 @@ mod tests {
             rate: None,
             warmup: Duration::ZERO,
             sequence: None,
+            faults: crate::config::Faults::default(),
         }
     }
 

@@ -13,6 +13,8 @@ pub struct Server {
     pub port: u16,
     pub dir: tempfile::TempDir,
     child: Child,
+    /// The command line that started it, to start it again.
+    argv: Vec<String>,
 }
 
 /// A port nobody listens on right now.
@@ -60,13 +62,8 @@ impl Server {
             let mut argv: Vec<String> = wrapper.iter().map(|s| s.to_string()).collect();
             argv.push("redis-server".into());
             argv.extend(args);
-            let child = Command::new(&argv[0])
-                .args(&argv[1..])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("redis-server is installed (make test installs it)");
-            let mut server = Server { port, dir, child };
+            let child = spawn(&argv);
+            let mut server = Server { port, dir, child, argv };
             if server.wait_ready() {
                 return server;
             }
@@ -90,6 +87,24 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
         false
+    }
+
+    /// SIGKILLs the server (no shutdown, no goodbye to clients).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again with the same command line, on the same port.
+    pub fn start_again(&mut self) {
+        for _ in 0..50 {
+            self.child = spawn(&self.argv);
+            if self.wait_ready() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("redis-server did not start again on port {}", self.port);
     }
 
     pub fn socket(&self) -> PathBuf {
@@ -144,6 +159,15 @@ impl Server {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+fn spawn(argv: &[String]) -> Child {
+    Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed (make test installs it)")
 }
 
 impl Drop for Server {
