@@ -361,6 +361,17 @@ fn parse_arg(word: &str) -> Vec<ArgPart> {
     parts
 }
 
+/// Where cluster mode sends reads (`--read-from-replicas`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFrom {
+    /// Primaries only.
+    No,
+    /// A replica of the slot's shard when it has one.
+    Yes,
+    /// The primary and its replicas in turn.
+    All,
+}
+
 /// What to do when a connection fails or a reply does not come.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Faults {
@@ -416,6 +427,8 @@ pub struct Config {
     /// script of steps), counted per command and as one unit; `None` picks one command by weight.
     pub sequence: Option<Vec<Step>>,
     pub faults: Faults,
+    /// Cluster mode (`--cluster`), with where reads go; `None` for a standalone server.
+    pub cluster: Option<ReadFrom>,
 }
 
 impl Config {
@@ -464,6 +477,19 @@ impl Config {
         Some(names.join(";"))
     }
 
+    /// Cluster mode: the argument of each command that holds its key (the first with `__key__`
+    /// or `{tag}`, else the first after the name), `None` for commands without arguments.
+    pub fn key_args(&self) -> Vec<Option<usize>> {
+        self.commands
+            .iter()
+            .map(|c| {
+                let placeholder =
+                    c.args.iter().position(|a| a.iter().any(|p| matches!(p, ArgPart::Key | ArgPart::Tag)));
+                placeholder.or((c.args.len() > 1).then_some(1))
+            })
+            .collect()
+    }
+
     /// Total requests planned, when known in advance.
     pub fn planned_requests(&self) -> Option<u64> {
         match self.stop {
@@ -503,6 +529,7 @@ mod tests {
             warmup: Duration::ZERO,
             sequence: None,
             faults: Faults::default(),
+            cluster: None,
         }
     }
 

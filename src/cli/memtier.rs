@@ -63,7 +63,7 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["cacert"], true, Map::Flag("--cacert")),
     opt(&["sni"], true, Map::Flag("--sni")),
     opt(&["tls-protocols"], true, Map::Unsupported("choosing TLS versions: rustls offers TLS 1.2 and 1.3")),
-    opt(&["cluster-mode"], false, Map::Unsupported("cluster mode")),
+    opt(&["cluster-mode"], false, Map::Flag("--cluster")),
     opt(&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
     opt(&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
     opt(&["multi-key-get"], true, Map::Unsupported("multi-key GET")),

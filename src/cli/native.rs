@@ -7,8 +7,8 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Rate, Sequence, ServerOptions, StopAfter, Target,
-    TlsOptions, ValueSize,
+    ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Rate, ReadFrom, Sequence, ServerOptions, StopAfter,
+    Target, TlsOptions, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -45,6 +45,14 @@ pub struct Args {
     /// Speak RESP3 (HELLO 3).
     #[arg(short = '3', long, help_heading = "Connection")]
     pub resp3: bool,
+    /// Cluster mode: discover the slot map from the server given, route each key to its slot's
+    /// node, follow MOVED and ASK.
+    #[arg(long, help_heading = "Connection")]
+    pub cluster: bool,
+    /// Cluster mode: send reads to replicas (READONLY): no, yes (a replica of the slot's shard),
+    /// all (the primary and its replicas in turn).
+    #[arg(long, value_enum, default_value = "no", value_name = "no|yes|all", help_heading = "Connection")]
+    pub read_from_replicas: ReadFromArg,
     /// Connect with TLS (certificate verified against --cacert, else the system's CAs).
     #[arg(long, help_heading = "TLS")]
     pub tls: bool,
@@ -212,6 +220,14 @@ pub enum Arrival {
     Poisson,
 }
 
+/// `--read-from-replicas`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadFromArg {
+    No,
+    Yes,
+    All,
+}
+
 /// Where the results go, apart from the run itself.
 #[derive(Debug, Clone, Default)]
 pub struct Output {
@@ -343,6 +359,11 @@ impl Args {
                 retry: self.retry,
                 timeout: self.timeout,
             },
+            cluster: self.cluster.then_some(match self.read_from_replicas {
+                ReadFromArg::No => ReadFrom::No,
+                ReadFromArg::Yes => ReadFrom::Yes,
+                ReadFromArg::All => ReadFrom::All,
+            }),
         };
         let output = Output {
             json: self.json,

@@ -57,7 +57,7 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["rps"], true, Map::Flag("--rate")),
     opt(&["duration"], true, Map::Special),
     opt(&["warmup"], true, Map::Special),
-    opt(&["cluster"], false, Map::Unsupported("cluster mode")),
+    opt(&["cluster"], false, Map::Flag("--cluster")),
     opt(&["enable-tracking"], false, Map::Unsupported("CLIENT TRACKING")),
     opt(&["tls"], false, Map::Flag("--tls")),
     opt(&["sni"], true, Map::Flag("--sni")),
@@ -259,7 +259,7 @@ fn plan(args: &[OsString]) -> Result<Option<Plan>, String> {
         command.push(last);
     }
     let tests = if command.is_empty() {
-        suite(selected.as_deref(), keyspace.is_some())?
+        suite(selected.as_deref(), keyspace.is_some(), base.cluster.is_some())?
     } else {
         vec![custom(&command, keyspace.is_some())?]
     };
@@ -278,7 +278,7 @@ fn seconds(v: &str) -> Option<String> {
 }
 
 /// The tests `-t` selects (all without it), in the suite's order.
-fn suite(selected: Option<&str>, random: bool) -> Result<Vec<Test>, String> {
+fn suite(selected: Option<&str>, random: bool, cluster: bool) -> Result<Vec<Test>, String> {
     let wanted: Option<Vec<String>> = selected.map(|s| s.split(',').map(|t| t.trim().to_ascii_lowercase()).collect());
     if let Some(wanted) = &wanted
         && let Some(unknown) = wanted.iter().find(|w| !SUITE.iter().any(|(_, names, _)| names.contains(&w.as_str())))
@@ -304,6 +304,22 @@ fn suite(selected: Option<&str>, random: bool) -> Result<Vec<Test>, String> {
                 // ZADD's score is the random number with -r, else 0 (as redis-benchmark).
                 let score = if random { "__rand_int__" } else { "0" };
                 words.extend(parts.iter().map(|w| if *w == "__score__" { score.to_string() } else { w.to_string() }));
+            }
+            if cluster {
+                // As redis-benchmark does in cluster mode: a hash tag in every key name, so each
+                // request (MSET's ten keys too) stays on one node.
+                for w in words.iter_mut().skip(1) {
+                    for base in ["key:", "counter:", "mylist", "myset", "myhash", "myzset", "mystream"] {
+                        if let Some(rest) = w.strip_prefix(base) {
+                            *w = format!(
+                                "{}{{tag}}{}{rest}",
+                                base.trim_end_matches(':'),
+                                if base.ends_with(':') { ":" } else { "" }
+                            );
+                            break;
+                        }
+                    }
+                }
             }
             let mut spec = command_spec(&words, random);
             spec.inline = *name == "PING_INLINE";
@@ -494,7 +510,7 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_are_named() {
         assert!(plan_of(&["-t", "bogus"]).err().unwrap().contains("'bogus'"));
-        assert!(plan_of(&["--cluster"]).err().unwrap().contains("--cluster is not supported yet"));
+        assert!(plan_of(&["--enable-tracking"]).err().unwrap().contains("--enable-tracking is not supported yet"));
         assert!(plan_of(&["-k", "0"]).err().unwrap().contains("-k 0"));
         assert!(plan_of(&["--wat"]).err().unwrap().contains("'--wat'"));
     }

@@ -4,6 +4,7 @@
 
 mod pacer;
 mod preflight;
+mod router;
 mod server_stats;
 mod telemetry;
 mod timer;
@@ -18,11 +19,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use hdrhistogram::Histogram;
 pub use pacer::Pacer;
 pub use preflight::preflight;
+use router::Router;
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
 pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
-use worker::{Conn, WorkerPlan};
+use worker::{Conn, Link, WorkerPlan};
 
-use crate::config::{Config, StopAfter};
+use crate::config::{Config, ServerOptions, StopAfter};
 use crate::net::{ConnectError, ServerInfo, Session};
 use crate::stats::{ErrorCounts, OpStats, Window};
 use crate::workload::{RequestGen, Workload};
@@ -127,6 +129,11 @@ pub struct Outcome {
     /// When connections were down (dropped, then reconnected or not), merged where they overlap.
     pub outages: Vec<Outage>,
     pub reconnect_attempts: u64,
+    /// Cluster mode: per node, by address.
+    pub nodes: Vec<(String, OpStats)>,
+    /// Cluster redirects followed.
+    pub moved: u64,
+    pub asked: u64,
 }
 
 /// A span in which at least one connection was down, in seconds from the measured start.
@@ -193,6 +200,14 @@ impl Outcome {
             pooled.client_threads.extend(next.client_threads);
             pooled.outages.extend(next.outages);
             pooled.reconnect_attempts += next.reconnect_attempts;
+            pooled.moved += next.moved;
+            pooled.asked += next.asked;
+            for (name, op) in next.nodes {
+                match pooled.nodes.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, mine)) => mine.merge(&op),
+                    None => pooled.nodes.push((name, op)),
+                }
+            }
             // The last run's server figures stand for the pool, with the CPU averaged.
             pooled.server_stats = match (pooled.server_stats, next.server_stats) {
                 (Some(a), Some(mut b)) => {
@@ -255,23 +270,44 @@ pub fn run(
     let abort = AtomicBool::new(false);
     let start_slot = std::sync::OnceLock::new();
     let max_request = config.values.max() + config.keys.prefix.len() + 128;
+    let key_args = config.key_args();
+    let reads: Vec<bool> = config.commands.iter().map(|c| c.reads).collect();
 
     std::thread::scope(|scope| {
         for t in 0..threads {
             let tx = tx.clone();
             let (connected, go, abort, start_slot, workload) = (&connected, &go, &abort, &start_slot, &workload);
+            let (key_args, reads) = (&key_args[..], &reads[..]);
             scope.spawn(move || {
                 let first = t * config.connections / threads;
                 let last = (t + 1) * config.connections / threads;
                 // A panic here would leave the others waiting at the barrier: make it an error.
-                let connect = || -> Result<Vec<Conn>, ConnectError> {
-                    open_in_parallel(first..last, |i| {
-                        let io = Session::open(&config.server)?
-                            .into_transport()
-                            .map_err(|source| ConnectError::Io { target: config.server.target.to_string(), source })?;
+                let connect = || -> Result<(Vec<Conn>, Option<Router>), ConnectError> {
+                    // Cluster mode: this worker's own map, and a link per primary for each client.
+                    let router =
+                        config.cluster.map(|read_from| Router::discover(&config.server, read_from)).transpose()?;
+                    let targets: Vec<(usize, ServerOptions)> = match &router {
+                        Some(r) => (0..r.nodes.len())
+                            .filter(|&n| r.in_map(n) && !r.is_replica(n))
+                            .map(|n| (n, r.options_for(n)))
+                            .collect(),
+                        None => vec![(0, config.server.clone())],
+                    };
+                    let conns = open_in_parallel(first..last, |i| {
+                        let mut links = Vec::new();
+                        for (node, opts) in &targets {
+                            let io = Session::open(opts)?
+                                .into_transport()
+                                .map_err(|source| ConnectError::Io { target: opts.target.to_string(), source })?;
+                            if links.len() <= *node {
+                                links.resize_with(node + 1, || None);
+                            }
+                            links[*node] = Some(Link::new(io, config.pipeline, max_request));
+                        }
                         let requests = RequestGen::new(Arc::clone(workload), config, i);
-                        Ok(Conn::new(io, requests, Pacer::Closed, config.quota(i), config.pipeline, max_request))
-                    })
+                        Ok(Conn::new(links, requests, Pacer::Closed, config.quota(i)))
+                    })?;
+                    Ok((conns, router))
                 };
                 let conns = std::panic::catch_unwind(std::panic::AssertUnwindSafe(connect)).unwrap_or_else(|_| {
                     Err(ConnectError::Io {
@@ -282,7 +318,7 @@ pub fn run(
                     })
                 });
                 let conns = match conns {
-                    Ok(c) => Some(c),
+                    Ok((c, router)) => Some((c, router)),
                     Err(e) => {
                         let _ = tx.send(Msg::Failed(e));
                         None
@@ -290,7 +326,7 @@ pub fn run(
                 };
                 connected.wait();
                 go.wait();
-                let (Some(mut conns), false) = (conns, abort.load(Ordering::SeqCst)) else {
+                let (Some((mut conns, router)), false) = (conns, abort.load(Ordering::SeqCst)) else {
                     return;
                 };
                 let start: Instant = *start_slot.get().expect("set before the go barrier");
@@ -313,8 +349,11 @@ pub fn run(
                     unit_row: config.unit_row(),
                     server: &config.server,
                     faults: config.faults,
+                    key_args,
+                    reads,
+                    max_request,
                 };
-                worker::run(plan, conns, tx);
+                worker::run(plan, conns, router, tx);
             });
         }
         drop(tx);
@@ -497,9 +536,14 @@ impl<'c> Collector<'c> {
         }
         self.complete_ready(&mut None, &mut |_| {});
         let outages = Outage::merge(self.run, self.start, std::mem::take(&mut self.totals.down));
+        let mut nodes = std::mem::take(&mut self.totals.nodes);
+        nodes.sort_by(|a, b| a.0.cmp(&b.0));
         Outcome {
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
+            nodes,
+            moved: self.totals.moved,
+            asked: self.totals.asked,
             ops: self.totals.ops,
             errors: self.totals.errors,
             send_lag_ns: self.totals.send_lag_ns,

@@ -1,6 +1,11 @@
 //! One worker thread: an event loop that owns its connections, keeps each pipeline full as
 //! its pacer allows, scans replies in place and records them into its own interval window.
 //! Nothing here is shared with other threads except the channel that carries finished windows.
+//!
+//! A connection is one logical client with a link (a socket) per server node: one link to a
+//! standalone server, one per node in cluster mode, where each request goes down the link of
+//! its key's slot and redirects (`MOVED`, `ASK`) are followed. A failed link reconnects with
+//! backoff while the run goes on.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -11,16 +16,21 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 use super::pacer::Pacer;
+use super::router::{self, Router};
 use super::timer::Timer;
 use super::{Msg, ThreadCpu};
 use crate::config::{Faults, ServerOptions};
-use crate::net::{Session, Transport};
+use crate::net::{Session, Transport, cluster};
 use crate::resp::{self, ReplyClass};
-use crate::stats::{ErrorKind, Window};
+use crate::stats::{ErrorKind, OpStats, Window};
 use crate::workload::RequestGen;
 
-/// Initial read buffer per connection; grows only for a reply larger than this.
+/// Initial read buffer per link; grows only for a reply larger than this.
 const READ_BUFFER: usize = 64 * 1024;
+/// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
+const LINKS: usize = 4096;
+/// Redirects one request may follow before it counts as failed.
+const MAX_REDIRECTS: u32 = 16;
 
 /// A request on the wire, waiting for its reply.
 #[derive(Debug, Clone, Copy)]
@@ -33,13 +43,15 @@ struct InFlight {
     /// The last command of its unit (of a sequence, or a single command): its reply frees a
     /// pipeline slot.
     ends_unit: bool,
-    /// Its encoded length in the connection's journal (with `--retry` only).
+    /// Its encoded length in the link's journal (0 when nothing is journaled).
     len: u32,
-    /// Times it was sent again after a dropped connection.
+    /// Times it was sent again (after a dropped connection or a redirect).
     tries: u32,
+    /// The `ASKING` before a request sent after `-ASK`: its reply is not counted.
+    asking: bool,
 }
 
-/// A connection that failed and waits to reconnect.
+/// A link that failed and waits to reconnect.
 #[derive(Debug, Clone, Copy)]
 struct Down {
     since: Instant,
@@ -48,15 +60,51 @@ struct Down {
     attempts: u32,
 }
 
-/// A connection and everything it owns.
-pub struct Conn {
-    io: Transport,
+/// One socket of a connection, to one node.
+pub struct Link {
+    /// `None` while down.
+    io: Option<Transport>,
     rbuf: Vec<u8>,
     rstart: usize,
     rend: usize,
     wbuf: Vec<u8>,
     wpos: usize,
     inflight: VecDeque<InFlight>,
+    /// The bytes of the requests in flight, in order, when they may have to be sent again
+    /// (`--retry`, cluster redirects). Empty otherwise.
+    journal: VecDeque<u8>,
+    down: Option<Down>,
+    /// A reply was scanned since the last (re)connect: the stream once made sense.
+    healthy: bool,
+}
+
+impl Link {
+    pub fn new(io: Transport, pipeline: usize, max_request: usize) -> Link {
+        Link {
+            io: Some(io),
+            rbuf: vec![0; READ_BUFFER],
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(pipeline * max_request),
+            wpos: 0,
+            inflight: VecDeque::with_capacity(pipeline),
+            journal: VecDeque::new(),
+            down: None,
+            healthy: false,
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.inflight.is_empty()
+    }
+}
+
+/// A logical client and everything it owns.
+pub struct Conn {
+    /// By node number; a standalone server is node 0.
+    links: Vec<Option<Link>>,
+    /// Cluster mode: a command is encoded here before its key says which link takes it.
+    scratch: Vec<u8>,
     /// Units (single commands or whole sequences) in flight: what the pipeline depth counts.
     units_in_flight: usize,
     /// An error reply came back within the unit being received.
@@ -65,51 +113,36 @@ pub struct Conn {
     remaining: Option<u64>,
     requests: RequestGen,
     pacer: Pacer,
-    /// Done sending and drained, or failed for good.
+    /// Done sending and drained, or given up.
     finished: bool,
-    /// Waiting to reconnect.
-    down: Option<Down>,
-    /// A reply was scanned since the last (re)connect: the stream once made sense.
-    healthy: bool,
-    /// With `--retry`: the bytes of the requests in flight, in order, to send again after a
-    /// reconnect. Empty otherwise.
-    journal: VecDeque<u8>,
 }
 
 impl Conn {
-    pub fn new(
-        io: Transport,
-        requests: RequestGen,
-        pacer: Pacer,
-        remaining: Option<u64>,
-        pipeline: usize,
-        max_request: usize,
-    ) -> Conn {
+    pub fn new(links: Vec<Option<Link>>, requests: RequestGen, pacer: Pacer, remaining: Option<u64>) -> Conn {
         Conn {
-            io,
-            rbuf: vec![0; READ_BUFFER],
-            rstart: 0,
-            rend: 0,
-            wbuf: Vec::with_capacity(pipeline * max_request),
-            wpos: 0,
-            inflight: VecDeque::with_capacity(pipeline),
+            links,
+            scratch: Vec::new(),
             units_in_flight: 0,
             unit_failed: false,
             remaining,
             requests,
             pacer,
             finished: false,
-            down: None,
-            healthy: false,
-            journal: VecDeque::new(),
         }
     }
-}
 
-impl Conn {
     /// Sets the schedule once the run's start time is known.
     pub fn set_pacer(&mut self, pacer: Pacer) {
         self.pacer = pacer;
+    }
+
+    fn idle(&self) -> bool {
+        self.links.iter().flatten().all(Link::idle)
+    }
+
+    /// A standalone connection waiting to reconnect sends nothing meanwhile.
+    fn blocked(&self) -> bool {
+        self.links.len() == 1 && self.links[0].as_ref().is_some_and(|l| l.down.is_some())
     }
 }
 
@@ -128,11 +161,15 @@ pub struct WorkerPlan<'a> {
     /// How to log in again after a dropped connection.
     pub server: &'a ServerOptions,
     pub faults: Faults,
+    /// Cluster mode: the argument holding each command's key, and whether it reads.
+    pub key_args: &'a [Option<usize>],
+    pub reads: &'a [bool],
+    pub max_request: usize,
 }
 
 /// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
-pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
-    let mut worker = match Worker::new(&plan, &mut conns) {
+pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, tx: Sender<Msg>) {
+    let mut worker = match Worker::new(&plan, &mut conns, router) {
         Ok(w) => w,
         Err(e) => {
             // Registration failing is a broken event loop; report every connection as failed.
@@ -148,8 +185,8 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
     let cpu_before = ThreadCpu::now();
     let mut now = Instant::now();
     let loop_start = now;
-    for conn in conns.iter_mut() {
-        worker.fill_and_flush(conn, now);
+    for (c, conn) in conns.iter_mut().enumerate() {
+        worker.fill_and_flush(conn, c, now);
     }
     while worker.active > 0 {
         let mut wake = worker.next_flush;
@@ -161,20 +198,22 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
         // a send may leave up to one grain late (counted in its response time and send lag).
         let due = conns
             .iter()
-            .filter(|c| !c.finished && c.down.is_none() && c.units_in_flight < plan.pipeline)
+            .filter(|c| !c.finished && !c.blocked() && c.units_in_flight < plan.pipeline)
             .filter_map(|c| c.pacer.next_due())
             .min();
         if let Some(due) = due {
             wake = wake.min(due.max(now + TIMER_GRAIN));
         }
-        if worker.down > 0
-            && let Some(retry_at) = conns.iter().filter_map(|c| c.down.map(|d| d.retry_at)).min()
-        {
-            wake = wake.min(retry_at);
+        if worker.down > 0 {
+            let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
+            if let Some(retry_at) = links.filter_map(|l| l.down.map(|d| d.retry_at)).min() {
+                wake = wake.min(retry_at);
+            }
         }
         if let Some(timeout) = plan.faults.timeout {
-            let oldest = conns.iter().filter(|c| !c.finished && c.down.is_none()).filter_map(|c| c.inflight.front());
-            if let Some(sent) = oldest.map(|r| r.sent).min() {
+            let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
+            let oldest = links.filter(|l| l.io.is_some()).filter_map(|l| l.inflight.front()).map(|r| r.sent).min();
+            if let Some(sent) = oldest {
                 wake = wake.min(sent + timeout);
             }
         }
@@ -200,30 +239,49 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
                 }
                 continue;
             }
-            let conn = &mut conns[event.token().0];
-            if !conn.finished && conn.down.is_none() {
-                now = worker.on_event(conn, now);
+            let (c, node) = (event.token().0 / LINKS, event.token().0 % LINKS);
+            let conn = &mut conns[c];
+            let up = conn.links.get(node).and_then(Option::as_ref).is_some_and(|l| l.io.is_some());
+            if !conn.finished && up {
+                now = worker.on_event(conn, c, node, now);
             }
         }
         if worker.paced {
-            for conn in conns.iter_mut().filter(|c| !c.finished && c.down.is_none()) {
-                worker.fill_and_flush(conn, now);
+            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished && !c.blocked()) {
+                worker.fill_and_flush(conn, c, now);
             }
         }
         if let Some(timeout) = plan.faults.timeout {
-            for conn in conns.iter_mut().filter(|c| !c.finished && c.down.is_none()) {
-                if conn.inflight.front().is_some_and(|r| now.saturating_duration_since(r.sent) >= timeout) {
-                    worker.fail(conn, ErrorKind::Timeout, now);
+            for conn in conns.iter_mut().filter(|c| !c.finished) {
+                for node in 0..conn.links.len() {
+                    let late = conn.links[node].as_ref().is_some_and(|l| {
+                        l.io.is_some()
+                            && l.inflight.front().is_some_and(|r| now.saturating_duration_since(r.sent) >= timeout)
+                    });
+                    if late {
+                        worker.fail(conn, node, ErrorKind::Timeout, now);
+                    }
                 }
             }
         }
         if worker.down > 0 {
-            for (i, conn) in conns.iter_mut().enumerate() {
-                if conn.down.is_some_and(|d| d.retry_at <= now) {
-                    worker.reconnect(conn, Token(i), now);
-                    now = Instant::now();
+            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
+                for node in 0..conn.links.len() {
+                    if conn.links[node].as_ref().and_then(|l| l.down).is_some_and(|d| d.retry_at <= now) {
+                        worker.reconnect(conn, c, node, now);
+                        now = Instant::now();
+                    }
                 }
             }
+        }
+        // A redirect said the map moved on: reload it, at most every REFRESH_EVERY.
+        if let Some(router) = worker.router.as_mut()
+            && router.stale
+            && now.saturating_duration_since(worker.refreshed) >= REFRESH_EVERY
+        {
+            router.refresh();
+            now = Instant::now();
+            worker.refreshed = now;
         }
         if plan.stop.load(Ordering::Relaxed) || plan.deadline.is_some_and(|d| now >= d) {
             break;
@@ -232,13 +290,14 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, tx: Sender<Msg>) {
             worker.flush_window(&tx);
         }
     }
-    // Connections still down when the run ends: their outage lasts to the end.
-    for conn in conns.iter_mut() {
-        if let Some(down) = conn.down.take() {
+    // Links still down when the run ends: their outage lasts to the end.
+    for link in conns.iter_mut().flat_map(|c| c.links.iter_mut().flatten()) {
+        if let Some(down) = link.down.take() {
             worker.window.down.push((down.since, now));
         }
     }
-    let window = std::mem::replace(&mut worker.window, Window::new(plan.rows, plan.unit_row));
+    let window = worker.fresh_window();
+    let window = std::mem::replace(&mut worker.window, window);
     let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
     let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu });
 }
@@ -248,6 +307,12 @@ const TIMER: Token = Token(usize::MAX);
 
 /// Shortest sleep between paced sends of one worker thread.
 pub const TIMER_GRAIN: Duration = Duration::from_micros(20);
+
+/// Shortest time between two reloads of the cluster map.
+const REFRESH_EVERY: Duration = Duration::from_millis(100);
+
+/// Longest a reconnect attempt may block its worker (connect, TLS, login).
+const RECONNECT_TIMEOUT: Duration = Duration::from_millis(500);
 
 struct Worker<'p> {
     plan: &'p WorkerPlan<'p>,
@@ -262,16 +327,26 @@ struct Worker<'p> {
     active: usize,
     /// Whether any connection waits on a clock (then every wake-up tries to send).
     paced: bool,
-    /// Connections waiting to reconnect.
+    /// Links waiting to reconnect.
     down: usize,
+    /// Cluster mode.
+    router: Option<Router>,
+    /// Requests are kept until answered, to send again (`--retry`, cluster redirects).
+    journal: bool,
+    /// When the cluster map was last reloaded.
+    refreshed: Instant,
 }
 
 impl<'p> Worker<'p> {
-    fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn]) -> io::Result<Worker<'p>> {
+    fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>) -> io::Result<Worker<'p>> {
         let poll = Poll::new()?;
-        for (i, conn) in conns.iter_mut().enumerate() {
-            // Edge-triggered: registered once, never re-armed per request.
-            poll.registry().register(&mut conn.io, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+        for (c, conn) in conns.iter_mut().enumerate() {
+            for (node, link) in conn.links.iter_mut().enumerate() {
+                if let Some(io) = link.as_mut().and_then(|l| l.io.as_mut()) {
+                    // Edge-triggered: registered once, never re-armed per request.
+                    poll.registry().register(io, Token(c * LINKS + node), Interest::READABLE | Interest::WRITABLE)?;
+                }
+            }
         }
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
         let timer = if paced {
@@ -281,7 +356,8 @@ impl<'p> Worker<'p> {
         } else {
             None
         };
-        Ok(Worker {
+        let journal = plan.faults.retry > 0 || router.is_some();
+        let mut worker = Worker {
             plan,
             poll,
             timer,
@@ -291,79 +367,111 @@ impl<'p> Worker<'p> {
             active: conns.len(),
             paced,
             down: 0,
-        })
+            router,
+            journal,
+            refreshed: Instant::now(),
+        };
+        worker.window = worker.fresh_window();
+        Ok(worker)
+    }
+
+    /// An empty window, with a row per known node in cluster mode.
+    fn fresh_window(&self) -> Window {
+        let mut window = Window::new(self.plan.rows, self.plan.unit_row);
+        if let Some(router) = &self.router {
+            window.nodes = router.nodes.iter().map(|n| (n.to_string(), OpStats::default())).collect();
+        }
+        window
     }
 
     /// Hands the finished interval to the collector and starts the next one.
     fn flush_window(&mut self, tx: &Sender<Msg>) {
-        let window = std::mem::replace(&mut self.window, Window::new(self.plan.rows, self.plan.unit_row));
+        let fresh = self.fresh_window();
+        let window = std::mem::replace(&mut self.window, fresh);
         let _ = tx.send(Msg::Window { worker: self.plan.index, interval: self.interval, window });
         self.interval += 1;
         self.next_flush += self.plan.interval;
     }
 
-    /// Reads and scans everything available, then refills the pipeline. Returns the clock.
-    fn on_event(&mut self, conn: &mut Conn, mut now: Instant) -> Instant {
+    /// Reads and scans everything available on one link, then refills. Returns the clock.
+    fn on_event(&mut self, conn: &mut Conn, c: usize, node: usize, mut now: Instant) -> Instant {
         loop {
-            if conn.rend == conn.rbuf.len() {
-                make_room(conn);
+            let Some(link) = conn.links[node].as_mut() else { return now };
+            if link.rend == link.rbuf.len() {
+                make_room(link);
             }
-            let space = conn.rbuf.len() - conn.rend;
-            match conn.io.read(&mut conn.rbuf[conn.rend..]) {
+            let Some(io) = link.io.as_mut() else { return now };
+            let space = link.rbuf.len() - link.rend;
+            match io.read(&mut link.rbuf[link.rend..]) {
                 Ok(0) => {
-                    self.fail(conn, ErrorKind::Io, now);
+                    self.fail(conn, node, ErrorKind::Io, now);
                     return now;
                 }
                 Ok(n) => {
-                    conn.rend += n;
+                    let drained = n < space && io.short_read_drains();
+                    link.rend += n;
                     now = Instant::now();
-                    if !self.consume(conn, now) {
+                    if !self.consume(conn, c, node, now) {
                         return now;
                     }
                     // A short read drained the socket: the next arrival raises a new edge.
-                    if n < space && conn.io.short_read_drains() {
+                    if drained {
                         break;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => {
-                    self.fail(conn, ErrorKind::Io, now);
+                    self.fail(conn, node, ErrorKind::Io, now);
                     return now;
                 }
             }
         }
-        self.fill_and_flush(conn, now);
+        self.fill_and_flush(conn, c, now);
         now
     }
 
-    /// Scans every complete reply in the read buffer. False if the connection failed.
-    fn consume(&mut self, conn: &mut Conn, now: Instant) -> bool {
+    /// Scans every complete reply in a link's read buffer. False if the link failed.
+    fn consume(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) -> bool {
         loop {
-            let scanned = match resp::scan(&conn.rbuf[conn.rstart..conn.rend]) {
+            let Some(link) = conn.links[node].as_mut() else { return false };
+            let scanned = match resp::scan(&link.rbuf[link.rstart..link.rend]) {
                 Ok(Some(s)) => s,
                 Ok(None) => break,
                 Err(_) => {
-                    self.fail(conn, ErrorKind::Protocol, now);
+                    self.fail(conn, node, ErrorKind::Protocol, now);
                     return false;
                 }
             };
-            let at = conn.rstart;
-            conn.rstart += scanned.len;
-            conn.healthy = true;
+            let at = link.rstart;
+            link.rstart += scanned.len;
+            link.healthy = true;
             if scanned.class == ReplyClass::Push {
                 continue;
             }
-            let Some(req) = conn.inflight.pop_front() else {
+            let Some(req) = link.inflight.pop_front() else {
                 // A reply to nothing we sent: the stream cannot be trusted any more.
-                self.fail(conn, ErrorKind::Protocol, now);
+                self.fail(conn, node, ErrorKind::Protocol, now);
                 return false;
             };
-            if req.ends_unit {
-                conn.units_in_flight -= 1;
+            if let ReplyClass::Error { msg_start, msg_end } = scanned.class
+                && self.router.is_some()
+                && req.tries < MAX_REDIRECTS
+                && let Some((slot, to, ask)) = redirect_of(&link.rbuf[at + msg_start..at + msg_end])
+            {
+                // Follow the redirect: the same bytes, to the node named, keeping the intended time.
+                let bytes: Vec<u8> = link.journal.drain(..req.len as usize).collect();
+                self.redirect(conn, c, (slot, &to, ask), bytes, req, now);
+                continue;
             }
             if req.len > 0 {
-                conn.journal.drain(..req.len as usize);
+                link.journal.drain(..req.len as usize);
+            }
+            if req.asking {
+                continue;
+            }
+            if req.ends_unit {
+                conn.units_in_flight -= 1;
             }
             if req.intended < self.plan.measure_from {
                 continue; // a warmup request: not counted
@@ -381,6 +489,12 @@ impl<'p> Worker<'p> {
                     unit.record(response, service);
                 }
             }
+            if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
+                per_node.count += 1;
+                per_node.errors += u64::from(failed);
+                per_node.bytes_in += scanned.len as u64;
+                per_node.record(response, service);
+            }
             let op = &mut self.window.ops[req.command];
             op.count += 1;
             op.bytes_in += scanned.len as u64;
@@ -389,55 +503,111 @@ impl<'p> Worker<'p> {
                 ReplyClass::Nil if conn.requests.workload().is_read(req.command) => op.misses += 1,
                 ReplyClass::Error { msg_start, msg_end } => {
                     op.errors += 1;
-                    let msg = &conn.rbuf[at + msg_start..at + msg_end];
+                    let link = conn.links[node].as_ref().expect("the link being read");
+                    let msg = &link.rbuf[at + msg_start..at + msg_end];
                     self.window.errors.add_server(resp::error_prefix(msg));
                 }
                 _ => {}
             }
             op.record(response, service);
         }
-        if conn.rstart == conn.rend {
-            conn.rstart = 0;
-            conn.rend = 0;
+        if let Some(link) = conn.links[node].as_mut()
+            && link.rstart == link.rend
+        {
+            link.rstart = 0;
+            link.rend = 0;
         }
         true
     }
 
-    /// Queues every request the pipeline and the pacer allow, then writes them in one call.
-    fn fill_and_flush(&mut self, conn: &mut Conn, now: Instant) {
-        while conn.units_in_flight < self.plan.pipeline && conn.remaining != Some(0) {
+    /// Sends a redirected request to the node named (`ASKING` first after `-ASK`).
+    fn redirect(
+        &mut self,
+        conn: &mut Conn,
+        c: usize,
+        (slot, to, ask): (u16, &cluster::NodeAddr, bool),
+        bytes: Vec<u8>,
+        req: InFlight,
+        now: Instant,
+    ) {
+        let router = self.router.as_mut().expect("redirects are followed in cluster mode");
+        let node = if ask {
+            self.window.asked += 1;
+            router.node_id(to)
+        } else {
+            self.window.moved += 1;
+            router.moved(slot, to)
+        };
+        self.ensure_link(conn, c, node, now);
+        let link = conn.links[node].as_mut().expect("ensure_link made it");
+        if ask {
+            let before = link.wbuf.len();
+            resp::encode_command(&mut link.wbuf, &[b"ASKING"]);
+            let len = (link.wbuf.len() - before) as u32;
+            link.journal.extend(&link.wbuf[before..]);
+            link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, ..req });
+        }
+        link.wbuf.extend_from_slice(&bytes);
+        link.journal.extend(&bytes);
+        link.inflight.push_back(InFlight { sent: now, tries: req.tries + 1, ..req });
+    }
+
+    /// Makes sure connection `conn` has a link to `node` (cluster mode): logs in (blocking,
+    /// bounded) the first time, or leaves a link that waits to reconnect.
+    fn ensure_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        if conn.links.len() <= node {
+            conn.links.resize_with(node + 1, || None);
+        }
+        if conn.links[node].is_some() {
+            return;
+        }
+        let mut link = Link {
+            io: None,
+            rbuf: vec![0; READ_BUFFER],
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(self.plan.pipeline * self.plan.max_request),
+            wpos: 0,
+            inflight: VecDeque::new(),
+            journal: VecDeque::new(),
+            down: None,
+            healthy: false,
+        };
+        let backoff = self.plan.faults.reconnect_backoff;
+        link.down = Some(Down { since: now, retry_at: now, backoff, attempts: 0 });
+        self.down += 1;
+        conn.links[node] = Some(link);
+        if let Some(window_nodes) = self.router.as_ref().map(|r| r.nodes.len()) {
+            while self.window.nodes.len() < window_nodes {
+                let name = self.router.as_ref().map(|r| r.nodes[self.window.nodes.len()].to_string());
+                self.window.nodes.push((name.unwrap_or_default(), OpStats::default()));
+            }
+        }
+        self.connect_link(conn, c, node, now);
+    }
+
+    /// Queues every unit the pipeline and the pacer allow, then writes each link's queue.
+    fn fill_and_flush(&mut self, conn: &mut Conn, c: usize, now: Instant) {
+        while conn.units_in_flight < self.plan.pipeline && conn.remaining != Some(0) && !conn.blocked() {
             let Some(intended) = conn.pacer.due(now) else {
                 break;
             };
             let measured = intended >= self.plan.measure_from;
             let unit = conn.requests.pick_unit();
-            let journal = self.plan.faults.retry > 0;
+            // Cluster mode: one primary's hash tag for the whole unit, so `{tag}` keys stay together.
+            let tag_node = self.router.as_mut().and_then(Router::next_primary);
+            let mut last = None;
             for s in 0..conn.requests.steps(unit) {
                 let step = conn.requests.step(unit, s);
                 for _ in 0..step.repeat {
-                    let before = conn.wbuf.len();
-                    conn.requests.encode(step.command, &mut conn.wbuf);
-                    let command = step.command;
-                    let len = conn.wbuf.len() - before;
-                    if journal {
-                        conn.journal.extend(&conn.wbuf[before..]);
-                    }
-                    let len_kept = if journal { len as u32 } else { 0 };
-                    conn.inflight.push_back(InFlight {
-                        command,
-                        intended,
-                        sent: now,
-                        ends_unit: false,
-                        len: len_kept,
-                        tries: 0,
-                    });
-                    if measured {
-                        self.window.ops[command].bytes_out += len as u64;
-                    }
+                    let node = self.queue(conn, c, step.command, (tag_node, intended), now);
+                    last = Some(node);
                 }
             }
-            if let Some(last) = conn.inflight.back_mut() {
-                last.ends_unit = true;
+            if let Some(node) = last
+                && let Some(req) = conn.links[node].as_mut().and_then(|l| l.inflight.back_mut())
+            {
+                req.ends_unit = true;
             }
             conn.units_in_flight += 1;
             if !measured {
@@ -450,126 +620,273 @@ impl<'p> Worker<'p> {
                 *left -= 1;
             }
         }
-        while conn.wpos < conn.wbuf.len() {
-            match conn.io.write(&conn.wbuf[conn.wpos..]) {
-                Ok(n) => conn.wpos += n,
-                // The rest goes out on the next writable edge.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    self.fail(conn, ErrorKind::Io, now);
-                    return;
-                }
-            }
+        for node in 0..conn.links.len() {
+            self.flush_link(conn, c, node);
         }
-        if conn.wpos == conn.wbuf.len() {
-            conn.wbuf.clear();
-            conn.wpos = 0;
-        }
-        // TLS may hold encrypted bytes the socket did not take yet.
-        if let Err(e) = conn.io.flush()
-            && e.kind() != io::ErrorKind::WouldBlock
-        {
-            self.fail(conn, ErrorKind::Io, now);
-            return;
-        }
-        if conn.remaining == Some(0) && conn.inflight.is_empty() {
+        if conn.remaining == Some(0) && conn.idle() {
             self.finish(conn);
         }
     }
 
-    /// The connection failed: its requests in flight count as failed (or are kept to send
-    /// again with `--retry`), and it waits to reconnect unless the run is ending.
-    fn fail(&mut self, conn: &mut Conn, kind: ErrorKind, now: Instant) {
-        let _ = self.poll.registry().deregister(&mut conn.io);
+    /// Encodes one command onto the link it belongs to; returns that link's node.
+    #[inline]
+    fn queue(
+        &mut self,
+        conn: &mut Conn,
+        c: usize,
+        command: usize,
+        (tag_node, intended): (Option<usize>, Instant),
+        now: Instant,
+    ) -> usize {
+        let journal = self.journal;
+        let node = match self.router.as_mut() {
+            None => 0,
+            Some(router) => {
+                conn.scratch.clear();
+                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
+                conn.requests.encode_tagged(command, &mut conn.scratch, tag);
+                let key = self.plan.key_args[command].and_then(|k| resp::nth_arg(&conn.scratch, k));
+                let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[command]));
+                routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0)
+            }
+        };
+        if self.router.is_some() {
+            self.ensure_link(conn, c, node, now);
+        }
+        let Conn { links, scratch, requests, .. } = conn;
+        let link = links[node].as_mut().expect("a link for every routed node");
+        let before = link.wbuf.len();
+        if self.router.is_some() {
+            link.wbuf.extend_from_slice(scratch);
+        } else {
+            requests.encode(command, &mut link.wbuf);
+        }
+        let len = link.wbuf.len() - before;
+        if journal {
+            link.journal.extend(&link.wbuf[before..]);
+        }
+        link.inflight.push_back(InFlight {
+            command,
+            intended,
+            sent: now,
+            ends_unit: false,
+            len: if journal { len as u32 } else { 0 },
+            tries: 0,
+            asking: false,
+        });
+        if intended >= self.plan.measure_from {
+            self.window.ops[command].bytes_out += len as u64;
+            if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
+                per_node.bytes_out += len as u64;
+            }
+        }
+        node
+    }
+
+    /// Writes what a link has queued, as far as the socket takes it.
+    fn flush_link(&mut self, conn: &mut Conn, _c: usize, node: usize) {
+        let Some(link) = conn.links[node].as_mut() else { return };
+        let Some(io) = link.io.as_mut() else { return };
+        let mut failed = false;
+        while link.wpos < link.wbuf.len() {
+            match io.write(&link.wbuf[link.wpos..]) {
+                Ok(n) => link.wpos += n,
+                // The rest goes out on the next writable edge.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if !failed && link.wpos == link.wbuf.len() {
+            link.wbuf.clear();
+            link.wpos = 0;
+        }
+        // TLS may hold encrypted bytes the socket did not take yet.
+        if !failed && let Err(e) = io.flush() {
+            failed = e.kind() != io::ErrorKind::WouldBlock;
+        }
+        if failed {
+            self.fail(conn, node, ErrorKind::Io, Instant::now());
+        }
+    }
+
+    /// A link failed: its requests in flight count as failed (or are kept to send again with
+    /// `--retry`), and it waits to reconnect unless the run is ending.
+    fn fail(&mut self, conn: &mut Conn, node: usize, kind: ErrorKind, now: Instant) {
+        let Some(link) = conn.links[node].as_mut() else { return };
+        if let Some(mut io) = link.io.take() {
+            let _ = self.poll.registry().deregister(&mut io);
+        }
         let ending = self.plan.stop.load(Ordering::Relaxed) || self.plan.deadline.is_some_and(|d| now >= d);
         // A server that never made sense (garbage from the first reply) will not after a
         // reconnect either; one that went away or stalled may come back.
-        let hopeless = kind == ErrorKind::Protocol && !conn.healthy;
+        let hopeless = kind == ErrorKind::Protocol && !link.healthy;
         let give_up = ending || hopeless || self.plan.faults.max_reconnects == Some(0);
         let retry = if give_up { 0 } else { self.plan.faults.retry };
         let mut resend = VecDeque::new();
         let mut resend_bytes = Vec::new();
         let mut lost = 0u64;
         let mut offset = 0;
-        for req in conn.inflight.drain(..) {
+        for req in link.inflight.drain(..) {
             let len = req.len as usize;
             if req.tries < retry {
-                resend_bytes.extend(conn.journal.range(offset..offset + len));
+                resend_bytes.extend(link.journal.range(offset..offset + len));
                 resend.push_back(InFlight { tries: req.tries + 1, ..req });
             } else {
                 lost += 1;
                 count_failed(&mut self.window, self.plan.unit_row, &req);
+                if req.ends_unit {
+                    conn.units_in_flight -= 1;
+                }
             }
             offset += len;
         }
-        conn.journal.clear();
-        // A lost connection counts once even with nothing in flight.
+        // An ASKING whose request was not kept has nothing to go before.
+        link.journal.clear();
+        // A lost link counts once even with nothing in flight.
         self.window.errors.add(kind, lost.max(1));
-        conn.rstart = 0;
-        conn.rend = 0;
-        conn.wbuf.clear();
-        conn.wpos = 0;
-        conn.units_in_flight = 0;
+        link.rstart = 0;
+        link.rend = 0;
+        link.wbuf.clear();
+        link.wpos = 0;
         conn.unit_failed = false;
-        if give_up || (conn.remaining == Some(0) && resend.is_empty()) {
-            self.finish(conn);
+        if let Some(router) = self.router.as_mut() {
+            router.stale = true;
+        }
+        if give_up || (conn.remaining == Some(0) && resend.is_empty() && conn.idle()) {
+            self.abandon(conn, ErrorKind::Io);
             return;
         }
-        // Requests to send again go out first once the connection is back.
-        conn.wbuf.extend_from_slice(&resend_bytes);
-        conn.journal.extend(&resend_bytes);
-        conn.units_in_flight = resend.iter().filter(|r| r.ends_unit).count();
-        conn.inflight = resend;
+        // Requests to send again go out first once the link is back.
+        let link = conn.links[node].as_mut().expect("the link that failed");
+        link.wbuf.extend_from_slice(&resend_bytes);
+        link.journal.extend(&resend_bytes);
+        link.inflight = resend;
         let backoff = self.plan.faults.reconnect_backoff;
-        conn.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
+        link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
         self.down += 1;
     }
 
-    /// One reconnect attempt: log in again (blocking, bounded), register, and resume sending.
-    fn reconnect(&mut self, conn: &mut Conn, token: Token, now: Instant) {
-        let Some(mut down) = conn.down else { return };
+    /// One reconnect attempt of a link: log in again (blocking, bounded), register, resume.
+    /// In cluster mode the map is reloaded first: a link whose node left it is retired and
+    /// its requests fail over to the slots' new owners on the next sends.
+    fn reconnect(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        if let Some(router) = self.router.as_mut() {
+            if router.stale {
+                router.refresh();
+            }
+            if !router.in_map(node) {
+                self.retire(conn, node, now);
+                self.fill_and_flush(conn, c, Instant::now());
+                return;
+            }
+        }
+        self.connect_link(conn, c, node, now);
+        if conn.links[node].as_ref().is_some_and(|l| l.io.is_some()) {
+            self.fill_and_flush(conn, c, Instant::now());
+        }
+    }
+
+    /// Tries to log in a down link; on failure backs off (or gives up after `--max-reconnects`).
+    fn connect_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        let Some(mut down) = conn.links[node].as_ref().and_then(|l| l.down) else { return };
         self.window.reconnect_attempts += 1;
-        let opened = Session::open_within(self.plan.server, RECONNECT_TIMEOUT)
-            .ok()
-            .and_then(|session| session.into_transport().ok());
+        let opts = match &self.router {
+            Some(router) => router.options_for(node),
+            None => self.plan.server.clone(),
+        };
+        let replica = self.router.as_ref().is_some_and(|r| r.is_replica(node));
+        let opened = Session::open_within(&opts, RECONNECT_TIMEOUT).ok().and_then(|mut session| {
+            if replica {
+                session.call_checked(&[b"READONLY"]).ok()?;
+            }
+            session.into_transport().ok()
+        });
+        let token = Token(c * LINKS + node);
         let registered = opened.and_then(|mut io| {
             self.poll.registry().register(&mut io, token, Interest::READABLE | Interest::WRITABLE).ok().map(|()| io)
         });
         let after = Instant::now();
+        let link = conn.links[node].as_mut().expect("checked above");
         match registered {
             Some(io) => {
-                conn.io = io;
-                conn.down = None;
-                conn.healthy = false;
+                link.io = Some(io);
+                link.down = None;
+                link.healthy = false;
                 self.down -= 1;
-                self.window.down.push((down.since, after));
+                // Connecting a new link is not an outage; reconnecting one is.
+                if down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since {
+                    self.window.down.push((down.since, after));
+                }
                 // Sent again now: service time counts from here, response time still from the
                 // intended send (the outage is in it).
-                for req in conn.inflight.iter_mut() {
+                for req in link.inflight.iter_mut() {
                     req.sent = after;
                 }
-                self.fill_and_flush(conn, after);
+                self.flush_link(conn, c, node);
             }
             None => {
                 down.attempts += 1;
                 if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
-                    let pending: Vec<InFlight> = conn.inflight.drain(..).collect();
-                    for req in &pending {
-                        count_failed(&mut self.window, self.plan.unit_row, req);
-                    }
-                    self.window.errors.add(ErrorKind::Io, pending.len() as u64);
                     self.window.down.push((down.since, after));
-                    conn.down = None;
-                    self.down -= 1;
-                    self.finish(conn);
+                    self.abandon(conn, ErrorKind::Io);
                     return;
+                }
+                if let Some(router) = self.router.as_mut() {
+                    router.stale = true;
                 }
                 down.backoff = (down.backoff * 2).min(self.plan.faults.max_backoff());
                 down.retry_at = now.max(after) + down.backoff;
-                conn.down = Some(down);
+                link.down = Some(down);
             }
         }
+    }
+
+    /// A link whose node left the cluster map: what waited on it fails, and it is dropped.
+    fn retire(&mut self, conn: &mut Conn, node: usize, now: Instant) {
+        let Some(mut link) = conn.links[node].take() else { return };
+        if let Some(down) = link.down.take() {
+            self.down -= 1;
+            self.window.down.push((down.since, now));
+        }
+        if let Some(mut io) = link.io.take() {
+            let _ = self.poll.registry().deregister(&mut io);
+        }
+        let pending: Vec<InFlight> = link.inflight.drain(..).filter(|r| !r.asking).collect();
+        for req in &pending {
+            count_failed(&mut self.window, self.plan.unit_row, req);
+            if req.ends_unit {
+                conn.units_in_flight -= 1;
+            }
+        }
+        if !pending.is_empty() {
+            self.window.errors.add(ErrorKind::Io, pending.len() as u64);
+        }
+    }
+
+    /// Gives a connection up: whatever it still has in flight fails, and it leaves the run.
+    fn abandon(&mut self, conn: &mut Conn, kind: ErrorKind) {
+        let mut lost = 0;
+        for link in conn.links.iter_mut().flatten() {
+            if let Some(mut io) = link.io.take() {
+                let _ = self.poll.registry().deregister(&mut io);
+            }
+            if link.down.take().is_some() {
+                self.down -= 1;
+            }
+            for req in link.inflight.drain(..).filter(|r| !r.asking) {
+                count_failed(&mut self.window, self.plan.unit_row, &req);
+                lost += 1;
+            }
+        }
+        if lost > 0 {
+            self.window.errors.add(kind, lost);
+        }
+        conn.units_in_flight = 0;
+        self.finish(conn);
     }
 
     fn finish(&mut self, conn: &mut Conn) {
@@ -580,8 +897,15 @@ impl<'p> Worker<'p> {
     }
 }
 
-/// Longest a reconnect attempt may block its worker (connect, TLS, login).
-const RECONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+/// `-MOVED slot host:port` or `-ASK slot host:port`: where to send the request instead.
+fn redirect_of(msg: &[u8]) -> Option<(u16, cluster::NodeAddr, bool)> {
+    let ask = msg.starts_with(b"ASK ");
+    if !ask && !msg.starts_with(b"MOVED ") {
+        return None;
+    }
+    let (slot, to) = router::redirect(msg)?;
+    Some((slot, to, ask))
+}
 
 /// Counts a request that will get no reply against its command (and its unit).
 fn count_failed(window: &mut Window, unit_row: Option<usize>, req: &InFlight) {
@@ -592,14 +916,14 @@ fn count_failed(window: &mut Window, unit_row: Option<usize>, req: &InFlight) {
 }
 
 /// Moves unscanned bytes to the front; doubles the buffer when one reply fills it.
-fn make_room(conn: &mut Conn) {
-    if conn.rstart > 0 {
-        conn.rbuf.copy_within(conn.rstart..conn.rend, 0);
-        conn.rend -= conn.rstart;
-        conn.rstart = 0;
+fn make_room(link: &mut Link) {
+    if link.rstart > 0 {
+        link.rbuf.copy_within(link.rstart..link.rend, 0);
+        link.rend -= link.rstart;
+        link.rstart = 0;
     }
-    if conn.rend == conn.rbuf.len() {
-        let len = conn.rbuf.len() * 2;
-        conn.rbuf.resize(len, 0);
+    if link.rend == link.rbuf.len() {
+        let len = link.rbuf.len() * 2;
+        link.rbuf.resize(len, 0);
     }
 }

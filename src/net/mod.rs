@@ -1,6 +1,7 @@
 //! Reaching the server: connecting and logging in (blocking, before the measured phase), the
 //! non-blocking transports the engine drives, and one-off calls such as INFO.
 
+pub mod cluster;
 mod tls;
 
 use std::io::{self, Read, Write};
@@ -168,6 +169,11 @@ impl Session {
             session.call_checked(&[b"SELECT", db.to_string().as_bytes()])?;
         }
         Ok(session)
+    }
+
+    /// The address this session is connected to, for messages.
+    pub fn target(&self) -> &str {
+        &self.target
     }
 
     /// Sends one command and waits for its reply.

@@ -41,7 +41,15 @@ struct Document<'a> {
     runs: &'a [RunFigures],
     repetition: Option<Repetition>,
     faults: Faults<'a>,
+    cluster: Option<Cluster<'a>>,
     time_series: Vec<Point>,
+}
+
+#[derive(Serialize)]
+struct Cluster<'a> {
+    nodes: BTreeMap<&'a str, OpSummary>,
+    moved: u64,
+    asked: u64,
 }
 
 #[derive(Serialize)]
@@ -326,6 +334,11 @@ impl Format for Json {
                     .map(|i| IntervalRef { run: i.run, index: i.index })
                     .collect(),
             },
+            cluster: config.cluster.map(|_| Cluster {
+                nodes: outcome.nodes.iter().map(|(n, op)| (n.as_str(), OpSummary::of(op, secs))).collect(),
+                moved: outcome.moved,
+                asked: outcome.asked,
+            }),
             time_series: outcome
                 .timeline
                 .iter()

@@ -99,6 +99,22 @@ impl Format for Table {
             let list: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
             let _ = writeln!(out, "Errors: {} ({})", outcome.errors.total(), list.join(", "));
         }
+        if config.cluster.is_some() {
+            let _ = writeln!(out, "Cluster: {} MOVED and {} ASK redirects followed", outcome.moved, outcome.asked);
+            let width = outcome.nodes.iter().map(|(n, _)| n.len() + 2).max().unwrap_or(0).max(8);
+            for (name, op) in &outcome.nodes {
+                let lat = op.latency();
+                let _ = writeln!(
+                    out,
+                    "  {name:<width$}{:>12.2} ops/sec  avg {} ms  p50 {} ms  p99 {} ms  errors {}",
+                    op.count as f64 / secs.max(1e-9),
+                    ms(lat.mean_us),
+                    ms(lat.p50_us),
+                    ms(lat.p99_us),
+                    op.errors,
+                );
+            }
+        }
         for o in &outcome.outages {
             let _ = writeln!(
                 out,

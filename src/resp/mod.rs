@@ -3,6 +3,7 @@
 
 mod encode;
 mod scan;
+pub mod value;
 
 pub use encode::{Part, Template, encode_command};
 pub use scan::{MAX_BULK_LEN, MAX_DEPTH, ReplyClass, ScanError, Scanned, scan};
@@ -13,8 +14,42 @@ pub fn error_prefix(msg: &[u8]) -> &[u8] {
     &msg[..end.min(32)]
 }
 
+/// Argument `index` of a command encoded as a RESP array (`None` for inline commands or
+/// when it has fewer arguments): how cluster mode finds a request's key after encoding it.
+pub fn nth_arg(encoded: &[u8], index: usize) -> Option<&[u8]> {
+    fn header(buf: &[u8], pos: usize, kind: u8) -> Option<(usize, usize)> {
+        if buf.get(pos) != Some(&kind) {
+            return None;
+        }
+        let end = memchr::memchr(b'\r', &buf[pos..])? + pos;
+        let n = std::str::from_utf8(&buf[pos + 1..end]).ok()?.parse().ok()?;
+        Some((n, end + 2))
+    }
+    let (count, mut pos) = header(encoded, 0, b'*')?;
+    if index >= count {
+        return None;
+    }
+    for i in 0..=index {
+        let (len, start) = header(encoded, pos, b'$')?;
+        if i == index {
+            return encoded.get(start..start + len);
+        }
+        pos = start + len + 2;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nth_arg_finds_arguments() {
+        let cmd = b"*3\r\n$3\r\nSET\r\n$5\r\nkey:1\r\n$1\r\nv\r\n";
+        assert_eq!(super::nth_arg(cmd, 1), Some(&b"key:1"[..]));
+        assert_eq!(super::nth_arg(cmd, 2), Some(&b"v"[..]));
+        assert_eq!(super::nth_arg(cmd, 3), None);
+        assert_eq!(super::nth_arg(b"PING\r\n", 0), None);
+    }
+
     #[test]
     fn error_prefix_is_first_word() {
         assert_eq!(super::error_prefix(b"WRONGPASS invalid"), b"WRONGPASS");

@@ -167,6 +167,11 @@ pub struct Window {
     pub reconnect_attempts: u64,
     /// Replies that were not errors (warmup excluded).
     pub successes: u64,
+    /// Cluster mode: per node (by address), what its links did.
+    pub nodes: Vec<(String, OpStats)>,
+    /// Cluster redirects followed.
+    pub moved: u64,
+    pub asked: u64,
 }
 
 impl Window {
@@ -179,6 +184,9 @@ impl Window {
             down: Vec::new(),
             reconnect_attempts: 0,
             successes: 0,
+            nodes: Vec::new(),
+            moved: 0,
+            asked: 0,
         }
     }
 
@@ -191,6 +199,14 @@ impl Window {
         self.down.extend_from_slice(&other.down);
         self.reconnect_attempts += other.reconnect_attempts;
         self.successes += other.successes;
+        self.moved += other.moved;
+        self.asked += other.asked;
+        for (name, op) in &other.nodes {
+            match self.nodes.iter_mut().find(|(n, _)| n == name) {
+                Some((_, mine)) => mine.merge(op),
+                None => self.nodes.push((name.clone(), op.clone())),
+            }
+        }
     }
 
     /// All commands together.

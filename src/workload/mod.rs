@@ -245,6 +245,12 @@ impl RequestGen {
     /// Appends command `cmd` with fresh placeholders to `out`; returns its key number.
     #[inline]
     pub fn encode(&mut self, cmd: usize, out: &mut Vec<u8>) -> u64 {
+        self.encode_tagged(cmd, out, b"")
+    }
+
+    /// Like [`encode`](Self::encode), with `{tag}` filled with `tag` (cluster mode).
+    #[inline]
+    pub fn encode_tagged(&mut self, cmd: usize, out: &mut Vec<u8>, tag: &[u8]) -> u64 {
         let key = self.keys[self.key_of[cmd]].next(&mut self.rng);
         let workload = &*self.workload;
         let mut key_digits = itoa::Buffer::new();
@@ -258,7 +264,7 @@ impl RequestGen {
             Some((lo, hi)) => expiry_digits.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
             None => b"",
         };
-        let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, b""];
+        let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, tag];
         let draws = workload.draws[cmd];
         if draws.shared == 0 && draws.rand_ints == 0 {
             // The common case (SET, GET): no random numbers to draw or buffer.
@@ -314,6 +320,7 @@ mod tests {
             warmup: Duration::ZERO,
             sequence: None,
             faults: crate::config::Faults::default(),
+            cluster: None,
         }
     }
 

@@ -1,0 +1,196 @@
+//! Cluster routing for one worker: the node each slot goes to (its primary, or a replica for
+//! reads with `--read-from-replicas`), nodes numbered in the order this worker first saw them,
+//! and the refresh after a redirect or a failure says the map is stale.
+
+use std::time::Duration;
+
+use crate::config::{ReadFrom, ServerOptions, Target};
+use crate::net::cluster::{self, NodeAddr, SLOTS, Shard};
+use crate::net::{ConnectError, Session};
+
+/// No node serves the slot (yet).
+const NONE: u16 = u16::MAX;
+
+pub struct Router {
+    /// Every node seen, by this worker's node number.
+    pub nodes: Vec<NodeAddr>,
+    /// The primary of each slot.
+    slot_primary: Vec<u16>,
+    /// Each primary's replicas, by node number.
+    replicas_of: Vec<Vec<usize>>,
+    /// Nodes in the current map (primaries and replicas).
+    in_map: Vec<bool>,
+    /// A hash tag landing on each primary, for `{tag}`.
+    tags: Vec<Option<String>>,
+    read_from: ReadFrom,
+    seed: ServerOptions,
+    turn: usize,
+    /// A redirect or a failure said the map is out of date.
+    pub stale: bool,
+}
+
+impl Router {
+    /// Asks the seed node for the map.
+    pub fn discover(seed: &ServerOptions, read_from: ReadFrom) -> Result<Router, ConnectError> {
+        let mut router = Router {
+            nodes: Vec::new(),
+            slot_primary: vec![NONE; SLOTS],
+            replicas_of: Vec::new(),
+            in_map: Vec::new(),
+            tags: Vec::new(),
+            read_from,
+            seed: seed.clone(),
+            turn: 0,
+            stale: false,
+        };
+        let mut session = Session::open(seed)?;
+        let shards = cluster::shards(&mut session, &seed_host(seed))?;
+        router.apply(shards);
+        Ok(router)
+    }
+
+    /// Reloads the map from the first node that answers (bounded waits). False if none did.
+    pub fn refresh(&mut self) -> bool {
+        let mut candidates: Vec<ServerOptions> =
+            (0..self.nodes.len()).filter(|&n| self.in_map[n]).map(|n| self.options_for(n)).collect();
+        candidates.push(self.seed.clone());
+        for opts in candidates {
+            let Ok(mut session) = Session::open_within(&opts, Duration::from_millis(300)) else { continue };
+            if let Ok(shards) = cluster::shards(&mut session, &seed_host(&self.seed))
+                && !shards.is_empty()
+            {
+                self.apply(shards);
+                self.stale = false;
+                return true;
+            }
+        }
+        false
+    }
+
+    fn apply(&mut self, shards: Vec<Shard>) {
+        self.slot_primary.fill(NONE);
+        self.in_map.fill(false);
+        for r in self.replicas_of.iter_mut() {
+            r.clear();
+        }
+        for shard in shards {
+            let primary = self.node_id(&shard.primary);
+            for (start, end) in &shard.ranges {
+                for slot in *start..=(*end).min(SLOTS as u16 - 1) {
+                    self.slot_primary[slot as usize] = primary as u16;
+                }
+            }
+            self.in_map[primary] = true;
+            let replicas: Vec<usize> = shard.replicas.iter().map(|r| self.node_id(r)).collect();
+            for &r in &replicas {
+                self.in_map[r] = true;
+            }
+            self.replicas_of[primary] = replicas;
+        }
+        let owned_by = |n: usize| self.slot_primary.iter().any(|&p| p as usize == n);
+        let tags: Vec<Option<String>> = (0..self.nodes.len())
+            .map(|n| if owned_by(n) { cluster::tag_for(|s| self.slot_primary[s as usize] as usize == n) } else { None })
+            .collect();
+        self.tags = tags;
+    }
+
+    /// This worker's number for `addr`, numbering it if new.
+    pub fn node_id(&mut self, addr: &NodeAddr) -> usize {
+        if let Some(n) = self.nodes.iter().position(|a| a == addr) {
+            return n;
+        }
+        self.nodes.push(addr.clone());
+        self.replicas_of.push(Vec::new());
+        self.in_map.push(false);
+        self.tags.push(None);
+        self.nodes.len() - 1
+    }
+
+    /// Where a request for `slot` goes: its primary, or for a read a replica as
+    /// `--read-from-replicas` says. `None` while no node serves the slot.
+    #[inline]
+    pub fn node_for(&mut self, slot: u16, read: bool) -> Option<usize> {
+        let primary = self.slot_primary[slot as usize];
+        if primary == NONE {
+            return None;
+        }
+        let primary = primary as usize;
+        if !read || self.read_from == ReadFrom::No {
+            return Some(primary);
+        }
+        let replicas = &self.replicas_of[primary];
+        self.turn = self.turn.wrapping_add(1);
+        match (self.read_from, replicas.len()) {
+            (_, 0) => Some(primary),
+            (ReadFrom::Yes, n) => Some(replicas[self.turn % n]),
+            (_, n) => Some(if self.turn % (n + 1) == n { primary } else { replicas[self.turn % (n + 1)] }),
+        }
+    }
+
+    /// A primary in turn, for commands without a key and for `{tag}`.
+    pub fn next_primary(&mut self) -> Option<usize> {
+        let primaries: Vec<usize> = (0..self.nodes.len()).filter(|&n| self.tags[n].is_some()).collect();
+        if primaries.is_empty() {
+            return None;
+        }
+        self.turn = self.turn.wrapping_add(1);
+        Some(primaries[self.turn % primaries.len()])
+    }
+
+    /// The hash tag (`{n}`) that lands on primary `node`.
+    pub fn tag(&self, node: usize) -> &[u8] {
+        self.tags.get(node).and_then(|t| t.as_deref()).map_or(b"", str::as_bytes)
+    }
+
+    /// After `-MOVED slot host:port`: the slot's new primary, until the next refresh.
+    pub fn moved(&mut self, slot: u16, to: &NodeAddr) -> usize {
+        let node = self.node_id(to);
+        self.slot_primary[slot as usize % SLOTS] = node as u16;
+        self.in_map[node] = true;
+        self.stale = true;
+        node
+    }
+
+    pub fn in_map(&self, node: usize) -> bool {
+        self.in_map.get(node).copied().unwrap_or(false)
+    }
+
+    /// Whether `node` serves as a replica (its connections send READONLY).
+    pub fn is_replica(&self, node: usize) -> bool {
+        self.replicas_of.iter().any(|r| r.contains(&node))
+    }
+
+    /// How to log in to `node`: the seed's options with the node's address.
+    pub fn options_for(&self, node: usize) -> ServerOptions {
+        let addr = &self.nodes[node];
+        ServerOptions { target: Target::Tcp { host: addr.host.clone(), port: addr.port }, ..self.seed.clone() }
+    }
+}
+
+fn seed_host(seed: &ServerOptions) -> String {
+    match &seed.target {
+        Target::Tcp { host, .. } => host.clone(),
+        Target::Unix(_) => "127.0.0.1".into(),
+    }
+}
+
+/// `MOVED 3999 127.0.0.1:6381` or `ASK ...`: the slot and where to go.
+pub fn redirect(msg: &[u8]) -> Option<(u16, NodeAddr)> {
+    let text = std::str::from_utf8(msg).ok()?;
+    let mut words = text.split_whitespace();
+    let _kind = words.next()?;
+    let slot = words.next()?.parse().ok()?;
+    let (host, port) = words.next()?.rsplit_once(':')?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Some((slot, NodeAddr { host: host.to_string(), port: port.parse().ok()? }))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_redirects() {
+        let (slot, to) = super::redirect(b"MOVED 3999 127.0.0.1:6381").unwrap();
+        assert_eq!((slot, to.host.as_str(), to.port), (3999, "127.0.0.1", 6381));
+        assert!(super::redirect(b"MOVED x").is_none());
+    }
+}

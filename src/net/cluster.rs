@@ -1,0 +1,186 @@
+//! Cluster mode's map: which node serves each of the 16384 hash slots (CLUSTER SHARDS, else
+//! CLUSTER SLOTS), how a key hashes to its slot (CRC16, hash tags honoured), and hash tags
+//! that land on a given node (for `{tag}`).
+
+use super::{ConnectError, Session};
+use crate::resp::value::{self, Value};
+
+/// Hash slots in a Redis cluster.
+pub const SLOTS: usize = 16384;
+
+/// The slot of `key`: CRC16 of the key, or of its hash tag (the text between the first `{`
+/// and the next `}`, when not empty), modulo 16384.
+pub fn slot(key: &[u8]) -> u16 {
+    let hashed = match memchr::memchr(b'{', key) {
+        Some(open) => match memchr::memchr(b'}', &key[open + 1..]) {
+            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
+            _ => key,
+        },
+        None => key,
+    };
+    crc16(hashed) % SLOTS as u16
+}
+
+/// CRC16-CCITT (XMODEM), the checksum Redis Cluster hashes keys with.
+fn crc16(data: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &byte in data {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+        }
+    }
+    crc
+}
+
+/// A node's address as the cluster announces it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodeAddr {
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::fmt::Display for NodeAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// One shard: its slot ranges, its primary and its replicas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shard {
+    pub ranges: Vec<(u16, u16)>,
+    pub primary: NodeAddr,
+    pub replicas: Vec<NodeAddr>,
+}
+
+/// Asks `session` for the cluster's shards: CLUSTER SHARDS (Redis 7+), else CLUSTER SLOTS.
+/// Nodes announced without an address get `seed_host`.
+pub fn shards(session: &mut Session, seed_host: &str) -> Result<Vec<Shard>, ConnectError> {
+    if let Ok(reply) = session.call(&[b"CLUSTER", b"SHARDS"])
+        && let Some(shards) = value::parse(&reply.0).and_then(|v| parse_shards(&v, seed_host))
+        && !shards.is_empty()
+    {
+        return Ok(shards);
+    }
+    let reply = session.call_checked(&[b"CLUSTER", b"SLOTS"])?;
+    value::parse(&reply.0).and_then(|v| parse_slots(&v, seed_host)).ok_or_else(|| ConnectError::Refused {
+        target: session.target().to_string(),
+        command: "CLUSTER SLOTS".into(),
+        message: "the reply is not a slot map".into(),
+    })
+}
+
+fn addr(host: Option<&str>, port: Option<i64>, seed_host: &str) -> Option<NodeAddr> {
+    let host = match host {
+        Some(h) if !h.is_empty() && h != "?" => h.to_string(),
+        _ => seed_host.to_string(),
+    };
+    Some(NodeAddr { host, port: u16::try_from(port?).ok()? })
+}
+
+/// CLUSTER SLOTS: `[[start, end, [host, port, id], [replica...]...], ...]`.
+fn parse_slots(v: &Value, seed_host: &str) -> Option<Vec<Shard>> {
+    let mut shards: Vec<Shard> = Vec::new();
+    for entry in v.as_array()? {
+        let items = entry.as_array()?;
+        let (start, end) =
+            (u16::try_from(items.first()?.as_int()?).ok()?, u16::try_from(items.get(1)?.as_int()?).ok()?);
+        let node = |n: &Value| {
+            let fields = n.as_array()?;
+            addr(fields.first()?.as_str(), fields.get(1)?.as_int(), seed_host)
+        };
+        let primary = node(items.get(2)?)?;
+        let replicas: Vec<NodeAddr> = items[3..].iter().filter_map(node).collect();
+        match shards.iter_mut().find(|s| s.primary == primary) {
+            Some(shard) => shard.ranges.push((start, end)),
+            None => shards.push(Shard { ranges: vec![(start, end)], primary, replicas }),
+        }
+    }
+    Some(shards)
+}
+
+/// CLUSTER SHARDS: maps with `slots` (start, end pairs) and `nodes` (maps with `ip` or
+/// `endpoint`, `port`, `role`, `health`).
+fn parse_shards(v: &Value, seed_host: &str) -> Option<Vec<Shard>> {
+    fn field<'v>(map: &'v [Value], name: &str) -> Option<&'v Value> {
+        map.chunks(2).find(|kv| kv[0].as_str() == Some(name)).and_then(|kv| kv.get(1))
+    }
+    let mut shards = Vec::new();
+    for shard in v.as_array()? {
+        let map = shard.as_array()?;
+        let slots = field(map, "slots")?.as_array()?;
+        let ranges: Vec<(u16, u16)> = slots
+            .chunks(2)
+            .filter_map(|pair| {
+                Some((u16::try_from(pair[0].as_int()?).ok()?, u16::try_from(pair.get(1)?.as_int()?).ok()?))
+            })
+            .collect();
+        if ranges.is_empty() {
+            continue;
+        }
+        let mut primary = None;
+        let mut replicas = Vec::new();
+        for node in field(map, "nodes")?.as_array()? {
+            let n = node.as_array()?;
+            if field(n, "health").and_then(Value::as_str).is_some_and(|h| h != "online") {
+                continue;
+            }
+            let host = field(n, "endpoint").and_then(Value::as_str).or_else(|| field(n, "ip").and_then(Value::as_str));
+            let Some(a) = addr(host, field(n, "port").and_then(Value::as_int), seed_host) else { continue };
+            match field(n, "role").and_then(Value::as_str) {
+                Some("master" | "primary") => primary = Some(a),
+                _ => replicas.push(a),
+            }
+        }
+        if let Some(primary) = primary {
+            shards.push(Shard { ranges, primary, replicas });
+        }
+    }
+    Some(shards)
+}
+
+/// The first number `n` whose decimal text hashes to a slot `owned` says yes to, as a hash
+/// tag (`{n}`): keys carrying it land on that node.
+pub fn tag_for(owned: impl Fn(u16) -> bool) -> Option<String> {
+    (0..100_000u32).map(|n| n.to_string()).find(|t| owned(slot(t.as_bytes()))).map(|t| format!("{{{t}}}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_match_redis() {
+        // Values from the Redis Cluster specification and CLUSTER KEYSLOT.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(slot(b"foo"), 12182);
+        assert_eq!(slot(b"key:0"), slot(b"key:0"));
+        assert_eq!(slot(b"{user1000}.following"), slot(b"{user1000}.followers"));
+        assert_eq!(slot(b"foo{}{bar}"), slot(b"foo{}{bar}"));
+        assert_ne!(slot(b"foo{}{bar}"), slot(b"bar"));
+        assert_eq!(slot(b"foo{{bar}}zap"), slot(b"{bar"));
+    }
+
+    #[test]
+    fn parses_cluster_slots() {
+        let reply = b"*2\r\n*4\r\n:0\r\n:8191\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$2\r\nid\r\n*3\r\n$0\r\n\r\n:7003\r\n$2\r\nid\r\n\
+*3\r\n:8192\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:7001\r\n$2\r\nid\r\n";
+        let shards = parse_slots(&value::parse(reply).unwrap(), "10.0.0.1").unwrap();
+        assert_eq!(shards.len(), 2);
+        assert_eq!(shards[0].ranges, vec![(0, 8191)]);
+        assert_eq!(shards[0].replicas, vec![NodeAddr { host: "10.0.0.1".into(), port: 7003 }]);
+        assert_eq!(shards[1].primary.port, 7001);
+    }
+
+    #[test]
+    fn tags_land_where_asked() {
+        let tag = tag_for(|s| s > 16000).unwrap();
+        assert!(slot(tag.as_bytes()) > 16000);
+        assert_eq!(slot(format!("x{tag}y").as_bytes()), slot(tag.as_bytes()));
+    }
+}

@@ -1,0 +1,252 @@
+//! Cluster mode against a real cluster of 3 primaries and 3 replicas (redis-server
+//! --cluster-enabled, joined by redis-cli --cluster create): fills spread over the shards, a
+//! slot migrated mid-run (MOVED and ASK followed), a primary killed mid-run (failover).
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct Cluster {
+    nodes: Vec<Server>,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let nodes: Vec<Server> = (0..6)
+            .map(|_| {
+                Server::start(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "1000",
+                ])
+            })
+            .collect();
+        let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addrs)
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "cluster create: {}", String::from_utf8_lossy(&out.stdout));
+        let cluster = Cluster { nodes };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !cluster.ready() {
+            assert!(Instant::now() < deadline, "the cluster did not settle");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        cluster
+    }
+
+    /// Every node says the cluster is ok and every replica is in sync with its primary.
+    fn ready(&self) -> bool {
+        self.nodes.iter().all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+            && self.nodes.iter().all(|n| {
+                let info = n.cli(&["INFO", "replication"]);
+                info.contains("role:master") || info.contains("master_link_status:up")
+            })
+    }
+
+    fn primaries(&self) -> Vec<&Server> {
+        self.nodes.iter().filter(|n| n.cli(&["INFO", "replication"]).contains("role:master")).collect()
+    }
+
+    fn seed(&self) -> &Server {
+        &self.nodes[0]
+    }
+
+    /// `(id, port, is primary, slot ranges)` for every node, from CLUSTER NODES.
+    fn layout(&self) -> Vec<(String, u16, bool, String)> {
+        self.seed()
+            .cli(&["CLUSTER", "NODES"])
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let port = f[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
+                (f[0].to_string(), port, f[2].contains("master"), f[8..].join(" "))
+            })
+            .collect()
+    }
+}
+
+fn run_cluster(cluster: &Cluster, args: &[&str]) -> std::process::Output {
+    respbench().args(["-p", &cluster.seed().port_arg(), "--cluster"]).args(args).output().unwrap()
+}
+
+#[test]
+fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("fill.json");
+    let out = run_cluster(
+        &cluster,
+        &["-n", "allkeys", "--key-max", "5999", "-c", "6", "--threads", "2", "--json", json.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let primaries = cluster.primaries();
+    assert_eq!(primaries.len(), 3);
+    let sizes: Vec<u64> = primaries.iter().map(|p| p.dbsize()).collect();
+    assert_eq!(sizes.iter().sum::<u64>(), 6000, "{sizes:?}");
+    assert!(sizes.iter().all(|&s| s > 1500), "every shard got its share: {sizes:?}");
+    let doc = read_json(&json);
+    // The map was known from the start: no redirect.
+    assert_eq!(doc["cluster"]["moved"], 0);
+    assert_eq!(doc["cluster"]["asked"], 0);
+    assert_eq!(doc["cluster"]["nodes"].as_object().unwrap().len(), 3);
+    assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    // Reads from replicas, and {tag} keys kept on one node per request.
+    let out = run_cluster(
+        &cluster,
+        &["--duration", "1s", "--key-max", "5999", "-c", "6", "--threads", "2", "--read-from-replicas", "yes", "-q"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let replica_reads: u64 =
+        cluster.nodes.iter().filter(|n| !primaries.iter().any(|p| p.port == n.port)).map(|n| n.calls("get")).sum();
+    assert!(replica_reads > 100, "{replica_reads} GETs on replicas");
+    let out = run_cluster(&cluster, &["-n", "3000", "-c", "3", "--command", "MSET a{tag}:__key__ x b{tag}:__key__ y"]);
+    assert!(out.status.success() && !stdout(&out).contains("CROSSSLOT"), "{}", stdout(&out));
+    assert_eq!(primaries.iter().map(|p| p.calls("mset")).sum::<u64>(), 3000);
+    // The front-ends' cluster options.
+    let port = cluster.seed().port_arg();
+    let out = respbench()
+        .args(["memtier", "-s", "127.0.0.1", "-p", &port, "--cluster-mode", "-n", "100", "-c", "2", "-t", "2"])
+        .args(["--ratio=1:0", "--key-prefix=mt:", "--hide-histogram"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = respbench()
+        .args(["redis-benchmark", "-p", &port, "--cluster", "-t", "set,lpush,mset", "-n", "600", "-r", "100", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("errors"), "{}", stdout(&out));
+    let memtier_keys: u64 = primaries.iter().map(|p| p.cli(&["KEYS", "mt:*"]).lines().count() as u64).sum();
+    assert!(memtier_keys > 0 && memtier_keys <= 400, "{memtier_keys}");
+    assert_eq!(primaries.iter().map(|p| p.calls("lpush")).sum::<u64>(), 600);
+}
+
+#[test]
+fn a_slot_migrated_mid_run_is_followed_through_ask_and_moved() {
+    let cluster = Cluster::start();
+    let seed = cluster.seed();
+    // Every key of the run lives in the slot of the hash tag {k}.
+    let slot = seed.cli(&["CLUSTER", "KEYSLOT", "{k}"]);
+    let slot_n: u32 = slot.parse().unwrap();
+    let layout = cluster.layout();
+    let owns = |ranges: &str| {
+        ranges.split_whitespace().any(|r| {
+            let (a, b) = r.split_once('-').unwrap_or((r, r));
+            (a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap()).contains(&slot_n)
+        })
+    };
+    let (src_id, src_port, _, _) = layout.iter().find(|(_, _, primary, r)| *primary && owns(r)).unwrap().clone();
+    let (dst_id, dst_port, _, _) = layout.iter().find(|(id, _, primary, _)| *primary && *id != src_id).unwrap().clone();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("migrate.json");
+    let child = respbench()
+        .args([
+            "-p",
+            &seed.port_arg(),
+            "--cluster",
+            "--duration",
+            "4s",
+            "-c",
+            "4",
+            "--threads",
+            "1",
+            "--key-max",
+            "199",
+        ])
+        .args([
+            "--command",
+            "SET {k}:__key__ __data__",
+            "--command",
+            "GET {k}:__key__",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cli = |port: u16, args: &[&str]| {
+        let out = Command::new("redis-cli").args(["-p", &port.to_string()]).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(cli(dst_port, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &src_id]), "OK");
+    assert_eq!(cli(src_port, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &dst_id]), "OK");
+    // Keys move in batches while the load runs: the ones already moved answer -ASK.
+    loop {
+        let keys: Vec<String> =
+            cli(src_port, &["CLUSTER", "GETKEYSINSLOT", &slot, "20"]).lines().map(String::from).collect();
+        if keys.is_empty() {
+            break;
+        }
+        let port = dst_port.to_string();
+        let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+        args.extend(keys.iter().map(String::as_str));
+        assert_eq!(cli(src_port, &args), "OK");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // The documented order: the new owner first, then the old one, then the rest.
+    let mut order = vec![dst_port, src_port];
+    order.extend(layout.iter().filter(|(_, p, primary, _)| *primary && *p != dst_port && *p != src_port).map(|l| l.1));
+    for port in order {
+        assert_eq!(cli(port, &["CLUSTER", "SETSLOT", &slot, "NODE", &dst_id]), "OK");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert!(doc["cluster"]["asked"].as_u64().unwrap() > 0, "{}", doc["cluster"]);
+    assert!(doc["cluster"]["moved"].as_u64().unwrap() > 0, "{}", doc["cluster"]);
+    // Every redirect was followed: no request lost, no error of any kind.
+    assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    assert_eq!(doc["totals"]["errors"], 0);
+    let moved_keys: u64 = cli(dst_port, &["CLUSTER", "COUNTKEYSINSLOT", &slot]).parse().unwrap();
+    assert!(moved_keys > 100, "{moved_keys} keys on the new owner");
+}
+
+#[test]
+fn a_primary_killed_mid_run_fails_over_and_the_run_recovers() {
+    let mut cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("failover.json");
+    let child = respbench()
+        .args(["-p", &cluster.seed().port_arg(), "--cluster", "--duration", "8s", "-c", "6", "--threads", "2"])
+        .args(["--ratio", "1:1", "--key-max", "9999", "--reconnect-backoff", "50ms", "--json", json.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    // SIGKILL one primary (not the seed): its replica takes over after the node timeout.
+    let victim = cluster
+        .nodes
+        .iter()
+        .position(|n| n.port != cluster.seed().port && n.cli(&["INFO", "replication"]).contains("role:master"))
+        .unwrap();
+    cluster.nodes[victim].kill();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert!(doc["totals"]["errors"].as_u64().unwrap() > 0, "{}", doc["errors"]);
+    let outages = doc["faults"]["outages"].as_array().unwrap();
+    assert!(!outages.is_empty(), "{}", doc["faults"]);
+    let start = outages[0]["start_secs"].as_f64().unwrap();
+    assert!((1.5..3.0).contains(&start), "{outages:?}");
+    // Throughput is back in the last second, on the promoted replica among others.
+    let points = doc["time_series"].as_array().unwrap();
+    let first = points[0]["ops_per_sec"].as_f64().unwrap();
+    let last = points[points.len() - 2]["ops_per_sec"].as_f64().unwrap();
+    assert!(last > 0.3 * first, "before {first}/s, after {last}/s");
+    assert!(stdout(&out).contains("Outage:"), "{}", stdout(&out));
+}
