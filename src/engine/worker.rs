@@ -30,7 +30,7 @@ const READ_BUFFER: usize = 64 * 1024;
 /// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
 const LINKS: usize = 4096;
 /// Redirects one request may follow before it counts as failed.
-const MAX_REDIRECTS: u32 = 16;
+const MAX_REDIRECTS: u16 = 16;
 
 /// A request on the wire, waiting for its reply.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +46,7 @@ struct InFlight {
     /// Its encoded length in the link's journal (0 when nothing is journaled).
     len: u32,
     /// Times it was sent again (after a dropped connection or a redirect).
-    tries: u32,
+    tries: u16,
     /// The `ASKING` before a request sent after `-ASK`: its reply is not counted.
     asking: bool,
 }
@@ -196,11 +196,16 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         // A connection with a full pipeline waits for a reply, not for its clock. Paced sends
         // are batched at a grain: each timer wake-up costs more than a send, so at high rates
         // a send may leave up to one grain late (counted in its response time and send lag).
-        let due = conns
-            .iter()
-            .filter(|c| !c.finished && !c.blocked() && c.units_in_flight < plan.pipeline)
-            .filter_map(|c| c.pacer.next_due())
-            .min();
+        // (Closed loop has no clock to wait on: skip the scan.)
+        let due = if worker.paced {
+            conns
+                .iter()
+                .filter(|c| !c.finished && c.units_in_flight < plan.pipeline && !c.blocked())
+                .filter_map(|c| c.pacer.next_due())
+                .min()
+        } else {
+            None
+        };
         if let Some(due) = due {
             wake = wake.min(due.max(now + TIMER_GRAIN));
         }
@@ -725,7 +730,7 @@ impl<'p> Worker<'p> {
         // reconnect either; one that went away or stalled may come back.
         let hopeless = kind == ErrorKind::Protocol && !link.healthy;
         let give_up = ending || hopeless || self.plan.faults.max_reconnects == Some(0);
-        let retry = if give_up { 0 } else { self.plan.faults.retry };
+        let retry = if give_up { 0 } else { self.plan.faults.retry.min(u32::from(u16::MAX)) as u16 };
         let mut resend = VecDeque::new();
         let mut resend_bytes = Vec::new();
         let mut lost = 0u64;

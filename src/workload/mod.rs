@@ -32,6 +32,10 @@ struct Draws {
     rand_ints: usize,
     /// Bit i: `__rand_{i+1}th__` appears.
     shared: u16,
+    /// `__data__` appears: a value is drawn (GET needs none).
+    data: bool,
+    /// The expiry hole appears (SET with `--expiry-range`).
+    expiry: bool,
 }
 
 /// The compiled mix, read-only and shared by every worker.
@@ -73,8 +77,14 @@ impl Workload {
                                 parts.push(Part::Lit(prefix.to_vec()));
                                 parts.push(Part::Hole(HOLE_KEY));
                             }
-                            ArgPart::Data => parts.push(Part::Hole(HOLE_DATA)),
-                            ArgPart::Expiry => parts.push(Part::Hole(HOLE_EXPIRY)),
+                            ArgPart::Data => {
+                                d.data = true;
+                                parts.push(Part::Hole(HOLE_DATA));
+                            }
+                            ArgPart::Expiry => {
+                                d.expiry = true;
+                                parts.push(Part::Hole(HOLE_EXPIRY));
+                            }
                             ArgPart::Tag => parts.push(Part::Hole(HOLE_TAG)),
                             ArgPart::RandShared(i) => {
                                 d.shared |= 1 << i;
@@ -255,17 +265,22 @@ impl RequestGen {
         let workload = &*self.workload;
         let mut key_digits = itoa::Buffer::new();
         let key_digits = key_digits.format(key).as_bytes();
-        let len = workload.value_len(&mut self.rng);
-        let offset =
-            if workload.data.len() > len { self.rng.below((workload.data.len() - len) as u64) as usize } else { 0 };
-        let data = &workload.data[offset..offset + len];
+        let draws = workload.draws[cmd];
+        // Only what the command uses is drawn: a GET costs no value and no expiry.
+        let data: &[u8] = if draws.data {
+            let len = workload.value_len(&mut self.rng);
+            let offset =
+                if workload.data.len() > len { self.rng.below((workload.data.len() - len) as u64) as usize } else { 0 };
+            &workload.data[offset..offset + len]
+        } else {
+            b""
+        };
         let mut expiry_digits = itoa::Buffer::new();
-        let expiry_digits = match workload.expiry {
-            Some((lo, hi)) => expiry_digits.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
-            None => b"",
+        let expiry_digits = match (draws.expiry, workload.expiry) {
+            (true, Some((lo, hi))) => expiry_digits.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
+            _ => b"",
         };
         let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, tag];
-        let draws = workload.draws[cmd];
         if draws.shared == 0 && draws.rand_ints == 0 {
             // The common case (SET, GET): no random numbers to draw or buffer.
             workload.templates[cmd].encode(out, &fixed);
