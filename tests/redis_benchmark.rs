@@ -263,9 +263,11 @@ fn loop_and_idle_modes_stop_on_ctrl_c() {
     while server.info_u64("clients", "connected_clients") < 8 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert_eq!(server.info_u64("clients", "connected_clients"), 8);
+    let connected = server.info_u64("clients", "connected_clients");
+    // Stop it before judging, so a failed check leaves no process behind.
     unsafe_sigint(child.id());
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+    assert_eq!(connected, 8);
 }
 
 fn unsafe_sigint(pid: u32) {

@@ -260,7 +260,7 @@ pub fn run(
     let mut control = Session::open(&config.server)?;
     let server = ServerInfo::query(&mut control);
     drop(control);
-    let mut sampler = ServerSampler::open(&config.server);
+    let mut sampler = ServerSampler::open(&config.server, config.cluster.is_some());
 
     let workload = Arc::new(Workload::compile(config));
     let threads = config.threads.min(config.connections).max(1);

@@ -124,8 +124,8 @@ fn sample(prev: &Info, next: &Info, wall: Duration) -> ServerSample {
     }
 }
 
-/// Samples `INFO`; each sample covers the span since the previous one.
-pub struct ServerSampler {
+/// Samples one node's `INFO`; each sample covers the span since the previous one.
+struct NodeSampler {
     session: Session,
     /// To reconnect after the server restarts.
     server: ServerOptions,
@@ -135,16 +135,16 @@ pub struct ServerSampler {
     pub peak_used_memory: u64,
 }
 
-impl ServerSampler {
+impl NodeSampler {
     /// `None` when the server cannot be reached or refuses INFO.
-    pub fn open(server: &ServerOptions) -> Option<ServerSampler> {
+    fn open(server: &ServerOptions) -> Option<NodeSampler> {
         let mut session = Session::open(server).ok()?;
         Info::read(&mut session)?;
-        Some(ServerSampler { session, server: server.clone(), first: None, last: None, peak_used_memory: 0 })
+        Some(NodeSampler { session, server: server.clone(), first: None, last: None, peak_used_memory: 0 })
     }
 
     /// Starts the measured span now.
-    pub fn begin(&mut self) {
+    fn begin(&mut self) {
         if let Some(info) = Info::read(&mut self.session) {
             let now = Instant::now();
             self.peak_used_memory = info.used_memory;
@@ -155,7 +155,7 @@ impl ServerSampler {
 
     /// The span since the previous sample (or `begin`). After a dropped connection it logs in
     /// again; a restarted server's counters start over, so the spans start over from there.
-    pub fn sample(&mut self) -> Option<ServerSample> {
+    fn sample(&mut self) -> Option<ServerSample> {
         let info = match Info::read(&mut self.session) {
             Some(info) => info,
             None => {
@@ -175,10 +175,92 @@ impl ServerSampler {
     }
 
     /// The whole span from `begin` to the last sample.
-    pub fn overall(&self) -> Option<ServerSample> {
+    fn overall(&self) -> Option<ServerSample> {
         let ((t0, first), (t1, last)) = (self.first?, self.last?);
         (t1 > t0).then(|| sample(&first, &last, t1.duration_since(t0)))
     }
+}
+
+/// Samples the server's `INFO`: the one server, or every primary of a cluster, combined.
+pub struct ServerSampler {
+    nodes: Vec<NodeSampler>,
+    /// Highest used_memory seen (summed over the nodes).
+    pub peak_used_memory: u64,
+}
+
+impl ServerSampler {
+    /// `None` when the server cannot be reached or refuses INFO. In cluster mode, every
+    /// primary of the map is sampled.
+    pub fn open(server: &ServerOptions, cluster: bool) -> Option<ServerSampler> {
+        let targets: Vec<ServerOptions> = if cluster {
+            let mut session = Session::open(server).ok()?;
+            let host = match &server.target {
+                crate::config::Target::Tcp { host, .. } => host.clone(),
+                crate::config::Target::Unix(_) => "127.0.0.1".into(),
+            };
+            let shards = crate::net::cluster::shards(&mut session, &host).ok()?;
+            shards
+                .iter()
+                .map(|s| ServerOptions {
+                    target: crate::config::Target::Tcp { host: s.primary.host.clone(), port: s.primary.port },
+                    ..server.clone()
+                })
+                .collect()
+        } else {
+            vec![server.clone()]
+        };
+        let nodes: Vec<NodeSampler> = targets.iter().filter_map(NodeSampler::open).collect();
+        (!nodes.is_empty()).then_some(ServerSampler { nodes, peak_used_memory: 0 })
+    }
+
+    pub fn begin(&mut self) {
+        for n in &mut self.nodes {
+            n.begin();
+        }
+        self.peak_used_memory = self.nodes.iter().map(|n| n.peak_used_memory).sum();
+    }
+
+    /// The span since the previous sample, combined over the nodes.
+    pub fn sample(&mut self) -> Option<ServerSample> {
+        let samples: Vec<ServerSample> = self.nodes.iter_mut().filter_map(NodeSampler::sample).collect();
+        let used: u64 = self.nodes.iter().map(|n| n.last.map_or(0, |(_, i)| i.used_memory)).sum();
+        self.peak_used_memory = self.peak_used_memory.max(used);
+        combine(&samples)
+    }
+
+    pub fn overall(&self) -> Option<ServerSample> {
+        combine(&self.nodes.iter().filter_map(NodeSampler::overall).collect::<Vec<_>>())
+    }
+}
+
+/// Several nodes as one server: counts, rates, memory and keys add up; CPU is the busiest
+/// node's (the one that limits); fragmentation is the mean.
+fn combine(samples: &[ServerSample]) -> Option<ServerSample> {
+    let (first, rest) = samples.split_first()?;
+    if rest.is_empty() {
+        return Some(*first);
+    }
+    let mut all = *first;
+    for s in rest {
+        all.cpu.total = all.cpu.total.max(s.cpu.total);
+        all.cpu.main_thread = match (all.cpu.main_thread, s.cpu.main_thread) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        all.used_memory_bytes += s.used_memory_bytes;
+        all.fragmentation_ratio += s.fragmentation_ratio;
+        all.keyspace_hits += s.keyspace_hits;
+        all.keyspace_misses += s.keyspace_misses;
+        all.evicted_keys += s.evicted_keys;
+        all.expired_keys += s.expired_keys;
+        all.connected_clients += s.connected_clients;
+        all.ops_per_sec += s.ops_per_sec;
+        all.keys += s.keys;
+    }
+    all.fragmentation_ratio /= samples.len() as f64;
+    let lookups = all.keyspace_hits + all.keyspace_misses;
+    all.hit_ratio = (lookups > 0).then(|| all.keyspace_hits as f64 / lookups as f64);
+    Some(all)
 }
 
 #[cfg(test)]
