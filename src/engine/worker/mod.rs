@@ -7,7 +7,6 @@
 //! its key's slot and redirects (`MOVED`, `ASK`) are followed. A failed link reconnects with
 //! backoff while the run goes on.
 
-use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -15,136 +14,23 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::pacer::Pacer;
-use super::router::{self, Router};
+mod conn;
+mod faults;
+
+pub use conn::{Conn, Link};
+use conn::{InFlight, make_room};
+use faults::{MAX_REDIRECTS, redirect_of};
+
+use super::router::Router;
 use super::timer::Timer;
 use super::{Msg, ThreadCpu};
 use crate::config::{Faults, ServerOptions};
-use crate::net::{Session, Transport, cluster};
+use crate::net::cluster;
 use crate::resp::{self, ReplyClass};
 use crate::stats::{ErrorKind, OpStats, Window};
-use crate::workload::RequestGen;
 
-/// Initial read buffer per link; grows only for a reply larger than this.
-const READ_BUFFER: usize = 64 * 1024;
 /// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
 const LINKS: usize = 4096;
-/// Redirects one request may follow before it counts as failed.
-const MAX_REDIRECTS: u16 = 16;
-
-/// A request on the wire, waiting for its reply.
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
-    command: usize,
-    /// When the schedule meant it to be sent: response time is measured from here.
-    intended: Instant,
-    /// When it was queued for the socket: service time is measured from here.
-    sent: Instant,
-    /// The last command of its unit (of a sequence, or a single command): its reply frees a
-    /// pipeline slot.
-    ends_unit: bool,
-    /// Its encoded length in the link's journal (0 when nothing is journaled).
-    len: u32,
-    /// Times it was sent again (after a dropped connection or a redirect).
-    tries: u16,
-    /// The `ASKING` before a request sent after `-ASK`: its reply is not counted.
-    asking: bool,
-}
-
-/// A link that failed and waits to reconnect.
-#[derive(Debug, Clone, Copy)]
-struct Down {
-    since: Instant,
-    retry_at: Instant,
-    backoff: Duration,
-    attempts: u32,
-}
-
-/// One socket of a connection, to one node.
-pub struct Link {
-    /// `None` while down.
-    io: Option<Transport>,
-    rbuf: Vec<u8>,
-    rstart: usize,
-    rend: usize,
-    wbuf: Vec<u8>,
-    wpos: usize,
-    inflight: VecDeque<InFlight>,
-    /// The bytes of the requests in flight, in order, when they may have to be sent again
-    /// (`--retry`, cluster redirects). Empty otherwise.
-    journal: VecDeque<u8>,
-    down: Option<Down>,
-    /// A reply was scanned since the last (re)connect: the stream once made sense.
-    healthy: bool,
-}
-
-impl Link {
-    pub fn new(io: Transport, pipeline: usize, max_request: usize) -> Link {
-        Link {
-            io: Some(io),
-            rbuf: vec![0; READ_BUFFER],
-            rstart: 0,
-            rend: 0,
-            wbuf: Vec::with_capacity(pipeline * max_request),
-            wpos: 0,
-            inflight: VecDeque::with_capacity(pipeline),
-            journal: VecDeque::new(),
-            down: None,
-            healthy: false,
-        }
-    }
-
-    fn idle(&self) -> bool {
-        self.inflight.is_empty()
-    }
-}
-
-/// A logical client and everything it owns.
-pub struct Conn {
-    /// By node number; a standalone server is node 0.
-    links: Vec<Option<Link>>,
-    /// Cluster mode: a command is encoded here before its key says which link takes it.
-    scratch: Vec<u8>,
-    /// Units (single commands or whole sequences) in flight: what the pipeline depth counts.
-    units_in_flight: usize,
-    /// An error reply came back within the unit being received.
-    unit_failed: bool,
-    /// Requests left to send, when the run is counted.
-    remaining: Option<u64>,
-    requests: RequestGen,
-    pacer: Pacer,
-    /// Done sending and drained, or given up.
-    finished: bool,
-}
-
-impl Conn {
-    pub fn new(links: Vec<Option<Link>>, requests: RequestGen, pacer: Pacer, remaining: Option<u64>) -> Conn {
-        Conn {
-            links,
-            scratch: Vec::new(),
-            units_in_flight: 0,
-            unit_failed: false,
-            remaining,
-            requests,
-            pacer,
-            finished: false,
-        }
-    }
-
-    /// Sets the schedule once the run's start time is known.
-    pub fn set_pacer(&mut self, pacer: Pacer) {
-        self.pacer = pacer;
-    }
-
-    fn idle(&self) -> bool {
-        self.links.iter().flatten().all(Link::idle)
-    }
-
-    /// A standalone connection waiting to reconnect sends nothing meanwhile.
-    fn blocked(&self) -> bool {
-        self.links.len() == 1 && self.links[0].as_ref().is_some_and(|l| l.down.is_some())
-    }
-}
 
 /// What a worker needs to know about the run.
 pub struct WorkerPlan<'a> {
@@ -315,9 +201,6 @@ pub const TIMER_GRAIN: Duration = Duration::from_micros(20);
 
 /// Shortest time between two reloads of the cluster map.
 const REFRESH_EVERY: Duration = Duration::from_millis(100);
-
-/// Longest a reconnect attempt may block its worker (connect, TLS, login).
-const RECONNECT_TIMEOUT: Duration = Duration::from_millis(500);
 
 struct Worker<'p> {
     plan: &'p WorkerPlan<'p>,
@@ -525,72 +408,6 @@ impl<'p> Worker<'p> {
         true
     }
 
-    /// Sends a redirected request to the node named (`ASKING` first after `-ASK`).
-    fn redirect(
-        &mut self,
-        conn: &mut Conn,
-        c: usize,
-        (slot, to, ask): (u16, &cluster::NodeAddr, bool),
-        bytes: Vec<u8>,
-        req: InFlight,
-        now: Instant,
-    ) {
-        let router = self.router.as_mut().expect("redirects are followed in cluster mode");
-        let node = if ask {
-            self.window.asked += 1;
-            router.node_id(to)
-        } else {
-            self.window.moved += 1;
-            router.moved(slot, to)
-        };
-        self.ensure_link(conn, c, node, now);
-        let link = conn.links[node].as_mut().expect("ensure_link made it");
-        if ask {
-            let before = link.wbuf.len();
-            resp::encode_command(&mut link.wbuf, &[b"ASKING"]);
-            let len = (link.wbuf.len() - before) as u32;
-            link.journal.extend(&link.wbuf[before..]);
-            link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, ..req });
-        }
-        link.wbuf.extend_from_slice(&bytes);
-        link.journal.extend(&bytes);
-        link.inflight.push_back(InFlight { sent: now, tries: req.tries + 1, ..req });
-    }
-
-    /// Makes sure connection `conn` has a link to `node` (cluster mode): logs in (blocking,
-    /// bounded) the first time, or leaves a link that waits to reconnect.
-    fn ensure_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
-        if conn.links.len() <= node {
-            conn.links.resize_with(node + 1, || None);
-        }
-        if conn.links[node].is_some() {
-            return;
-        }
-        let mut link = Link {
-            io: None,
-            rbuf: vec![0; READ_BUFFER],
-            rstart: 0,
-            rend: 0,
-            wbuf: Vec::with_capacity(self.plan.pipeline * self.plan.max_request),
-            wpos: 0,
-            inflight: VecDeque::new(),
-            journal: VecDeque::new(),
-            down: None,
-            healthy: false,
-        };
-        let backoff = self.plan.faults.reconnect_backoff;
-        link.down = Some(Down { since: now, retry_at: now, backoff, attempts: 0 });
-        self.down += 1;
-        conn.links[node] = Some(link);
-        if let Some(window_nodes) = self.router.as_ref().map(|r| r.nodes.len()) {
-            while self.window.nodes.len() < window_nodes {
-                let name = self.router.as_ref().map(|r| r.nodes[self.window.nodes.len()].to_string());
-                self.window.nodes.push((name.unwrap_or_default(), OpStats::default()));
-            }
-        }
-        self.connect_link(conn, c, node, now);
-    }
-
     /// Queues every unit the pipeline and the pacer allow, then writes each link's queue.
     fn fill_and_flush(&mut self, conn: &mut Conn, c: usize, now: Instant) {
         while conn.units_in_flight < self.plan.pipeline && conn.remaining != Some(0) && !conn.blocked() {
@@ -718,217 +535,10 @@ impl<'p> Worker<'p> {
         }
     }
 
-    /// A link failed: its requests in flight count as failed (or are kept to send again with
-    /// `--retry`), and it waits to reconnect unless the run is ending.
-    fn fail(&mut self, conn: &mut Conn, node: usize, kind: ErrorKind, now: Instant) {
-        let Some(link) = conn.links[node].as_mut() else { return };
-        if let Some(mut io) = link.io.take() {
-            let _ = self.poll.registry().deregister(&mut io);
-        }
-        let ending = self.plan.stop.load(Ordering::Relaxed) || self.plan.deadline.is_some_and(|d| now >= d);
-        // A server that never made sense (garbage from the first reply) will not after a
-        // reconnect either; one that went away or stalled may come back.
-        let hopeless = kind == ErrorKind::Protocol && !link.healthy;
-        let give_up = ending || hopeless || self.plan.faults.max_reconnects == Some(0);
-        let retry = if give_up { 0 } else { self.plan.faults.retry.min(u32::from(u16::MAX)) as u16 };
-        let mut resend = VecDeque::new();
-        let mut resend_bytes = Vec::new();
-        let mut lost = 0u64;
-        let mut offset = 0;
-        for req in link.inflight.drain(..) {
-            let len = req.len as usize;
-            if req.tries < retry {
-                resend_bytes.extend(link.journal.range(offset..offset + len));
-                resend.push_back(InFlight { tries: req.tries + 1, ..req });
-            } else {
-                lost += 1;
-                count_failed(&mut self.window, self.plan.unit_row, &req);
-                if req.ends_unit {
-                    conn.units_in_flight -= 1;
-                }
-            }
-            offset += len;
-        }
-        // An ASKING whose request was not kept has nothing to go before.
-        link.journal.clear();
-        // A lost link counts once even with nothing in flight.
-        self.window.errors.add(kind, lost.max(1));
-        link.rstart = 0;
-        link.rend = 0;
-        link.wbuf.clear();
-        link.wpos = 0;
-        conn.unit_failed = false;
-        if let Some(router) = self.router.as_mut() {
-            router.stale = true;
-        }
-        if give_up || (conn.remaining == Some(0) && resend.is_empty() && conn.idle()) {
-            self.abandon(conn, ErrorKind::Io);
-            return;
-        }
-        // Requests to send again go out first once the link is back.
-        let link = conn.links[node].as_mut().expect("the link that failed");
-        link.wbuf.extend_from_slice(&resend_bytes);
-        link.journal.extend(&resend_bytes);
-        link.inflight = resend;
-        let backoff = self.plan.faults.reconnect_backoff;
-        link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
-        self.down += 1;
-    }
-
-    /// One reconnect attempt of a link: log in again (blocking, bounded), register, resume.
-    /// In cluster mode the map is reloaded first: a link whose node left it is retired and
-    /// its requests fail over to the slots' new owners on the next sends.
-    fn reconnect(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
-        if let Some(router) = self.router.as_mut() {
-            if router.stale {
-                router.refresh();
-            }
-            if !router.in_map(node) {
-                self.retire(conn, node, now);
-                self.fill_and_flush(conn, c, Instant::now());
-                return;
-            }
-        }
-        self.connect_link(conn, c, node, now);
-        if conn.links[node].as_ref().is_some_and(|l| l.io.is_some()) {
-            self.fill_and_flush(conn, c, Instant::now());
-        }
-    }
-
-    /// Tries to log in a down link; on failure backs off (or gives up after `--max-reconnects`).
-    fn connect_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
-        let Some(mut down) = conn.links[node].as_ref().and_then(|l| l.down) else { return };
-        self.window.reconnect_attempts += 1;
-        let opts = match &self.router {
-            Some(router) => router.options_for(node),
-            None => self.plan.server.clone(),
-        };
-        let replica = self.router.as_ref().is_some_and(|r| r.is_replica(node));
-        let opened = Session::open_within(&opts, RECONNECT_TIMEOUT).ok().and_then(|mut session| {
-            if replica {
-                session.call_checked(&[b"READONLY"]).ok()?;
-            }
-            session.into_transport().ok()
-        });
-        let token = Token(c * LINKS + node);
-        let registered = opened.and_then(|mut io| {
-            self.poll.registry().register(&mut io, token, Interest::READABLE | Interest::WRITABLE).ok().map(|()| io)
-        });
-        let after = Instant::now();
-        let link = conn.links[node].as_mut().expect("checked above");
-        match registered {
-            Some(io) => {
-                link.io = Some(io);
-                link.down = None;
-                link.healthy = false;
-                self.down -= 1;
-                // Connecting a new link is not an outage; reconnecting one is.
-                if down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since {
-                    self.window.down.push((down.since, after));
-                }
-                // Sent again now: service time counts from here, response time still from the
-                // intended send (the outage is in it).
-                for req in link.inflight.iter_mut() {
-                    req.sent = after;
-                }
-                self.flush_link(conn, c, node);
-            }
-            None => {
-                down.attempts += 1;
-                if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
-                    self.window.down.push((down.since, after));
-                    self.abandon(conn, ErrorKind::Io);
-                    return;
-                }
-                if let Some(router) = self.router.as_mut() {
-                    router.stale = true;
-                }
-                down.backoff = (down.backoff * 2).min(self.plan.faults.max_backoff());
-                down.retry_at = now.max(after) + down.backoff;
-                link.down = Some(down);
-            }
-        }
-    }
-
-    /// A link whose node left the cluster map: what waited on it fails, and it is dropped.
-    fn retire(&mut self, conn: &mut Conn, node: usize, now: Instant) {
-        let Some(mut link) = conn.links[node].take() else { return };
-        if let Some(down) = link.down.take() {
-            self.down -= 1;
-            self.window.down.push((down.since, now));
-        }
-        if let Some(mut io) = link.io.take() {
-            let _ = self.poll.registry().deregister(&mut io);
-        }
-        let pending: Vec<InFlight> = link.inflight.drain(..).filter(|r| !r.asking).collect();
-        for req in &pending {
-            count_failed(&mut self.window, self.plan.unit_row, req);
-            if req.ends_unit {
-                conn.units_in_flight -= 1;
-            }
-        }
-        if !pending.is_empty() {
-            self.window.errors.add(ErrorKind::Io, pending.len() as u64);
-        }
-    }
-
-    /// Gives a connection up: whatever it still has in flight fails, and it leaves the run.
-    fn abandon(&mut self, conn: &mut Conn, kind: ErrorKind) {
-        let mut lost = 0;
-        for link in conn.links.iter_mut().flatten() {
-            if let Some(mut io) = link.io.take() {
-                let _ = self.poll.registry().deregister(&mut io);
-            }
-            if link.down.take().is_some() {
-                self.down -= 1;
-            }
-            for req in link.inflight.drain(..).filter(|r| !r.asking) {
-                count_failed(&mut self.window, self.plan.unit_row, &req);
-                lost += 1;
-            }
-        }
-        if lost > 0 {
-            self.window.errors.add(kind, lost);
-        }
-        conn.units_in_flight = 0;
-        self.finish(conn);
-    }
-
     fn finish(&mut self, conn: &mut Conn) {
         if !conn.finished {
             conn.finished = true;
             self.active -= 1;
         }
-    }
-}
-
-/// `-MOVED slot host:port` or `-ASK slot host:port`: where to send the request instead.
-fn redirect_of(msg: &[u8]) -> Option<(u16, cluster::NodeAddr, bool)> {
-    let ask = msg.starts_with(b"ASK ");
-    if !ask && !msg.starts_with(b"MOVED ") {
-        return None;
-    }
-    let (slot, to) = router::redirect(msg)?;
-    Some((slot, to, ask))
-}
-
-/// Counts a request that will get no reply against its command (and its unit).
-fn count_failed(window: &mut Window, unit_row: Option<usize>, req: &InFlight) {
-    window.ops[req.command].errors += 1;
-    if let (Some(row), true) = (unit_row, req.ends_unit) {
-        window.ops[row].errors += 1;
-    }
-}
-
-/// Moves unscanned bytes to the front; doubles the buffer when one reply fills it.
-fn make_room(link: &mut Link) {
-    if link.rstart > 0 {
-        link.rbuf.copy_within(link.rstart..link.rend, 0);
-        link.rend -= link.rstart;
-        link.rstart = 0;
-    }
-    if link.rend == link.rbuf.len() {
-        let len = link.rbuf.len() * 2;
-        link.rbuf.resize(len, 0);
     }
 }

@@ -1,0 +1,155 @@
+//! What a worker's connections are made of: a logical client (`Conn`) with a link (a socket
+//! and its buffers and in-flight queue) per server node, and the in-flight entries themselves.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::super::pacer::Pacer;
+use crate::net::Transport;
+use crate::workload::RequestGen;
+
+/// Initial read buffer per link; grows only for a reply larger than this.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// A request on the wire, waiting for its reply.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct InFlight {
+    pub(super) command: usize,
+    /// When the schedule meant it to be sent: response time is measured from here.
+    pub(super) intended: Instant,
+    /// When it was queued for the socket: service time is measured from here.
+    pub(super) sent: Instant,
+    /// The last command of its unit (of a sequence, or a single command): its reply frees a
+    /// pipeline slot.
+    pub(super) ends_unit: bool,
+    /// Its encoded length in the link's journal (0 when nothing is journaled).
+    pub(super) len: u32,
+    /// Times it was sent again (after a dropped connection or a redirect).
+    pub(super) tries: u16,
+    /// The `ASKING` before a request sent after `-ASK`: its reply is not counted.
+    pub(super) asking: bool,
+}
+
+/// A link that failed and waits to reconnect.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Down {
+    pub(super) since: Instant,
+    pub(super) retry_at: Instant,
+    pub(super) backoff: Duration,
+    pub(super) attempts: u32,
+}
+
+/// One socket of a connection, to one node.
+pub struct Link {
+    /// `None` while down.
+    pub(super) io: Option<Transport>,
+    pub(super) rbuf: Vec<u8>,
+    pub(super) rstart: usize,
+    pub(super) rend: usize,
+    pub(super) wbuf: Vec<u8>,
+    pub(super) wpos: usize,
+    pub(super) inflight: VecDeque<InFlight>,
+    /// The bytes of the requests in flight, in order, when they may have to be sent again
+    /// (`--retry`, cluster redirects). Empty otherwise.
+    pub(super) journal: VecDeque<u8>,
+    pub(super) down: Option<Down>,
+    /// A reply was scanned since the last (re)connect: the stream once made sense.
+    pub(super) healthy: bool,
+}
+
+impl Link {
+    pub fn new(io: Transport, pipeline: usize, max_request: usize) -> Link {
+        Link {
+            io: Some(io),
+            rbuf: vec![0; READ_BUFFER],
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(pipeline * max_request),
+            wpos: 0,
+            inflight: VecDeque::with_capacity(pipeline),
+            journal: VecDeque::new(),
+            down: None,
+            healthy: false,
+        }
+    }
+
+    /// A link not connected yet (or any more), waiting for its next attempt.
+    pub(super) fn waiting(pipeline: usize, max_request: usize, down: Down) -> Link {
+        Link {
+            io: None,
+            rbuf: vec![0; READ_BUFFER],
+            rstart: 0,
+            rend: 0,
+            wbuf: Vec::with_capacity(pipeline * max_request),
+            wpos: 0,
+            inflight: VecDeque::new(),
+            journal: VecDeque::new(),
+            down: Some(down),
+            healthy: false,
+        }
+    }
+
+    pub(super) fn idle(&self) -> bool {
+        self.inflight.is_empty()
+    }
+}
+
+/// A logical client and everything it owns.
+pub struct Conn {
+    /// By node number; a standalone server is node 0.
+    pub(super) links: Vec<Option<Link>>,
+    /// Cluster mode: a command is encoded here before its key says which link takes it.
+    pub(super) scratch: Vec<u8>,
+    /// Units (single commands or whole sequences) in flight: what the pipeline depth counts.
+    pub(super) units_in_flight: usize,
+    /// An error reply came back within the unit being received.
+    pub(super) unit_failed: bool,
+    /// Requests left to send, when the run is counted.
+    pub(super) remaining: Option<u64>,
+    pub(super) requests: RequestGen,
+    pub(super) pacer: Pacer,
+    /// Done sending and drained, or given up.
+    pub(super) finished: bool,
+}
+
+impl Conn {
+    pub fn new(links: Vec<Option<Link>>, requests: RequestGen, pacer: Pacer, remaining: Option<u64>) -> Conn {
+        Conn {
+            links,
+            scratch: Vec::new(),
+            units_in_flight: 0,
+            unit_failed: false,
+            remaining,
+            requests,
+            pacer,
+            finished: false,
+        }
+    }
+
+    /// Sets the schedule once the run's start time is known.
+    pub fn set_pacer(&mut self, pacer: Pacer) {
+        self.pacer = pacer;
+    }
+
+    pub(super) fn idle(&self) -> bool {
+        self.links.iter().flatten().all(Link::idle)
+    }
+
+    /// A standalone connection waiting to reconnect sends nothing meanwhile.
+    pub(super) fn blocked(&self) -> bool {
+        self.links.len() == 1 && self.links[0].as_ref().is_some_and(|l| l.down.is_some())
+    }
+}
+
+/// Moves unscanned bytes to the front; doubles the buffer when one reply fills it.
+pub(super) fn make_room(link: &mut Link) {
+    if link.rstart > 0 {
+        link.rbuf.copy_within(link.rstart..link.rend, 0);
+        link.rend -= link.rstart;
+        link.rstart = 0;
+    }
+    if link.rend == link.rbuf.len() {
+        let len = link.rbuf.len() * 2;
+        link.rbuf.resize(len, 0);
+    }
+}

@@ -1,0 +1,270 @@
+//! When things go wrong or move: a link that fails (its requests counted or kept to resend),
+//! reconnects with backoff, retires when its node leaves the cluster map, or gives up; and the
+//! cluster redirects (`-MOVED`, `-ASK`) that send a request on to another node.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use mio::{Interest, Token};
+
+use super::conn::{Conn, Down, InFlight, Link};
+use super::{LINKS, Worker};
+use crate::engine::router;
+use crate::net::{Session, cluster};
+use crate::resp;
+use crate::stats::{ErrorKind, OpStats, Window};
+
+/// Redirects one request may follow before it counts as failed.
+pub(super) const MAX_REDIRECTS: u16 = 16;
+
+/// Longest a reconnect attempt may block its worker (connect, TLS, login).
+const RECONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+
+impl Worker<'_> {
+    /// Sends a redirected request to the node named (`ASKING` first after `-ASK`).
+    pub(super) fn redirect(
+        &mut self,
+        conn: &mut Conn,
+        c: usize,
+        (slot, to, ask): (u16, &cluster::NodeAddr, bool),
+        bytes: Vec<u8>,
+        req: InFlight,
+        now: Instant,
+    ) {
+        let router = self.router.as_mut().expect("redirects are followed in cluster mode");
+        let node = if ask {
+            self.window.asked += 1;
+            router.node_id(to)
+        } else {
+            self.window.moved += 1;
+            router.moved(slot, to)
+        };
+        self.ensure_link(conn, c, node, now);
+        let link = conn.links[node].as_mut().expect("ensure_link made it");
+        if ask {
+            let before = link.wbuf.len();
+            resp::encode_command(&mut link.wbuf, &[b"ASKING"]);
+            let len = (link.wbuf.len() - before) as u32;
+            link.journal.extend(&link.wbuf[before..]);
+            link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, ..req });
+        }
+        link.wbuf.extend_from_slice(&bytes);
+        link.journal.extend(&bytes);
+        link.inflight.push_back(InFlight { sent: now, tries: req.tries + 1, ..req });
+    }
+    /// Makes sure connection `conn` has a link to `node` (cluster mode): logs in (blocking,
+    /// bounded) the first time, or leaves a link that waits to reconnect.
+    pub(super) fn ensure_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        if conn.links.len() <= node {
+            conn.links.resize_with(node + 1, || None);
+        }
+        if conn.links[node].is_some() {
+            return;
+        }
+        let backoff = self.plan.faults.reconnect_backoff;
+        let link = Link::waiting(
+            self.plan.pipeline,
+            self.plan.max_request,
+            Down { since: now, retry_at: now, backoff, attempts: 0 },
+        );
+        self.down += 1;
+        conn.links[node] = Some(link);
+        if let Some(window_nodes) = self.router.as_ref().map(|r| r.nodes.len()) {
+            while self.window.nodes.len() < window_nodes {
+                let name = self.router.as_ref().map(|r| r.nodes[self.window.nodes.len()].to_string());
+                self.window.nodes.push((name.unwrap_or_default(), OpStats::default()));
+            }
+        }
+        self.connect_link(conn, c, node, now);
+    }
+    /// A link failed: its requests in flight count as failed (or are kept to send again with
+    /// `--retry`), and it waits to reconnect unless the run is ending.
+    pub(super) fn fail(&mut self, conn: &mut Conn, node: usize, kind: ErrorKind, now: Instant) {
+        let Some(link) = conn.links[node].as_mut() else { return };
+        if let Some(mut io) = link.io.take() {
+            let _ = self.poll.registry().deregister(&mut io);
+        }
+        let ending = self.plan.stop.load(Ordering::Relaxed) || self.plan.deadline.is_some_and(|d| now >= d);
+        // A server that never made sense (garbage from the first reply) will not after a
+        // reconnect either; one that went away or stalled may come back.
+        let hopeless = kind == ErrorKind::Protocol && !link.healthy;
+        let give_up = ending || hopeless || self.plan.faults.max_reconnects == Some(0);
+        let retry = if give_up { 0 } else { self.plan.faults.retry.min(u32::from(u16::MAX)) as u16 };
+        let mut resend = VecDeque::new();
+        let mut resend_bytes = Vec::new();
+        let mut lost = 0u64;
+        let mut offset = 0;
+        for req in link.inflight.drain(..) {
+            let len = req.len as usize;
+            if req.tries < retry {
+                resend_bytes.extend(link.journal.range(offset..offset + len));
+                resend.push_back(InFlight { tries: req.tries + 1, ..req });
+            } else {
+                lost += 1;
+                count_failed(&mut self.window, self.plan.unit_row, &req);
+                if req.ends_unit {
+                    conn.units_in_flight -= 1;
+                }
+            }
+            offset += len;
+        }
+        // An ASKING whose request was not kept has nothing to go before.
+        link.journal.clear();
+        // A lost link counts once even with nothing in flight.
+        self.window.errors.add(kind, lost.max(1));
+        link.rstart = 0;
+        link.rend = 0;
+        link.wbuf.clear();
+        link.wpos = 0;
+        conn.unit_failed = false;
+        if let Some(router) = self.router.as_mut() {
+            router.stale = true;
+        }
+        if give_up || (conn.remaining == Some(0) && resend.is_empty() && conn.idle()) {
+            self.abandon(conn, ErrorKind::Io);
+            return;
+        }
+        // Requests to send again go out first once the link is back.
+        let link = conn.links[node].as_mut().expect("the link that failed");
+        link.wbuf.extend_from_slice(&resend_bytes);
+        link.journal.extend(&resend_bytes);
+        link.inflight = resend;
+        let backoff = self.plan.faults.reconnect_backoff;
+        link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
+        self.down += 1;
+    }
+    /// One reconnect attempt of a link: log in again (blocking, bounded), register, resume.
+    /// In cluster mode the map is reloaded first: a link whose node left it is retired and
+    /// its requests fail over to the slots' new owners on the next sends.
+    pub(super) fn reconnect(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        if let Some(router) = self.router.as_mut() {
+            if router.stale {
+                router.refresh();
+            }
+            if !router.in_map(node) {
+                self.retire(conn, node, now);
+                self.fill_and_flush(conn, c, Instant::now());
+                return;
+            }
+        }
+        self.connect_link(conn, c, node, now);
+        if conn.links[node].as_ref().is_some_and(|l| l.io.is_some()) {
+            self.fill_and_flush(conn, c, Instant::now());
+        }
+    }
+    /// Tries to log in a down link; on failure backs off (or gives up after `--max-reconnects`).
+    pub(super) fn connect_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        let Some(mut down) = conn.links[node].as_ref().and_then(|l| l.down) else { return };
+        self.window.reconnect_attempts += 1;
+        let opts = match &self.router {
+            Some(router) => router.options_for(node),
+            None => self.plan.server.clone(),
+        };
+        let replica = self.router.as_ref().is_some_and(|r| r.is_replica(node));
+        let opened = Session::open_within(&opts, RECONNECT_TIMEOUT).ok().and_then(|mut session| {
+            if replica {
+                session.call_checked(&[b"READONLY"]).ok()?;
+            }
+            session.into_transport().ok()
+        });
+        let token = Token(c * LINKS + node);
+        let registered = opened.and_then(|mut io| {
+            self.poll.registry().register(&mut io, token, Interest::READABLE | Interest::WRITABLE).ok().map(|()| io)
+        });
+        let after = Instant::now();
+        let link = conn.links[node].as_mut().expect("checked above");
+        match registered {
+            Some(io) => {
+                link.io = Some(io);
+                link.down = None;
+                link.healthy = false;
+                self.down -= 1;
+                // Connecting a new link is not an outage; reconnecting one is.
+                if down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since {
+                    self.window.down.push((down.since, after));
+                }
+                // Sent again now: service time counts from here, response time still from the
+                // intended send (the outage is in it).
+                for req in link.inflight.iter_mut() {
+                    req.sent = after;
+                }
+                self.flush_link(conn, c, node);
+            }
+            None => {
+                down.attempts += 1;
+                if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
+                    self.window.down.push((down.since, after));
+                    self.abandon(conn, ErrorKind::Io);
+                    return;
+                }
+                if let Some(router) = self.router.as_mut() {
+                    router.stale = true;
+                }
+                down.backoff = (down.backoff * 2).min(self.plan.faults.max_backoff());
+                down.retry_at = now.max(after) + down.backoff;
+                link.down = Some(down);
+            }
+        }
+    }
+    /// A link whose node left the cluster map: what waited on it fails, and it is dropped.
+    pub(super) fn retire(&mut self, conn: &mut Conn, node: usize, now: Instant) {
+        let Some(mut link) = conn.links[node].take() else { return };
+        if let Some(down) = link.down.take() {
+            self.down -= 1;
+            self.window.down.push((down.since, now));
+        }
+        if let Some(mut io) = link.io.take() {
+            let _ = self.poll.registry().deregister(&mut io);
+        }
+        let pending: Vec<InFlight> = link.inflight.drain(..).filter(|r| !r.asking).collect();
+        for req in &pending {
+            count_failed(&mut self.window, self.plan.unit_row, req);
+            if req.ends_unit {
+                conn.units_in_flight -= 1;
+            }
+        }
+        if !pending.is_empty() {
+            self.window.errors.add(ErrorKind::Io, pending.len() as u64);
+        }
+    }
+    /// Gives a connection up: whatever it still has in flight fails, and it leaves the run.
+    pub(super) fn abandon(&mut self, conn: &mut Conn, kind: ErrorKind) {
+        let mut lost = 0;
+        for link in conn.links.iter_mut().flatten() {
+            if let Some(mut io) = link.io.take() {
+                let _ = self.poll.registry().deregister(&mut io);
+            }
+            if link.down.take().is_some() {
+                self.down -= 1;
+            }
+            for req in link.inflight.drain(..).filter(|r| !r.asking) {
+                count_failed(&mut self.window, self.plan.unit_row, &req);
+                lost += 1;
+            }
+        }
+        if lost > 0 {
+            self.window.errors.add(kind, lost);
+        }
+        conn.units_in_flight = 0;
+        self.finish(conn);
+    }
+}
+
+/// `-MOVED slot host:port` or `-ASK slot host:port`: where to send the request instead.
+pub(super) fn redirect_of(msg: &[u8]) -> Option<(u16, cluster::NodeAddr, bool)> {
+    let ask = msg.starts_with(b"ASK ");
+    if !ask && !msg.starts_with(b"MOVED ") {
+        return None;
+    }
+    let (slot, to) = router::redirect(msg)?;
+    Some((slot, to, ask))
+}
+
+/// Counts a request that will get no reply against its command (and its unit).
+pub(super) fn count_failed(window: &mut Window, unit_row: Option<usize>, req: &InFlight) {
+    window.ops[req.command].errors += 1;
+    if let (Some(row), true) = (unit_row, req.ends_unit) {
+        window.ops[row].errors += 1;
+    }
+}
