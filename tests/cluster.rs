@@ -101,6 +101,11 @@ fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
     assert_eq!(doc["cluster"]["asked"], 0);
     assert_eq!(doc["cluster"]["nodes"].as_object().unwrap().len(), 3);
     assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    // The check before a run samples keys on the primary of each key's slot.
+    let out = run_cluster(&cluster, &["-n", "200", "--key-max", "59999", "-q"]);
+    assert!(stderr(&out).contains("keys sampled across the read range"), "{}", stderr(&out));
+    let out = run_cluster(&cluster, &["-n", "200", "--key-max", "5999", "-q"]);
+    assert!(!stderr(&out).contains("keys sampled"), "{}", stderr(&out));
     // Reads from replicas, and {tag} keys kept on one node per request.
     let out = run_cluster(
         &cluster,
@@ -130,6 +135,21 @@ fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
     let memtier_keys: u64 = primaries.iter().map(|p| p.cli(&["KEYS", "mt:*"]).lines().count() as u64).sum();
     assert!(memtier_keys > 0 && memtier_keys <= 400, "{memtier_keys}");
     assert_eq!(primaries.iter().map(|p| p.calls("lpush")).sum::<u64>(), 600);
+    // `respbench fill` to a memory target measures the cluster as a whole: every primary's
+    // used_memory summed, the keys spread over all of them.
+    let used = |ps: &[&Server]| ps.iter().map(|p| p.info_u64("memory", "used_memory")).sum::<u64>();
+    let target = used(&primaries) + 8 * 1024 * 1024;
+    let out = respbench()
+        .args(["fill", "-p", &port, "--cluster", "--memory-target", &target.to_string(), "-d", "200"])
+        .args(["--key-prefix", "fill:", "-c", "6", "--threads", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = used(&primaries) as f64;
+    assert!((after - target as f64).abs() < 0.05 * target as f64, "used {after} for a target of {target}");
+    for p in &primaries {
+        assert!(p.cli(&["KEYS", "fill:*"]).lines().count() > 1000, "a shard without its share");
+    }
 }
 
 #[test]

@@ -14,7 +14,7 @@ use clap::Parser;
 use serde::Serialize;
 
 use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, parse_args, usage_error};
-use crate::config::{CommandSpec, Config, KeyPattern, StopAfter};
+use crate::config::{CommandSpec, Config, KeyPattern, ServerOptions, StopAfter, Target};
 use crate::engine::{self, Info, Progress};
 use crate::net::Session;
 use crate::report;
@@ -191,10 +191,10 @@ fn progress_bar(done: u64, total: u64, rate: f64) -> String {
 fn fill_range(config: &mut Config, stop: &AtomicBool) -> Result<FillReport, String> {
     let started = Instant::now();
     let (min, max) = (config.keys.min, config.keys.max);
-    let mut session = Session::open(&config.server).map_err(|e| e.to_string())?;
-    let before = Info::read(&mut session);
+    let mut probe = Probe::open(config)?;
+    let before = probe.info();
     let interrupted = pass(config, min, max, 0, max - min + 1, stop)?;
-    let after = Info::read(&mut session);
+    let after = probe.info();
     Ok(FillReport {
         key_prefix: config.keys.prefix.clone(),
         key_min: min,
@@ -219,11 +219,11 @@ fn fill_to_target(
     stop: &AtomicBool,
 ) -> Result<FillReport, String> {
     let started = Instant::now();
-    let mut session = Session::open(&config.server).map_err(|e| e.to_string())?;
+    let mut probe = Probe::open(config)?;
     let no_info =
         || "the server refused INFO: a memory target needs its used_memory (fill a key range instead)".to_string();
-    let first = Info::read(&mut session).ok_or_else(no_info)?;
-    let maxmemory = config_maxmemory(&mut session).unwrap_or(first.maxmemory);
+    let first = probe.info().ok_or_else(no_info)?;
+    let maxmemory = probe.maxmemory().unwrap_or(first.maxmemory);
     let (target_bytes, memory_bytes) = match target {
         MemoryTarget::Bytes(b) => (b, memory.or((maxmemory > 0).then_some(maxmemory))),
         MemoryTarget::Percent(pct) => {
@@ -267,7 +267,7 @@ fn fill_to_target(
         let to = start_key + goal - 1;
         interrupted = pass(config, from, to, filled, total_estimate.max(goal), stop)?;
         filled = goal;
-        let now = Info::read(&mut session).ok_or_else(no_info)?;
+        let now = probe.info().ok_or_else(no_info)?;
         if now.evicted > first.evicted {
             return Err(format!(
                 "the server evicted {} keys while filling (used_memory {} of maxmemory {}): stopped",
@@ -282,7 +282,7 @@ fn fill_to_target(
             interrupted = true;
         }
     }
-    let last = Info::read(&mut session).ok_or_else(no_info)?;
+    let last = probe.info().ok_or_else(no_info)?;
     Ok(FillReport {
         key_prefix: config.keys.prefix.clone(),
         key_min: start_key,
@@ -298,6 +298,60 @@ fn fill_to_target(
         elapsed_secs: started.elapsed().as_secs_f64(),
         interrupted,
     })
+}
+
+/// The server's memory as a fill sees it: one server's INFO, or in cluster mode every primary's,
+/// summed (used memory, maxmemory, evictions), so a target is spread over the shards.
+struct Probe {
+    sessions: Vec<Session>,
+}
+
+impl Probe {
+    fn open(config: &Config) -> Result<Probe, String> {
+        let mut seed = Session::open(&config.server).map_err(|e| e.to_string())?;
+        if config.cluster.is_none() {
+            return Ok(Probe { sessions: vec![seed] });
+        }
+        let host = match &config.server.target {
+            Target::Tcp { host, .. } => host.clone(),
+            Target::Unix(_) => "127.0.0.1".into(),
+        };
+        let shards = crate::net::cluster::shards(&mut seed, &host).map_err(|e| e.to_string())?;
+        let sessions = shards
+            .iter()
+            .map(|shard| {
+                let target = Target::Tcp { host: shard.primary.host.clone(), port: shard.primary.port };
+                Session::open(&ServerOptions { target, ..config.server.clone() }).map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Probe { sessions })
+    }
+
+    /// INFO of every node, summed; `None` if any refuses it.
+    fn info(&mut self) -> Option<Info> {
+        let mut all: Option<Info> = None;
+        for session in &mut self.sessions {
+            let info = Info::read(session)?;
+            all = Some(match all {
+                None => info,
+                Some(mut sum) => {
+                    sum.used_memory += info.used_memory;
+                    sum.maxmemory += info.maxmemory;
+                    sum.evicted += info.evicted;
+                    sum.keys += info.keys;
+                    sum
+                }
+            });
+        }
+        all
+    }
+
+    /// Every node's maxmemory, summed (0: no limit); `None` if any hides it.
+    fn maxmemory(&mut self) -> Option<u64> {
+        let each: Vec<u64> = self.sessions.iter_mut().map(config_maxmemory).collect::<Option<_>>()?;
+        // One node without a limit makes the whole unlimited.
+        Some(if each.contains(&0) { 0 } else { each.iter().sum() })
+    }
 }
 
 /// `CONFIG GET maxmemory`, when CONFIG is allowed.

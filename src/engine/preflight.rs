@@ -1,7 +1,7 @@
 //! Checks before a run, each a one-line warning: reading from an empty keyspace, reading a key
 //! range that is not filled, and a server that persists to disk while it is measured.
 
-use crate::config::{Config, StopAfter};
+use crate::config::{Config, ServerOptions, StopAfter, Target};
 use crate::net::{ConnectError, Session};
 
 use super::server_stats::Info;
@@ -14,8 +14,16 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
     let mut session = Session::open(&config.server)?;
     let mut warnings = Vec::new();
     let reads = config.commands.iter().any(|c| c.reads && c.weight > 0);
+    // In cluster mode each primary holds its share: ask them all.
+    let mut shards = match config.cluster {
+        Some(_) => Shards::open(config, &mut session),
+        None => None,
+    };
     if reads && config.stop != StopAfter::AllKeys {
-        let dbsize = session.call(&[b"DBSIZE"]).ok().and_then(|r| integer(&r.0));
+        let dbsize = match shards.as_mut() {
+            Some(shards) => shards.dbsize(),
+            None => session.call(&[b"DBSIZE"]).ok().and_then(|r| integer(&r.0)),
+        };
         if dbsize == Some(0) {
             warnings.push(
                 "the keyspace is empty while the workload reads: every GET will miss, and an empty cache \
@@ -23,7 +31,10 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
                     .to_string(),
             );
         } else if dbsize.is_some() {
-            let (found, sampled) = sample_range(&mut session, config);
+            let (found, sampled) = match shards.as_mut() {
+                Some(shards) => shards.sample_range(config),
+                None => sample_range(&mut session, config),
+            };
             if sampled > 0 && found < sampled {
                 warnings.push(format!(
                     "only {found} of {sampled} keys sampled across the read range {p}{}..{p}{} exist: the range is \
@@ -51,16 +62,70 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
     Ok(warnings)
 }
 
-/// How many of a few keys spread evenly over the range exist (one EXISTS call).
-fn sample_range(session: &mut Session, config: &Config) -> (u64, u64) {
+/// A few keys spread evenly over the range.
+fn sample_keys(config: &Config) -> Vec<String> {
     let span = config.keys.len();
     let n = SAMPLED_KEYS.min(span);
-    let keys: Vec<String> = (0..n)
+    (0..n)
         .map(|i| {
             let offset = (u128::from(span) * (2 * u128::from(i) + 1) / (2 * u128::from(n))) as u64;
             format!("{}{}", config.keys.prefix, config.keys.min + offset)
         })
-        .collect();
+        .collect()
+}
+
+/// A cluster's primaries, each with its slot ranges and a session.
+struct Shards {
+    nodes: Vec<(Vec<(u16, u16)>, Session)>,
+}
+
+impl Shards {
+    fn open(config: &Config, seed: &mut Session) -> Option<Shards> {
+        let host = match &config.server.target {
+            Target::Tcp { host, .. } => host.clone(),
+            Target::Unix(_) => "127.0.0.1".into(),
+        };
+        let shards = crate::net::cluster::shards(seed, &host).ok()?;
+        let nodes = shards
+            .into_iter()
+            .map(|s| {
+                let target = Target::Tcp { host: s.primary.host.clone(), port: s.primary.port };
+                Session::open(&ServerOptions { target, ..config.server.clone() })
+                    .ok()
+                    .map(|session| (s.ranges, session))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Shards { nodes })
+    }
+
+    fn dbsize(&mut self) -> Option<u64> {
+        self.nodes.iter_mut().map(|(_, s)| s.call(&[b"DBSIZE"]).ok().and_then(|r| integer(&r.0))).sum()
+    }
+
+    /// Like [`sample_range`], one EXISTS per key on the primary of its slot.
+    fn sample_range(&mut self, config: &Config) -> (u64, u64) {
+        let keys = sample_keys(config);
+        let mut found = 0;
+        for key in &keys {
+            let slot = crate::net::cluster::slot(key.as_bytes());
+            let Some((_, session)) =
+                self.nodes.iter_mut().find(|(ranges, _)| ranges.iter().any(|&(a, b)| (a..=b).contains(&slot)))
+            else {
+                return (0, 0);
+            };
+            match session.call(&[b"EXISTS", key.as_bytes()]).ok().and_then(|r| integer(&r.0)) {
+                Some(n) => found += n,
+                None => return (0, 0),
+            }
+        }
+        (found, keys.len() as u64)
+    }
+}
+
+/// How many of a few keys spread evenly over the range exist (one EXISTS call).
+fn sample_range(session: &mut Session, config: &Config) -> (u64, u64) {
+    let keys = sample_keys(config);
+    let n = keys.len() as u64;
     let mut args: Vec<&[u8]> = vec![b"EXISTS"];
     args.extend(keys.iter().map(|k| k.as_bytes()));
     match session.call(&args).ok().and_then(|r| integer(&r.0)) {
