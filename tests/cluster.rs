@@ -85,10 +85,13 @@ fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
     let cluster = Cluster::start();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("fill.json");
+    let html = dir.path().join("fill.html");
     let out = run_cluster(
         &cluster,
         &["-n", "allkeys", "--key-max", "5999", "-c", "6", "--threads", "2", "--json", json.to_str().unwrap()],
     );
+    let rendered = respbench().args(["report", json.to_str().unwrap(), "-o", html.to_str().unwrap()]).output().unwrap();
+    assert!(rendered.status.success(), "{}", stderr(&rendered));
     assert!(out.status.success(), "{}", stderr(&out));
     let primaries = cluster.primaries();
     assert_eq!(primaries.len(), 3);
@@ -101,6 +104,8 @@ fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
     assert_eq!(doc["cluster"]["asked"], 0);
     assert_eq!(doc["cluster"]["nodes"].as_object().unwrap().len(), 3);
     assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Cluster nodes</h2>") && page.contains("0 MOVED"), "no cluster section");
     // The check before a run samples keys on the primary of each key's slot.
     let out = run_cluster(&cluster, &["-n", "200", "--key-max", "59999", "-q"]);
     assert!(stderr(&out).contains("keys sampled across the read range"), "{}", stderr(&out));

@@ -88,6 +88,7 @@ fn a_standalone_restart_mid_run_is_an_outage_not_the_end() {
     let child = respbench()
         .args(["-p", &server.port_arg(), "--duration", "5s", "-c", "8", "--threads", "2", "--ratio", "1:1"])
         .args(["--key-max", "999", "--reconnect-backoff", "50ms", "--json", json.to_str().unwrap()])
+        .args(["--html", dir.path().join("restart.html").to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -124,6 +125,9 @@ fn a_standalone_restart_mid_run_is_an_outage_not_the_end() {
     assert!(last["ops_per_sec"].as_f64().unwrap() > 0.3 * first["ops_per_sec"].as_f64().unwrap(), "{last}");
     // The restarted server got work again.
     assert!(server.calls("set") > 0);
+    // The HTML report shows the outage too.
+    let page = std::fs::read_to_string(dir.path().join("restart.html")).unwrap();
+    assert!(page.contains("<h2>Faults</h2>") && page.contains("recovered after"), "no Faults section");
 }
 
 #[test]

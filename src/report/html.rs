@@ -143,6 +143,50 @@ fn page(title: &str, body: &str) -> String {
 }
 
 /// The report of one result.
+/// Outages: when connections were down and how long the run took to recover.
+fn faults_section(b: &mut String, doc: &Value) {
+    let Some(outages) = doc["faults"]["outages"].as_array().filter(|o| !o.is_empty()) else { return };
+    b.push_str("<h2>Faults</h2><table><tr><th>run</th><th>down from (s)</th><th>to (s)</th><th>recovered after (s)</th><th>connections</th></tr>");
+    for o in outages {
+        let (start, end) = (num(&o["start_secs"]), num(&o["end_secs"]));
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{start:.2}</td><td>{end:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            o["run"].as_u64().unwrap_or(0) + 1,
+            end - start,
+            o["connections"]
+        );
+    }
+    let without = doc["faults"]["seconds_without_success"].as_array().map_or(0, Vec::len);
+    let _ = write!(
+        b,
+        "</table><p>{} reconnect attempts; {without} interval(s) of the time series without a successful reply.</p>",
+        doc["faults"]["reconnect_attempts"]
+    );
+}
+
+/// Cluster mode: what each node did, and the redirects followed.
+fn cluster_section(b: &mut String, doc: &Value) {
+    let Some(cluster) = doc["cluster"].as_object() else { return };
+    let _ = write!(
+        b,
+        "<h2>Cluster nodes</h2><p>{} MOVED and {} ASK redirects followed.</p><table><tr><th>node</th><th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>errors</th></tr>",
+        cluster["moved"], cluster["asked"]
+    );
+    for (node, op) in cluster["nodes"].as_object().into_iter().flatten() {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{:.0}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td></tr>",
+            escape(node),
+            num(&op["ops_per_sec"]),
+            num(&op["latency_us"]["p50_us"]) / 1000.0,
+            num(&op["latency_us"]["p99_us"]) / 1000.0,
+            op["errors"]
+        );
+    }
+    b.push_str("</table>");
+}
+
 pub fn render(doc: &Value) -> String {
     let mut b = String::new();
     let server = match doc["server"].as_object() {
@@ -251,6 +295,8 @@ pub fn render(doc: &Value) -> String {
     for c in &charts {
         b.push_str(&chart::svg(c));
     }
+    faults_section(&mut b, doc);
+    cluster_section(&mut b, doc);
     b.push_str("<h2>Latency percentile spectrum</h2>");
     let mut spectra = vec![spectrum(&doc["totals"], "all commands")];
     if let Some(commands) = doc["commands"].as_object()
