@@ -13,7 +13,15 @@ use crate::config::{
 
 /// A load generator and benchmark for Redis-protocol servers.
 #[derive(Debug, Parser)]
-#[command(name = "respbench", version, disable_help_flag = true, max_term_width = 100)]
+#[command(
+    name = "respbench",
+    version,
+    disable_help_flag = true,
+    max_term_width = 100,
+    after_help = "Also: respbench fill | report | compare | capacity [OPTIONS]; respbench memtier ARGS and \
+                  respbench redis-benchmark ARGS take those tools' command lines (see README.md and \
+                  docs/compatibility.md)."
+)]
 pub struct Args {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
@@ -37,8 +45,8 @@ pub struct Args {
     /// Database number (SELECT).
     #[arg(long, value_name = "N", help_heading = "Connection")]
     pub db: Option<u32>,
-    /// Server URI: redis://[user:password@]host[:port][/db], valkey://..., unix:///path.sock[?db=N]
-    /// (instead of -h, -p, -s, -a, --user, --db).
+    /// Server URI: redis://[user:password@]host[:port][/db], valkey://..., rediss:// and valkeys://
+    /// (TLS), unix:///path.sock[?db=N] (instead of -h, -p, -s, -a, --user, --db).
     #[arg(short = 'u', long, value_parser = parse::uri, value_name = "URI",
           conflicts_with_all = ["host", "port", "socket", "password", "user", "db"], help_heading = "Connection")]
     pub uri: Option<parse::Uri>,
