@@ -152,3 +152,60 @@ fn front_ends_speak_tls() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.cli(&["GET", "counter:__rand_int__"]), "300");
 }
+
+#[test]
+fn a_tls_cluster_fill_spreads_over_its_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    // TLS ports low enough for their cluster bus (port + 10000) to exist.
+    let tls_ports: Vec<u16> = std::iter::repeat_with(free_port).filter(|p| *p < 55000).take(3).collect();
+    let nodes: Vec<Server> = tls_ports
+        .iter()
+        .map(|p| {
+            Server::start(&[
+                "--tls-port",
+                &p.to_string(),
+                "--tls-cert-file",
+                certs.server_cert.to_str().unwrap(),
+                "--tls-key-file",
+                certs.server_key.to_str().unwrap(),
+                "--tls-ca-cert-file",
+                certs.ca.to_str().unwrap(),
+                "--tls-auth-clients",
+                "no",
+                "--tls-cluster",
+                "yes",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+            ])
+        })
+        .collect();
+    let ca = certs.ca.to_str().unwrap();
+    let addrs: Vec<String> = tls_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let out = std::process::Command::new("redis-cli")
+        .args(["--tls", "--cacert", ca, "--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-yes"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !nodes.iter().all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok")) {
+        assert!(std::time::Instant::now() < deadline, "the TLS cluster did not settle");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Seeded over TLS, the map names the nodes' TLS ports, and every link speaks TLS.
+    let seed = tls_ports[0].to_string();
+    let out = respbench()
+        .args(["-p", &seed, "--tls", "--cacert", ca, "--cluster", "-n", "allkeys", "--key-max", "2999", "-c", "4"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sizes: Vec<u64> = nodes.iter().map(Server::dbsize).collect();
+    assert_eq!(sizes.iter().sum::<u64>(), 3000, "{sizes:?}");
+    assert!(sizes.iter().all(|&s| s > 700), "{sizes:?}");
+    assert!(stdout(&out).contains(&format!("127.0.0.1:{}", tls_ports[2])), "{}", stdout(&out));
+}

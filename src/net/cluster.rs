@@ -62,7 +62,7 @@ pub struct Shard {
 /// Nodes announced without an address get `seed_host`.
 pub fn shards(session: &mut Session, seed_host: &str) -> Result<Vec<Shard>, ConnectError> {
     if let Ok(reply) = session.call(&[b"CLUSTER", b"SHARDS"])
-        && let Some(shards) = value::parse(&reply.0).and_then(|v| parse_shards(&v, seed_host))
+        && let Some(shards) = value::parse(&reply.0).and_then(|v| parse_shards(&v, seed_host, session.is_tls()))
         && !shards.is_empty()
     {
         return Ok(shards);
@@ -105,8 +105,9 @@ fn parse_slots(v: &Value, seed_host: &str) -> Option<Vec<Shard>> {
 }
 
 /// CLUSTER SHARDS: maps with `slots` (start, end pairs) and `nodes` (maps with `ip` or
-/// `endpoint`, `port`, `role`, `health`).
-fn parse_shards(v: &Value, seed_host: &str) -> Option<Vec<Shard>> {
+/// `endpoint`, `port` and/or `tls-port`, `role`, `health`). Over TLS the `tls-port` is the one
+/// to use (CLUSTER SLOTS may name the plain port of a node that has both).
+fn parse_shards(v: &Value, seed_host: &str, tls: bool) -> Option<Vec<Shard>> {
     fn field<'v>(map: &'v [Value], name: &str) -> Option<&'v Value> {
         map.chunks(2).find(|kv| kv[0].as_str() == Some(name)).and_then(|kv| kv.get(1))
     }
@@ -131,7 +132,10 @@ fn parse_shards(v: &Value, seed_host: &str) -> Option<Vec<Shard>> {
                 continue;
             }
             let host = field(n, "endpoint").and_then(Value::as_str).or_else(|| field(n, "ip").and_then(Value::as_str));
-            let Some(a) = addr(host, field(n, "port").and_then(Value::as_int), seed_host) else { continue };
+            let (plain, secure) =
+                (field(n, "port").and_then(Value::as_int), field(n, "tls-port").and_then(Value::as_int));
+            let port = if tls { secure.or(plain) } else { plain };
+            let Some(a) = addr(host, port, seed_host) else { continue };
             match field(n, "role").and_then(Value::as_str) {
                 Some("master" | "primary") => primary = Some(a),
                 _ => replicas.push(a),

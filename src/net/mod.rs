@@ -171,6 +171,11 @@ impl Session {
         Ok(session)
     }
 
+    /// Whether the session speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        matches!(self.stream, Stream::Tls(_))
+    }
+
     /// The address this session is connected to, for messages.
     pub fn target(&self) -> &str {
         &self.target
