@@ -184,3 +184,24 @@ fn retry_sends_requests_in_flight_again_after_a_restart() {
     let after: u64 = server.cli(&["GET", "counter"]).parse().unwrap();
     assert!(after > 0 && after < 300_000, "{after}");
 }
+
+#[test]
+fn max_reconnects_gives_up_on_a_server_that_stays_away() {
+    let mut server = Server::start(&[]);
+    let child = respbench()
+        .args(["-p", &server.port_arg(), "--duration", "30s", "-c", "3", "--threads", "1", "-q"])
+        .args(["--max-reconnects", "3", "--reconnect-backoff", "20ms"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let killed = std::time::Instant::now();
+    server.kill();
+    let out = child.wait_with_output().unwrap();
+    // Three attempts with backoff, then every connection leaves the run: it ends long before 30 s,
+    // with what it measured before the server went away.
+    assert!(killed.elapsed() < std::time::Duration::from_secs(5), "took {:?}", killed.elapsed());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("errors="), "{}", stdout(&out));
+}
