@@ -57,20 +57,26 @@ fn make_certs(dir: &Path) -> Certs {
 /// A redis-server with a TLS port beside its plain one (the plain one serves redis-cli).
 fn tls_server(certs: &Certs, auth_clients: bool) -> (Server, u16) {
     let tls_port = free_port();
-    let port = tls_port.to_string();
-    let server = Server::start(&[
-        "--tls-port",
-        &port,
-        "--tls-cert-file",
-        certs.server_cert.to_str().unwrap(),
-        "--tls-key-file",
-        certs.server_key.to_str().unwrap(),
-        "--tls-ca-cert-file",
-        certs.ca.to_str().unwrap(),
-        "--tls-auth-clients",
-        if auth_clients { "yes" } else { "no" },
-    ]);
+    let args = tls_args(certs, tls_port, auth_clients);
+    let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
     (server, tls_port)
+}
+
+/// redis-server's options for a TLS port with our certificates.
+fn tls_args(certs: &Certs, tls_port: u16, auth_clients: bool) -> Vec<String> {
+    let path = |p: &PathBuf| p.to_str().unwrap().to_string();
+    vec![
+        "--tls-port".into(),
+        tls_port.to_string(),
+        "--tls-cert-file".into(),
+        path(&certs.server_cert),
+        "--tls-key-file".into(),
+        path(&certs.server_key),
+        "--tls-ca-cert-file".into(),
+        path(&certs.ca),
+        "--tls-auth-clients".into(),
+        if auth_clients { "yes" } else { "no" }.into(),
+    ]
 }
 
 fn bench(tls_port: u16, args: &[&str]) -> std::process::Output {
@@ -161,25 +167,13 @@ fn a_tls_cluster_fill_spreads_over_its_shards() {
     let tls_ports: Vec<u16> = std::iter::repeat_with(free_port).filter(|p| *p < 55000).take(3).collect();
     let nodes: Vec<Server> = tls_ports
         .iter()
-        .map(|p| {
-            Server::start(&[
-                "--tls-port",
-                &p.to_string(),
-                "--tls-cert-file",
-                certs.server_cert.to_str().unwrap(),
-                "--tls-key-file",
-                certs.server_key.to_str().unwrap(),
-                "--tls-ca-cert-file",
-                certs.ca.to_str().unwrap(),
-                "--tls-auth-clients",
-                "no",
-                "--tls-cluster",
-                "yes",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-            ])
+        .map(|&p| {
+            let mut args = tls_args(&certs, p, false);
+            args.extend(
+                ["--tls-cluster", "yes", "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+                    .map(String::from),
+            );
+            Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>())
         })
         .collect();
     let ca = certs.ca.to_str().unwrap();
