@@ -53,6 +53,7 @@ impl Worker<'_> {
         link.journal.extend(&bytes);
         link.inflight.push_back(InFlight { sent: now, tries: req.tries + 1, ..req });
     }
+
     /// Makes sure connection `conn` has a link to `node` (cluster mode): logs in (blocking,
     /// bounded) the first time, or leaves a link that waits to reconnect.
     pub(super) fn ensure_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
@@ -78,6 +79,7 @@ impl Worker<'_> {
         }
         self.connect_link(conn, c, node, now);
     }
+
     /// A link failed: its requests in flight count as failed (or are kept to send again with
     /// `--retry`), and it waits to reconnect unless the run is ending.
     pub(super) fn fail(&mut self, conn: &mut Conn, node: usize, kind: ErrorKind, now: Instant) {
@@ -100,7 +102,8 @@ impl Worker<'_> {
             if req.tries < retry {
                 resend_bytes.extend(link.journal.range(offset..offset + len));
                 resend.push_back(InFlight { tries: req.tries + 1, ..req });
-            } else {
+            } else if !req.asking {
+                // (An ASKING is not a request of the run: it fails with the one it preceded.)
                 lost += 1;
                 count_failed(&mut self.window, self.plan.unit_row, &req);
                 if req.ends_unit {
@@ -109,7 +112,6 @@ impl Worker<'_> {
             }
             offset += len;
         }
-        // An ASKING whose request was not kept has nothing to go before.
         link.journal.clear();
         // A lost link counts once even with nothing in flight.
         self.window.errors.add(kind, lost.max(1));
@@ -134,6 +136,7 @@ impl Worker<'_> {
         link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
         self.down += 1;
     }
+
     /// One reconnect attempt of a link: log in again (blocking, bounded), register, resume.
     /// In cluster mode the map is reloaded first: a link whose node left it is retired and
     /// its requests fail over to the slots' new owners on the next sends.
@@ -153,6 +156,7 @@ impl Worker<'_> {
             self.fill_and_flush(conn, c, Instant::now());
         }
     }
+
     /// Tries to log in a down link; on failure backs off (or gives up after `--max-reconnects`).
     pub(super) fn connect_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
         let Some(mut down) = conn.links[node].as_ref().and_then(|l| l.down) else { return };
@@ -189,7 +193,7 @@ impl Worker<'_> {
                 for req in link.inflight.iter_mut() {
                     req.sent = after;
                 }
-                self.flush_link(conn, c, node);
+                self.flush_link(conn, node);
             }
             None => {
                 down.attempts += 1;
@@ -207,6 +211,7 @@ impl Worker<'_> {
             }
         }
     }
+
     /// A link whose node left the cluster map: what waited on it fails, and it is dropped.
     pub(super) fn retire(&mut self, conn: &mut Conn, node: usize, now: Instant) {
         let Some(mut link) = conn.links[node].take() else { return };
@@ -228,6 +233,7 @@ impl Worker<'_> {
             self.window.errors.add(ErrorKind::Io, pending.len() as u64);
         }
     }
+
     /// Gives a connection up: whatever it still has in flight fails, and it leaves the run.
     pub(super) fn abandon(&mut self, conn: &mut Conn, kind: ErrorKind) {
         let mut lost = 0;

@@ -443,7 +443,7 @@ impl<'p> Worker<'p> {
             }
         }
         for node in 0..conn.links.len() {
-            self.flush_link(conn, c, node);
+            self.flush_link(conn, node);
         }
         if conn.remaining == Some(0) && conn.idle() {
             self.finish(conn);
@@ -506,7 +506,7 @@ impl<'p> Worker<'p> {
     }
 
     /// Writes what a link has queued, as far as the socket takes it.
-    fn flush_link(&mut self, conn: &mut Conn, _c: usize, node: usize) {
+    fn flush_link(&mut self, conn: &mut Conn, node: usize) {
         let Some(link) = conn.links[node].as_mut() else { return };
         let Some(io) = link.io.as_mut() else { return };
         let mut failed = false;
