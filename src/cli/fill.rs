@@ -204,8 +204,8 @@ fn fill_range(config: &mut Config, stop: &AtomicBool) -> Result<FillReport, Stri
         target_bytes: None,
         memory_bytes: None,
         bytes_per_key: None,
-        used_memory_before: before.map(|i| i.used_memory),
-        used_memory_after: after.map(|i| i.used_memory),
+        used_memory_before: before.map(|i| i.counted_memory),
+        used_memory_after: after.map(|i| i.counted_memory),
         evicted_keys: after.zip(before).map_or(0, |(a, b)| a.evicted.saturating_sub(b.evicted)),
         elapsed_secs: started.elapsed().as_secs_f64(),
         interrupted,
@@ -238,7 +238,8 @@ fn fill_to_target(
             "the target {target_bytes} bytes is above the server's maxmemory {maxmemory}: filling it would evict keys"
         ));
     }
-    let used_before = first.used_memory;
+    // What eviction counts: replica output buffers swell and drain while a fill replicates.
+    let used_before = first.counted_memory;
     if used_before >= target_bytes {
         return Err(format!(
             "used_memory is already {used_before} bytes, at or above the target {target_bytes}: nothing to fill"
@@ -276,7 +277,7 @@ fn fill_to_target(
                 now.maxmemory
             ));
         }
-        per_key = (now.used_memory.saturating_sub(used_before) as f64 / filled as f64).max(1.0);
+        per_key = (now.counted_memory.saturating_sub(used_before) as f64 / filled as f64).max(1.0);
         total_estimate = (room as f64 / per_key) as u64;
         if stop.load(Ordering::SeqCst) {
             interrupted = true;
@@ -293,7 +294,7 @@ fn fill_to_target(
         memory_bytes,
         bytes_per_key: Some(per_key),
         used_memory_before: Some(used_before),
-        used_memory_after: Some(last.used_memory),
+        used_memory_after: Some(last.counted_memory),
         evicted_keys: last.evicted.saturating_sub(first.evicted),
         elapsed_secs: started.elapsed().as_secs_f64(),
         interrupted,
@@ -336,6 +337,7 @@ impl Probe {
                 None => info,
                 Some(mut sum) => {
                     sum.used_memory += info.used_memory;
+                    sum.counted_memory += info.counted_memory;
                     sum.maxmemory += info.maxmemory;
                     sum.evicted += info.evicted;
                     sum.keys += info.keys;

@@ -43,6 +43,9 @@ pub struct Info {
     cpu_total: f64,
     cpu_main: Option<f64>,
     pub used_memory: u64,
+    /// used_memory less what eviction does not count (replica output and AOF buffers): what
+    /// maxmemory is compared with, and what a fill should measure.
+    pub counted_memory: u64,
     pub maxmemory: u64,
     fragmentation: f64,
     hits: u64,
@@ -61,6 +64,7 @@ impl Info {
     pub fn parse(text: &str) -> Option<Info> {
         let mut info = Info::default();
         let (mut user, mut sys, mut user_main, mut sys_main) = (None, None, None, None);
+        let mut not_counted = 0;
         for line in text.lines() {
             let Some((field, value)) = line.trim_end().split_once(':') else { continue };
             let float = || value.parse::<f64>().ok();
@@ -72,6 +76,7 @@ impl Info {
                 "used_cpu_sys_main_thread" => sys_main = float(),
                 "used_memory" => info.used_memory = int(),
                 "maxmemory" => info.maxmemory = int(),
+                "mem_not_counted_for_evict" => not_counted = int(),
                 "mem_fragmentation_ratio" => info.fragmentation = float().unwrap_or(0.0),
                 "keyspace_hits" => info.hits = int(),
                 "keyspace_misses" => info.misses = int(),
@@ -88,6 +93,7 @@ impl Info {
                 _ => {}
             }
         }
+        info.counted_memory = info.used_memory.saturating_sub(not_counted);
         info.cpu_total = user? + sys?;
         info.cpu_main = user_main.zip(sys_main).map(|(u, s)| u + s);
         Some(info)
