@@ -14,7 +14,7 @@ use clap::Parser;
 use serde::Serialize;
 
 use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, parse_args, usage_error};
-use crate::config::{CommandSpec, Config, KeyPattern, ServerOptions, StopAfter, Target};
+use crate::config::{CommandSpec, Config, KeyPattern, StopAfter};
 use crate::engine::{self, Info, Progress};
 use crate::net::Session;
 use crate::report;
@@ -313,17 +313,10 @@ impl Probe {
         if config.cluster.is_none() {
             return Ok(Probe { sessions: vec![seed] });
         }
-        let host = match &config.server.target {
-            Target::Tcp { host, .. } => host.clone(),
-            Target::Unix(_) => "127.0.0.1".into(),
-        };
-        let shards = crate::net::cluster::shards(&mut seed, &host).map_err(|e| e.to_string())?;
+        let shards = crate::net::cluster::shards(&mut seed, &config.server).map_err(|e| e.to_string())?;
         let sessions = shards
             .iter()
-            .map(|shard| {
-                let target = Target::Tcp { host: shard.primary.host.clone(), port: shard.primary.port };
-                Session::open(&ServerOptions { target, ..config.server.clone() }).map_err(|e| e.to_string())
-            })
+            .map(|shard| Session::open(&shard.primary.options(&config.server)).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Probe { sessions })
     }

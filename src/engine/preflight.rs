@@ -1,7 +1,7 @@
 //! Checks before a run, each a one-line warning: reading from an empty keyspace, reading a key
 //! range that is not filled, and a server that persists to disk while it is measured.
 
-use crate::config::{Config, ServerOptions, StopAfter, Target};
+use crate::config::{Config, StopAfter};
 use crate::net::{ConnectError, Session};
 
 use super::server_stats::Info;
@@ -81,19 +81,10 @@ struct Shards {
 
 impl Shards {
     fn open(config: &Config, seed: &mut Session) -> Option<Shards> {
-        let host = match &config.server.target {
-            Target::Tcp { host, .. } => host.clone(),
-            Target::Unix(_) => "127.0.0.1".into(),
-        };
-        let shards = crate::net::cluster::shards(seed, &host).ok()?;
+        let shards = crate::net::cluster::shards(seed, &config.server).ok()?;
         let nodes = shards
             .into_iter()
-            .map(|s| {
-                let target = Target::Tcp { host: s.primary.host.clone(), port: s.primary.port };
-                Session::open(&ServerOptions { target, ..config.server.clone() })
-                    .ok()
-                    .map(|session| (s.ranges, session))
-            })
+            .map(|s| Session::open(&s.primary.options(&config.server)).ok().map(|session| (s.ranges, session)))
             .collect::<Option<Vec<_>>>()?;
         Some(Shards { nodes })
     }

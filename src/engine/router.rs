@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::config::{ReadFrom, ServerOptions, Target};
+use crate::config::{ReadFrom, ServerOptions};
 use crate::net::cluster::{self, NodeAddr, SLOTS, Shard};
 use crate::net::{ConnectError, Session};
 
@@ -44,7 +44,7 @@ impl Router {
             stale: false,
         };
         let mut session = Session::open(seed)?;
-        let shards = cluster::shards(&mut session, &seed_host(seed))?;
+        let shards = cluster::shards(&mut session, seed)?;
         router.apply(shards);
         Ok(router)
     }
@@ -56,7 +56,7 @@ impl Router {
         candidates.push(self.seed.clone());
         for opts in candidates {
             let Ok(mut session) = Session::open_within(&opts, Duration::from_millis(300)) else { continue };
-            if let Ok(shards) = cluster::shards(&mut session, &seed_host(&self.seed))
+            if let Ok(shards) = cluster::shards(&mut session, &self.seed)
                 && !shards.is_empty()
             {
                 self.apply(shards);
@@ -162,15 +162,7 @@ impl Router {
 
     /// How to log in to `node`: the seed's options with the node's address.
     pub fn options_for(&self, node: usize) -> ServerOptions {
-        let addr = &self.nodes[node];
-        ServerOptions { target: Target::Tcp { host: addr.host.clone(), port: addr.port }, ..self.seed.clone() }
-    }
-}
-
-fn seed_host(seed: &ServerOptions) -> String {
-    match &seed.target {
-        Target::Tcp { host, .. } => host.clone(),
-        Target::Unix(_) => "127.0.0.1".into(),
+        self.nodes[node].options(&self.seed)
     }
 }
 

@@ -200,18 +200,8 @@ impl ServerSampler {
     pub fn open(server: &ServerOptions, cluster: bool) -> Option<ServerSampler> {
         let targets: Vec<ServerOptions> = if cluster {
             let mut session = Session::open(server).ok()?;
-            let host = match &server.target {
-                crate::config::Target::Tcp { host, .. } => host.clone(),
-                crate::config::Target::Unix(_) => "127.0.0.1".into(),
-            };
-            let shards = crate::net::cluster::shards(&mut session, &host).ok()?;
-            shards
-                .iter()
-                .map(|s| ServerOptions {
-                    target: crate::config::Target::Tcp { host: s.primary.host.clone(), port: s.primary.port },
-                    ..server.clone()
-                })
-                .collect()
+            let shards = crate::net::cluster::shards(&mut session, server).ok()?;
+            shards.iter().map(|s| s.primary.options(server)).collect()
         } else {
             vec![server.clone()]
         };

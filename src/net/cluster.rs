@@ -3,6 +3,7 @@
 //! that land on a given node (for `{tag}`).
 
 use super::{ConnectError, Session};
+use crate::config::{ServerOptions, Target};
 use crate::resp::value::{self, Value};
 
 /// Hash slots in a Redis cluster.
@@ -50,6 +51,13 @@ impl std::fmt::Display for NodeAddr {
     }
 }
 
+impl NodeAddr {
+    /// How to log in to this node: `seed`'s options (login, TLS, RESP3) with this address.
+    pub fn options(&self, seed: &ServerOptions) -> ServerOptions {
+        ServerOptions { target: Target::Tcp { host: self.host.clone(), port: self.port }, ..seed.clone() }
+    }
+}
+
 /// One shard: its slot ranges, its primary and its replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shard {
@@ -59,8 +67,12 @@ pub struct Shard {
 }
 
 /// Asks `session` for the cluster's shards: CLUSTER SHARDS (Redis 7+), else CLUSTER SLOTS.
-/// Nodes announced without an address get `seed_host`.
-pub fn shards(session: &mut Session, seed_host: &str) -> Result<Vec<Shard>, ConnectError> {
+/// Nodes announced without an address get the host of `seed`, the node first asked.
+pub fn shards(session: &mut Session, seed: &ServerOptions) -> Result<Vec<Shard>, ConnectError> {
+    let seed_host = match &seed.target {
+        Target::Tcp { host, .. } => host.as_str(),
+        Target::Unix(_) => "127.0.0.1",
+    };
     if let Ok(reply) = session.call(&[b"CLUSTER", b"SHARDS"])
         && let Some(shards) = value::parse(&reply.0).and_then(|v| parse_shards(&v, seed_host, session.is_tls()))
         && !shards.is_empty()
