@@ -17,11 +17,13 @@ deps:
 	@scripts/install-deps.sh
 
 # Unit, property and end-to-end tests (the latter start their own servers on free ports).
+# Without nextest (which runs the timing-sensitive tests alone), one test at a time: tests
+# that measure rates and gaps must not share the 2 cores with a cluster starting up.
 test: deps
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --no-fail-fast; \
 	else \
-		$(CARGO) test --no-fail-fast; \
+		$(CARGO) test --no-fail-fast -- --test-threads=1; \
 	fi
 
 lint:

@@ -3,7 +3,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -135,15 +134,15 @@ fn sigint_still_writes_results_marked_interrupted() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let child = respbench()
-        .args(["-p", &server.port_arg(), "--duration", "30s", "-c", "4", "--json", json.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let mut run = Watched::spawn({
+        let mut cmd = respbench();
+        cmd.args(["-p", &server.port_arg(), "--duration", "30s", "-c", "4", "--json", json.to_str().unwrap()])
+            .arg("--progress");
+        cmd
+    });
+    run.wait_intervals(1);
+    run.signal(libc::SIGINT);
+    let out = run.finish();
     assert_eq!(out.status.code(), Some(130));
     let doc = read_json(&json);
     assert_eq!(doc["interrupted"], true);

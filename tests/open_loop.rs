@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -89,17 +89,18 @@ fn a_frozen_server_shows_in_response_time_not_service_time() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let child = respbench()
-        .args(["-p", &server.port_arg(), "--rate", "2000", "--duration", "6s", "-c", "10", "--ratio", "0:1"])
-        .args(["--json", json.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
+    let mut run = Watched::spawn({
+        let mut cmd = respbench();
+        cmd.args(["-p", &server.port_arg(), "--rate", "2000", "--duration", "6s", "-c", "10", "--ratio", "0:1"])
+            .args(["--json", json.to_str().unwrap(), "--progress"]);
+        cmd
+    });
+    run.wait_intervals(2);
     unsafe { libc::kill(server.pid() as i32, libc::SIGSTOP) };
+    // Frozen for a second (the fault itself), while a sixth of the run's requests fall due.
     std::thread::sleep(Duration::from_secs(1));
     unsafe { libc::kill(server.pid() as i32, libc::SIGCONT) };
-    let out = child.wait_with_output().unwrap();
+    let out = run.finish();
     assert!(out.status.success());
     let doc = read_json(&json);
     let response_p99 = doc["totals"]["latency_us"]["p99_us"].as_f64().unwrap();

@@ -252,7 +252,9 @@ fn loop_and_idle_modes_stop_on_ctrl_c() {
     let server = Server::start(&[]);
     let child =
         bench_cmd(&server).args(["-l", "-n", "200", "-t", "ping", "-q"]).stdout(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Each loop sends 200 PING_INLINE and 200 PING_MBULK: past 1,000 the third loop is under
+    // way, so the first two have printed their lines.
+    server.wait_calls("ping", 1001);
     unsafe_sigint(child.id());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));

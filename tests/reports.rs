@@ -5,7 +5,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use common::*;
 
@@ -181,16 +180,17 @@ fn an_interrupted_run_renders_and_says_so() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let (json, html) = (dir.path().join("cut.json"), dir.path().join("cut.html"));
-    let child = respbench()
-        .args(["-p", &server.port_arg(), "--duration", "30s", "-c", "2", "--json", json.to_str().unwrap()])
-        .args(["--html", html.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2200));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let mut run =
+        Watched::spawn({
+            let mut cmd = respbench();
+            cmd.args(["-p", &server.port_arg(), "--duration", "30s", "-c", "2", "--json", json.to_str().unwrap()])
+                .args(["--html", html.to_str().unwrap(), "--progress"]);
+            cmd
+        });
+    // Two whole intervals, so that every chart has points to draw.
+    run.wait_intervals(2);
+    run.signal(libc::SIGINT);
+    let out = run.finish();
     assert_eq!(out.status.code(), Some(130));
     let dom = assert_renders_cleanly(&html, "interrupted", &["throughput", "spectrum"]);
     assert!(dom.contains("INTERRUPTED"), "the report does not say the run was interrupted");

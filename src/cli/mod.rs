@@ -119,13 +119,15 @@ fn measure(
     stop: &AtomicBool,
     extra: impl FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    measure_runs(config, runs, stop, extra).map(|runs| Outcome::pool(runs).expect("at least one run"))
+    measure_runs(config, runs, false, stop, extra).map(|runs| Outcome::pool(runs).expect("at least one run"))
 }
 
-/// Runs the plan `runs` times (fewer after Ctrl-C) with the live line on a terminal.
+/// Runs the plan `runs` times (fewer after Ctrl-C) with the live line on a terminal, or one
+/// line per interval with `progress`.
 fn measure_runs(
     config: &Config,
     runs: usize,
+    progress: bool,
     stop: &AtomicBool,
     mut extra: impl FnMut(&Progress),
 ) -> Result<Vec<Outcome>, ConnectError> {
@@ -133,14 +135,16 @@ fn measure_runs(
     let mut outcomes = Vec::new();
     for run in 0..runs {
         let mut observe = |p: &Progress| {
-            if live {
-                let prefix = if runs > 1 { format!("run {}/{runs} ", run + 1) } else { String::new() };
+            let prefix = if runs > 1 { format!("run {}/{runs} ", run + 1) } else { String::new() };
+            if progress {
+                eprintln!("{prefix}{}", report::text::live_line(p));
+            } else if live {
                 eprint!("\r\x1b[2K{prefix}{}", report::text::live_line(p));
             }
             extra(p);
         };
         let outcome = engine::run(config, run, stop, &mut observe);
-        if live {
+        if live && !progress {
             eprint!("\r\x1b[2K");
         }
         outcomes.push(outcome?);
@@ -164,7 +168,7 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
         eprintln!("respbench: warning: {warning}");
     }
     let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
-    let runs = measure_runs(config, output.runs, stop, |p| {
+    let runs = measure_runs(config, output.runs, output.progress, stop, |p| {
         if let Some(log) = hdr_log.as_mut() {
             log.add(p);
         }

@@ -201,6 +201,10 @@ pub struct Args {
     /// Print one summary line instead of the table.
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
+    /// Print the live line once per interval on stderr, one line each, also when stderr is not
+    /// a terminal (CI logs, batch jobs)
+    #[arg(long, help_heading = "Output")]
+    pub progress: bool,
     /// Write an HdrHistogram interval log (V2; microseconds; tags `response` and `service`).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub hdr_log: Option<PathBuf>,
@@ -244,6 +248,8 @@ pub struct Output {
     pub percentiles: Vec<f64>,
     pub memtier_json: Option<PathBuf>,
     pub quiet: bool,
+    /// The live line once per interval, even off a terminal.
+    pub progress: bool,
     pub hdr_log: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub csv: Option<PathBuf>,
@@ -379,6 +385,7 @@ impl Args {
             percentiles: self.percentiles.0,
             memtier_json: self.memtier_json,
             quiet: self.quiet,
+            progress: self.progress,
             hdr_log: self.hdr_log,
             html: self.html,
             csv: self.csv,

@@ -236,3 +236,116 @@ pub fn stderr(out: &Output) -> String {
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Polls `check` until it holds. The timeout only bounds a failure (then the test panics
+/// naming `what`): a test waits for the event it needs, never for a length of time.
+pub fn wait_for(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !check() {
+        assert!(Instant::now() < deadline, "gave up after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl Server {
+    /// Waits until the server has executed at least `n` calls of `command`.
+    pub fn wait_calls(&self, command: &str, n: u64) {
+        wait_for(&format!("{n} {command} calls on port {}", self.port), Duration::from_secs(60), || {
+            self.calls(command) >= n
+        });
+    }
+}
+
+/// A respbench run in the background whose stderr is read line by line as it comes, so that
+/// a test can act when the run reaches a point (`--progress` prints one line per interval).
+pub struct Watched {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: Vec<String>,
+    /// Intervals the run has reported so far.
+    intervals: usize,
+}
+
+/// A `--progress` line: one completed interval.
+fn is_interval(line: &str) -> bool {
+    line.contains("ops/s now")
+}
+
+impl Watched {
+    /// Starts `command` with stdout and stderr piped.
+    pub fn spawn(mut command: Command) -> Watched {
+        use std::io::{BufRead, BufReader};
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched { child, lines, stderr: Vec::new(), intervals: 0 }
+    }
+
+    /// Waits until `n` more stderr lines have satisfied `wanted`; panics if the run ends first
+    /// or after a minute.
+    pub fn wait_lines(&mut self, n: usize, wanted: impl Fn(&str) -> bool) {
+        let mut seen = 0;
+        while seen < n {
+            match self.lines.recv_timeout(Duration::from_secs(60)) {
+                Ok(line) => seen += usize::from(self.keep(line, &wanted)),
+                Err(_) => panic!("the run ended or stalled before {n} such lines: {}", self.stderr.join("\n")),
+            }
+        }
+    }
+
+    fn keep(&mut self, line: String, wanted: impl Fn(&str) -> bool) -> bool {
+        let hit = wanted(&line);
+        self.intervals += usize::from(is_interval(&line));
+        self.stderr.push(line);
+        hit
+    }
+
+    /// Waits until the run has reported `n` completed intervals since it started (it needs
+    /// `--progress`).
+    pub fn wait_intervals(&mut self, n: usize) {
+        let more = n.saturating_sub(self.intervals);
+        self.wait_lines(more, is_interval);
+    }
+
+    /// Waits until `n` whole intervals have passed after this call: lines already on their way
+    /// tell of earlier intervals, and the next one ends the interval under way.
+    pub fn wait_fresh_intervals(&mut self, n: usize) {
+        while let Ok(line) = self.lines.try_recv() {
+            self.keep(line, |_| false);
+        }
+        self.wait_lines(n + 1, is_interval);
+    }
+
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` to the run.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) with a pid we spawned and have not reaped.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+    }
+
+    /// Waits for the run to end; its stderr is every line read, before and after.
+    pub fn finish(mut self) -> Output {
+        let stdout = {
+            let mut buf = Vec::new();
+            self.child.stdout.take().unwrap().read_to_end(&mut buf).unwrap();
+            buf
+        };
+        let status = self.child.wait().unwrap();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(10)) {
+            self.stderr.push(line);
+        }
+        let mut stderr = self.stderr.join("\n").into_bytes();
+        stderr.push(b'\n');
+        Output { status, stdout, stderr }
+    }
+}
