@@ -46,8 +46,10 @@ impl ThreadCpu {
     }
 
     /// Share of the wall time the thread ran or wanted to run: near 1 means it set the pace.
+    /// Never above 1: the kernel credits run-queue wait at the next switch-in, so over a short
+    /// span the difference can include wait from before it.
     pub fn busy(&self) -> f64 {
-        if self.wall_secs > 0.0 { (self.cpu_secs + self.runqueue_wait_secs) / self.wall_secs } else { 0.0 }
+        if self.wall_secs > 0.0 { ((self.cpu_secs + self.runqueue_wait_secs) / self.wall_secs).min(1.0) } else { 0.0 }
     }
 }
 
@@ -119,5 +121,13 @@ mod tests {
         assert_eq!(verdict(&[thread(0.95)], busy_server).0, Bottleneck::ClientBound);
         let short = ThreadCpu { cpu_secs: 0.01, runqueue_wait_secs: 0.0, wall_secs: 0.01 };
         assert!(verdict(&[short], idle_server).1.starts_with("too short"));
+    }
+
+    #[test]
+    fn a_threads_share_never_exceeds_one() {
+        // Wait credited late by the kernel can make the parts add up to more than the span.
+        let short = ThreadCpu { cpu_secs: 0.1, runqueue_wait_secs: 0.33, wall_secs: 0.1 };
+        assert_eq!(short.busy(), 1.0);
+        assert!(verdict(&[short], None).1.contains("client threads busy 100%"));
     }
 }

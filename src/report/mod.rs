@@ -81,9 +81,39 @@ impl Delivery {
         })
     }
 
-    /// The client fell behind its schedule: under 98 % of the rate, or over 1 % of sends late.
-    pub fn fell_behind(&self) -> bool {
-        self.achieved_per_sec < 0.98 * self.requested_per_sec || self.late_sends * 100 > self.sends
+    /// Under 98 % of the requested rate got replies.
+    pub fn rate_missed(&self) -> bool {
+        self.achieved_per_sec < 0.98 * self.requested_per_sec
+    }
+
+    /// Over 1 % of sends left later than the threshold after their intended time.
+    pub fn sends_late(&self) -> bool {
+        self.late_sends * 100 > self.sends
+    }
+
+    /// One warning per shortfall, each worded by what was measured: the rate achieved, or the
+    /// lateness of sends (a run can deliver the whole rate in bursts, every send late).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.rate_missed() {
+            out.push(format!(
+                "WARNING: the requested rate was not delivered: {:.0}/s achieved of {:.0}/s requested ({:.1}%).",
+                self.achieved_per_sec,
+                self.requested_per_sec,
+                100.0 * self.achieved_per_sec / self.requested_per_sec
+            ));
+        }
+        if self.sends_late() {
+            out.push(format!(
+                "WARNING: the client did not keep the schedule: {} of {} sends ({:.1}%) left over {:.0} ms after \
+                 their intended time (latency still counts from the intended time).",
+                self.late_sends,
+                self.sends,
+                100.0 * self.late_sends as f64 / self.sends.max(1) as f64,
+                self.late_threshold_us / 1000.0
+            ));
+        }
+        out
     }
 }
 
@@ -131,6 +161,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn delivery(achieved_per_sec: f64, late_sends: u64) -> Delivery {
+        Delivery {
+            requested_per_sec: 1000.0,
+            achieved_per_sec,
+            arrival: "constant",
+            sends: 1000,
+            late_sends,
+            late_threshold_us: 1000.0,
+            send_lag_us: crate::stats::LatencySummary::default(),
+        }
+    }
+
+    #[test]
+    fn delivery_warnings_say_what_was_measured() {
+        assert!(delivery(1000.0, 0).warnings().is_empty());
+        // The whole rate, but sent late: the rate is not what is wrong.
+        let late = delivery(1000.0, 50).warnings();
+        assert_eq!(late.len(), 1);
+        assert!(late[0].contains("50 of 1000 sends (5.0%)") && !late[0].contains("not delivered"), "{late:?}");
+        let short = delivery(900.0, 0).warnings();
+        assert_eq!(short.len(), 1);
+        assert!(short[0].contains("not delivered: 900/s achieved of 1000/s requested (90.0%)"), "{short:?}");
+        assert_eq!(delivery(900.0, 50).warnings().len(), 2);
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temporary() {

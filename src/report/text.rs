@@ -221,8 +221,8 @@ fn delivery(out: &mut String, run: &Run, d: &Delivery) {
         ms(d.send_lag_us.p99_us),
         ms(d.send_lag_us.max_us),
     );
-    if d.fell_behind() {
-        let _ = writeln!(out, "WARNING: the client did not keep the schedule: the requested rate was not delivered.");
+    for warning in d.warnings() {
+        let _ = writeln!(out, "{warning}");
     }
 }
 
