@@ -49,7 +49,8 @@ pub fn short(v: f64) -> String {
     } else if a >= 1e4 {
         format!("{:.0}k", v / 1e3)
     } else if a >= 1e3 {
-        format!("{:.1}k", v / 1e3)
+        let n = format!("{:.1}", v / 1e3);
+        format!("{}k", n.trim_end_matches(".0"))
     } else if a >= 10.0 || a == 0.0 {
         format!("{v:.0}")
     } else if a >= 1.0 {
@@ -242,6 +243,7 @@ mod tests {
         assert_eq!(short(1_500_000.0), "1.5M");
         assert_eq!(short(12_500.0), "12k");
         assert_eq!(short(1_500.0), "1.5k");
+        assert_eq!(short(5_000.0), "5k");
         assert_eq!(short(0.25), "0.250");
         assert_eq!(short_percent(99.9), "99.9");
         assert_eq!(tick(0.5, 0.5), "0.5");
