@@ -15,28 +15,85 @@ fn artifacts() -> PathBuf {
     dir
 }
 
-/// Loads `html` in headless Chromium: returns (the DOM after loading, Chromium's log), and
-/// saves a screenshot to `png`.
-fn chromium(html: &Path, png: &Path) -> (String, String) {
+/// The window width the pages must fit without scrolling sideways.
+const WINDOW_WIDTH: u32 = 1280;
+
+/// What Chromium made of a page.
+struct Loaded {
+    /// The DOM after loading (with the layout probe's attribute on `<body>`).
+    dom: String,
+    /// Chromium's log of both loads.
+    log: String,
+    /// `document.documentElement.scrollWidth` and `window.innerWidth` in a 1280 px window.
+    scroll_width: u32,
+    inner_width: u32,
+}
+
+/// Loads `html` in headless Chromium in a 1280 px wide window, and saves a screenshot to `png`.
+/// The page has no script of its own, so the DOM is dumped from a copy with one added at the
+/// end of `<body>`: it runs once everything above it is parsed, forces layout, and writes the
+/// page's width onto `<body>` for `--dump-dom` to carry out.
+fn chromium(html: &Path, png: &Path) -> Loaded {
     let profile = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", html.display());
-    let base = |extra: &[&str]| {
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("</body>"), "{}: no </body>", html.display());
+    let probe = profile.path().join("probe.html");
+    let script = "<script>document.body.setAttribute('data-layout', \
+                  document.documentElement.scrollWidth + ' ' + window.innerWidth)</script></body>";
+    std::fs::write(&probe, page.replacen("</body>", script, 1)).unwrap();
+    let base = |page: &Path, height: u32, extra: &[&str]| {
         let mut cmd = Command::new("chromium");
         cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
             .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
-            .args(["--enable-logging=stderr", "--v=0", "--hide-scrollbars", "--window-size=1200,2600"])
+            .args(["--enable-logging=stderr", "--v=0", "--hide-scrollbars"])
+            .arg(format!("--window-size={WINDOW_WIDTH},{height}"))
             .args(extra)
-            .arg(&url)
+            .arg(format!("file://{}", page.display()))
             .stdin(Stdio::null());
         cmd.output().expect("chromium is installed (make test installs it)")
     };
-    let dom = base(&["--dump-dom"]);
+    let dom = base(&probe, 900, &["--dump-dom"]);
     assert!(dom.status.success(), "chromium --dump-dom failed: {}", String::from_utf8_lossy(&dom.stderr));
-    let shot = base(&[&format!("--screenshot={}", png.display())]);
+    // Tall enough to show most of a report to whoever opens the artifact.
+    let shot = base(html, 4000, &[&format!("--screenshot={}", png.display())]);
     assert!(shot.status.success(), "chromium --screenshot failed");
     let log = format!("{}{}", String::from_utf8_lossy(&dom.stderr), String::from_utf8_lossy(&shot.stderr));
-    (String::from_utf8_lossy(&dom.stdout).into_owned(), log)
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    let layout = dom
+        .split("data-layout=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("the layout probe did not run: {log}"));
+    let (scroll, inner) = layout.split_once(' ').unwrap();
+    Loaded { scroll_width: scroll.parse().unwrap(), inner_width: inner.parse().unwrap(), dom, log }
+}
+
+/// The text a person sees: the DOM without `<script>` and `<style>` elements and without tags,
+/// entities decoded.
+fn visible_text(dom: &str) -> String {
+    let mut rest = dom.to_string();
+    for element in ["script", "style"] {
+        let (open, close) = (format!("<{element}"), format!("</{element}>"));
+        while let Some(start) = rest.find(&open) {
+            let end = rest[start..].find(&close).map_or(rest.len(), |e| start + e + close.len());
+            rest.replace_range(start..end, " ");
+        }
+    }
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in rest.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                text.push(' ');
+            }
+            _ if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 }
 
 /// Every chart in the rendered DOM, with the point counts of its series.
@@ -55,8 +112,19 @@ fn charts(dom: &str) -> Vec<(String, Vec<usize>)> {
 
 fn assert_renders_cleanly(html: &Path, name: &str, expected_charts: &[&str]) -> String {
     let png = artifacts().join(format!("{name}.png"));
-    let (dom, log) = chromium(html, &png);
+    let Loaded { dom, log, scroll_width, inner_width } = chromium(html, &png);
     assert!(!log.contains("CONSOLE"), "console messages while loading {name}: {log}");
+    // Fits a 1280 px window: nothing makes the page scroll sideways.
+    assert_eq!(inner_width, WINDOW_WIDTH, "{name}: the window is not {WINDOW_WIDTH} px wide");
+    assert!(scroll_width <= WINDOW_WIDTH, "{name} is {scroll_width} px wide in a {WINDOW_WIDTH} px window");
+    // Written for people: no JSON anywhere in what the page shows.
+    let text = visible_text(&dom);
+    for json in ["{\"", "\":", "[{", "[[", "\"}", "}]"] {
+        if let Some(at) = text.find(json) {
+            let context: String = text[text.floor_char_boundary(at.saturating_sub(80))..].chars().take(160).collect();
+            panic!("{name} shows JSON ({json}): ...{context}...");
+        }
+    }
     assert!(std::fs::metadata(&png).unwrap().len() > 20_000, "screenshot of {name} is nearly empty");
     let found = charts(&dom);
     for id in expected_charts {
@@ -98,6 +166,17 @@ fn html_report_of_a_real_run_renders_in_chromium_with_every_chart_filled() {
     );
     assert!(dom.contains("baseline: respbench report: redis"), "title missing");
     assert!(dom.contains("Bottleneck:") && dom.contains("Summary") && dom.contains("Configuration"));
+    // The environment as tables: a row per client thread, the command mix by name.
+    let doc = read_json(&json);
+    let threads = dom.split("<h3>Client threads</h3>").nth(1).and_then(|s| s.split("</table>").next()).unwrap();
+    assert_eq!(
+        threads.matches("<tr>").count(),
+        1 + doc["client"]["threads"].as_array().unwrap().len(),
+        "one row per client thread: {threads}"
+    );
+    let mix = dom.split("<h3>Command mix</h3>").nth(1).and_then(|s| s.split("</table>").next()).unwrap();
+    assert!(mix.contains("<code>GET</code>") && mix.contains("<code>SET</code>"), "{mix}");
+    assert!(dom.contains("used memory") && dom.contains("MiB"), "the server's figures are not labelled");
     // Built from the JSON alone: `respbench report` renders the very same page.
     let again = dir.path().join("again.html");
     let out = respbench().args(["report", json.to_str().unwrap(), "-o", again.to_str().unwrap()]).output().unwrap();

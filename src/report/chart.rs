@@ -26,10 +26,14 @@ pub struct Chart<'a> {
     pub series: Vec<Series>,
 }
 
-const WIDTH: f64 = 760.0;
-const HEIGHT: f64 = 280.0;
+/// The drawing's own coordinates: the page scales it to the column's width (about 1170 px in a
+/// 1280 px window), so these are also roughly its on-screen pixels there.
+const WIDTH: f64 = 1100.0;
+const HEIGHT: f64 = 320.0;
 const LEFT: f64 = 64.0;
-const RIGHT: f64 = 150.0;
+const RIGHT: f64 = 170.0;
+/// Legend entries longer than this are cut (with an ellipsis) so they stay inside the drawing.
+const LEGEND_CHARS: usize = 24;
 const TOP: f64 = 30.0;
 const BOTTOM: f64 = 42.0;
 const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -45,7 +49,8 @@ pub fn short(v: f64) -> String {
     } else if a >= 1e4 {
         format!("{:.0}k", v / 1e3)
     } else if a >= 1e3 {
-        format!("{:.1}k", v / 1e3)
+        let n = format!("{:.1}", v / 1e3);
+        format!("{}k", n.trim_end_matches(".0"))
     } else if a >= 10.0 || a == 0.0 {
         format!("{v:.0}")
     } else if a >= 1.0 {
@@ -117,7 +122,7 @@ pub fn svg(chart: &Chart) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        r##"<svg id="{}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"##,
+        r##"<svg id="{}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" preserveAspectRatio="xMidYMid meet" role="img" aria-label="{}">"##,
         escape(chart.id),
         escape(chart.title)
     );
@@ -132,7 +137,7 @@ pub fn svg(chart: &Chart) -> String {
             LEFT + plot_w,
             LEFT - 6.0,
             yy + 4.0,
-            short(y)
+            tick(y, y_step)
         );
         y += y_step;
     }
@@ -150,7 +155,7 @@ pub fn svg(chart: &Chart) -> String {
         let mut v = (x_min / step).ceil() * step;
         let mut ticks = Vec::new();
         while v <= x_max + step / 1e6 {
-            ticks.push((v, short(v)));
+            ticks.push((v, tick(v, step)));
             v += step;
         }
         ticks
@@ -197,11 +202,30 @@ pub fn svg(chart: &Chart) -> String {
             lx + 16.0,
             ly - 4.0,
             lx + 20.0,
-            escape(&s.name)
+            escape(&legend(&s.name))
         );
     }
     out.push_str("</svg>");
     out
+}
+
+/// A tick label with as many decimals as the step needs: 0.5 rather than 0.500.
+fn tick(v: f64, step: f64) -> String {
+    if step >= 1.0 || v == 0.0 {
+        return short(v);
+    }
+    let decimals = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A series name short enough for the legend.
+fn legend(name: &str) -> String {
+    if name.chars().count() <= LEGEND_CHARS {
+        return name.to_string();
+    }
+    let mut cut: String = name.chars().take(LEGEND_CHARS - 1).collect();
+    cut.push('…');
+    cut
 }
 
 fn short_percent(p: f64) -> String {
@@ -219,8 +243,13 @@ mod tests {
         assert_eq!(short(1_500_000.0), "1.5M");
         assert_eq!(short(12_500.0), "12k");
         assert_eq!(short(1_500.0), "1.5k");
+        assert_eq!(short(5_000.0), "5k");
         assert_eq!(short(0.25), "0.250");
         assert_eq!(short_percent(99.9), "99.9");
+        assert_eq!(tick(0.5, 0.5), "0.5");
+        assert_eq!(tick(0.6, 0.2), "0.6");
+        assert_eq!(tick(0.05, 0.05), "0.05");
+        assert_eq!(legend("a-rather-long-result-name-from-a-file"), "a-rather-long-result-na…");
     }
 
     #[test]

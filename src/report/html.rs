@@ -8,16 +8,24 @@ use serde_json::Value;
 
 use super::chart::{self, Chart, Series, XAxis, escape};
 
-const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}\
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}\
-table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:right}\
+mod labelled;
+
+/// Laid out for a window of 1280 px or less: nothing is wider than the page. Long tokens wrap
+/// anywhere, wide tables scroll inside their own box, charts scale to the column.
+const STYLE: &str = "*{box-sizing:border-box}\
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1200px;color:#222;padding:0 16px;overflow-wrap:anywhere}\
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}h3{font-size:15px;margin:16px 0 4px}\
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}\
 td:first-child,th:first-child{text-align:left}th{background:#f5f5f5}.sub{color:#666}\
+.scroll{max-width:100%;overflow-x:auto}\
+table.kv{width:100%;max-width:760px;table-layout:fixed}table.kv th{width:40%;text-align:left;font-weight:600}table.kv td{text-align:left}\
+table.kv table{margin:0}table.mix td,table.mix th{text-align:left}ul{margin:0;padding-left:18px}\
 .banner{background:#fde2e1;border:1px solid #e99;padding:8px 12px;margin:12px 0;font-weight:600}\
 .warn{background:#fff6d6;border:1px solid #e6c65c;padding:6px 12px;margin:6px 0}\
 .verdict{background:#eef5ff;border:1px solid #9bc;padding:6px 12px;margin:6px 0}\
-.chart{display:block;margin:8px 0}.chart .title{font-weight:600;font-size:14px}\
-.chart .grid{stroke:#eee}.chart .frame{fill:none;stroke:#999}.chart .tick,.chart .legend{font-size:11px;fill:#444}\
-.chart .label{font-size:12px;fill:#333}code{background:#f5f5f5;padding:1px 4px}";
+.chart{display:block;width:100%;height:auto;margin:12px 0}.chart .title{font-weight:600;font-size:15px}\
+.chart .grid{stroke:#eee}.chart .frame{fill:none;stroke:#999}.chart .tick,.chart .legend{font-size:12px;fill:#444}\
+.chart .label{font-size:13px;fill:#333}code{background:#f5f5f5;padding:1px 4px}";
 
 fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
@@ -92,7 +100,7 @@ fn spectrum_chart(series: impl IntoIterator<Item = Series>) -> String {
 }
 
 fn summary_table(out: &mut String, doc: &Value) {
-    out.push_str("<table><tr><th>Type</th><th>Ops/sec</th><th>Hits/sec</th><th>Misses/sec</th><th>Avg. ms</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>Max ms</th><th>KB/sec</th><th>Errors</th></tr>");
+    out.push_str("<div class=\"scroll\"><table><tr><th>Type</th><th>Ops/sec</th><th>Hits/sec</th><th>Misses/sec</th><th>Avg. ms</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>Max ms</th><th>KB/sec</th><th>Errors</th></tr>");
     let mut rows: Vec<(String, &Value)> = Vec::new();
     if let Some(commands) = doc["commands"].as_object() {
         rows.extend(commands.iter().map(|(k, v)| (k.clone(), v)));
@@ -116,22 +124,7 @@ fn summary_table(out: &mut String, doc: &Value) {
             op["errors"].as_u64().unwrap_or(0)
         );
     }
-    out.push_str("</table>");
-}
-
-fn key_values(out: &mut String, object: &Value) {
-    out.push_str("<table>");
-    if let Some(map) = object.as_object() {
-        for (k, v) in map {
-            let text = match v {
-                Value::String(s) => s.clone(),
-                Value::Null => "none".into(),
-                other => other.to_string(),
-            };
-            let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&text));
-        }
-    }
-    out.push_str("</table>");
+    out.push_str("</table></div>");
 }
 
 fn page(title: &str, body: &str) -> String {
@@ -142,11 +135,10 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
-/// The report of one result.
 /// Outages: when connections were down and how long the run took to recover.
 fn faults_section(b: &mut String, doc: &Value) {
     let Some(outages) = doc["faults"]["outages"].as_array().filter(|o| !o.is_empty()) else { return };
-    b.push_str("<h2>Faults</h2><table><tr><th>run</th><th>down from (s)</th><th>to (s)</th><th>recovered after (s)</th><th>connections</th></tr>");
+    b.push_str("<h2>Faults</h2><div class=\"scroll\"><table><tr><th>run</th><th>down from (s)</th><th>to (s)</th><th>recovered after (s)</th><th>connections</th></tr>");
     for o in outages {
         let (start, end) = (num(&o["start_secs"]), num(&o["end_secs"]));
         let _ = write!(
@@ -154,14 +146,14 @@ fn faults_section(b: &mut String, doc: &Value) {
             "<tr><td>{}</td><td>{start:.2}</td><td>{end:.2}</td><td>{:.2}</td><td>{}</td></tr>",
             o["run"].as_u64().unwrap_or(0) + 1,
             end - start,
-            o["connections"]
+            labelled::value(&o["connections"])
         );
     }
     let without = doc["faults"]["seconds_without_success"].as_array().map_or(0, Vec::len);
     let _ = write!(
         b,
-        "</table><p>{} reconnect attempts; {without} interval(s) of the time series without a successful reply.</p>",
-        doc["faults"]["reconnect_attempts"]
+        "</table></div><p>{} reconnect attempts; {without} interval(s) of the time series without a successful reply.</p>",
+        labelled::value(&doc["faults"]["reconnect_attempts"])
     );
 }
 
@@ -170,8 +162,9 @@ fn cluster_section(b: &mut String, doc: &Value) {
     let Some(cluster) = doc["cluster"].as_object() else { return };
     let _ = write!(
         b,
-        "<h2>Cluster nodes</h2><p>{} MOVED and {} ASK redirects followed.</p><table><tr><th>node</th><th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>errors</th></tr>",
-        cluster["moved"], cluster["asked"]
+        "<h2>Cluster nodes</h2><p>{} MOVED and {} ASK redirects followed.</p><div class=\"scroll\"><table><tr><th>node</th><th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>errors</th></tr>",
+        labelled::value(&cluster["moved"]),
+        labelled::value(&cluster["asked"])
     );
     for (node, op) in cluster["nodes"].as_object().into_iter().flatten() {
         let _ = write!(
@@ -181,12 +174,65 @@ fn cluster_section(b: &mut String, doc: &Value) {
             num(&op["ops_per_sec"]),
             num(&op["latency_us"]["p50_us"]) / 1000.0,
             num(&op["latency_us"]["p99_us"]) / 1000.0,
-            op["errors"]
+            labelled::value(&op["errors"])
         );
+    }
+    b.push_str("</table></div>");
+}
+
+/// Errors by kind, when there were any.
+fn errors_section(b: &mut String, doc: &Value) {
+    let Some(errors) = doc["errors"].as_object().filter(|e| !e.is_empty()) else { return };
+    b.push_str("<h2>Errors by kind</h2><table><tr><th>kind</th><th>count</th></tr>");
+    for (kind, n) in errors {
+        let _ = write!(b, "<tr><td>{}</td><td>{}</td></tr>", escape(kind), labelled::value(n));
     }
     b.push_str("</table>");
 }
 
+/// `--runs`: each run's headline figures and their spread.
+fn runs_section(b: &mut String, doc: &Value) {
+    let Some(runs) = doc["runs"].as_array().filter(|r| r.len() > 1) else { return };
+    b.push_str("<h2>Runs</h2><div class=\"scroll\"><table><tr><th>run</th><th>seconds</th><th>requests</th><th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>errors</th></tr>");
+    for (i, r) in runs.iter().enumerate() {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{:.2}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            num(&r["duration_secs"]),
+            labelled::value(&r["count"]),
+            num(&r["ops_per_sec"]),
+            ms(&r["p50_us"]),
+            ms(&r["p99_us"]),
+            labelled::value(&r["errors"])
+        );
+    }
+    b.push_str("</table></div>");
+    let Some(spread) = doc["repetition"].as_object() else { return };
+    b.push_str("<h3>Spread over the runs</h3><div class=\"scroll\"><table><tr><th>figure</th><th>median</th><th>min</th><th>max</th><th>mean</th><th>95 % confidence interval of the mean</th></tr>");
+    for (figure, s) in spread {
+        let name = match figure.as_str() {
+            "ops_per_sec" => "ops/s".to_string(),
+            "p99_us" => "p99 (µs)".to_string(),
+            other => labelled::label(other),
+        };
+        let n = |k: &str| labelled::value(&s[k]);
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} to {}</td></tr>",
+            escape(&name),
+            n("median"),
+            n("min"),
+            n("max"),
+            n("mean"),
+            n("ci95_low"),
+            n("ci95_high")
+        );
+    }
+    b.push_str("</table></div>");
+}
+
+/// The report of one result.
 pub fn render(doc: &Value) -> String {
     let mut b = String::new();
     let server = match doc["server"].as_object() {
@@ -227,8 +273,8 @@ pub fn render(doc: &Value) -> String {
             num(&rate["requested_per_sec"]),
             escape(rate["arrival"].as_str().unwrap_or("")),
             num(&rate["achieved_per_sec"]),
-            rate["late_sends"],
-            rate["sends"],
+            labelled::value(&rate["late_sends"]),
+            labelled::value(&rate["sends"]),
             num(&rate["late_threshold_us"]) / 1000.0
         );
     }
@@ -295,6 +341,8 @@ pub fn render(doc: &Value) -> String {
     for c in &charts {
         b.push_str(&chart::svg(c));
     }
+    runs_section(&mut b, doc);
+    errors_section(&mut b, doc);
     faults_section(&mut b, doc);
     cluster_section(&mut b, doc);
     b.push_str("<h2>Latency percentile spectrum</h2>");
@@ -306,15 +354,9 @@ pub fn render(doc: &Value) -> String {
     }
     b.push_str(&spectrum_chart(spectra));
     b.push_str("<h2>Configuration</h2>");
-    key_values(&mut b, &doc["configuration"]);
+    labelled::configuration(&mut b, &doc["configuration"]);
     b.push_str("<h2>Environment</h2>");
-    let mut env = serde_json::Map::new();
-    env.insert("tool".into(), doc["tool"].clone());
-    env.insert("server".into(), doc["server"].clone());
-    env.insert("client machine".into(), doc["client"]["machine"].clone());
-    env.insert("client threads".into(), doc["client"]["threads"].clone());
-    env.insert("server (whole run)".into(), doc["server_telemetry"].clone());
-    key_values(&mut b, &Value::Object(env));
+    labelled::environment(&mut b, doc);
     page(&format!("respbench: {server} at {target}"), &b)
 }
 
@@ -322,13 +364,15 @@ pub fn render(doc: &Value) -> String {
 pub fn render_compare(results: &[(String, Value)], table: &str) -> String {
     let mut b = String::new();
     let _ = write!(b, "<h1>respbench comparison of {} results</h1>", results.len());
-    b.push_str("<h2>Side by side</h2>");
+    b.push_str("<h2>Side by side</h2><div class=\"scroll\">");
     b.push_str(table);
+    b.push_str("</div>");
     for (name, doc) in results {
         if doc["interrupted"].as_bool() == Some(true) {
             let _ = write!(b, "<div class=\"banner\">{}: INTERRUPTED run, partial figures.</div>", escape(name));
         }
     }
+    b.push_str("<h2>Over time</h2>");
     let through = results.iter().map(|(name, doc)| {
         let mut s = series_of(doc, name, |p| p["ops_per_sec"].as_f64());
         s.name = name.clone();
@@ -353,6 +397,7 @@ pub fn render_compare(results: &[(String, Value)], table: &str) -> String {
         x_axis: XAxis::Linear,
         series: p99.collect(),
     }));
+    b.push_str("<h2>Latency percentile spectrum</h2>");
     b.push_str(&spectrum_chart(results.iter().map(|(name, doc)| spectrum(&doc["totals"], name))));
     page("respbench comparison", &b)
 }
