@@ -112,18 +112,51 @@ fn memtier_authenticate_with_an_acl_user_and_select_db() {
     assert_eq!(server.cli(&["-n", "2", "DBSIZE"]), "100");
 }
 
-#[test]
-fn a_link_named_memtier_benchmark_speaks_memtier() {
-    let server = Server::start(&[]);
+/// A link named memtier_benchmark to the binary under test, in a directory of its own.
+fn memtier_link() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("memtier_benchmark");
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_respbench"), &link).unwrap();
+    (dir, link)
+}
+
+#[test]
+fn a_link_named_memtier_benchmark_speaks_memtier() {
+    let server = Server::start(&[]);
+    let (_dir, link) = memtier_link();
+    // memtier's -h is the host, not help.
     let out = std::process::Command::new(&link)
-        .args(["-p", &server.port_arg(), "-n", "10", "-c", "2", "-t", "1", "--ratio", "1:0"])
+        .args(["-h", "127.0.0.1", "-p", &server.port_arg(), "-c", "2", "-t", "1", "-n", "100", "--ratio=1:0"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(server.calls("set"), 20);
+    assert_eq!(server.calls("set"), 200);
+}
+
+#[test]
+fn memtier_help_and_version() {
+    let (_dir, link) = memtier_link();
+    let out = std::process::Command::new(&link).arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let help = stdout(&out);
+    assert!(help.starts_with("Usage: memtier_benchmark [options]"), "{help}");
+    assert!(help.contains("respbench") && help.contains("memtier_benchmark front-end"), "{help}");
+    for option in
+        ["-h, --host=ADDR", "--ratio=RATIO", "--key-pattern=PATTERN", "--distinct-client-seed", "-v, --version"]
+    {
+        assert!(help.contains(option), "{option} missing: {help}");
+    }
+    for flag in ["--version", "-v"] {
+        let out = std::process::Command::new(&link).arg(flag).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", stderr(&out));
+        let first = stdout(&out).lines().next().unwrap_or_default().to_string();
+        assert!(first.starts_with("memtier_benchmark v="), "{flag}: {first}");
+        assert!(first.contains(&format!("respbench {}", env!("CARGO_PKG_VERSION"))), "{flag}: {first}");
+    }
+    // The same through `respbench memtier`.
+    let out = respbench().args(["memtier", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("--test-time=SECS"));
 }
 
 #[test]

@@ -292,6 +292,27 @@ fn links_named_redis_benchmark_and_valkey_benchmark() {
 }
 
 #[test]
+fn help_and_version_in_each_tools_style() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["redis-benchmark", "valkey-benchmark"] {
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_respbench"), &link).unwrap();
+        let out = Command::new(&link).arg("--help").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let help = stdout(&out);
+        assert!(help.starts_with(&format!("Usage: {name} [OPTIONS] [COMMAND ARGS...]")), "{help}");
+        assert!(help.contains(&format!("respbench {}'s {name} front-end", env!("CARGO_PKG_VERSION"))), "{help}");
+        for option in [" -h <hostname>", " -n <requests>", " -P <numreq>", " --csv", " --version"] {
+            assert!(help.contains(option), "{name}: {option} missing");
+        }
+        let out = Command::new(&link).arg("--version").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let version = stdout(&out);
+        assert!(version.starts_with(&format!("{name} respbench-{}", env!("CARGO_PKG_VERSION"))), "{version}");
+    }
+}
+
+#[test]
 fn unsupported_and_unknown_options_are_one_line_usage_errors() {
     for (args, want) in [
         (&["--cacertdir", "/etc/ssl"][..], "redis-benchmark's --cacertdir is not supported yet"),

@@ -23,6 +23,10 @@ enum Map {
 /// memtier's options: names (long first), whether they take a value, and their mapping.
 const OPTIONS: &[(Spec, Map)] = &[
     opt(&["server", "s"], true, Map::Flag("--host")),
+    // memtier's -h is the host, as in its getopt string; help is --help only.
+    opt(&["host", "h"], true, Map::Flag("--host")),
+    opt(&["help"], false, Map::Special),
+    opt(&["version", "v"], false, Map::Special),
     opt(&["port", "p"], true, Map::Flag("--port")),
     opt(&["unix-socket", "S"], true, Map::Flag("--socket")),
     opt(&["protocol", "P"], true, Map::Special),
@@ -72,6 +76,29 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["wait-ratio"], true, Map::Unsupported("WAIT")),
     opt(&["num-slaves"], true, Map::Unsupported("WAIT")),
     opt(&["debug", "D"], false, Map::Unsupported("debug output")),
+    // The options other front-end work covers: named, so that they are not "unknown".
+    opt(&["client-stats"], true, Map::Unsupported("per-client statistics files")),
+    opt(&["hdr-file-prefix"], true, Map::Unsupported("HDR histogram files")),
+    opt(&["print-all-runs"], false, Map::Unsupported("a report per run")),
+    opt(&["command-stats-breakdown"], true, Map::Unsupported("grouping command statistics")),
+    opt(&["statsd-host"], true, Map::Unsupported("StatsD metrics")),
+    opt(&["statsd-port"], true, Map::Unsupported("StatsD metrics")),
+    opt(&["statsd-prefix"], true, Map::Unsupported("StatsD metrics")),
+    opt(&["statsd-run-label"], true, Map::Unsupported("StatsD metrics")),
+    opt(&["graphite-port"], true, Map::Unsupported("Graphite annotations")),
+    opt(&["clients-start"], true, Map::Unsupported("a staircase ramp-up")),
+    opt(&["clients-step"], true, Map::Unsupported("a staircase ramp-up")),
+    opt(&["step-duration"], true, Map::Unsupported("a staircase ramp-up")),
+    opt(&["data-offset"], true, Map::Unsupported("SETRANGE/GETRANGE at an offset")),
+    opt(&["data-size-pattern"], true, Map::Unsupported("spreading value sizes over the key range")),
+    opt(&["monitor-input"], true, Map::Unsupported("commands from a MONITOR capture")),
+    opt(&["monitor-pattern"], true, Map::Unsupported("commands from a MONITOR capture")),
+    opt(&["scan-incremental-iteration"], false, Map::Unsupported("following SCAN cursors")),
+    opt(&["scan-incremental-max-iterations"], true, Map::Unsupported("following SCAN cursors")),
+    opt(&["wait-timeout"], true, Map::Unsupported("WAIT")),
+    opt(&["verify-only"], false, Map::Unsupported("verifying data")),
+    opt(&["generate-keys"], false, Map::Unsupported("importing data")),
+    opt(&["no-expiry"], false, Map::Unsupported("importing data")),
 ];
 
 const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Spec, Map) {
@@ -83,8 +110,17 @@ const CLIENTS_PER_THREAD: u64 = 50;
 const THREADS: u64 = 4;
 const REQUESTS_PER_CLIENT: u64 = 10_000;
 
+/// What a memtier command line asks for.
+#[derive(Debug)]
+pub enum Translated {
+    /// A run with respbench's arguments.
+    Run(Vec<OsString>),
+    /// Print this (help, version) and exit successfully.
+    Print(String),
+}
+
 /// Translates memtier's arguments (without the program name) into respbench's.
-pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
+pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     let mut out: Vec<OsString> = vec!["respbench".into()];
     let mut key_prefix_given = false;
     let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
@@ -104,8 +140,10 @@ pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
             Map::Honoured => {}
             Map::Unsupported(what) => return Err(format!("memtier_benchmark's {long} is not supported yet ({what})")),
             Map::Special => {
-                let v = value.expect("special options take values");
+                let v = value.unwrap_or_default();
                 match names[0] {
+                    "help" => return Ok(Translated::Print(super::memtier_usage::usage())),
+                    "version" => return Ok(Translated::Print(super::memtier_usage::version())),
                     "clients" => clients = count(&v)?,
                     "threads" => threads = count(&v)?,
                     "requests" if v == "allkeys" => requests = Some(None),
@@ -150,7 +188,7 @@ pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
         (Some(Some(n)), None) => out.extend(["--requests".into(), (n * connections).to_string().into()]),
         (None, None) => out.extend(["--requests".into(), (REQUESTS_PER_CLIENT * connections).to_string().into()]),
     }
-    Ok(out)
+    Ok(Translated::Run(out))
 }
 
 #[cfg(test)]
@@ -159,7 +197,10 @@ mod tests {
 
     fn tr(args: &[&str]) -> Result<Vec<String>, String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-        translate(&args).map(|v| v.into_iter().map(|s| s.into_string().unwrap()).collect())
+        match translate(&args)? {
+            Translated::Run(v) => Ok(v.into_iter().map(|s| s.into_string().unwrap()).collect()),
+            Translated::Print(text) => Ok(vec![text]),
+        }
     }
 
     #[test]

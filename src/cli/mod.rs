@@ -5,6 +5,7 @@ mod capacity;
 mod dialect;
 mod fill;
 mod memtier;
+mod memtier_usage;
 mod native;
 pub mod parse;
 mod redis_benchmark;
@@ -46,22 +47,27 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     if let Some(skip) = memtier {
         args = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(native) => native,
-            Err(msg) => return usage_error(&msg),
+            Ok(memtier::Translated::Run(native)) => native,
+            Ok(memtier::Translated::Print(text)) => {
+                print!("{text}");
+                return ExitCode::SUCCESS;
+            }
+            Err(msg) => return memtier_error(&msg),
         };
-        let (config, output) = match parse_native(args) {
+        let parsed = Args::try_parse_from(args).map_err(|e| clap_message(&e)).and_then(Args::into_config);
+        let (config, output) = match parsed {
             Ok(parsed) => parsed,
-            Err(code) => return code,
+            Err(msg) => return memtier_error(&msg),
         };
         return execute(&config, &output, &install_sigint());
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
     let benchmark = |name: &std::ffi::OsStr| name == "redis-benchmark" || name == "valkey-benchmark";
-    if invoked_as.as_deref().is_some_and(benchmark) {
-        return redis_benchmark::main(&args[1..]);
+    if let Some(name) = invoked_as.as_deref().filter(|n| benchmark(n)) {
+        return redis_benchmark::main(&name.to_string_lossy(), &args[1..]);
     }
-    if args.get(1).is_some_and(|a| benchmark(a)) {
-        return redis_benchmark::main(&args[2..]);
+    if let Some(name) = args.get(1).filter(|a| benchmark(a)) {
+        return redis_benchmark::main(&name.to_string_lossy(), &args[2..]);
     }
     let subcommand: Option<fn(Vec<OsString>) -> ExitCode> = match args.get(1).and_then(|a| a.to_str()) {
         Some("capacity") => Some(capacity::main),
@@ -250,6 +256,12 @@ fn clap_message(e: &clap::Error) -> String {
     let joined = paragraph.join(" ");
     let message = joined.strip_prefix("error: ").unwrap_or(&joined);
     if message.is_empty() { "invalid arguments".to_string() } else { message.to_string() }
+}
+
+/// A memtier command line that cannot run: one line with "error", as memtier's own, exit 2.
+fn memtier_error(msg: &str) -> ExitCode {
+    eprintln!("memtier_benchmark: error: {msg} (see --help)");
+    ExitCode::from(EXIT_USAGE)
 }
 
 fn usage_error(msg: &str) -> ExitCode {

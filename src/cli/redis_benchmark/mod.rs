@@ -9,108 +9,27 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::dialect::{Found, Spec, scan};
-use super::{EXIT_FAILURE, EXIT_INTERRUPTED, usage_error};
-use crate::config::{ArgPart, CommandSpec, Config, KeyPattern, Sequence, StopAfter};
+mod options;
+mod suite;
+
+use super::dialect::{Found, scan};
+use super::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::config::{CommandSpec, Config, StopAfter};
 use crate::engine::Outcome;
 use crate::stats::OpStats;
-
-/// What one redis-benchmark option becomes.
-enum Map {
-    /// The same meaning under respbench's name: the value is passed on.
-    Flag(&'static str),
-    /// Taken care of below.
-    Special,
-    /// Not supported yet, with why.
-    Unsupported(&'static str),
-}
-
-const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Spec, Map) {
-    (Spec { names, takes_value }, map)
-}
-
-/// redis-benchmark's options (7.x) and valkey-benchmark's additions.
-const OPTIONS: &[(Spec, Map)] = &[
-    opt(&["h"], true, Map::Flag("--host")),
-    opt(&["p"], true, Map::Flag("--port")),
-    opt(&["s"], true, Map::Flag("--socket")),
-    opt(&["a"], true, Map::Flag("--password")),
-    opt(&["user"], true, Map::Flag("--user")),
-    opt(&["u"], true, Map::Flag("--uri")),
-    opt(&["c"], true, Map::Flag("--connections")),
-    opt(&["n"], true, Map::Special),
-    opt(&["d"], true, Map::Flag("--data-size")),
-    opt(&["dbnum"], true, Map::Flag("--db")),
-    opt(&["3"], false, Map::Flag("--resp3")),
-    opt(&["threads"], true, Map::Flag("--threads")),
-    opt(&["k"], true, Map::Special),
-    opt(&["r"], true, Map::Special),
-    opt(&["P"], true, Map::Flag("--pipeline")),
-    opt(&["q"], false, Map::Special),
-    opt(&["precision"], true, Map::Special),
-    opt(&["csv"], false, Map::Special),
-    opt(&["l"], false, Map::Special),
-    opt(&["t"], true, Map::Special),
-    opt(&["I"], false, Map::Special),
-    opt(&["x"], false, Map::Special),
-    opt(&["seed"], true, Map::Flag("--seed")),
-    opt(&["rps"], true, Map::Flag("--rate")),
-    opt(&["duration"], true, Map::Special),
-    opt(&["warmup"], true, Map::Special),
-    opt(&["cluster"], false, Map::Flag("--cluster")),
-    opt(&["enable-tracking"], false, Map::Unsupported("CLIENT TRACKING")),
-    opt(&["tls"], false, Map::Flag("--tls")),
-    opt(&["sni"], true, Map::Flag("--sni")),
-    opt(&["cacert"], true, Map::Flag("--cacert")),
-    opt(&["cacertdir"], true, Map::Unsupported("a CA directory: pass the CA file with --cacert")),
-    opt(&["insecure"], false, Map::Flag("--tls-skip-verify")),
-    opt(&["cert"], true, Map::Flag("--cert")),
-    opt(&["key"], true, Map::Flag("--key")),
-    opt(&["tls-ciphers"], true, Map::Unsupported("choosing ciphers: rustls's safe defaults are used")),
-    opt(&["tls-ciphersuites"], true, Map::Unsupported("choosing ciphers: rustls's safe defaults are used")),
-    opt(&["mptcp"], false, Map::Unsupported("multipath TCP")),
-    opt(&["num-functions"], true, Map::Unsupported("FCALL tests")),
-    opt(&["num-keys-in-fcall"], true, Map::Unsupported("FCALL tests")),
-    opt(&["help"], false, Map::Special),
-    opt(&["version"], false, Map::Special),
-];
-
-/// The classic suite in redis-benchmark's order: name as printed, the names `-t` selects it
-/// by, and the command (`__rand_int__` becomes a random number only with `-r`).
-const SUITE: &[(&str, &[&str], &str)] = &[
-    ("PING_INLINE", &["ping_inline", "ping"], "PING"),
-    ("PING_MBULK", &["ping_mbulk", "ping"], "PING"),
-    ("SET", &["set"], "SET key:__rand_int__ __data__"),
-    ("GET", &["get"], "GET key:__rand_int__"),
-    ("INCR", &["incr"], "INCR counter:__rand_int__"),
-    ("LPUSH", &["lpush"], "LPUSH mylist __data__"),
-    ("RPUSH", &["rpush"], "RPUSH mylist __data__"),
-    ("LPOP", &["lpop"], "LPOP mylist"),
-    ("RPOP", &["rpop"], "RPOP mylist"),
-    ("SADD", &["sadd"], "SADD myset element:__rand_int__"),
-    ("HSET", &["hset"], "HSET myhash element:__rand_int__ __data__"),
-    ("SPOP", &["spop"], "SPOP myset"),
-    ("ZADD", &["zadd"], "ZADD myzset __score__ element:__rand_int__"),
-    ("ZPOPMIN", &["zpopmin"], "ZPOPMIN myzset"),
-    (
-        "LPUSH (needed to benchmark LRANGE)",
-        &["lrange", "lrange_100", "lrange_300", "lrange_500", "lrange_600"],
-        "LPUSH mylist __data__",
-    ),
-    ("LRANGE_100 (first 100 elements)", &["lrange", "lrange_100"], "LRANGE mylist 0 99"),
-    ("LRANGE_300 (first 300 elements)", &["lrange", "lrange_300"], "LRANGE mylist 0 299"),
-    ("LRANGE_500 (first 500 elements)", &["lrange", "lrange_500"], "LRANGE mylist 0 499"),
-    ("LRANGE_600 (first 600 elements)", &["lrange", "lrange_600"], "LRANGE mylist 0 599"),
-    ("MSET (10 keys)", &["mset"], "MSET __10__ key:__rand_int__ __data__"),
-    ("MGET (10 keys)", &["mget"], "MGET __10__ key:__rand_int__"),
-    ("XADD", &["xadd"], "XADD mystream * myfield __data__"),
-];
+use options::{Map, OPTIONS};
 
 /// One test of the run: a name and what it sends.
 struct Test {
     name: String,
     commands: Vec<CommandSpec>,
     sequence: Option<Vec<crate::config::Step>>,
+}
+
+/// A command line that cannot run: one line with "error", exit 2.
+fn usage_error(tool: &str, msg: &str) -> ExitCode {
+    eprintln!("{tool}: error: {msg} (see --help)");
+    ExitCode::from(EXIT_USAGE)
 }
 
 /// The whole command line, understood.
@@ -126,12 +45,13 @@ struct Plan {
     payload: usize,
 }
 
-/// `respbench redis-benchmark ARGS` (ARGS without the program name).
-pub fn main(args: &[OsString]) -> ExitCode {
-    let plan = match plan(args) {
+/// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
+/// answers to (`redis-benchmark` or `valkey-benchmark`).
+pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
+    let plan = match plan(tool, args) {
         Ok(Some(plan)) => plan,
         Ok(None) => return ExitCode::SUCCESS,
-        Err(msg) => return usage_error(&msg),
+        Err(msg) => return usage_error(tool, &msg),
     };
     let stop = super::install_sigint();
     if plan.idle {
@@ -167,8 +87,8 @@ pub fn main(args: &[OsString]) -> ExitCode {
 }
 
 /// Reads the command line; `None` when it asked for help or the version (printed here).
-fn plan(args: &[OsString]) -> Result<Option<Plan>, String> {
-    let (found, mut command) = scan("redis-benchmark", OPTIONS, args, true)?;
+fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
+    let (found, mut command) = scan(tool, OPTIONS, args, true)?;
     let mut native: Vec<OsString> = vec!["respbench".into(), "--key-prefix".into(), "".into()];
     let (mut requests, mut keyspace, mut selected, mut duration) = (100_000u64, None, None, None);
     let (mut quiet, mut csv, mut looping, mut idle, mut stdin_arg) = (false, false, false, false, false);
@@ -187,7 +107,7 @@ fn plan(args: &[OsString]) -> Result<Option<Plan>, String> {
                 native.push((*flag).into());
                 native.extend(value.map(OsString::from));
             }
-            Map::Unsupported(what) => return Err(format!("redis-benchmark's {long} is not supported yet ({what})")),
+            Map::Unsupported(what) => return Err(format!("{tool}'s {long} is not supported yet ({what})")),
             Map::Special => {
                 let v = value.unwrap_or_default();
                 match spec.names[0] {
@@ -221,11 +141,11 @@ fn plan(args: &[OsString]) -> Result<Option<Plan>, String> {
                         }
                     }
                     "help" => {
-                        print!("{}", help());
+                        print!("{}", options::help(tool));
                         return Ok(None);
                     }
                     "version" => {
-                        println!("respbench {} (redis-benchmark command line)", env!("CARGO_PKG_VERSION"));
+                        print!("{}", options::version(tool));
                         return Ok(None);
                     }
                     _ => unreachable!("every Special option is handled"),
@@ -259,9 +179,9 @@ fn plan(args: &[OsString]) -> Result<Option<Plan>, String> {
         command.push(last);
     }
     let tests = if command.is_empty() {
-        suite(selected.as_deref(), keyspace.is_some(), base.cluster.is_some())?
+        suite::suite(selected.as_deref(), keyspace.is_some(), base.cluster.is_some())?
     } else {
-        vec![custom(&command, keyspace.is_some())?]
+        vec![suite::custom(&command, keyspace.is_some())?]
     };
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
@@ -275,89 +195,6 @@ fn seconds(v: &str) -> Option<String> {
         return Some(format!("{v}s"));
     }
     super::parse::duration(v).ok().map(|_| v.to_string())
-}
-
-/// The tests `-t` selects (all without it), in the suite's order.
-fn suite(selected: Option<&str>, random: bool, cluster: bool) -> Result<Vec<Test>, String> {
-    let wanted: Option<Vec<String>> = selected.map(|s| s.split(',').map(|t| t.trim().to_ascii_lowercase()).collect());
-    if let Some(wanted) = &wanted
-        && let Some(unknown) = wanted.iter().find(|w| !SUITE.iter().any(|(_, names, _)| names.contains(&w.as_str())))
-    {
-        let known: Vec<&str> = SUITE.iter().flat_map(|(_, names, _)| names.iter().copied()).collect();
-        let mut known = known;
-        known.dedup();
-        return Err(format!("-t: unknown test '{unknown}'; the tests are {}", known.join(", ")));
-    }
-    let tests = SUITE
-        .iter()
-        .filter(|(_, names, _)| wanted.as_ref().is_none_or(|w| names.iter().any(|n| w.iter().any(|x| x == n))))
-        .map(|(name, _, command)| {
-            let mut words: Vec<String> = Vec::new();
-            let parts: Vec<&str> = command.split(' ').collect();
-            // `MSET __10__ key:__rand_int__ __data__`: the pair ten times over.
-            if parts.get(1) == Some(&"__10__") {
-                words.push(parts[0].to_string());
-                for _ in 0..10 {
-                    words.extend(parts[2..].iter().map(|w| w.to_string()));
-                }
-            } else {
-                // ZADD's score is the random number with -r, else 0 (as redis-benchmark).
-                let score = if random { "__rand_int__" } else { "0" };
-                words.extend(parts.iter().map(|w| if *w == "__score__" { score.to_string() } else { w.to_string() }));
-            }
-            if cluster {
-                // As redis-benchmark does in cluster mode: a hash tag in every key name, so each
-                // request (MSET's ten keys too) stays on one node.
-                for w in words.iter_mut().skip(1) {
-                    for base in ["key:", "counter:", "mylist", "myset", "myhash", "myzset", "mystream"] {
-                        if let Some(rest) = w.strip_prefix(base) {
-                            *w = format!(
-                                "{}{{tag}}{}{rest}",
-                                base.trim_end_matches(':'),
-                                if base.ends_with(':') { ":" } else { "" }
-                            );
-                            break;
-                        }
-                    }
-                }
-            }
-            let mut spec = command_spec(&words, random);
-            spec.inline = *name == "PING_INLINE";
-            Test { name: name.to_string(), commands: vec![spec], sequence: None }
-        })
-        .collect();
-    Ok(tests)
-}
-
-/// A command given after the options; `;` between commands makes a sequence.
-fn custom(words: &[String], random: bool) -> Result<Test, String> {
-    let name = words.join(" ");
-    match crate::config::split_sequence(words)? {
-        Some(parts) => {
-            let Sequence { mut commands, steps } = Sequence::of(&parts, KeyPattern::Random, true);
-            for c in &mut commands {
-                *c = with_rand(c.clone(), random);
-            }
-            Ok(Test { name, commands, sequence: Some(steps) })
-        }
-        None => Ok(Test { name, commands: vec![command_spec(words, random)], sequence: None }),
-    }
-}
-
-fn command_spec(words: &[String], random: bool) -> CommandSpec {
-    with_rand(CommandSpec::from_words(words, 1, KeyPattern::Random, true), random)
-}
-
-/// Without `-r`, redis-benchmark leaves `__rand_int__` as it is: every request hits one key.
-fn with_rand(mut spec: CommandSpec, random: bool) -> CommandSpec {
-    if !random {
-        for part in spec.args.iter_mut().flatten() {
-            if *part == ArgPart::RandInt {
-                *part = ArgPart::Lit(b"__rand_int__".to_vec());
-            }
-        }
-    }
-    spec
 }
 
 /// The rows a test is judged by: the unit row of a sequence, else every command.
@@ -444,33 +281,15 @@ fn idle(config: &Config, stop: &AtomicBool) -> ExitCode {
     ExitCode::from(EXIT_INTERRUPTED)
 }
 
-fn help() -> String {
-    let mut out = String::from(
-        "Usage: respbench redis-benchmark [OPTIONS] [COMMAND ARGS...]\n\nredis-benchmark's and valkey-benchmark's \
-         options with their meaning (see docs/compatibility.md):\n",
-    );
-    for (spec, map) in OPTIONS {
-        let dash = if spec.names[0].len() == 1 { "-" } else { "--" };
-        let note = match map {
-            Map::Unsupported(what) => format!("  (not supported yet: {what})"),
-            _ => String::new(),
-        };
-        out.push_str(&format!(" {dash}{}{}{note}\n", spec.names[0], if spec.takes_value { " <value>" } else { "" }));
-    }
-    out.push_str("\nTests (-t): ");
-    let names: Vec<&str> = SUITE.iter().map(|(_, names, _)| names[0]).collect();
-    out.push_str(&names.join(","));
-    out.push('\n');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ArgPart;
+    use suite::SUITE;
 
     fn plan_of(args: &[&str]) -> Result<Plan, String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-        plan(&args).map(|p| p.expect("not help"))
+        plan("redis-benchmark", &args).map(|p| p.expect("not help"))
     }
 
     #[test]

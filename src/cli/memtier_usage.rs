@@ -1,0 +1,119 @@
+//! What the memtier_benchmark front-end prints for `--help` and `--version`: memtier 2.3's
+//! option names and groups, described in respbench's words, kept apart from the option table
+//! so that `memtier.rs` stays about meaning.
+
+/// The version line and the lines memtier prints under it, naming respbench.
+pub fn version() -> String {
+    format!(
+        "memtier_benchmark v=2.3.0 (respbench {} front-end) bits={}\nThis is respbench's memtier_benchmark front-end: \
+         it takes memtier_benchmark 2.3's command line.\n",
+        env!("CARGO_PKG_VERSION"),
+        usize::BITS
+    )
+}
+
+/// `--help`: memtier's usage, its groups and option names.
+pub fn usage() -> String {
+    format!(
+        "Usage: memtier_benchmark [options]\n\
+         This is respbench {}'s memtier_benchmark front-end: memtier_benchmark 2.3's options with memtier's\n\
+         meaning, run by respbench (options marked * are not supported yet; see docs/compatibility.md).\n\
+         {USAGE}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+const USAGE: &str = "
+Connection and General Options:
+  -h, --host=ADDR                Server address (default: localhost)
+  -s, --server=ADDR              Same as --host
+  -p, --port=PORT                Server port (default: 6379)
+  -S, --unix-socket=SOCKET       UNIX domain socket name (default: none)
+  -4, --ipv4                     Resolve the server address to IPv4 only
+  -6, --ipv6                     Resolve the server address to IPv6 only
+  -P, --protocol=PROTOCOL        redis (default), resp2 or resp3 (memcache_text, memcache_binary *)
+  -a, --authenticate=CREDENTIALS A password, or USER:PASSWORD for an ACL user
+  -u, --uri=URI                  redis://user:password@host:port/dbnum (all but the host optional);
+                                 rediss:// for TLS
+      --tls                      Connect with TLS
+      --cert=FILE                Client certificate for TLS
+      --key=FILE                 Client certificate's private key
+      --cacert=FILE              CA certificates to verify the server with
+      --tls-skip-verify          Do not verify the server's certificate
+      --tls-protocols=LIST       TLS versions allowed, comma-separated: TLSv1.2, TLSv1.3
+                                 (TLSv1 and TLSv1.1 are refused: respbench speaks 1.2 and 1.3)
+      --sni=STRING               Server name to send (SNI)
+  -x, --run-count=NUMBER         Repeat the whole test NUMBER times
+  -D, --debug                    Print debug output on stderr
+      --cluster-mode             Run in cluster mode
+      --help                     Print this help
+  -v, --version                  Print the version
+
+Results Output Options:
+  -o, --out-file=FILE            Write the report to FILE (default: stdout)
+      --json-out-file=FILE       Write memtier's JSON report to FILE
+      --client-stats=FILE        Per-client statistics files *
+      --hdr-file-prefix=FILE     HDR latency histogram files *
+      --show-config              Print the configuration before running
+      --hide-histogram           Do not print the latency histogram
+      --print-percentiles=LIST   Percentiles of the report (default: 50,99,99.9)
+      --print-all-runs           Report every iteration of --run-count *
+      --command-stats-breakdown=command|line  Group command statistics *
+      --statsd-host=HOST, --statsd-port=PORT, --statsd-prefix=PREFIX,
+      --statsd-run-label=LABEL, --graphite-port=PORT   Live metrics to StatsD/Graphite *
+
+Test Options:
+  -n, --requests=NUMBER          Requests per client (default: 10000); allkeys: the whole key range
+      --rate-limiting=NUMBER     Most requests per second of one connection *
+  -c, --clients=NUMBER           Clients per thread (default: 50)
+  -t, --threads=NUMBER           Threads (default: 4)
+      --test-time=SECS           Run for SECS seconds
+      --clients-start=NUMBER, --clients-step=NUMBER, --step-duration=SECS  Staircase ramp-up *
+      --ratio=RATIO              Set:Get ratio (default: 1:10)
+      --pipeline=NUMBER          Requests in flight per connection (default: 1)
+      --reconnect-interval=NUM   Reconnect after every NUM requests of a connection
+      --reconnect-on-error       Reconnect a connection that fails (default: off)
+      --max-reconnect-attempts=NUM  Reconnect attempts before giving up (default: 0, unlimited)
+      --reconnect-backoff-factor=NUM  Multiply the wait between attempts by NUM (default: no backoff)
+      --connection-timeout=SECS  Give up connecting after SECS seconds (default: 0, none)
+      --thread-conn-start-min-jitter-micros=NUM  Least pause between a thread's connections (default: 0)
+      --thread-conn-start-max-jitter-micros=NUM  Longest pause between a thread's connections (default: 0)
+      --multi-key-get=NUM        Multi-key GETs of up to NUM keys *
+      --select-db=DB             Database to SELECT
+      --distinct-client-seed     Give each client its own random sequence
+      --randomize                Seed from the clock (default: a constant seed)
+
+Arbitrary command:
+      --command=COMMAND          A command to send, in quotes (repeatable); __key__ and __data__
+                                 are filled from the key and object options
+      --command-ratio            Weight of the --command before it (default: 1)
+      --command-key-pattern      Key pattern of the --command before it (default: R):
+                                 G Gaussian, R uniform random, Z zipf, S sequential,
+                                 P parallel (each client its own part of the range)
+      --monitor-input=FILE, --monitor-pattern=S|R   Commands from a MONITOR capture *
+      --scan-incremental-iteration, --scan-incremental-max-iterations=NUMBER  SCAN cursors *
+
+Object Options:
+  -d  --data-size=SIZE           Value size in bytes (default: 32)
+      --data-offset=OFFSET       SETRANGE/GETRANGE at an offset *
+  -R  --random-data              Random value bytes
+      --data-size-range=RANGE    Value sizes drawn from min-max
+      --data-size-list=LIST      Value sizes by weight: size1:weight1,..sizeN:weightN
+      --data-size-pattern=R|S    How --data-size-range sizes are spread *
+      --expiry-range=RANGE       Expiry seconds drawn from min-max
+
+Imported Data Options:
+      --data-import=FILE, --data-verify, --verify-only, --generate-keys, --no-expiry  *
+
+Key Options:
+      --key-prefix=PREFIX        Key prefix (default: \"memtier-\")
+      --key-minimum=NUMBER       Smallest key number (default: 0)
+      --key-maximum=NUMBER       Largest key number (default: 10000000)
+      --key-pattern=PATTERN      Set:Get key patterns (default: R:R): G, R, Z, S, P as above
+      --key-stddev               Standard deviation of G (default: key range / 6)
+      --key-median               Median of G (default: the middle of the key range)
+      --key-zipf-exp             Exponent of Z, in (0, 5) (default: 1)
+
+WAIT Options:
+      --wait-ratio=RATIO, --num-slaves=RANGE, --wait-timeout=RANGE  WAIT commands *
+";
