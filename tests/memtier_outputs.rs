@@ -281,3 +281,43 @@ fn command_stats_breakdown_by_line_is_memtiers() {
     assert_eq!(text.lines().filter(|l| l.starts_with("Sets ")).count(), 2, "{text}");
     assert_distribution(&text, &["SET", "GET"]);
 }
+
+#[test]
+fn hdr_file_prefix_writes_memtiers_percentile_tables_and_logs() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = memtier(
+        &server,
+        dir.path(),
+        &["-c", "2", "-t", "1", "-n", "200", "--ratio=1:1", "--hdr-file-prefix=hdr", "--hide-histogram"],
+    );
+    let err = stderr(&out);
+    for stem in ["hdr_FULL_RUN_1", "hdr_GET_command_run_1", "hdr_SET_command_run_1"] {
+        assert!(err.contains(&format!("HDR latency histogram results to {stem}.txt...")), "{err}");
+        assert!(err.contains(&format!("in HistogramLogProcessor format to {stem}.hgrm...")), "{err}");
+        // The percentile table: memtier's header, lines and footer.
+        let ours = std::fs::read_to_string(dir.path().join(format!("{stem}.txt"))).unwrap();
+        let theirs = fixture_text("hdr_FULL_RUN_1.txt");
+        let (ours_l, theirs_l) = (layout(&ours), layout(&theirs));
+        assert_eq!(ours_l[..2], theirs_l[..2]);
+        assert_eq!(ours_l[ours_l.len() - 4..], theirs_l[theirs_l.len() - 4..], "{ours}");
+        for line in &ours_l[2..ours_l.len() - 3] {
+            assert!(line == "N N N N" || line == "N N N inf", "{line}");
+        }
+        let last = ours.lines().rev().nth(3).unwrap();
+        assert!(last.contains(" 1.000000 ") && last.ends_with("inf"), "{last}");
+        // The log: memtier's header lines and one interval with the whole run's histogram.
+        let log = std::fs::read_to_string(dir.path().join(format!("{stem}.hgrm"))).unwrap();
+        let fixture_log = fixture_text("hdr_FULL_RUN_1.hgrm");
+        let (ours_h, theirs_h) = (layout(&log), layout(&fixture_log));
+        assert_eq!(ours_h[1], theirs_h[1]);
+        assert_eq!(ours_h[3], theirs_h[3]);
+        // The start time in seconds, then as a date (its day and month change with the clock).
+        assert!(ours_h[2].starts_with("#[StartTime: N (seconds since epoch), ") && ours_h[2].ends_with(" GMT N]"));
+        let interval: Vec<&str> = log.lines().last().unwrap().split(',').collect();
+        assert_eq!(interval.len(), 4);
+        assert!(interval[3].starts_with("HISTFAAAA"), "{log}");
+    }
+    let full = std::fs::read_to_string(dir.path().join("hdr_FULL_RUN_1.txt")).unwrap();
+    assert!(full.contains("Total count    =          400]"), "{full}");
+}

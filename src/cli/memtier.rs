@@ -55,7 +55,7 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["hide-histogram"], false, Map::Flag("--memtier-hide-histogram")),
     opt(&["print-all-runs"], false, Map::Flag("--memtier-print-all-runs")),
     opt(&["command-stats-breakdown"], true, Map::Special),
-    opt(&["client-stats"], true, Map::Flag("--memtier-client-stats")),
+    opt(&["client-stats"], true, Map::Unsupported("per-client CSV files")),
     opt(&["hdr-file-prefix"], true, Map::Flag("--memtier-hdr-prefix")),
     opt(&["distinct-client-seed"], false, Map::Honoured),
     opt(&["randomize"], false, Map::Honoured),

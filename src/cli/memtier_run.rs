@@ -44,13 +44,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
         eprintln!("[RUN #{id}] Preparing benchmark client...");
         eprintln!("[RUN #{id}] Launching threads now...");
         let mut progressed = memtier_text::Progressed::default();
-        let mut clients = options.client_stats.as_ref().map(|_| memtier_files::ClientStats::new(config));
-        let mut observe = |p: &engine::Progress| {
-            eprint!("{}", progressed.line(&view, id, p));
-            if let Some(c) = clients.as_mut() {
-                c.add(p);
-            }
-        };
+        let mut observe = |p: &engine::Progress| eprint!("{}", progressed.line(&view, id, p));
         let outcome = match engine::run(config, run, stop, &mut observe) {
             Ok(o) => o,
             Err(e) => {
@@ -59,10 +53,6 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
             }
         };
         eprint!("\n\n");
-        if let (Some(prefix), Some(c)) = (&options.client_stats, clients) {
-            eprintln!("[RUN {id}] Writing client stats files...");
-            files.extend(c.files(&view, prefix, id, &outcome));
-        }
         if let Some(prefix) = &options.hdr_prefix {
             for (path, bytes, what) in memtier_files::hdr_files(&view, prefix, id, &outcome) {
                 eprintln!("Writing {what} to {}...", path.display());

@@ -231,9 +231,6 @@ pub struct Args {
     /// memtier's --command-stats-breakdown=line.
     #[arg(long, hide = true, requires = "memtier_text")]
     pub memtier_by_line: bool,
-    /// memtier's --client-stats=PREFIX.
-    #[arg(long, hide = true, value_name = "PREFIX", requires = "memtier_text")]
-    pub memtier_client_stats: Option<String>,
     /// memtier's --hdr-file-prefix=PREFIX.
     #[arg(long, hide = true, value_name = "PREFIX", requires = "memtier_text")]
     pub memtier_hdr_prefix: Option<String>,
@@ -399,7 +396,6 @@ impl Args {
             hide_histogram: self.memtier_hide_histogram,
             print_all_runs: self.memtier_print_all_runs,
             by_line: self.memtier_by_line,
-            client_stats: self.memtier_client_stats.clone(),
             hdr_prefix: self.memtier_hdr_prefix.clone(),
         });
         let arbitrary = !self.command.is_empty();

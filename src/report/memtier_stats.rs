@@ -17,8 +17,6 @@ pub struct MemtierOutput {
     pub print_all_runs: bool,
     /// `--command-stats-breakdown=line`: one row per `--command` instead of per command name.
     pub by_line: bool,
-    /// `--client-stats=PREFIX`.
-    pub client_stats: Option<String>,
     /// `--hdr-file-prefix=PREFIX`.
     pub hdr_prefix: Option<String>,
 }
