@@ -56,7 +56,11 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["run-count", "x"], true, Map::Flag("--runs")),
     opt(&["out-file", "o"], true, Map::Flag("--out-file")),
     opt(&["json-out-file"], true, Map::Flag("--memtier-json")),
-    opt(&["hide-histogram"], false, Map::Honoured),
+    opt(&["hide-histogram"], false, Map::Flag("--memtier-hide-histogram")),
+    opt(&["print-all-runs"], false, Map::Flag("--memtier-print-all-runs")),
+    opt(&["command-stats-breakdown"], true, Map::Special),
+    opt(&["client-stats"], true, Map::Unsupported("per-client CSV files")),
+    opt(&["hdr-file-prefix"], true, Map::Flag("--memtier-hdr-prefix")),
     opt(&["distinct-client-seed"], false, Map::Honoured),
     opt(&["randomize"], false, Map::Honoured),
     opt(&["print-percentiles"], true, Map::Flag("--percentiles")),
@@ -121,7 +125,8 @@ pub enum Translated {
 
 /// Translates memtier's arguments (without the program name) into respbench's.
 pub fn translate(args: &[OsString]) -> Result<Translated, String> {
-    let mut out: Vec<OsString> = vec!["respbench".into()];
+    // memtier's report and progress lines, whatever else is asked.
+    let mut out: Vec<OsString> = vec!["respbench".into(), "--memtier-text".into()];
     let mut key_prefix_given = false;
     let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
     let (found, _) = scan("memtier_benchmark", OPTIONS, args, false)?;
@@ -156,6 +161,15 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                             return Err(format!(
                                 "memtier_benchmark's --protocol {other} is not supported yet (memcache)"
                             ));
+                        }
+                    },
+                    "command-stats-breakdown" => match v.to_ascii_lowercase().as_str() {
+                        "command" => {}
+                        "line" => out.push("--memtier-by-line".into()),
+                        _ => {
+                            return Err(
+                                "memtier_benchmark's --command-stats-breakdown must be 'command' or 'line'".into()
+                            );
                         }
                     },
                     "authenticate" => match v.split_once(':') {

@@ -5,6 +5,7 @@ mod capacity;
 mod dialect;
 mod fill;
 mod memtier;
+mod memtier_run;
 mod memtier_usage;
 mod native;
 pub mod parse;
@@ -163,6 +164,9 @@ fn measure_runs(
 
 /// One benchmark: check, run, print, write files; returns the exit code.
 fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
+    if let Some(options) = &output.memtier {
+        return memtier_run::execute(config, output, options, stop);
+    }
     let warnings = match engine::preflight(config) {
         Ok(w) => w,
         Err(e) => {
@@ -186,8 +190,6 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    // The runs one by one are kept only for memtier's BEST and WORST sections.
-    let each = if output.memtier_json.is_some() && runs.len() > 1 { runs.clone() } else { Vec::new() };
     let mut outcome = Outcome::pool(runs).expect("at least one run");
     outcome.warnings.splice(0..0, warnings);
     let run = Run { config, outcome: &outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
@@ -201,15 +203,6 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
             let _ = stdout.write_all(text.as_bytes());
             let _ = stdout.flush();
         }
-    }
-    if let Some(path) = &output.memtier_json {
-        let view = report::memtier_json::MemtierView {
-            config,
-            percentiles: &output.percentiles,
-            out_file: output.out_file.as_deref().and_then(|p| p.to_str()),
-        };
-        let runs = if each.is_empty() { std::slice::from_ref(&outcome) } else { &each[..] };
-        files.push((path, report::memtier_json::render(&view, runs, &outcome).into_bytes()));
     }
     let json = report::json::Json.render(&run);
     if let Some(path) = &output.json {

@@ -196,7 +196,7 @@ pub struct Args {
           help_heading = "Output")]
     pub percentiles: parse::Percentiles,
     /// memtier_benchmark's JSON layout (the memtier front-end's --json-out-file).
-    #[arg(long, value_name = "FILE", hide = true)]
+    #[arg(long, value_name = "FILE", hide = true, requires = "memtier_text")]
     pub memtier_json: Option<PathBuf>,
     /// Print one summary line instead of the table.
     #[arg(short = 'q', long, help_heading = "Output")]
@@ -223,6 +223,21 @@ pub struct Args {
     /// A name for this result in comparisons and reports.
     #[arg(long, help_heading = "Output")]
     pub label: Option<String>,
+    /// The memtier front-end: memtier's text report and progress lines.
+    #[arg(long, hide = true)]
+    pub memtier_text: bool,
+    /// memtier's --hide-histogram.
+    #[arg(long, hide = true, requires = "memtier_text")]
+    pub memtier_hide_histogram: bool,
+    /// memtier's --print-all-runs.
+    #[arg(long, hide = true, requires = "memtier_text")]
+    pub memtier_print_all_runs: bool,
+    /// memtier's --command-stats-breakdown=line.
+    #[arg(long, hide = true, requires = "memtier_text")]
+    pub memtier_by_line: bool,
+    /// memtier's --hdr-file-prefix=PREFIX.
+    #[arg(long, hide = true, value_name = "PREFIX", requires = "memtier_text")]
+    pub memtier_hdr_prefix: Option<String>,
 }
 
 /// How arrivals are spaced at a fixed rate.
@@ -258,6 +273,10 @@ pub struct Output {
     pub label: Option<String>,
     /// Repetitions of the measured phase.
     pub runs: usize,
+    /// The memtier front-end's outputs, instead of respbench's text report.
+    pub memtier: Option<crate::report::memtier_stats::MemtierOutput>,
+    /// `--command` was given (memtier lays such runs out differently).
+    pub arbitrary: bool,
 }
 
 impl Args {
@@ -379,7 +398,16 @@ impl Args {
                 ReadFromArg::All => ReadFrom::All,
             }),
         };
+        let memtier = self.memtier_text.then(|| crate::report::memtier_stats::MemtierOutput {
+            hide_histogram: self.memtier_hide_histogram,
+            print_all_runs: self.memtier_print_all_runs,
+            by_line: self.memtier_by_line,
+            hdr_prefix: self.memtier_hdr_prefix.clone(),
+        });
+        let arbitrary = !self.command.is_empty();
         let output = Output {
+            memtier,
+            arbitrary,
             json: self.json,
             out_file: self.out_file,
             percentiles: self.percentiles.0,

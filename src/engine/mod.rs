@@ -52,6 +52,9 @@ pub struct Interval {
     pub window: Window,
     /// The server over (about) this interval, when INFO is allowed.
     pub server: Option<ServerSample>,
+    /// Connections open in this interval, when the engine varies them (a staircase);
+    /// memtier's JSON writes them as "Active Clients".
+    pub active_connections: Option<u64>,
 }
 
 /// One run's headline figures, kept per run when `--runs` repeats the measured phase.
@@ -516,6 +519,7 @@ impl<'c> Collector<'c> {
                 duration_secs: (end_secs - start_secs).max(0.0),
                 window,
                 server,
+                active_connections: None,
             });
             let interval = self.timeline.last().expect("just pushed");
             let elapsed = Duration::from_secs_f64(end_secs);

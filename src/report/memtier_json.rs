@@ -1,66 +1,63 @@
 //! memtier_benchmark's `--json-out-file` layout, for the memtier front-end: plotting scripts
 //! read `ALL STATS` → `Totals` → `Ops/sec`, `Percentile Latencies` → `p99.00`, `Time-Serie`
-//! and the rest by these exact names. Latencies are in milliseconds, as memtier writes them.
+//! and the rest by these exact names, with memtier 2.3's key set and value types (flags as
+//! the strings "true"/"false", absent paths as null). Latencies are in milliseconds.
 
 use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde_json::{Map, Value, json};
 
-use crate::config::{Config, KeyPattern, StopAfter, Target, ValueSize};
+pub use super::memtier_stats::MemtierView;
+use super::memtier_stats::{Row, Section, at_percentile, distribution, ms, sections};
+use crate::config::{KeyPattern, StopAfter, Target, ValueSize};
 use crate::engine::Outcome;
-use crate::stats::OpStats;
 
-/// What memtier's own command line said, which the plan no longer shows as such.
-pub struct MemtierView<'a> {
-    pub config: &'a Config,
-    /// `--print-percentiles`, in percent.
-    pub percentiles: &'a [f64],
-    pub out_file: Option<&'a str>,
-}
-
-/// The whole document: configuration, run information, then `ALL STATS` for one run or the
-/// BEST / WORST / AGGREGATED AVERAGE sections for several.
+/// The whole document: configuration, run information, then one object per section
+/// (`ALL STATS`, or the RUN #n / BEST / WORST / AGGREGATED AVERAGE sections for several runs).
 pub fn render(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> String {
     let config = view.config;
     let mut doc = Map::new();
-    doc.insert("configuration".into(), configuration(view, runs.len()));
+    doc.insert("configuration".into(), configuration(view, runs.len().max(1)));
     let threads = config.threads.max(1);
     let mut info = Map::new();
     info.insert("Threads".into(), json!(threads));
     info.insert("Connections per thread".into(), json!(config.connections / threads));
     match config.stop {
         StopAfter::Duration(d) => info.insert("Seconds".into(), json!(d.as_secs())),
-        _ => info.insert(
-            "Requests per client".into(),
-            json!(config.planned_requests().unwrap_or(0) / config.connections.max(1) as u64),
-        ),
+        _ => info.insert("Requests per client".into(), json!(requests_per_client(view))),
     };
     info.insert("Format version".into(), json!(2));
     doc.insert("run information".into(), Value::Object(info));
-    if runs.len() > 1 {
-        let rate = |o: &Outcome| o.total().count as f64 / o.elapsed.as_secs_f64().max(1e-9);
-        let best = runs.iter().max_by(|a, b| rate(a).total_cmp(&rate(b))).expect("several runs");
-        let worst = runs.iter().min_by(|a, b| rate(a).total_cmp(&rate(b))).expect("several runs");
-        doc.insert("BEST RUN RESULTS".into(), stats(view, best));
-        doc.insert("WORST RUN RESULTS".into(), stats(view, worst));
-        doc.insert(format!("AGGREGATED AVERAGE RESULTS ({} runs)", runs.len()), stats(view, pooled));
-    } else {
-        doc.insert("ALL STATS".into(), stats(view, pooled));
+    for section in sections(view, runs, pooled) {
+        doc.insert(section.title.clone(), stats(view, &section));
     }
     serde_json::to_string_pretty(&Value::Object(doc)).expect("a JSON value serialises") + "\n"
+}
+
+fn requests_per_client(view: &MemtierView<'_>) -> u64 {
+    let c = view.config;
+    c.planned_requests().unwrap_or(0) / c.connections.max(1) as u64
+}
+
+fn flag(b: bool) -> Value {
+    json!(if b { "true" } else { "false" })
+}
+
+fn path_or_null(p: Option<&std::path::Path>) -> Value {
+    p.map_or(Value::Null, |p| json!(p.display().to_string()))
 }
 
 fn configuration(view: &MemtierView<'_>, run_count: usize) -> Value {
     let c = view.config;
     let (server, port, socket) = match &c.server.target {
-        Target::Tcp { host, port } => (host.clone(), *port, String::new()),
-        Target::Unix(path) => (String::new(), 0, path.display().to_string()),
+        Target::Tcp { host, port } => (json!(host), *port, Value::Null),
+        Target::Unix(path) => (Value::Null, 0, json!(path.display().to_string())),
     };
     let threads = c.threads.max(1);
     let (requests, test_time) = match c.stop {
         StopAfter::Duration(d) => (0, d.as_secs()),
-        _ => (c.planned_requests().unwrap_or(0) / c.connections.max(1) as u64, 0),
+        _ => (requests_per_client(view), 0),
     };
     let weight = |name: &str| c.commands.iter().find(|cmd| cmd.name == name).map_or(0, |cmd| cmd.weight);
     let pattern = |name: &str| {
@@ -81,16 +78,37 @@ fn configuration(view: &MemtierView<'_>, run_count: usize) -> Value {
             _ => None,
         })
         .unwrap_or((0.0, 0.0));
+    // memtier writes 0.0 unless a pattern is Zipf, then the exponent in use.
+    let zipf = c
+        .commands
+        .iter()
+        .find_map(|cmd| match cmd.key_pattern {
+            KeyPattern::Zipf { exponent } => Some(exponent),
+            _ => None,
+        })
+        .unwrap_or(0.0);
+    let tls = c.server.tls.as_ref();
     let mut m = Map::new();
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
     };
-    put("server", json!(server));
+    put("server", server);
     put("port", json!(port));
-    put("unix socket", json!(socket));
+    put("uri", json!(""));
+    put("unix socket", socket);
+    put("address family", json!("Unspecified"));
     put("protocol", json!(if c.server.resp3 { "resp3" } else { "redis" }));
-    put("out_file", json!(view.out_file.unwrap_or("")));
+    put("out_file", view.out_file.map_or(Value::Null, |f| json!(f)));
+    put("tls", flag(tls.is_some()));
+    put("cert", path_or_null(tls.and_then(|t| t.cert.as_deref())));
+    put("key", path_or_null(tls.and_then(|t| t.key.as_deref())));
+    put("cacert", path_or_null(tls.and_then(|t| t.cacert.as_deref())));
+    put("tls_skip_verify", flag(tls.is_some_and(|t| t.skip_verify)));
+    put("sni", tls.and_then(|t| t.sni.as_ref()).map_or(Value::Null, |s| json!(s)));
+    // --client-stats is not supported yet: memtier writes null without it.
+    put("client_stats", Value::Null);
     put("run_count", json!(run_count));
+    put("debug", json!(0));
     put("requests", json!(requests));
     put("rate_limit", json!(c.rate.map_or(0, |r| (r.per_sec / c.connections as f64).round() as u64)));
     put("clients", json!(c.connections / threads));
@@ -99,79 +117,80 @@ fn configuration(view: &MemtierView<'_>, run_count: usize) -> Value {
     put("ratio", json!(format!("{}:{}", weight("SET"), weight("GET"))));
     put("pipeline", json!(c.pipeline));
     put("data_size", json!(data_size));
-    put("random_data", json!(c.random_data.to_string()));
+    put("data_offset", json!(0));
+    put("random_data", flag(c.random_data));
     put("data_size_range", json!(range));
     put("data_size_list", json!(list));
+    put("data_size_pattern", json!("R"));
     put("expiry_range", json!(c.expiry.map_or("0:0".to_string(), |(a, b)| format!("{a}:{b}"))));
+    put("data_import", Value::Null);
+    put("data_verify", flag(false));
+    put("verify_only", flag(false));
+    put("generate_keys", flag(false));
     put("key_prefix", json!(c.keys.prefix));
     put("key_minimum", json!(c.keys.min));
     put("key_maximum", json!(c.keys.max));
     put("key_pattern", json!(format!("{}:{}", pattern("SET"), pattern("GET"))));
     put("key_stddev", json!(stddev));
     put("key_median", json!(median));
+    put("key_zipf_exp", json!(zipf));
+    put("reconnect_interval", json!(0));
+    put("connection_timeout", json!(0));
+    put("thread_conn_start_min_jitter_micros", json!(0));
+    put("thread_conn_start_max_jitter_micros", json!(0));
+    put("multi_key_get", json!(0));
     put("authenticate", json!(c.server.password.as_ref().map_or("", |_| "(set)")));
     put("select-db", json!(c.server.db.unwrap_or(0)));
-    put("print-percentiles", json!(view.percentiles));
+    put("no-expiry", flag(false));
+    put("wait-ratio", json!("0:0"));
+    put("num-slaves", json!("0:0"));
+    put("wait-timeout", json!("0-0"));
+    put("print-all-runs", flag(view.options.print_all_runs));
     Value::Object(m)
 }
 
-/// One section (`ALL STATS`, `BEST RUN RESULTS`, ...): Runtime, a block per command, Totals.
-fn stats(view: &MemtierView<'_>, o: &Outcome) -> Value {
-    let secs = o.elapsed.as_secs_f64().max(1e-9);
-    let start = o.started_unix_ms;
-    let finish = start + o.elapsed.as_millis() as u64;
+/// One section: Runtime, a block per row, Totals, then (staircase) Active Clients and (unless
+/// --hide-histogram) the latency distribution of each command.
+fn stats(view: &MemtierView<'_>, s: &Section) -> Value {
     let mut m = Map::new();
     m.insert(
         "Runtime".into(),
         json!({
-            "Start time": start,
-            "Finish time": finish,
-            "Total duration": finish - start,
+            "Start time": s.start_ms,
+            "Finish time": s.finish_ms,
+            "Total duration": s.finish_ms.saturating_sub(s.start_ms),
             "Time unit": "MILLISECONDS",
-            "Interrupted": o.interrupted.to_string(),
+            "Interrupted": if s.interrupted { "true" } else { "false" },
         }),
     );
-    let default_mix = o.command_names.iter().all(|n| n == "SET" || n == "GET");
-    let index = |name: &str| o.command_names.iter().position(|n| n == name);
-    if default_mix {
-        // memtier always writes Sets, Gets and Waits, empty or not.
-        for (block, name) in [("Sets", "SET"), ("Gets", "GET"), ("Waits", "WAIT")] {
-            let op = index(name).map(|i| o.ops[i].clone()).unwrap_or_default();
-            let series = series(view, o, |w| index(name).map(|i| w.ops[i].clone()).unwrap_or_default());
-            m.insert(block.into(), block_of(view, &op, secs, series, name == "GET"));
+    for row in &s.rows {
+        m.insert(row.block.clone(), block(view, s, row, (0, 0.0), None));
+    }
+    let errors = (s.connection_errors, s.connection_errors_per_sec);
+    let redirects = view.config.cluster.is_some().then_some(s.redirects_per_sec);
+    m.insert("Totals".into(), block(view, s, &s.totals, errors, redirects));
+    if s.active.iter().any(Option::is_some) {
+        let threads = view.config.threads.max(1) as u64;
+        let mut active = Map::new();
+        for (second, n) in s.seconds.iter().zip(&s.active) {
+            let n = n.unwrap_or(0);
+            active.insert(
+                second.to_string(),
+                json!({ "Clients per thread": n / threads, "Total clients": n - n % threads }),
+            );
         }
-    } else {
-        for (i, name) in o.command_names.iter().enumerate() {
-            let reads = o.ops[i].hits + o.ops[i].misses > 0;
-            let series = series(view, o, |w| w.ops[i].clone());
-            m.insert(block_name(name), block_of(view, &o.ops[i], secs, series, reads));
+        m.insert("Active Clients".into(), Value::Object(active));
+    }
+    if !view.options.hide_histogram {
+        for row in &s.rows {
+            let points: Vec<Value> = distribution(&row.op.latency_ns)
+                .into_iter()
+                .map(|(msec, percent)| json!({ "<=msec": round(msec, 3), "percent": round(percent, 3) }))
+                .collect();
+            m.insert(row.name.clone(), Value::Array(points));
         }
     }
-    let total = o.total();
-    let series = series(view, o, |w| w.total());
-    let mut totals = block_of(view, &total, secs, series, true);
-    if let Value::Object(t) = &mut totals {
-        let io =
-            o.errors.sorted().iter().filter(|(k, _)| *k == crate::stats::ErrorKind::Io).map(|(_, n)| *n).sum::<u64>();
-        t.insert("Connection Errors".into(), json!(io));
-        t.insert("Connection Errors/sec".into(), json!(round(io as f64 / secs, 2)));
-    }
-    m.insert("Totals".into(), totals);
     Value::Object(m)
-}
-
-/// memtier's name for a command's block: `LPUSH` → `Lpushs`.
-fn block_name(name: &str) -> String {
-    let lower = name.to_ascii_lowercase();
-    let mut chars = lower.chars();
-    match chars.next() {
-        Some(first) => format!("{}{}s", first.to_ascii_uppercase(), chars.as_str()),
-        None => "s".into(),
-    }
-}
-
-fn ms(ns: f64) -> f64 {
-    ns / 1e6
 }
 
 fn round(x: f64, places: i32) -> f64 {
@@ -179,63 +198,85 @@ fn round(x: f64, places: i32) -> f64 {
     (x * scale).round() / scale
 }
 
-/// `p50.00`, `p99.90`: memtier's keys.
-fn key(p: f64) -> String {
-    format!("p{p:.2}")
+/// memtier's percentile key: `printf("p%.Nf")` cut to 6 characters (its 7-byte buffer).
+pub fn key(p: f64, places: usize) -> String {
+    let mut k = format!("p{p:.places$}");
+    k.truncate(6);
+    k
 }
 
-fn block_of(view: &MemtierView<'_>, op: &OpStats, secs: f64, series: Value, reads: bool) -> Value {
+/// The milliseconds of a latency sum, whole (memtier's integer division).
+fn accumulated_ms(sum_ns: u64) -> u64 {
+    sum_ns / 1_000_000
+}
+
+fn block(
+    view: &MemtierView<'_>,
+    s: &Section,
+    row: &Row,
+    (errors, errors_per_sec): (u64, f64),
+    redirects: Option<(f64, f64)>,
+) -> Value {
+    let op = &row.op;
     let h = &op.latency_ns;
     let has = !h.is_empty();
     let avg = if has { round(ms(h.mean()), 3) } else { 0.0 };
-    let (hits, misses) = if reads { (op.hits as f64 / secs, op.misses as f64 / secs) } else { (0.0, 0.0) };
+    let r = &row.rates;
+    let (hits, misses) = if row.reads { (r.hits, r.misses) } else { (0.0, 0.0) };
     let mut m = Map::new();
     m.insert("Count".into(), json!(op.count));
-    m.insert("Ops/sec".into(), json!(round(op.count as f64 / secs, 2)));
+    m.insert("Ops/sec".into(), json!(round(r.ops, 2)));
     m.insert("Hits/sec".into(), json!(round(hits, 2)));
     m.insert("Misses/sec".into(), json!(round(misses, 2)));
+    if let Some((moved, ask)) = redirects {
+        // Redirects are counted for the run, not per command: Totals only.
+        m.insert("MOVED/sec".into(), json!(round(moved, 2)));
+        m.insert("ASK/sec".into(), json!(round(ask, 2)));
+    }
+    m.insert("Connection Errors/sec".into(), json!(round(errors_per_sec, 2)));
+    m.insert("Connection Errors".into(), json!(errors));
     m.insert("Latency".into(), json!(avg));
     m.insert("Average Latency".into(), json!(avg));
+    m.insert("Accumulated Latency".into(), json!(accumulated_ms(op.latency_sum_ns)));
     m.insert("Min Latency".into(), json!(if has { round(ms(h.min() as f64), 3) } else { 0.0 }));
     m.insert("Max Latency".into(), json!(if has { round(ms(h.max() as f64), 3) } else { 0.0 }));
-    let kb = (op.bytes_in + op.bytes_out) as f64 / 1024.0 / secs;
-    m.insert("KB/sec".into(), json!(round(kb, 2)));
-    m.insert("Time-Serie".into(), series);
+    m.insert("KB/sec".into(), json!(round(r.kb(), 2)));
+    m.insert("KB/sec RX/TX".into(), json!(round(r.kb(), 2)));
+    m.insert("KB/sec RX".into(), json!(round(r.kb_rx, 2)));
+    m.insert("KB/sec TX".into(), json!(round(r.kb_tx, 2)));
+    let percentiles = view.sorted_percentiles();
+    let mut series = Map::new();
+    for (second, op) in s.seconds.iter().zip(&row.series) {
+        let h = &op.latency_ns;
+        let mut one = Map::new();
+        one.insert("Bytes RX".into(), json!(op.bytes_in));
+        one.insert("Bytes TX".into(), json!(op.bytes_out));
+        one.insert("Count".into(), json!(op.count));
+        if op.count > 0 && !h.is_empty() {
+            one.insert("Average Latency".into(), json!(round(ms(h.mean()), 3)));
+            one.insert("Accumulated Latency".into(), json!(accumulated_ms(op.latency_sum_ns)));
+            one.insert("Min Latency".into(), json!(round(ms(h.min() as f64), 3)));
+            one.insert("Max Latency".into(), json!(round(ms(h.max() as f64), 3)));
+            for &p in &percentiles {
+                one.insert(key(p, 2), json!(round(at_percentile(h, p), 3)));
+            }
+        }
+        series.insert(second.to_string(), Value::Object(one));
+    }
+    m.insert("Time-Serie".into(), Value::Object(series));
     let mut pct = Map::new();
-    for &p in view.percentiles {
-        pct.insert(key(p), json!(round(ms(h.value_at_quantile(p / 100.0) as f64), 3)));
+    for &p in &percentiles {
+        pct.insert(key(p, 3), json!(round(at_percentile(h, p), 3)));
     }
     pct.insert("Histogram log format".into(), json!({ "Compressed Histogram": compressed(h) }));
     m.insert("Percentile Latencies".into(), Value::Object(pct));
     Value::Object(m)
 }
 
-/// The per-second `Time-Serie` of one command (or the totals), keyed by second.
-fn series(view: &MemtierView<'_>, o: &Outcome, pick: impl Fn(&crate::stats::Window) -> OpStats) -> Value {
-    let mut m = Map::new();
-    for (second, interval) in o.timeline.iter().enumerate() {
-        let op = pick(&interval.window);
-        let h = &op.latency_ns;
-        let has = !h.is_empty();
-        let mut s = Map::new();
-        s.insert("Count".into(), json!(op.count));
-        s.insert("Average Latency".into(), json!(if has { round(ms(h.mean()), 2) } else { 0.0 }));
-        s.insert("Min Latency".into(), json!(if has { round(ms(h.min() as f64), 2) } else { 0.0 }));
-        s.insert("Max Latency".into(), json!(if has { round(ms(h.max() as f64), 2) } else { 0.0 }));
-        for &p in view.percentiles {
-            s.insert(key(p), json!(round(ms(h.value_at_quantile(p / 100.0) as f64), 2)));
-        }
-        s.insert("Bytes RX".into(), json!(op.bytes_in));
-        s.insert("Bytes TX".into(), json!(op.bytes_out));
-        m.insert(second.to_string(), Value::Object(s));
-    }
-    Value::Object(m)
-}
-
 /// The histogram in microseconds as HdrHistogram's compressed V2 encoding, base64: what
 /// memtier writes under `Histogram log format`.
-fn compressed(ns: &Histogram<u64>) -> String {
-    let us = super::hdrlog::to_micros(ns);
+pub(crate) fn compressed(ns: &Histogram<u64>) -> String {
+    let us = super::memtier_stats::micros(ns);
     let mut bytes = Vec::new();
     if V2DeflateSerializer::new().serialize(&us, &mut bytes).is_err() {
         return String::new();
@@ -248,11 +289,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn memtier_names_and_keys() {
-        assert_eq!(block_name("LPUSH"), "Lpushs");
-        assert_eq!(block_name("SET"), "Sets");
-        assert_eq!(key(50.0), "p50.00");
-        assert_eq!(key(99.9), "p99.90");
-        assert_eq!(key(99.99), "p99.99");
+    fn memtier_percentile_keys() {
+        assert_eq!(key(50.0, 3), "p50.00");
+        assert_eq!(key(99.9, 3), "p99.90");
+        assert_eq!(key(99.99, 2), "p99.99");
+        assert_eq!(key(9.5, 3), "p9.500");
+        assert_eq!(key(9.5, 2), "p9.50");
+        assert_eq!(accumulated_ms(2_999_999), 2);
     }
 }

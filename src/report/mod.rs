@@ -5,7 +5,10 @@ pub mod chart;
 pub mod hdrlog;
 pub mod html;
 pub mod json;
+pub mod memtier_files;
 pub mod memtier_json;
+pub mod memtier_stats;
+pub mod memtier_text;
 pub mod tables;
 pub mod text;
 

@@ -21,6 +21,9 @@ pub struct OpStats {
     pub errors: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
+    /// Sum of the response times in nanoseconds (memtier's "Accumulated Latency"): exact,
+    /// where the histogram's mean is within its precision.
+    pub latency_sum_ns: u64,
     /// Response time of every reply, from the intended send time, in nanoseconds.
     pub latency_ns: Histogram<u64>,
     /// Service time of every reply, from the actual send, in nanoseconds; smaller than
@@ -46,6 +49,7 @@ impl Default for OpStats {
             errors: 0,
             bytes_out: 0,
             bytes_in: 0,
+            latency_sum_ns: 0,
             latency_ns: histogram(),
             service_ns: histogram(),
             unit: false,
@@ -58,6 +62,7 @@ impl OpStats {
     #[inline]
     pub fn record(&mut self, response_ns: u64, service_ns: Option<u64>) {
         self.latency_ns.saturating_record(response_ns.max(1));
+        self.latency_sum_ns = self.latency_sum_ns.saturating_add(response_ns);
         if let Some(ns) = service_ns {
             self.service_ns.saturating_record(ns.max(1));
         }
@@ -75,6 +80,7 @@ impl OpStats {
         self.errors += other.errors;
         self.bytes_out += other.bytes_out;
         self.bytes_in += other.bytes_in;
+        self.latency_sum_ns = self.latency_sum_ns.saturating_add(other.latency_sum_ns);
         // Both histograms share the same bounds, so adding cannot fail.
         self.latency_ns.add(&other.latency_ns).expect("same bounds");
         self.service_ns.add(&other.service_ns).expect("same bounds");

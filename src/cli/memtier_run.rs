@@ -1,0 +1,100 @@
+//! A run for the memtier front-end: memtier's stderr lines (`[RUN #1] Preparing benchmark
+//! client...`, the per-second progress line, the files it saves), then its report and files,
+//! in memtier's order, so that scripts that read memtier's output read ours.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{EXIT_FAILURE, EXIT_INTERRUPTED, Output};
+use crate::config::Config;
+use crate::engine::{self, Outcome};
+use crate::report::memtier_stats::{MemtierOutput, MemtierView};
+use crate::report::{self, memtier_files, memtier_json, memtier_text};
+
+pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: &AtomicBool) -> ExitCode {
+    let warnings = match engine::preflight(config) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    for warning in &warnings {
+        eprintln!("respbench: warning: {warning}");
+    }
+    let view = MemtierView {
+        config,
+        percentiles: &output.percentiles,
+        out_file: output.out_file.as_deref().and_then(|p| p.to_str()),
+        options,
+        arbitrary: output.arbitrary,
+    };
+    if let Some(path) = &output.memtier_json {
+        eprintln!("Json file {} created...", path.display());
+    }
+    match &output.out_file {
+        Some(path) => eprintln!("Writing results to {}...", path.display()),
+        None => eprintln!("Writing results to stdout"),
+    }
+    let mut runs: Vec<Outcome> = Vec::new();
+    let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = Vec::new();
+    for run in 0..output.runs {
+        let id = run + 1;
+        eprintln!("[RUN #{id}] Preparing benchmark client...");
+        eprintln!("[RUN #{id}] Launching threads now...");
+        let mut progressed = memtier_text::Progressed::default();
+        let mut observe = |p: &engine::Progress| eprint!("{}", progressed.line(&view, id, p));
+        let outcome = match engine::run(config, run, stop, &mut observe) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("\nrespbench: {e}");
+                return ExitCode::from(EXIT_FAILURE);
+            }
+        };
+        eprint!("\n\n");
+        if let Some(prefix) = &options.hdr_prefix {
+            for (path, bytes, what) in memtier_files::hdr_files(&view, prefix, id, &outcome) {
+                eprintln!("Writing {what} to {}...", path.display());
+                files.push((path, bytes));
+            }
+        }
+        runs.push(outcome);
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    let mut pooled = Outcome::pool(runs.clone()).expect("at least one run");
+    pooled.warnings.splice(0..0, warnings);
+    let text = memtier_text::render(&view, &runs, &pooled);
+    match &output.out_file {
+        Some(path) => files.push((path.clone(), text.into_bytes())),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not a failure of the run.
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+        }
+    }
+    if let Some(path) = &output.memtier_json {
+        files.push((path.clone(), memtier_json::render(&view, &runs, &pooled).into_bytes()));
+    }
+    for (path, bytes) in &files {
+        if let Err(e) = report::write_atomic(path, bytes) {
+            eprintln!("respbench: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    }
+    if let Some(path) = &output.memtier_json {
+        eprintln!("Saving JSON output file: {}", path.display());
+        eprintln!("Json file closed.");
+    }
+    if pooled.interrupted {
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
+    if pooled.total().count == 0 && pooled.errors.total() > 0 {
+        eprintln!("respbench: no request got a reply: every connection failed ({} errors)", pooled.errors.total());
+        return ExitCode::from(EXIT_FAILURE);
+    }
+    ExitCode::SUCCESS
+}

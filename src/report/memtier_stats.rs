@@ -1,0 +1,329 @@
+//! The figures memtier_benchmark's outputs are made of (rows Sets/Gets/Waits or one per
+//! command, Totals, per-second series, rates), computed once from our measurements so that the
+//! JSON, the text table and the per-command files all say the same thing.
+
+use hdrhistogram::Histogram;
+
+use crate::config::Config;
+use crate::engine::Outcome;
+use crate::stats::{OpStats, Window};
+
+/// memtier's output options, as the memtier front-end passes them on.
+#[derive(Debug, Clone, Default)]
+pub struct MemtierOutput {
+    /// `--hide-histogram`: no `Request Latency Distribution` (nor its JSON blocks).
+    pub hide_histogram: bool,
+    /// `--print-all-runs`: each run's table and JSON section as well.
+    pub print_all_runs: bool,
+    /// `--command-stats-breakdown=line`: one row per `--command` instead of per command name.
+    pub by_line: bool,
+    /// `--hdr-file-prefix=PREFIX`.
+    pub hdr_prefix: Option<String>,
+}
+
+/// What memtier's command line said, which the plan no longer shows as such.
+pub struct MemtierView<'a> {
+    pub config: &'a Config,
+    /// `--print-percentiles`, in percent, in the order given.
+    pub percentiles: &'a [f64],
+    pub out_file: Option<&'a str>,
+    pub options: &'a MemtierOutput,
+    /// `--command` was given: memtier's arbitrary-command layout (no Waits, no hit columns).
+    pub arbitrary: bool,
+}
+
+impl MemtierView<'_> {
+    /// The percentiles sorted, as memtier writes them in JSON.
+    pub fn sorted_percentiles(&self) -> Vec<f64> {
+        let mut p = self.percentiles.to_vec();
+        p.sort_by(f64::total_cmp);
+        p
+    }
+}
+
+/// Per-second rates of one row.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RowRates {
+    pub ops: f64,
+    pub hits: f64,
+    pub misses: f64,
+    pub kb_rx: f64,
+    pub kb_tx: f64,
+}
+
+impl RowRates {
+    fn of(op: &OpStats, secs: f64) -> RowRates {
+        let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        RowRates {
+            ops: per(op.count),
+            hits: per(op.hits),
+            misses: per(op.misses),
+            kb_rx: per(op.bytes_in) / 1024.0,
+            kb_tx: per(op.bytes_out) / 1024.0,
+        }
+    }
+
+    pub fn kb(&self) -> f64 {
+        self.kb_rx + self.kb_tx
+    }
+
+    fn add(&mut self, o: &RowRates) {
+        self.ops += o.ops;
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.kb_rx += o.kb_rx;
+        self.kb_tx += o.kb_tx;
+    }
+
+    fn divide(&mut self, n: f64) {
+        self.ops /= n;
+        self.hits /= n;
+        self.misses /= n;
+        self.kb_rx /= n;
+        self.kb_tx /= n;
+    }
+}
+
+/// One row of memtier's table: a command (or several of the same name), or the totals.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// memtier's block name: `Sets`, `Lpushs`, `Totals`.
+    pub block: String,
+    /// The command name as the latency distribution labels it: `SET`.
+    pub name: String,
+    pub op: OpStats,
+    /// Per second, aligned with [`Section::seconds`].
+    pub series: Vec<OpStats>,
+    pub rates: RowRates,
+    /// Hits and misses are counted for it (memtier's Gets and Totals).
+    pub reads: bool,
+}
+
+/// One titled section: `ALL STATS`, `RUN #1 RESULTS`, `BEST RUN RESULTS`, ...
+#[derive(Debug, Clone)]
+pub struct Section {
+    pub title: String,
+    pub start_ms: u64,
+    pub finish_ms: u64,
+    pub interrupted: bool,
+    pub rows: Vec<Row>,
+    pub totals: Row,
+    /// The seconds of the series (memtier's Time-Serie keys).
+    pub seconds: Vec<u64>,
+    /// Connections open per second, when the run varied them.
+    pub active: Vec<Option<u64>>,
+    pub connection_errors: u64,
+    pub connection_errors_per_sec: f64,
+    /// Cluster MOVED and ASK redirects per second.
+    pub redirects_per_sec: (f64, f64),
+}
+
+/// The rows' command indices: by name (memtier's default) or one per command line.
+fn groups(view: &MemtierView<'_>, o: &Outcome) -> Vec<(String, Vec<usize>)> {
+    let live: Vec<usize> = (0..o.command_names.len()).filter(|&i| !o.ops[i].unit).collect();
+    if !view.arbitrary {
+        // memtier always shows Sets, Gets and Waits, empty or not.
+        let find = |n: &str| live.iter().copied().filter(|&i| o.command_names[i] == n).collect::<Vec<_>>();
+        return vec![("SET".into(), find("SET")), ("GET".into(), find("GET")), ("WAIT".into(), Vec::new())];
+    }
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for i in live {
+        // Reports tell two SETs apart as SET and SET#2; memtier names both SET.
+        let full = o.command_names[i].as_str();
+        let name = match full.rsplit_once('#') {
+            Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+            _ => full,
+        }
+        .to_ascii_uppercase();
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, members)) if !view.options.by_line => members.push(i),
+            _ => out.push((name, vec![i])),
+        }
+    }
+    out
+}
+
+fn merged(ops: &[OpStats], members: &[usize]) -> OpStats {
+    let mut op = OpStats::default();
+    for &i in members {
+        if let Some(one) = ops.get(i) {
+            op.merge(one);
+        }
+    }
+    op
+}
+
+/// memtier's name for a command's block: `LPUSH` → `Lpushs`.
+pub fn block_name(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    let mut chars = lower.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}s", first.to_ascii_uppercase(), chars.as_str()),
+        None => "s".into(),
+    }
+}
+
+fn series(timeline: &[crate::engine::Interval], pick: impl Fn(&Window) -> OpStats) -> Vec<OpStats> {
+    timeline.iter().map(|i| pick(&i.window)).collect()
+}
+
+impl Section {
+    /// One run's section.
+    pub fn of(view: &MemtierView<'_>, title: &str, o: &Outcome) -> Section {
+        let secs = o.elapsed.as_secs_f64();
+        let mut rows = Vec::new();
+        for (name, members) in groups(view, o) {
+            let op = merged(&o.ops, &members);
+            let reads = !view.arbitrary && name == "GET";
+            rows.push(Row {
+                block: block_name(&name),
+                rates: RowRates::of(&op, secs),
+                series: series(&o.timeline, |w| merged(&w.ops, &members)),
+                name,
+                op,
+                reads,
+            });
+        }
+        let total = o.total();
+        let totals = Row {
+            block: "Totals".into(),
+            name: "Totals".into(),
+            rates: RowRates::of(&total, secs),
+            series: series(&o.timeline, Window::total),
+            op: total,
+            reads: true,
+        };
+        // memtier counts a connection error each time a connection fails.
+        let connection_errors = o.outages.iter().map(|out| out.connections as u64).sum::<u64>();
+        Section {
+            title: title.to_string(),
+            start_ms: o.started_unix_ms,
+            finish_ms: o.started_unix_ms + o.elapsed.as_millis() as u64,
+            interrupted: o.interrupted,
+            rows,
+            totals,
+            seconds: o.timeline.iter().map(|i| i.index).collect(),
+            active: o.timeline.iter().map(|i| i.active_connections).collect(),
+            connection_errors,
+            connection_errors_per_sec: if secs > 0.0 { connection_errors as f64 / secs } else { 0.0 },
+            redirects_per_sec: if secs > 0.0 { (o.moved as f64 / secs, o.asked as f64 / secs) } else { (0.0, 0.0) },
+        }
+    }
+
+    /// memtier's `AGGREGATED AVERAGE RESULTS`: counts and histograms of all runs together,
+    /// rates averaged over the runs; no per-second series (seconds of different runs).
+    pub fn average(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Section {
+        let title = format!("AGGREGATED AVERAGE RESULTS ({} runs)", runs.len());
+        let each: Vec<Section> = runs.iter().map(|o| Section::of(view, "", o)).collect();
+        let mut s = Section::of(view, &title, pooled);
+        let n = each.len().max(1) as f64;
+        let rows = s.rows.iter_mut().chain(std::iter::once(&mut s.totals));
+        for (i, row) in rows.enumerate() {
+            let mut sum = RowRates::default();
+            for run in &each {
+                let r = if i < run.rows.len() { &run.rows[i] } else { &run.totals };
+                sum.add(&r.rates);
+            }
+            sum.divide(n);
+            row.rates = sum;
+            row.series.clear();
+        }
+        s.seconds.clear();
+        s.active.clear();
+        s.start_ms = runs.first().map_or(0, |o| o.started_unix_ms);
+        s.finish_ms = runs.last().map_or(0, |o| o.started_unix_ms + o.elapsed.as_millis() as u64);
+        s.connection_errors_per_sec = each.iter().map(|r| r.connection_errors_per_sec).sum::<f64>() / n;
+        let moved = each.iter().map(|r| r.redirects_per_sec.0).sum::<f64>() / n;
+        s.redirects_per_sec = (moved, each.iter().map(|r| r.redirects_per_sec.1).sum::<f64>() / n);
+        s
+    }
+
+    /// The rows then the totals.
+    pub fn all_rows(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().chain(std::iter::once(&self.totals))
+    }
+}
+
+/// The sections memtier prints for these runs, in its order.
+pub fn sections(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Vec<Section> {
+    if runs.len() <= 1 {
+        return vec![Section::of(view, "ALL STATS", runs.first().unwrap_or(pooled))];
+    }
+    let mut out = Vec::new();
+    if view.options.print_all_runs {
+        for (i, o) in runs.iter().enumerate() {
+            out.push(Section::of(view, &format!("RUN #{} RESULTS", i + 1), o));
+        }
+    }
+    // memtier compares whole ops/sec; the first of equals wins.
+    let rate = |o: &Outcome| (o.total().count as f64 / o.elapsed.as_secs_f64().max(1e-6)) as u64;
+    let mut best = &runs[0];
+    let mut worst = &runs[0];
+    for o in &runs[1..] {
+        if rate(o) > rate(best) {
+            best = o;
+        }
+        if rate(o) < rate(worst) {
+            worst = o;
+        }
+    }
+    out.push(Section::of(view, "BEST RUN RESULTS", best));
+    out.push(Section::of(view, "WORST RUN RESULTS", worst));
+    out.push(Section::average(view, runs, pooled));
+    out
+}
+
+/// The histogram in microseconds, the unit memtier records in.
+pub fn micros(ns: &Histogram<u64>) -> Histogram<u64> {
+    super::hdrlog::to_micros(ns)
+}
+
+/// memtier's latency distribution (HdrHistogram's percentile iteration, 10 ticks per half
+/// distance): (latency in ms, percent) pairs. An empty histogram gives memtier's one line.
+pub fn distribution(ns: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let us = micros(ns);
+    if us.is_empty() {
+        return vec![(0.0, 100.0)];
+    }
+    us.iter_quantiles(10)
+        .map(|v| (us.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0, v.quantile_iterated_to() * 100.0))
+        .collect()
+}
+
+/// Milliseconds from nanoseconds.
+pub fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+/// The latency at `percent` in ms (memtier reads it from its microsecond histogram).
+pub fn at_percentile(ns: &Histogram<u64>, percent: f64) -> f64 {
+    if ns.is_empty() {
+        return 0.0;
+    }
+    ms(ns.highest_equivalent(ns.value_at_quantile(percent / 100.0)) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memtier_block_names() {
+        assert_eq!(block_name("LPUSH"), "Lpushs");
+        assert_eq!(block_name("SET"), "Sets");
+    }
+
+    #[test]
+    fn distribution_ends_at_100_percent() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let d = distribution(&h);
+        assert_eq!(d.first().unwrap().1, 0.0);
+        assert_eq!(d.last().unwrap().1, 100.0);
+        assert!(d.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+        let empty = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        assert_eq!(distribution(&empty), vec![(0.0, 100.0)]);
+    }
+}

@@ -1,0 +1,323 @@
+//! memtier_benchmark's outputs from respbench's memtier front-end, compared with what memtier
+//! 2.3 wrote for the same command lines (tests/fixtures/memtier-2.3/README.md): key sets, value
+//! types and layouts, not numbers.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{Server, read_json, respbench, stderr, stdout};
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memtier-2.3").join(name)
+}
+
+fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).unwrap()
+}
+
+/// Runs the memtier front-end in `dir` (relative file names land there).
+fn memtier(server: &Server, dir: &Path, args: &[&str]) -> std::process::Output {
+    let out = respbench()
+        .current_dir(dir)
+        .args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg()])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "memtier {args:?}: {}", stderr(&out));
+    out
+}
+
+/// Every path of a JSON document with its value's type; per-second keys and array items
+/// collapse to `#` and `[]`.
+fn shape(v: &Value, path: String, out: &mut BTreeMap<String, &'static str>) {
+    match v {
+        Value::Object(m) => {
+            if m.is_empty() {
+                out.insert(path.clone(), "{}");
+            }
+            for (k, v) in m {
+                let k = if k.chars().all(|c| c.is_ascii_digit()) { "#" } else { k.as_str() };
+                shape(v, format!("{path}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            out.insert(path.clone(), "list");
+            for v in items {
+                shape(v, format!("{path}[]"), out);
+            }
+        }
+        Value::Null => {
+            out.insert(path, "null");
+        }
+        Value::Bool(_) => {
+            out.insert(path, "bool");
+        }
+        Value::String(_) => {
+            out.insert(path, "string");
+        }
+        Value::Number(n) => {
+            out.insert(path, if n.is_f64() { "float" } else { "integer" });
+        }
+    }
+}
+
+fn assert_same_shape(ours: &Path, theirs: &str) {
+    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+    shape(&read_json(ours), String::new(), &mut a);
+    shape(&read_json(&fixture(theirs)), String::new(), &mut b);
+    let differences: Vec<String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| format!("{k}: ours {:?}, memtier {:?}", a.get(k), b.get(k)))
+        .collect();
+    assert!(differences.is_empty(), "{theirs}:\n{}", differences.join("\n"));
+    // The same keys in the same order where memtier's order is fixed.
+    let order = |doc: &Value| doc.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(order(&read_json(ours)), order(&read_json(&fixture(theirs))));
+}
+
+/// A text with its figures masked and runs of spaces folded: its layout.
+fn layout(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let mut masked = String::new();
+        let mut in_number = false;
+        for c in line.chars() {
+            let numeric = c.is_ascii_digit() || (in_number && c == '.');
+            if numeric {
+                if !in_number {
+                    masked.push('N');
+                }
+            } else {
+                masked.push(c);
+            }
+            in_number = numeric;
+        }
+        // memtier's sizes change unit with the figure (0.00KB, 7.80MB).
+        let masked = masked.replace("NKB", "NB").replace("NMB", "NB").replace("NGB", "NB");
+        lines.push(masked.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" "));
+    }
+    lines
+}
+
+/// The table part of a report (everything before the latency distribution) has memtier's
+/// layout, and column widths: each line as long as memtier's.
+fn assert_same_tables(ours: &str, theirs: &str) {
+    let cut = |t: &str| t.split("\n\nRequest Latency Distribution").next().unwrap().to_string();
+    let (ours, theirs) = (cut(ours), cut(theirs));
+    assert_eq!(layout(&ours), layout(&theirs), "ours:\n{ours}\nmemtier:\n{theirs}");
+    for (a, b) in ours.lines().zip(theirs.lines()) {
+        if a.starts_with('=') || a.starts_with('-') || a.starts_with("Type") {
+            assert_eq!(a, b);
+        }
+    }
+}
+
+/// The distribution: the same header, one `NAME msec percent` line per step, `---` between.
+fn assert_distribution(ours: &str, names: &[&str]) {
+    let (_, dist) = ours.split_once("\n\nRequest Latency Distribution\n").expect("a distribution");
+    let mut lines = dist.lines();
+    assert_eq!(lines.next(), Some("Type     <= msec         Percent"));
+    assert_eq!(lines.next(), Some("-".repeat(72).as_str()));
+    let mut seen = Vec::new();
+    for line in lines {
+        if line == "---" {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words.len(), 3, "{line}");
+        assert_eq!(format!("{:<6} {:>8} {:>12}", words[0], words[1], words[2]), line);
+        assert!(words[1].parse::<f64>().is_ok() && words[2].parse::<f64>().is_ok(), "{line}");
+        if seen.last() != Some(&words[0]) {
+            seen.push(words[0]);
+        }
+    }
+    assert_eq!(seen, names);
+}
+
+#[test]
+fn basic_run_json_text_and_progress_lines_are_memtiers() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = memtier(
+        &server,
+        dir.path(),
+        &[
+            "-c",
+            "5",
+            "-t",
+            "2",
+            "-n",
+            "2000",
+            "--ratio=1:4",
+            "--key-maximum=10000",
+            "-d",
+            "100",
+            "--json-out-file=basic.json",
+        ],
+    );
+    assert_same_shape(&dir.path().join("basic.json"), "basic.json");
+    let text = stdout(&out);
+    assert_same_tables(&text, &fixture_text("basic.stdout.txt"));
+    assert_distribution(&text, &["SET", "GET", "WAIT"]);
+    assert!(text.ends_with("WAIT      0.000      100.000\n"), "{text}");
+    // stderr: memtier's lines in memtier's order, the progress line rewritten with \r.
+    let err = stderr(&out);
+    let expected = [
+        "Json file basic.json created...",
+        "Writing results to stdout",
+        "[RUN #1] Preparing benchmark client...",
+        "[RUN #1] Launching threads now...",
+        "[RUN #1 100%,",
+        "Saving JSON output file: basic.json",
+        "Json file closed.",
+    ];
+    let mut at = 0;
+    for line in expected {
+        let found = err[at..].find(line).unwrap_or_else(|| panic!("{line:?} missing after byte {at}:\n{err}"));
+        at += found + line.len();
+    }
+    let last = err.split('\r').rev().nth(1).unwrap();
+    let progress = last.rsplit('\n').next().unwrap();
+    assert_eq!(
+        layout(progress),
+        layout(fixture_text("basic.stderr.txt").split('\r').next().unwrap().lines().last().unwrap())
+    );
+    assert!(err.ends_with("msec latency\r\n\nSaving JSON output file: basic.json\nJson file closed.\n"), "{err:?}");
+}
+
+#[test]
+fn run_count_with_print_all_runs_prints_and_writes_every_run() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = memtier(
+        &server,
+        dir.path(),
+        &[
+            "-c",
+            "5",
+            "-t",
+            "1",
+            "-n",
+            "500",
+            "--ratio=1:1",
+            "-x",
+            "2",
+            "--print-all-runs",
+            "--json-out-file=runs.json",
+            "--hide-histogram",
+        ],
+    );
+    assert_same_shape(&dir.path().join("runs.json"), "runs.json");
+    let text = stdout(&out);
+    assert_same_tables(&text, &fixture_text("runs.stdout.txt"));
+    assert!(!text.contains("Request Latency Distribution"));
+    let doc = read_json(&dir.path().join("runs.json"));
+    assert_eq!(doc["RUN #1 RESULTS"]["Totals"]["Count"], 2500);
+    assert_eq!(doc["RUN #2 RESULTS"]["Totals"]["Count"], 2500);
+    assert_eq!(doc["AGGREGATED AVERAGE RESULTS (2 runs)"]["Totals"]["Count"], 5000);
+    assert_eq!(doc["configuration"]["print-all-runs"], "true");
+    // The runs' byte counts add up, and each reply's latency is in its run's sum.
+    let totals = &doc["RUN #1 RESULTS"]["Totals"];
+    let series = totals["Time-Serie"].as_object().unwrap();
+    assert_eq!(series.values().map(|s| s["Count"].as_u64().unwrap()).sum::<u64>(), 2500);
+    assert!(series.values().map(|s| s["Bytes TX"].as_u64().unwrap()).sum::<u64>() > 2500 * 20);
+}
+
+#[test]
+fn command_stats_breakdown_by_line_is_memtiers() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = memtier(
+        &server,
+        dir.path(),
+        &[
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-n",
+            "300",
+            "--command=SET __key__ __data__",
+            "--command=GET __key__",
+            "--command-stats-breakdown=line",
+            "--json-out-file=commands-line.json",
+            "--hide-histogram",
+        ],
+    );
+    assert_same_shape(&dir.path().join("commands-line.json"), "commands-line.json");
+    assert_same_tables(&stdout(&out), &fixture_text("commands-line.stdout.txt"));
+    // By command name (the default), two SET lines make one row; by line, two.
+    let by = |breakdown: &str| {
+        let out = memtier(
+            &server,
+            dir.path(),
+            &[
+                "-c",
+                "1",
+                "-t",
+                "1",
+                "-n",
+                "100",
+                "--command=SET a __data__",
+                "--command=SET b __data__",
+                "--command=GET a",
+                breakdown,
+                "--json-out-file=by.json",
+            ],
+        );
+        let doc = read_json(&dir.path().join("by.json"));
+        (stdout(&out), doc["ALL STATS"]["Sets"]["Count"].as_u64().unwrap())
+    };
+    let (text, sets) = by("--command-stats-breakdown=command");
+    assert_eq!(text.lines().filter(|l| l.starts_with("Sets ")).count(), 1, "{text}");
+    assert_distribution(&text, &["SET", "GET"]);
+    assert!(sets > 0);
+    let (text, _) = by("--command-stats-breakdown=line");
+    assert_eq!(text.lines().filter(|l| l.starts_with("Sets ")).count(), 2, "{text}");
+    assert_distribution(&text, &["SET", "GET"]);
+}
+
+#[test]
+fn hdr_file_prefix_writes_memtiers_percentile_tables_and_logs() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = memtier(
+        &server,
+        dir.path(),
+        &["-c", "2", "-t", "1", "-n", "200", "--ratio=1:1", "--hdr-file-prefix=hdr", "--hide-histogram"],
+    );
+    let err = stderr(&out);
+    for stem in ["hdr_FULL_RUN_1", "hdr_GET_command_run_1", "hdr_SET_command_run_1"] {
+        assert!(err.contains(&format!("HDR latency histogram results to {stem}.txt...")), "{err}");
+        assert!(err.contains(&format!("in HistogramLogProcessor format to {stem}.hgrm...")), "{err}");
+        // The percentile table: memtier's header, lines and footer.
+        let ours = std::fs::read_to_string(dir.path().join(format!("{stem}.txt"))).unwrap();
+        let theirs = fixture_text("hdr_FULL_RUN_1.txt");
+        let (ours_l, theirs_l) = (layout(&ours), layout(&theirs));
+        assert_eq!(ours_l[..2], theirs_l[..2]);
+        assert_eq!(ours_l[ours_l.len() - 4..], theirs_l[theirs_l.len() - 4..], "{ours}");
+        for line in &ours_l[2..ours_l.len() - 3] {
+            assert!(line == "N N N N" || line == "N N N inf", "{line}");
+        }
+        let last = ours.lines().rev().nth(3).unwrap();
+        assert!(last.contains(" 1.000000 ") && last.ends_with("inf"), "{last}");
+        // The log: memtier's header lines and one interval with the whole run's histogram.
+        let log = std::fs::read_to_string(dir.path().join(format!("{stem}.hgrm"))).unwrap();
+        let fixture_log = fixture_text("hdr_FULL_RUN_1.hgrm");
+        let (ours_h, theirs_h) = (layout(&log), layout(&fixture_log));
+        assert_eq!(ours_h[1], theirs_h[1]);
+        assert_eq!(ours_h[3], theirs_h[3]);
+        // The start time in seconds, then as a date (its day and month change with the clock).
+        assert!(ours_h[2].starts_with("#[StartTime: N (seconds since epoch), ") && ours_h[2].ends_with(" GMT N]"));
+        let interval: Vec<&str> = log.lines().last().unwrap().split(',').collect();
+        assert_eq!(interval.len(), 4);
+        assert!(interval[3].starts_with("HISTFAAAA"), "{log}");
+    }
+    let full = std::fs::read_to_string(dir.path().join("hdr_FULL_RUN_1.txt")).unwrap();
+    assert!(full.contains("Total count    =          400]"), "{full}");
+}
