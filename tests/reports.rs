@@ -182,6 +182,21 @@ fn html_report_of_a_real_run_renders_in_chromium_with_every_chart_filled() {
     let out = respbench().args(["report", json.to_str().unwrap(), "-o", again.to_str().unwrap()]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(&html).unwrap(), std::fs::read(&again).unwrap());
+    // Long unbroken tokens (a label, a command line, a warning) wrap inside the page.
+    let mut long = doc.clone();
+    let token = "x".repeat(400);
+    long["label"] = format!("label-{token}").into();
+    long["configuration"]["commands"][0]["name"] = format!("SET key:__key__ {token}").into();
+    long["warnings"] = serde_json::json!([format!("warning-{token}")]);
+    long["client"]["machine"]["hostname"] = format!("host-{token}").into();
+    let long_json = dir.path().join("long.json");
+    std::fs::write(&long_json, serde_json::to_vec(&long).unwrap()).unwrap();
+    let long_html = dir.path().join("long.html");
+    let out =
+        respbench().args(["report", long_json.to_str().unwrap(), "-o", long_html.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dom = assert_renders_cleanly(&long_html, "report-long-tokens", &["throughput", "spectrum"]);
+    assert!(dom.contains(&format!("SET key:__key__ {token}")), "the long command is not shown whole");
 }
 
 #[test]

@@ -11,13 +11,14 @@ use super::chart::{self, Chart, Series, XAxis, escape};
 mod labelled;
 
 /// Laid out for a window of 1280 px or less: nothing is wider than the page. Long tokens wrap
-/// anywhere, wide tables scroll inside their own box, charts scale to the column.
+/// anywhere, except numbers and headers, so a long command line squeezes its own column and not
+/// the figures beside it; wide tables scroll inside their own box; charts scale to the column.
 const STYLE: &str = "*{box-sizing:border-box}\
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1200px;color:#222;padding:0 16px;overflow-wrap:anywhere}\
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}h3{font-size:15px;margin:16px 0 4px}\
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}\
 td:first-child,th:first-child{text-align:left}th{background:#f5f5f5}.sub{color:#666}\
-.scroll{max-width:100%;overflow-x:auto}\
+.scroll{max-width:100%;overflow-x:auto}th{overflow-wrap:normal}.scroll td+td,table.mix td+td{white-space:nowrap}\
 table.kv{width:100%;max-width:760px;table-layout:fixed}table.kv th{width:40%;text-align:left;font-weight:600}table.kv td{text-align:left}\
 table.kv table{margin:0}table.mix td,table.mix th{text-align:left}ul{margin:0;padding-left:18px}\
 .banner{background:#fde2e1;border:1px solid #e99;padding:8px 12px;margin:12px 0;font-weight:600}\
@@ -411,5 +412,52 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
         assert_eq!(utc(1_795_321_142_478), "2026-11-22 04:19:02 UTC");
+    }
+
+    /// Every optional section at once, so that none of them lets JSON through to the page.
+    #[test]
+    fn no_section_shows_json() {
+        let doc = serde_json::json!({
+            "tool": {"name": "respbench", "version": "9"},
+            "server": {"name": "redis", "version": "7", "mode": "cluster", "os": "Linux"},
+            "configuration": {"target": "h:1", "commands": [{"name": "GET", "weight": 1, "key_pattern": "Z"}],
+                              "value_size": {"range": {"min": 1, "max": 9}}, "expiry_range_secs": null},
+            "commands": {"GET": {"ops_per_sec": 1.0}},
+            "totals": {"ops_per_sec": 1.0},
+            "errors": {"MOVED": 2, "timeout": 1},
+            "rate": {"requested_per_sec": 10.0, "achieved_per_sec": 9.0, "arrival": "poisson", "sends": 9,
+                     "late_sends": 1, "late_threshold_us": 1000.0},
+            "runs": [{"duration_secs": 1.0, "count": 5, "ops_per_sec": 5.0, "p50_us": 1.0, "p99_us": 2.0, "errors": 0},
+                     {"duration_secs": 1.0, "count": 6, "ops_per_sec": 6.0, "p50_us": 1.0, "p99_us": 2.0, "errors": 0}],
+            "repetition": {"ops_per_sec": {"runs": 2, "median": 5.5, "min": 5.0, "max": 6.0, "mean": 5.5,
+                                           "ci95_low": 1.0, "ci95_high": 9.0}},
+            "faults": {"outages": [{"run": 0, "start_secs": 0.5, "end_secs": 0.9, "connections": 2}],
+                       "reconnect_attempts": 3, "seconds_without_success": [{"run": 0, "index": 0}]},
+            "cluster": {"moved": 1, "asked": 0, "nodes": {"h:1": {"ops_per_sec": 1.0, "errors": 0}}},
+            "client": {"threads": [{"cpu_secs": 0.5, "runqueue_wait_secs": 0.0, "wall_secs": 1.0}],
+                       "machine": {"hostname": "m", "cores": 2, "os": "linux", "arch": "x86_64"}},
+            "server_telemetry": {"cpu": {"total": 0.5, "main_thread": 0.4}, "used_memory_bytes": 1048576,
+                                 "hit_ratio": null, "new_gauge": [1, 2], "peak_used_memory_bytes": 2097152},
+            "time_series": [{"duration_secs": 1.0, "ops_per_sec": 1.0, "count": 1, "latency_us": {"p99_us": 5.0}}]
+        });
+        let page = render(&doc);
+        let body = page.split("</style>").nth(1).unwrap();
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in body.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                _ if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        let text = text.replace("&quot;", "\"");
+        for json in ["{\"", "\":", "[{", "[[", "\"}", "}]"] {
+            assert!(!text.contains(json), "{json} in {text}");
+        }
+        for shown in ["Runs", "Errors by kind", "Faults", "Cluster nodes", "Z (zipf)", "1 to 9 bytes", "2 MiB"] {
+            assert!(text.contains(shown), "{shown} missing from {text}");
+        }
     }
 }
