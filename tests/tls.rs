@@ -203,3 +203,33 @@ fn a_tls_cluster_fill_spreads_over_its_shards() {
     assert!(sizes.iter().all(|&s| s > 700), "{sizes:?}");
     assert!(stdout(&out).contains(&format!("127.0.0.1:{}", tls_ports[2])), "{}", stdout(&out));
 }
+
+#[test]
+fn memtier_tls_protocols_choose_the_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let tls_port = free_port();
+    let mut args = tls_args(&certs, tls_port, false);
+    args.extend(["--tls-protocols".into(), "TLSv1.3".into()]);
+    let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let memtier = |protocols: &str| {
+        respbench()
+            .args(["memtier", "-s", "127.0.0.1", "-p", &tls_port.to_string(), "--tls"])
+            .args(["--cacert", certs.ca.to_str().unwrap(), "--tls-protocols", protocols])
+            .args(["-n", "10", "-c", "1", "-t", "1", "--ratio=1:0"])
+            .output()
+            .unwrap()
+    };
+    let out = memtier("TLSv1.2,TLSv1.3");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.calls("set"), 10);
+    // The server speaks only 1.3: a client held to 1.2 is refused, and says it was the handshake.
+    let out = memtier("TLSv1.2");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("TLS handshake"), "{}", stderr(&out));
+    // Versions rustls does not speak are a usage error naming them.
+    let out = memtier("TLSv1.1");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("error") && err.contains("TLSv1.1") && err.contains("1.2 and 1.3"), "{err}");
+}
