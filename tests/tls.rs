@@ -233,3 +233,67 @@ fn memtier_tls_protocols_choose_the_version() {
     let err = stderr(&out);
     assert!(err.contains("error") && err.contains("TLSv1.1") && err.contains("1.2 and 1.3"), "{err}");
 }
+
+#[test]
+fn front_ends_verify_the_chain_but_not_the_host_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (server, tls_port) = tls_server(&certs, false);
+    let (ca, other) = (certs.ca.to_str().unwrap(), certs.other_ca.to_str().unwrap());
+    let port = tls_port.to_string();
+    // The certificate names localhost and 127.0.0.1, not db.example.com.
+    let run = |front: &[&str], ca: &str| {
+        respbench()
+            .args(front)
+            .args(["-p", &port, "--tls", "--cacert", ca, "--sni", "db.example.com"])
+            .args(if front[0] == "memtier" {
+                &["-n", "10", "-c", "1", "-t", "1", "--ratio=1:0"][..]
+            } else {
+                &["-n", "10", "-t", "set", "-q"]
+            })
+            .output()
+            .unwrap()
+    };
+    for front in [&["memtier", "-s", "127.0.0.1"][..], &["redis-benchmark", "-h", "127.0.0.1"], &["valkey-benchmark"]] {
+        let out = run(front, ca);
+        assert!(out.status.success(), "{front:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("not its host name"), "{front:?}: {}", stderr(&out));
+        // The chain still counts: another CA is refused.
+        let out = run(front, other);
+        assert_eq!(out.status.code(), Some(1), "{front:?}");
+        assert!(stderr(&out).contains("unknown CA"), "{front:?}: {}", stderr(&out));
+    }
+    assert!(server.calls("set") >= 30);
+    // respbench's own command line checks the name, says what the certificate is valid for and
+    // how to go on.
+    let out = bench(tls_port, &["--tls", "--cacert", ca, "--sni", "db.example.com", "-n", "10"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("localhost") && err.contains("--sni NAME") && err.contains("--tls-skip-hostname"), "{err}");
+    let out = bench(tls_port, &["--tls", "--cacert", ca, "--sni", "db.example.com", "--tls-skip-hostname", "-n", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn an_x509_v1_certificate_is_named_as_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (_server, tls_port) = tls_server(&certs, false);
+    // `openssl x509 -req` without extensions makes a version 1 certificate.
+    let key = dir.path().join("v1.key");
+    let csr = dir.path().join("v1.csr");
+    let cert = dir.path().join("v1.crt");
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl").args(args).output().unwrap();
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let (key_s, csr_s, cert_s) = (key.to_str().unwrap(), csr.to_str().unwrap(), cert.to_str().unwrap());
+    openssl(&["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key_s]);
+    openssl(&["req", "-new", "-key", key_s, "-subj", "/CN=respbench-v1", "-out", csr_s]);
+    openssl(&["x509", "-req", "-in", csr_s, "-signkey", key_s, "-days", "2", "-out", cert_s]);
+    let out = bench(tls_port, &["--tls", "--insecure", "--cert", cert_s, "--key", key_s, "-n", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("X.509 v1") && err.contains("v3 certificate"), "{err}");
+    assert!(!err.contains("does not fit"), "{err}");
+}

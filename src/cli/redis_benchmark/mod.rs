@@ -43,6 +43,8 @@ struct Plan {
     looping: bool,
     idle: bool,
     payload: usize,
+    /// Said on stderr before the run (how TLS is verified).
+    notice: Option<String>,
 }
 
 /// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
@@ -53,6 +55,9 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
         Ok(None) => return ExitCode::SUCCESS,
         Err(msg) => return usage_error(tool, &msg),
     };
+    if let Some(notice) = &plan.notice {
+        eprintln!("{notice}");
+    }
     let stop = super::install_sigint();
     if plan.idle {
         return idle(&plan.base, &stop);
@@ -169,6 +174,20 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     if let Some(r) = keyspace {
         native.extend(["--key-min".into(), "0".into(), "--key-max".into(), (r - 1).to_string().into()]);
     }
+    // As the tools do with OpenSSL: the chain is verified, the host name is not.
+    let tls = native.iter().any(|a| a == "--tls")
+        || native.windows(2).any(|w| {
+            let uri = w[1].to_string_lossy().to_ascii_lowercase();
+            w[0] == "--uri" && (uri.starts_with("rediss://") || uri.starts_with("valkeys://"))
+        });
+    let mut notice = None;
+    if tls && !native.iter().any(|a| a == "--tls-skip-verify") {
+        native.push("--tls-skip-hostname".into());
+        notice = Some(format!(
+            "{tool}: note: TLS verifies the server's certificate chain but not its host name, as {tool} does \
+             (respbench --tls checks both)"
+        ));
+    }
     let args = <super::Args as clap::Parser>::try_parse_from(native).map_err(|e| super::clap_message(&e))?;
     let (mut base, _) = args.into_config()?;
     if stdin_arg {
@@ -186,7 +205,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
     }
-    Ok(Some(Plan { base, tests, quiet, csv, precision, looping, idle, payload }))
+    Ok(Some(Plan { base, tests, quiet, csv, precision, looping, idle, payload, notice }))
 }
 
 /// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).
