@@ -100,6 +100,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     let mut precision = 3;
     let mut threads_given = false;
     let mut payload = None;
+    let (mut user, mut ciphers): (Option<String>, Vec<String>) = (None, Vec::new());
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
         let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
@@ -119,11 +120,15 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                     "n" => requests = count(&v)?,
                     "r" => keyspace = Some(count(&v)?),
                     "k" if v == "1" => {}
+                    // A new connection for every request.
+                    "k" if v == "0" => native.extend(["--reconnect-every".into(), "1".into()]),
                     "k" => {
-                        return Err(format!(
-                            "redis-benchmark's -k {v} is not supported yet (reconnecting per request)"
-                        ));
+                        return Err(format!("invalid value for '-k': '{v}' (expected 1 to keep alive, 0 to reconnect)"));
                     }
+                    "user" => user = Some(v),
+                    // Errors are always counted and shown by kind.
+                    "e" => {}
+                    "tls-ciphers" | "tls-ciphersuites" => ciphers.push(v),
                     "q" => quiet = true,
                     "csv" => csv = true,
                     "l" => looping = true,
@@ -157,6 +162,13 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                 }
             }
         }
+    }
+    // --user without -a sends no AUTH, as in the tools.
+    if let Some(user) = user.filter(|_| native.iter().any(|a| a == "--password")) {
+        native.extend(["--user".into(), user.into()]);
+    }
+    if !ciphers.is_empty() {
+        native.extend(["--tls-ciphers".into(), ciphers.join(":").into()]);
     }
     if payload.is_none() {
         // redis-benchmark's values are 3 bytes unless -d says otherwise.
@@ -202,6 +214,16 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     } else {
         vec![suite::custom(&command, keyspace.is_some())?]
     };
+    if tool == "valkey-benchmark"
+        && let Some(steps) = tests.first().and_then(|t| t.sequence.as_ref())
+    {
+        // valkey-benchmark counts -n in commands: -n 4000 of a four-command sequence is 1,000.
+        let per_unit: u64 = steps.iter().map(|s| u64::from(s.repeat)).sum();
+        requests = (requests / per_unit.max(1)).max(1);
+        if let StopAfter::Requests(_) = base.stop {
+            base.stop = StopAfter::Requests(requests);
+        }
+    }
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
     }
@@ -285,7 +307,9 @@ fn render(plan: &Plan, test: &Test, config: &Config, outcome: &Outcome) -> Strin
 fn idle(config: &Config, stop: &AtomicBool) -> ExitCode {
     let mut sessions = Vec::new();
     for _ in 0..config.connections {
-        match crate::net::Session::open(&config.server) {
+        // A server at maxclients accepts, then answers with an error and closes: ask once.
+        let opened = crate::net::Session::open(&config.server).and_then(|mut s| s.call_checked(&[b"PING"]).map(|_| s));
+        match opened {
             Ok(s) => sessions.push(s),
             Err(e) => {
                 eprintln!("respbench: {e}");
@@ -349,7 +373,8 @@ mod tests {
     fn unknown_and_unsupported_are_named() {
         assert!(plan_of(&["-t", "bogus"]).err().unwrap().contains("'bogus'"));
         assert!(plan_of(&["--enable-tracking"]).err().unwrap().contains("--enable-tracking is not supported yet"));
-        assert!(plan_of(&["-k", "0"]).err().unwrap().contains("-k 0"));
+        assert!(plan_of(&["-k", "2"]).err().unwrap().contains("'-k'"));
+        assert_eq!(plan_of(&["-k", "0"]).unwrap().base.faults.reconnect_every, Some(1));
         assert!(plan_of(&["--wat"]).err().unwrap().contains("'--wat'"));
     }
 }
