@@ -32,6 +32,9 @@ pub struct ServerOptions {
     pub resp3: bool,
     /// Speak TLS on the TCP connection.
     pub tls: Option<TlsOptions>,
+    /// How long connecting and each login reply may take; `None`: the default (5 s, 500 ms
+    /// for a reconnect).
+    pub connect_timeout: Option<Duration>,
 }
 
 /// TLS settings: verification on unless `skip_verify`.
@@ -45,6 +48,13 @@ pub struct TlsOptions {
     /// The name to ask for and verify; the host when absent.
     pub sni: Option<String>,
     pub skip_verify: bool,
+    /// Verify the certificate chain but not that it names the host (as memtier, redis-benchmark
+    /// and valkey-benchmark do).
+    pub skip_hostname: bool,
+    /// TLS versions allowed (`0x0303` for 1.2, `0x0304` for 1.3); empty: both.
+    pub versions: Vec<u16>,
+    /// Cipher suites allowed, by their standard names; empty: rustls's defaults.
+    pub ciphers: Vec<String>,
 }
 
 /// When the measured phase ends.
@@ -373,7 +383,7 @@ pub enum ReadFrom {
 }
 
 /// What to do when a connection fails or a reply does not come.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Faults {
     /// First wait before reconnecting a dropped connection; doubles per failed attempt up to
     /// [`Faults::max_backoff`].
@@ -386,18 +396,26 @@ pub struct Faults {
     /// A request without a reply after this long fails (as a timeout) and its connection is
     /// reconnected: later replies could no longer be matched to requests.
     pub timeout: Option<Duration>,
+    /// The wait before the next reconnect attempt is the last one times this.
+    pub backoff_factor: f64,
+    /// The longest wait between reconnect attempts.
+    pub max_backoff: Duration,
+    /// Close and reopen each connection after this many replies (memtier's
+    /// `--reconnect-interval`, redis-benchmark's `-k 0`).
+    pub reconnect_every: Option<u64>,
 }
 
 impl Default for Faults {
     fn default() -> Faults {
-        Faults { reconnect_backoff: Duration::from_millis(100), max_reconnects: None, retry: 0, timeout: None }
-    }
-}
-
-impl Faults {
-    /// The longest wait between reconnect attempts.
-    pub fn max_backoff(&self) -> Duration {
-        self.reconnect_backoff.max(Duration::from_millis(500))
+        Faults {
+            reconnect_backoff: Duration::from_millis(100),
+            max_reconnects: None,
+            retry: 0,
+            timeout: None,
+            backoff_factor: 2.0,
+            max_backoff: Duration::from_millis(500),
+            reconnect_every: None,
+        }
     }
 }
 
@@ -417,6 +435,10 @@ pub struct Config {
     pub expiry: Option<(u64, u64)>,
     /// Every connection derives its own random stream from this.
     pub seed: u64,
+    /// Every connection draws the same random stream (memtier without `--distinct-client-seed`).
+    pub same_stream: bool,
+    /// A pause drawn from `min..=max` between the connections a worker thread opens.
+    pub conn_jitter: Option<(Duration, Duration)>,
     /// Length of one timeline interval (and of the live line's refresh).
     pub interval: Duration,
     /// Open loop at this arrival rate; `None` is closed loop.
@@ -513,6 +535,7 @@ mod tests {
                 db: None,
                 resp3: false,
                 tls: None,
+                connect_timeout: None,
             },
             connections: 3,
             threads: 1,
@@ -524,6 +547,8 @@ mod tests {
             random_data: false,
             expiry: None,
             seed: 1,
+            same_stream: false,
+            conn_jitter: None,
             interval: Duration::from_secs(1),
             rate: None,
             warmup: Duration::ZERO,

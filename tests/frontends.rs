@@ -307,3 +307,123 @@ fn memtier_json_with_runs_and_commands() {
     );
     assert_eq!(server.cli(&["LLEN", "mylist"]), "300");
 }
+
+/// Runs memtier's command line without judging the outcome.
+fn memtier_raw(server: &Server, args: &[&str]) -> std::process::Output {
+    respbench().args(["memtier", "-p", &server.port_arg()]).args(args).output().unwrap()
+}
+
+/// The server's count of connections accepted so far.
+fn connections_received(server: &Server) -> u64 {
+    server.info_u64("stats", "total_connections_received")
+}
+
+#[test]
+fn memtier_uri_debug_and_show_config() {
+    let server = Server::start(&[]);
+    assert_eq!(server.cli(&["ACL", "SETUSER", "bench", "on", ">pw", "~*", "+@all"]), "OK");
+    let uri = format!("redis://bench:pw@127.0.0.1:{}/3", server.port);
+    let out = respbench()
+        .args(["memtier", "-u", &uri, "-n", "allkeys", "--key-maximum=49", "-c", "1", "-t", "1", "-D", "--show-config"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.cli(&["-n", "3", "DBSIZE"]), "50");
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(text.contains(&format!("uri = {uri}\n")) && text.contains("clients = 1\n"), "{text}");
+    assert!(err.contains("Configuration values"), "{err}");
+    assert!(err.contains("debug: connected to 127.0.0.1"), "{err}");
+    for bad in ["redis://127.0.0.1:port", "http://127.0.0.1"] {
+        let out = respbench().args(["memtier", "--uri", bad]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = stderr(&out);
+        assert!(err.lines().count() == 1 && err.contains("error") && err.contains(bad), "{err}");
+    }
+}
+
+#[test]
+fn memtier_clients_share_one_random_sequence_unless_distinct_client_seed() {
+    let server = Server::start(&[]);
+    let hset = |key: &str, extra: &[&str]| {
+        let command = format!("--command=HSET {key} __key__ v");
+        let mut args = vec![command.as_str(), "--command-key-pattern=Z", "--key-maximum=1000000"];
+        args.extend(["-c", "10", "-t", "1", "-n", "1000"]);
+        args.extend(extra);
+        let out = memtier(&server, &args);
+        server.cli(&["HLEN", key]).parse::<u64>().map(|n| (n, stderr(&out))).unwrap()
+    };
+    let (same, err) = hset("same", &[]);
+    assert!(err.contains("--distinct-client-seed"), "{err}");
+    let (distinct, _) = hset("distinct", &["--distinct-client-seed"]);
+    assert_eq!(server.calls("hset"), 20_000);
+    // Ten clients replaying one sequence touch the keys of one client's 1,000 draws.
+    assert!(same <= 1000 && distinct > 2 * same, "same {same}, distinct {distinct}");
+    // Without --randomize the sequence is memtier's constant one: the same again.
+    let (again, _) = hset("again", &[]);
+    assert_eq!(again, same);
+}
+
+#[test]
+fn memtier_reconnect_interval_reopens_connections() {
+    let server = Server::start(&[]);
+    let before = connections_received(&server);
+    memtier(&server, &["-c", "2", "-t", "1", "-n", "100", "--ratio=1:0", "--reconnect-interval=10"]);
+    assert_eq!(server.calls("set"), 200);
+    // Two connections (and the probes), each reopened after every 10 replies: about 20 more.
+    let opened = connections_received(&server) - before;
+    assert!((18..=26).contains(&opened), "{opened} connections");
+}
+
+#[test]
+fn memtier_reconnect_on_error_comes_back_and_says_so() {
+    let mut server = Server::start(&[]);
+    let child = respbench()
+        .args(["memtier", "-p", &server.port_arg(), "-c", "2", "-t", "1", "--test-time=4", "--ratio=1:0"])
+        .args(["--reconnect-on-error", "--max-reconnect-attempts=20", "--connection-timeout=1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while server.calls("set") < 100 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    server.kill();
+    server.start_again();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("reconnecting in 1s") && err.contains("reconnected to"), "{err}");
+    // Back on the new server: SETs went on there.
+    assert!(server.calls("set") > 0);
+}
+
+#[test]
+fn memtier_connection_jitter_and_ipv4() {
+    let server = Server::start(&[]);
+    let started = std::time::Instant::now();
+    memtier_ok_raw(
+        &server,
+        &[
+            "-4",
+            "-s",
+            "localhost",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "-n",
+            "10",
+            "--thread-conn-start-min-jitter-micros=100000",
+            "--thread-conn-start-max-jitter-micros=150000",
+        ],
+    );
+    // Three pauses of at least 100 ms between the four connections.
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300), "{:?}", started.elapsed());
+    assert_eq!(server.calls("set") + server.calls("get"), 40);
+}
+
+fn memtier_ok_raw(server: &Server, args: &[&str]) {
+    let out = memtier_raw(server, args);
+    assert!(out.status.success(), "memtier {args:?}: {}", stderr(&out));
+}

@@ -315,10 +315,11 @@ fn help_and_version_in_each_tools_style() {
 #[test]
 fn unsupported_and_unknown_options_are_one_line_usage_errors() {
     for (args, want) in [
-        (&["--cacertdir", "/etc/ssl"][..], "redis-benchmark's --cacertdir is not supported yet"),
+        (&["--num-functions", "4"][..], "redis-benchmark's --num-functions is not supported yet"),
+        (&["--rdma"][..], "no RDMA device"),
         (&["-t", "nope"], "unknown test 'nope'"),
         (&["--frobnicate"], "unknown redis-benchmark option '--frobnicate'"),
-        (&["-k", "0"], "-k 0"),
+        (&["-k", "2"], "'-k'"),
         (&["-c", "zero"], "'zero'"),
     ] {
         let out = respbench().arg("redis-benchmark").args(args).output().unwrap();
@@ -327,4 +328,35 @@ fn unsupported_and_unknown_options_are_one_line_usage_errors() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn valkey_counts_n_in_commands_of_a_sequence_and_redis_in_sequences() {
+    let server = Server::start(&[]);
+    let sequence = ["-n", "4000", "-c", "4", "--", "multi", ";", "set", "k", "v", ";", "incr", "c", ";", "exec"];
+    let out = respbench().args(["valkey-benchmark", "-p", &server.port_arg()]).args(sequence).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.calls("multi"), 1000);
+    assert_eq!(server.calls("exec"), 1000);
+    bench(&server, &sequence);
+    assert_eq!(server.calls("multi"), 5000);
+}
+
+#[test]
+fn idle_mode_stops_when_the_server_refuses_clients() {
+    let server = Server::start(&["--maxclients", "2"]);
+    let out = bench_cmd(&server).args(["-I", "-c", "5"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("max number of clients"), "{}", stderr(&out));
+}
+
+#[test]
+fn keepalive_0_user_without_password_and_show_errors() {
+    let server = Server::start(&[]);
+    let before = server.info_u64("stats", "total_connections_received");
+    bench(&server, &["-k", "0", "-c", "1", "-n", "50", "-t", "ping_mbulk", "-q", "--user", "nobody", "-e"]);
+    let opened = server.info_u64("stats", "total_connections_received") - before;
+    assert!((50..=54).contains(&opened), "{opened} connections for 50 requests");
+    let out = bench_cmd(&server).args(["--tls", "--insecure", "--tls-ciphers", "NOPE", "-n", "1"]).output().unwrap();
+    assert!(stderr(&out).contains("unknown TLS cipher suite 'NOPE'"), "{}", stderr(&out));
 }

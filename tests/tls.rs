@@ -203,3 +203,97 @@ fn a_tls_cluster_fill_spreads_over_its_shards() {
     assert!(sizes.iter().all(|&s| s > 700), "{sizes:?}");
     assert!(stdout(&out).contains(&format!("127.0.0.1:{}", tls_ports[2])), "{}", stdout(&out));
 }
+
+#[test]
+fn memtier_tls_protocols_choose_the_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let tls_port = free_port();
+    let mut args = tls_args(&certs, tls_port, false);
+    args.extend(["--tls-protocols".into(), "TLSv1.3".into()]);
+    let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let memtier = |protocols: &str| {
+        respbench()
+            .args(["memtier", "-s", "127.0.0.1", "-p", &tls_port.to_string(), "--tls"])
+            .args(["--cacert", certs.ca.to_str().unwrap(), "--tls-protocols", protocols])
+            .args(["-n", "10", "-c", "1", "-t", "1", "--ratio=1:0"])
+            .output()
+            .unwrap()
+    };
+    let out = memtier("TLSv1.2,TLSv1.3");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.calls("set"), 10);
+    // The server speaks only 1.3: a client held to 1.2 is refused, and says it was the handshake.
+    let out = memtier("TLSv1.2");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("TLS handshake"), "{}", stderr(&out));
+    // Versions rustls does not speak are a usage error naming them.
+    let out = memtier("TLSv1.1");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("error") && err.contains("TLSv1.1") && err.contains("1.2 and 1.3"), "{err}");
+}
+
+#[test]
+fn front_ends_verify_the_chain_but_not_the_host_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (server, tls_port) = tls_server(&certs, false);
+    let (ca, other) = (certs.ca.to_str().unwrap(), certs.other_ca.to_str().unwrap());
+    let port = tls_port.to_string();
+    // The certificate names localhost and 127.0.0.1, not db.example.com.
+    let run = |front: &[&str], ca: &str| {
+        respbench()
+            .args(front)
+            .args(["-p", &port, "--tls", "--cacert", ca, "--sni", "db.example.com"])
+            .args(if front[0] == "memtier" {
+                &["-n", "10", "-c", "1", "-t", "1", "--ratio=1:0"][..]
+            } else {
+                &["-n", "10", "-t", "set", "-q"]
+            })
+            .output()
+            .unwrap()
+    };
+    for front in [&["memtier", "-s", "127.0.0.1"][..], &["redis-benchmark", "-h", "127.0.0.1"], &["valkey-benchmark"]] {
+        let out = run(front, ca);
+        assert!(out.status.success(), "{front:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("not its host name"), "{front:?}: {}", stderr(&out));
+        // The chain still counts: another CA is refused.
+        let out = run(front, other);
+        assert_eq!(out.status.code(), Some(1), "{front:?}");
+        assert!(stderr(&out).contains("unknown CA"), "{front:?}: {}", stderr(&out));
+    }
+    assert!(server.calls("set") >= 30);
+    // respbench's own command line checks the name, says what the certificate is valid for and
+    // how to go on.
+    let out = bench(tls_port, &["--tls", "--cacert", ca, "--sni", "db.example.com", "-n", "10"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("localhost") && err.contains("--sni NAME") && err.contains("--tls-skip-hostname"), "{err}");
+    let out = bench(tls_port, &["--tls", "--cacert", ca, "--sni", "db.example.com", "--tls-skip-hostname", "-n", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn an_x509_v1_certificate_is_named_as_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (_server, tls_port) = tls_server(&certs, false);
+    // `openssl x509 -req` without extensions makes a version 1 certificate.
+    let key = dir.path().join("v1.key");
+    let csr = dir.path().join("v1.csr");
+    let cert = dir.path().join("v1.crt");
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl").args(args).output().unwrap();
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let (key_s, csr_s, cert_s) = (key.to_str().unwrap(), csr.to_str().unwrap(), cert.to_str().unwrap());
+    openssl(&["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key_s]);
+    openssl(&["req", "-new", "-key", key_s, "-subj", "/CN=respbench-v1", "-out", csr_s]);
+    openssl(&["x509", "-req", "-in", csr_s, "-signkey", key_s, "-days", "2", "-out", cert_s]);
+    let out = bench(tls_port, &["--tls", "--insecure", "--cert", cert_s, "--key", key_s, "-n", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("X.509 v1") && err.contains("v3 certificate"), "{err}");
+    assert!(!err.contains("does not fit"), "{err}");
+}

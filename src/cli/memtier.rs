@@ -14,23 +14,24 @@ enum Map {
     Flag(&'static str),
     /// Taken care of below (needs arithmetic or splitting).
     Special,
-    /// A switch with nothing to do: respbench already behaves that way.
-    Honoured,
     /// Not supported yet, with why.
     Unsupported(&'static str),
 }
 
 /// memtier's options: names (long first), whether they take a value, and their mapping.
 const OPTIONS: &[(Spec, Map)] = &[
-    opt(&["server", "s"], true, Map::Flag("--host")),
+    opt(&["server", "s"], true, Map::Special),
     // memtier's -h is the host, as in its getopt string; help is --help only.
-    opt(&["host", "h"], true, Map::Flag("--host")),
+    opt(&["host", "h"], true, Map::Special),
     opt(&["help"], false, Map::Special),
     opt(&["version", "v"], false, Map::Special),
     opt(&["port", "p"], true, Map::Flag("--port")),
     opt(&["unix-socket", "S"], true, Map::Flag("--socket")),
     opt(&["protocol", "P"], true, Map::Special),
     opt(&["authenticate", "a"], true, Map::Special),
+    opt(&["uri", "u"], true, Map::Flag("--uri")),
+    opt(&["ipv4", "4"], false, Map::Special),
+    opt(&["ipv6", "6"], false, Map::Special),
     opt(&["select-db"], true, Map::Flag("--db")),
     opt(&["clients", "c"], true, Map::Special),
     opt(&["threads", "t"], true, Map::Special),
@@ -59,10 +60,10 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["hide-histogram"], false, Map::Flag("--memtier-hide-histogram")),
     opt(&["print-all-runs"], false, Map::Flag("--memtier-print-all-runs")),
     opt(&["command-stats-breakdown"], true, Map::Special),
-    opt(&["client-stats"], true, Map::Unsupported("per-client CSV files")),
     opt(&["hdr-file-prefix"], true, Map::Flag("--memtier-hdr-prefix")),
-    opt(&["distinct-client-seed"], false, Map::Honoured),
-    opt(&["randomize"], false, Map::Honoured),
+    opt(&["distinct-client-seed"], false, Map::Special),
+    opt(&["randomize"], false, Map::Special),
+    opt(&["show-config"], false, Map::Special),
     opt(&["print-percentiles"], true, Map::Flag("--percentiles")),
     opt(&["tls"], false, Map::Flag("--tls")),
     opt(&["tls-skip-verify"], false, Map::Flag("--tls-skip-verify")),
@@ -70,21 +71,24 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["key"], true, Map::Flag("--key")),
     opt(&["cacert"], true, Map::Flag("--cacert")),
     opt(&["sni"], true, Map::Flag("--sni")),
-    opt(&["tls-protocols"], true, Map::Unsupported("choosing TLS versions: rustls offers TLS 1.2 and 1.3")),
+    opt(&["tls-protocols"], true, Map::Flag("--tls-versions")),
     opt(&["cluster-mode"], false, Map::Flag("--cluster")),
     opt(&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
-    opt(&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
+    opt(&["reconnect-interval"], true, Map::Flag("--reconnect-every")),
+    opt(&["reconnect-on-error"], false, Map::Special),
+    opt(&["max-reconnect-attempts"], true, Map::Special),
+    opt(&["reconnect-backoff-factor"], true, Map::Special),
+    opt(&["connection-timeout"], true, Map::Special),
+    opt(&["thread-conn-start-min-jitter-micros"], true, Map::Special),
+    opt(&["thread-conn-start-max-jitter-micros"], true, Map::Special),
     opt(&["multi-key-get"], true, Map::Unsupported("multi-key GET")),
     opt(&["data-import"], true, Map::Unsupported("importing data")),
     opt(&["data-verify"], false, Map::Unsupported("verifying data")),
     opt(&["wait-ratio"], true, Map::Unsupported("WAIT")),
     opt(&["num-slaves"], true, Map::Unsupported("WAIT")),
-    opt(&["debug", "D"], false, Map::Unsupported("debug output")),
+    opt(&["debug", "D"], false, Map::Flag("--debug")),
     // The options other front-end work covers: named, so that they are not "unknown".
     opt(&["client-stats"], true, Map::Unsupported("per-client statistics files")),
-    opt(&["hdr-file-prefix"], true, Map::Unsupported("HDR histogram files")),
-    opt(&["print-all-runs"], false, Map::Unsupported("a report per run")),
-    opt(&["command-stats-breakdown"], true, Map::Unsupported("grouping command statistics")),
     opt(&["statsd-host"], true, Map::Unsupported("StatsD metrics")),
     opt(&["statsd-port"], true, Map::Unsupported("StatsD metrics")),
     opt(&["statsd-prefix"], true, Map::Unsupported("StatsD metrics")),
@@ -113,12 +117,21 @@ const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Sp
 const CLIENTS_PER_THREAD: u64 = 50;
 const THREADS: u64 = 4;
 const REQUESTS_PER_CLIENT: u64 = 10_000;
+/// The seed of every client's random sequence without `--randomize`, as memtier's constant.
+const CONSTANT_SEED: u64 = 5381;
+
+/// What memtier does without being told, printed once on stderr.
+const SAME_STREAM_NOTICE: &str = "memtier_benchmark: note: every client draws the same random key sequence, as \
+    memtier_benchmark does; --distinct-client-seed gives each client its own";
+const TLS_NOTICE: &str = "memtier_benchmark: note: TLS verifies the server's certificate chain but not its host \
+    name, as memtier_benchmark does (respbench --tls checks both)";
 
 /// What a memtier command line asks for.
 #[derive(Debug)]
 pub enum Translated {
-    /// A run with respbench's arguments.
-    Run(Vec<OsString>),
+    /// A run with respbench's arguments, the notes to print on stderr first, and the
+    /// configuration to show (`--show-config`).
+    Run { args: Vec<OsString>, notices: Vec<String>, show_config: Option<String> },
     /// Print this (help, version) and exit successfully.
     Print(String),
 }
@@ -129,11 +142,20 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     let mut out: Vec<OsString> = vec!["respbench".into(), "--memtier-text".into()];
     let mut key_prefix_given = false;
     let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
+    let (mut distinct, mut randomize, mut show_config, mut reconnect_on_error) = (false, false, false, false);
+    let (mut max_attempts, mut backoff_factor, mut jitter) = (0u32, None, (0u64, 0u64));
+    let (mut family, mut host) = (None, None);
+    // Every option's last value ("yes" for a switch), for --show-config.
+    let mut given: Vec<(&'static str, String)> = Vec::new();
     let (found, _) = scan("memtier_benchmark", OPTIONS, args, false)?;
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
         let names = spec.names;
+        given.retain(|(name, _)| *name != names[0]);
+        given.push((names[0], value.clone().unwrap_or_else(|| "yes".into())));
         key_prefix_given |= names[0] == "key-prefix";
+        let number =
+            |v: &str| v.parse::<u64>().map_err(|_| format!("invalid value for '{long}': '{v}' is not a number"));
         let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
         match map {
             Map::Flag(flag) => {
@@ -142,12 +164,32 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                     out.push(v.into());
                 }
             }
-            Map::Honoured => {}
             Map::Unsupported(what) => return Err(format!("memtier_benchmark's {long} is not supported yet ({what})")),
             Map::Special => {
                 let v = value.unwrap_or_default();
                 match names[0] {
                     "help" => return Ok(Translated::Print(super::memtier_usage::usage())),
+                    // The last one wins, as in memtier.
+                    "server" | "host" => host = Some(v),
+                    "ipv4" => family = Some(4),
+                    "ipv6" => family = Some(6),
+                    "distinct-client-seed" => distinct = true,
+                    "randomize" => randomize = true,
+                    "show-config" => show_config = true,
+                    "reconnect-on-error" => reconnect_on_error = true,
+                    "max-reconnect-attempts" => {
+                        max_attempts = u32::try_from(number(&v)?).map_err(|_| format!("'{v}' is too large"))?
+                    }
+                    "reconnect-backoff-factor" => match v.parse::<f64>() {
+                        Ok(f) if f > 0.0 && f.is_finite() => backoff_factor = Some(f),
+                        _ => return Err(format!("invalid value for '{long}': '{v}' is not a number above 0")),
+                    },
+                    "connection-timeout" => match number(&v)? {
+                        0 => {}
+                        secs => out.extend(["--connect-timeout".into(), format!("{secs}s").into()]),
+                    },
+                    "thread-conn-start-min-jitter-micros" => jitter.0 = number(&v)?,
+                    "thread-conn-start-max-jitter-micros" => jitter.1 = number(&v)?,
                     "version" => return Ok(Translated::Print(super::memtier_usage::version())),
                     "clients" => clients = count(&v)?,
                     "threads" => threads = count(&v)?,
@@ -184,6 +226,49 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
             }
         }
     }
+    let tls = given.iter().any(|(name, value)| {
+        matches!(*name, "tls" | "cert" | "key" | "cacert" | "sni" | "tls-protocols")
+            || (*name == "uri" && value.to_ascii_lowercase().starts_with("rediss://"))
+    });
+    let skip_verify = given.iter().any(|(name, _)| *name == "tls-skip-verify");
+    let mut notices = Vec::new();
+    if tls && !skip_verify {
+        out.push("--tls-skip-hostname".into());
+        notices.push(TLS_NOTICE.to_string());
+    }
+    if !distinct {
+        out.push("--same-stream-per-connection".into());
+        notices.push(SAME_STREAM_NOTICE.to_string());
+    }
+    if !randomize {
+        out.extend(["--seed".into(), CONSTANT_SEED.to_string().into()]);
+    }
+    if reconnect_on_error {
+        // memtier waits 1 s, times the factor at every attempt (no factor: 1 s each time).
+        let factor = backoff_factor.unwrap_or(1.0).max(1.0);
+        let attempts = if max_attempts == 0 { u32::MAX } else { max_attempts };
+        out.extend([
+            "--reconnect-backoff".into(),
+            format!("{factor}s").into(),
+            "--reconnect-backoff-factor".into(),
+            factor.to_string().into(),
+            "--max-reconnects".into(),
+            attempts.to_string().into(),
+        ]);
+    } else {
+        // Without --reconnect-on-error a failed connection stays closed, as in memtier.
+        out.extend(["--max-reconnects".into(), "0".into()]);
+    }
+    if jitter.1 > 0 {
+        let (min, max) = (jitter.0.min(jitter.1), jitter.1);
+        out.extend(["--connect-jitter-us".into(), format!("{min}-{max}").into()]);
+    }
+    if let Some(family) = family {
+        host = Some(resolve(host.as_deref().unwrap_or("localhost"), family)?);
+    }
+    if let Some(host) = host {
+        out.extend(["--host".into(), host.into()]);
+    }
     if !key_prefix_given {
         out.extend(["--key-prefix".into(), "memtier-".into()]);
     }
@@ -202,7 +287,19 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         (Some(Some(n)), None) => out.extend(["--requests".into(), (n * connections).to_string().into()]),
         (None, None) => out.extend(["--requests".into(), (REQUESTS_PER_CLIENT * connections).to_string().into()]),
     }
-    Ok(Translated::Run(out))
+    let show_config = show_config.then(|| super::memtier_usage::show_config(&given, family));
+    Ok(Translated::Run { args: out, notices, show_config })
+}
+
+/// `-4`/`-6`: the host's first address of that family, so that respbench connects to it.
+fn resolve(host: &str, family: u8) -> Result<String, String> {
+    use std::net::ToSocketAddrs;
+    let addrs = (host, 0).to_socket_addrs().map_err(|e| format!("cannot resolve '{host}': {e}"))?;
+    addrs
+        .map(|a| a.ip())
+        .find(|ip| if family == 4 { ip.is_ipv4() } else { ip.is_ipv6() })
+        .map(|ip| ip.to_string())
+        .ok_or_else(|| format!("'{host}' has no IPv{family} address (asked for by -{family})"))
 }
 
 #[cfg(test)]
@@ -212,7 +309,7 @@ mod tests {
     fn tr(args: &[&str]) -> Result<Vec<String>, String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         match translate(&args)? {
-            Translated::Run(v) => Ok(v.into_iter().map(|s| s.into_string().unwrap()).collect()),
+            Translated::Run { args, .. } => Ok(args.into_iter().map(|s| s.into_string().unwrap()).collect()),
             Translated::Print(text) => Ok(vec![text]),
         }
     }

@@ -1,6 +1,6 @@
-//! What the memtier_benchmark front-end prints for `--help` and `--version`: memtier 2.3's
-//! option names and groups, described in respbench's words, kept apart from the option table
-//! so that `memtier.rs` stays about meaning.
+//! What the memtier_benchmark front-end prints for `--help`, `--version` and `--show-config`:
+//! memtier 2.3's option names, groups and configuration fields, described in respbench's
+//! words, kept apart from the option table so that `memtier.rs` stays about meaning.
 
 /// The version line and the lines memtier prints under it, naming respbench.
 pub fn version() -> String {
@@ -10,6 +10,63 @@ pub fn version() -> String {
         env!("CARGO_PKG_VERSION"),
         usize::BITS
     )
+}
+
+/// `--show-config`: memtier's configuration fields, `name = value`, one a line, with the
+/// value given on the command line or memtier's default.
+pub fn show_config(given: &[(&str, String)], family: Option<u8>) -> String {
+    let value = |option: &str, default: &str| {
+        given.iter().rev().find(|(name, _)| *name == option).map_or(default.to_string(), |(_, v)| v.clone())
+    };
+    let server = given
+        .iter()
+        .rev()
+        .find(|(name, _)| matches!(*name, "server" | "host"))
+        .map_or("localhost".to_string(), |(_, v)| v.clone());
+    let family = match family {
+        Some(4) => "AF_INET",
+        Some(_) => "AF_INET6",
+        None => "Unspecified",
+    };
+    let fields: [(&str, String); 36] = [
+        ("server", server),
+        ("port", value("port", "6379")),
+        ("uri", value("uri", "")),
+        ("unix socket", value("unix-socket", "")),
+        ("address family", family.to_string()),
+        ("protocol", value("protocol", "redis")),
+        ("tls", value("tls", "no")),
+        ("cert", value("cert", "")),
+        ("key", value("key", "")),
+        ("cacert", value("cacert", "")),
+        ("tls_skip_verify", value("tls-skip-verify", "no")),
+        ("sni", value("sni", "")),
+        ("out_file", value("out-file", "")),
+        ("run_count", value("run-count", "1")),
+        ("debug", value("debug", "0").replace("yes", "1")),
+        ("requests", value("requests", "10000")),
+        ("clients", value("clients", "50")),
+        ("threads", value("threads", "4")),
+        ("test_time", value("test-time", "0")),
+        ("ratio", value("ratio", "1:10")),
+        ("pipeline", value("pipeline", "1")),
+        ("data_size", value("data-size", "32")),
+        ("random_data", value("random-data", "no")),
+        ("data_size_range", value("data-size-range", "0-0")),
+        ("data_size_list", value("data-size-list", "")),
+        ("expiry_range", value("expiry-range", "0-0")),
+        ("key_prefix", value("key-prefix", "memtier-")),
+        ("key_minimum", value("key-minimum", "0")),
+        ("key_maximum", value("key-maximum", "10000000")),
+        ("key_pattern", value("key-pattern", "R:R")),
+        ("reconnect_interval", value("reconnect-interval", "0")),
+        ("connection_timeout", value("connection-timeout", "0")),
+        ("thread_conn_start_min_jitter_micros", value("thread-conn-start-min-jitter-micros", "0")),
+        ("thread_conn_start_max_jitter_micros", value("thread-conn-start-max-jitter-micros", "0")),
+        ("select-db", value("select-db", "0")),
+        ("json-out-file", value("json-out-file", "")),
+    ];
+    fields.iter().map(|(name, v)| format!("{name} = {v}\n")).collect()
 }
 
 /// `--help`: memtier's usage, its groups and option names.

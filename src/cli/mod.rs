@@ -36,7 +36,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// The whole program: what `main` calls.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let mut args: Vec<OsString> = args.into_iter().collect();
+    let args: Vec<OsString> = args.into_iter().collect();
     // memtier_benchmark's command line: `respbench memtier ...`, or run through a link so named.
     let invoked_as = args.first().and_then(|a| std::path::Path::new(a).file_name()).map(|n| n.to_owned());
     let memtier = if invoked_as.as_deref() == Some(std::ffi::OsStr::new("memtier_benchmark")) {
@@ -47,8 +47,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         None
     };
     if let Some(skip) = memtier {
-        args = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(memtier::Translated::Run(native)) => native,
+        let (args, notices, show_config) = match memtier::translate(&args[skip.min(args.len())..]) {
+            Ok(memtier::Translated::Run { args, notices, show_config }) => (args, notices, show_config),
             Ok(memtier::Translated::Print(text)) => {
                 print!("{text}");
                 return ExitCode::SUCCESS;
@@ -60,6 +60,16 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             Ok(parsed) => parsed,
             Err(msg) => return memtier_error(&msg),
         };
+        for notice in notices {
+            eprintln!("{notice}");
+        }
+        if let Some(text) = show_config {
+            // As memtier: the banner on stderr, the values on stdout.
+            eprintln!("============== Configuration values: ==============");
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+            eprintln!("===================================================");
+        }
         return execute(&config, &output, &install_sigint());
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
@@ -164,6 +174,7 @@ fn measure_runs(
 
 /// One benchmark: check, run, print, write files; returns the exit code.
 fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
+    crate::net::set_debug(output.debug);
     if let Some(options) = &output.memtier {
         return memtier_run::execute(config, output, options, stop);
     }

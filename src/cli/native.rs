@@ -61,6 +61,9 @@ pub struct Args {
     /// all (the primary and its replicas in turn).
     #[arg(long, value_enum, default_value = "no", value_name = "no|yes|all", help_heading = "Connection")]
     pub read_from_replicas: ReadFromArg,
+    /// Longest wait for connecting and each login reply [default: 5s; 500ms when reconnecting].
+    #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Connection")]
+    pub connect_timeout: Option<Duration>,
     /// Connect with TLS (certificate verified against --cacert, else the system's CAs).
     #[arg(long, help_heading = "TLS")]
     pub tls: bool,
@@ -79,6 +82,16 @@ pub struct Args {
     /// Accept any server certificate (no verification).
     #[arg(long, alias = "insecure", help_heading = "TLS")]
     pub tls_skip_verify: bool,
+    /// Verify the certificate chain but not that the certificate names the host.
+    #[arg(long, help_heading = "TLS")]
+    pub tls_skip_hostname: bool,
+    /// TLS versions allowed, comma-separated: 1.2, 1.3 [default: both].
+    #[arg(long, value_parser = parse_tls_versions, value_name = "LIST", help_heading = "TLS")]
+    pub tls_versions: Option<TlsVersions>,
+    /// TLS cipher suites allowed, colon-separated standard names (TLS13_AES_128_GCM_SHA256,
+    /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256) [default: rustls's].
+    #[arg(long, value_name = "LIST", help_heading = "TLS")]
+    pub tls_ciphers: Option<String>,
 
     /// First wait before reconnecting a dropped connection (doubles per failed attempt, up to 500 ms or D).
     #[arg(long, value_parser = parse::duration, default_value = "100ms", value_name = "D", help_heading = "Faults")]
@@ -94,6 +107,13 @@ pub struct Args {
     /// A request without a reply after D fails as a timeout (its connection reconnects).
     #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Faults")]
     pub timeout: Option<Duration>,
+    /// Multiply the wait between reconnect attempts by F after each failed one [default: 2,
+    /// up to 500 ms or D; with F given, up to 30 s].
+    #[arg(long, value_name = "F", help_heading = "Faults")]
+    pub reconnect_backoff_factor: Option<f64>,
+    /// Close and reopen each connection after N replies (redis-benchmark -k 0 is N = 1).
+    #[arg(long, value_parser = parse::positive, value_name = "N", help_heading = "Faults")]
+    pub reconnect_every: Option<u64>,
 
     /// Connections in total, spread over the threads.
     #[arg(short = 'c', long, default_value = "50", value_parser = parse::positive, help_heading = "Load")]
@@ -170,6 +190,12 @@ pub struct Args {
     /// Seed for every random choice; each connection derives its own stream [default: random].
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
+    /// Every connection draws the same random stream (memtier without --distinct-client-seed).
+    #[arg(long, hide = true)]
+    pub same_stream_per_connection: bool,
+    /// A pause of MIN-MAX microseconds between the connections each thread opens.
+    #[arg(long, value_parser = parse::range, value_name = "MIN-MAX", hide = true)]
+    pub connect_jitter_us: Option<(u64, u64)>,
 
     /// Open loop: this many requests per second in total (50k accepted), divided over the
     /// connections; latency counts from each request's intended send time.
@@ -238,6 +264,28 @@ pub struct Args {
     /// memtier's --hdr-file-prefix=PREFIX.
     #[arg(long, hide = true, value_name = "PREFIX", requires = "memtier_text")]
     pub memtier_hdr_prefix: Option<String>,
+    /// Print what connecting and reconnecting do on stderr.
+    #[arg(long, hide = true)]
+    pub debug: bool,
+}
+
+/// `--tls-versions`: the protocol numbers allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsVersions(pub Vec<u16>);
+
+fn parse_tls_versions(s: &str) -> Result<TlsVersions, String> {
+    let versions = s
+        .split(',')
+        .map(|v| match v.trim().to_ascii_lowercase().trim_start_matches("tlsv") {
+            "1.2" => Ok(0x0303),
+            "1.3" => Ok(0x0304),
+            "1" | "1.0" | "1.1" => {
+                Err(format!("TLS version '{v}' is not offered: respbench (rustls) speaks TLS 1.2 and 1.3 only"))
+            }
+            _ => Err(format!("'{v}' is not a TLS version: expected 1.2, 1.3 or both (1.2,1.3)")),
+        })
+        .collect::<Result<Vec<u16>, String>>()?;
+    Ok(TlsVersions(versions))
 }
 
 /// How arrivals are spaced at a fixed rate.
@@ -277,6 +325,8 @@ pub struct Output {
     pub memtier: Option<crate::report::memtier_stats::MemtierOutput>,
     /// `--command` was given (memtier lays such runs out differently).
     pub arbitrary: bool,
+    /// `--debug`: connection events on stderr.
+    pub debug: bool,
 }
 
 impl Args {
@@ -341,7 +391,13 @@ impl Args {
         if values.max() > crate::resp::MAX_BULK_LEN as usize {
             return Err("--data-size-range: values may be at most 512 MiB".into());
         }
-        let tls_flags = self.cacert.is_some() || self.cert.is_some() || self.sni.is_some() || self.tls_skip_verify;
+        let tls_flags = self.cacert.is_some()
+            || self.cert.is_some()
+            || self.sni.is_some()
+            || self.tls_skip_verify
+            || self.tls_skip_hostname
+            || self.tls_versions.is_some()
+            || self.tls_ciphers.is_some();
         let mut tls_on = self.tls || tls_flags;
         let (target, user, password, db) = match self.uri {
             Some(uri) => {
@@ -362,11 +418,33 @@ impl Args {
             key: self.key,
             sni: self.sni,
             skip_verify: self.tls_skip_verify,
+            skip_hostname: self.tls_skip_hostname,
+            versions: self.tls_versions.map_or_else(Vec::new, |v| v.0),
+            ciphers: self
+                .tls_ciphers
+                .iter()
+                .flat_map(|list| list.split([':', ',']))
+                .filter(|name| !name.trim().is_empty())
+                .map(String::from)
+                .collect(),
         });
+        if let Some(f) = self.reconnect_backoff_factor
+            && !(f >= 1.0 && f.is_finite())
+        {
+            return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1"));
+        }
         let connections = self.connections as usize;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let config = Config {
-            server: ServerOptions { target, user, password, db, resp3: self.resp3, tls },
+            server: ServerOptions {
+                target,
+                user,
+                password,
+                db,
+                resp3: self.resp3,
+                tls,
+                connect_timeout: self.connect_timeout,
+            },
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
             pipeline: self.pipeline as usize,
@@ -377,6 +455,8 @@ impl Args {
             random_data: self.random_data,
             expiry: self.expiry_range,
             seed: self.seed.unwrap_or_else(random_seed),
+            same_stream: self.same_stream_per_connection,
+            conn_jitter: self.connect_jitter_us.map(|(lo, hi)| (Duration::from_micros(lo), Duration::from_micros(hi))),
             interval: Duration::from_secs(1),
             rate: self.rate.map(|per_sec| Rate { per_sec: per_sec as f64, poisson: self.arrival == Arrival::Poisson }),
             warmup: self.warmup.unwrap_or(Duration::ZERO),
@@ -391,6 +471,13 @@ impl Args {
                 }),
                 retry: self.retry,
                 timeout: self.timeout,
+                backoff_factor: self.reconnect_backoff_factor.unwrap_or(2.0),
+                max_backoff: self.reconnect_backoff.max(if self.reconnect_backoff_factor.is_some() {
+                    Duration::from_secs(30)
+                } else {
+                    Duration::from_millis(500)
+                }),
+                reconnect_every: self.reconnect_every,
             },
             cluster: self.cluster.then_some(match self.read_from_replicas {
                 ReadFromArg::No => ReadFrom::No,
@@ -421,6 +508,7 @@ impl Args {
             markdown: self.markdown,
             label: self.label,
             runs: self.runs as usize,
+            debug: self.debug,
         };
         Ok((config, output))
     }

@@ -102,6 +102,27 @@ fn open_in_parallel<T: Send>(
     Ok(opened.into_iter().map(|(_, t)| t).collect())
 }
 
+/// Opens connections one after the other with a random pause from `min..=max` between them
+/// (memtier's `--thread-conn-start-{min,max}-jitter-micros`).
+fn open_with_jitter<T>(
+    range: std::ops::Range<usize>,
+    (min, max): (Duration, Duration),
+    seed: u64,
+    open: impl Fn(usize) -> Result<T, ConnectError>,
+) -> Result<Vec<T>, ConnectError> {
+    let mut rng = crate::workload::rng::Rng::derive(seed ^ 0x6a69_7474, range.start as u64);
+    let spread = max.saturating_sub(min).as_nanos() as u64;
+    let first = range.start;
+    range
+        .map(|i| {
+            if i > first {
+                std::thread::sleep(min + Duration::from_nanos(rng.below(spread + 1)));
+            }
+            open(i)
+        })
+        .collect()
+}
+
 /// Everything a run measured.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -296,7 +317,7 @@ pub fn run(
                             .collect(),
                         None => vec![(0, config.server.clone())],
                     };
-                    let conns = open_in_parallel(first..last, |i| {
+                    let open_one = |i: usize| {
                         let mut links = Vec::new();
                         for (node, opts) in &targets {
                             let io = Session::open(opts)?
@@ -309,7 +330,11 @@ pub fn run(
                         }
                         let requests = RequestGen::new(Arc::clone(workload), config, i);
                         Ok(Conn::new(links, requests, Pacer::Closed, config.quota(i)))
-                    })?;
+                    };
+                    let conns = match config.conn_jitter {
+                        None => open_in_parallel(first..last, open_one)?,
+                        Some(pause) => open_with_jitter(first..last, pause, config.seed, open_one)?,
+                    };
                     Ok((conns, router))
                 };
                 let conns = std::panic::catch_unwind(std::panic::AssertUnwindSafe(connect)).unwrap_or_else(|_| {

@@ -7,6 +7,7 @@ mod tls;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::config::{ServerOptions, Target};
@@ -14,6 +15,21 @@ use crate::resp::{self, ReplyClass};
 
 /// How long connecting and each handshake reply may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `--debug` (memtier's `-D`): connection events go to stderr.
+static DEBUG: AtomicBool = AtomicBool::new(false);
+
+/// Turns the debug lines on or off for the whole process.
+pub fn set_debug(on: bool) {
+    DEBUG.store(on, Ordering::Relaxed);
+}
+
+/// Prints `what()` on stderr when `--debug` is on (the text is built only then).
+pub fn debug(what: impl FnOnce() -> String) {
+    if DEBUG.load(Ordering::Relaxed) {
+        eprintln!("respbench: debug: {}", what());
+    }
+}
 
 /// Why a connection could not be made ready.
 #[derive(Debug, thiserror::Error)]
@@ -94,12 +110,22 @@ pub struct Session {
 impl Session {
     /// Connects, then logs in and selects the database as `opts` says.
     pub fn open(opts: &ServerOptions) -> Result<Session, ConnectError> {
-        Session::open_within(opts, HANDSHAKE_TIMEOUT)
+        Session::open_within(opts, opts.connect_timeout.unwrap_or(HANDSHAKE_TIMEOUT))
     }
 
     /// Like [`open`](Self::open), with each step (connect, each handshake reply) bounded by `timeout`.
     pub fn open_within(opts: &ServerOptions, timeout: Duration) -> Result<Session, ConnectError> {
         let target = opts.target.to_string();
+        debug(|| format!("connecting to {target} (timeout {timeout:?})"));
+        let session = Session::connect(opts, target, timeout);
+        match &session {
+            Ok(s) => debug(|| format!("connected to {} and logged in", s.target)),
+            Err(e) => debug(|| format!("connecting failed: {e}")),
+        }
+        session
+    }
+
+    fn connect(opts: &ServerOptions, target: String, timeout: Duration) -> Result<Session, ConnectError> {
         let unreachable = |source| ConnectError::Unreachable { target: target.clone(), source };
         let stream = match &opts.target {
             Target::Tcp { host, port } => {

@@ -6,6 +6,7 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 
+use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
@@ -28,21 +29,28 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
 }
 
 fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !opts.ciphers.is_empty() {
+        provider.cipher_suites = cipher_suites(&provider.cipher_suites, &opts.ciphers)?;
+    }
+    let provider = Arc::new(provider);
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> = rustls::ALL_VERSIONS
+        .iter()
+        .copied()
+        .filter(|v| opts.versions.is_empty() || opts.versions.contains(&u16::from(v.version)))
+        .collect();
     let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS setup: {e}"))?;
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("TLS setup: {e} (do the cipher suites chosen fit the TLS versions allowed?)"))?;
     let builder = if opts.skip_verify {
         builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
     } else {
         let mut roots = RootCertStore::empty();
         match &opts.cacert {
             Some(path) => {
-                let certs = CertificateDer::pem_file_iter(path)
-                    .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| format!("--cacert {}: cannot read PEM certificates: {e}", path.display()))?;
+                let certs = ca_certificates(path)?;
                 if certs.is_empty() {
-                    return Err(format!("--cacert {}: no certificate in the file", path.display()));
+                    return Err(format!("--cacert {}: no certificate in it", path.display()));
                 }
                 for cert in certs {
                     roots.add(cert).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
@@ -54,7 +62,14 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
                 }
             }
         }
-        builder.with_root_certificates(roots)
+        if opts.skip_hostname {
+            let chain = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+                .build()
+                .map_err(|e| format!("TLS setup: {e}"))?;
+            builder.dangerous().with_custom_certificate_verifier(Arc::new(ChainOnly(chain)))
+        } else {
+            builder.with_root_certificates(roots)
+        }
     };
     let config = match (&opts.cert, &opts.key) {
         (Some(cert), Some(key)) => {
@@ -63,14 +78,70 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
                 .map_err(|e| format!("--cert {}: cannot read PEM certificates: {e}", cert.display()))?;
             let key_der = PrivateKeyDer::from_pem_file(key)
                 .map_err(|e| format!("--key {}: cannot read a PEM private key: {e}", key.display()))?;
-            builder
-                .with_client_auth_cert(chain, key_der)
-                .map_err(|e| format!("--cert/--key: the key does not fit the certificate: {e}"))?
+            builder.with_client_auth_cert(chain, key_der).map_err(|e| {
+                if is_v1(&e) {
+                    format!(
+                        "--cert {}: an X.509 v1 certificate, which rustls does not accept (UnsupportedCertVersion); \
+                         issue a v3 certificate (openssl x509 -req ... -extfile with extensions)",
+                        cert.display()
+                    )
+                } else {
+                    format!("--cert/--key: the key does not fit the certificate: {e}")
+                }
+            })?
         }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("--cert and --key go together: a client certificate needs its private key".into()),
     };
     Ok(config)
+}
+
+/// Whether rustls refused a certificate for being X.509 v1 (webpki's UnsupportedCertVersion,
+/// which rustls passes on only as an opaque error).
+fn is_v1(e: &rustls::Error) -> bool {
+    format!("{e:?}").contains("UnsupportedCertVersion")
+}
+
+/// `--cacert`: the certificates of a PEM file, or of every file in a directory (valkey's
+/// `--cacertdir`; files that hold no certificate are passed over).
+fn ca_certificates(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let read = |file: &std::path::Path| {
+        CertificateDer::pem_file_iter(file)
+            .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| format!("--cacert {}: cannot read PEM certificates: {e}", file.display()))
+    };
+    if !path.is_dir() {
+        return read(path);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+    let mut files: Vec<std::path::PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    Ok(files.iter().filter(|f| f.is_file()).filter_map(|f| read(f).ok()).flatten().collect())
+}
+
+/// The suites named (colon- or comma-separated, IANA names such as
+/// TLS13_AES_128_GCM_SHA256 or TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256), in rustls's order.
+fn cipher_suites(
+    offered: &[rustls::SupportedCipherSuite],
+    names: &[String],
+) -> Result<Vec<rustls::SupportedCipherSuite>, String> {
+    let name_of = |s: &rustls::SupportedCipherSuite| format!("{:?}", s.suite());
+    let mut chosen = Vec::new();
+    for name in names {
+        let wanted = name.trim().to_ascii_uppercase();
+        // OpenSSL's TLS 1.3 names start TLS_; rustls's TLS13_.
+        let alias = wanted.strip_prefix("TLS_").map(|rest| format!("TLS13_{rest}"));
+        let suite = offered.iter().find(|s| name_of(s) == wanted || alias.as_deref() == Some(&name_of(s)));
+        match suite {
+            Some(s) if !chosen.iter().any(|c: &rustls::SupportedCipherSuite| c.suite() == s.suite()) => chosen.push(*s),
+            Some(_) => {}
+            None => {
+                let known: Vec<String> = offered.iter().map(name_of).collect();
+                return Err(format!("unknown TLS cipher suite '{name}': the suites offered are {}", known.join(", ")));
+            }
+        }
+    }
+    Ok(chosen)
 }
 
 /// The name the server's certificate must carry: `--sni`, else the host we connect to.
@@ -122,11 +193,19 @@ fn explain(e: &io::Error, name: &ServerName<'_>) -> String {
                  --cacert FILE, or --tls-skip-verify to trust anything)"
                     .to_string()
             }
-            Error::InvalidCertificate(CertificateError::NotValidForName)
-            | Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }) => format!(
-                "TLS handshake failed: the server's certificate is not valid for the name '{name}' (name mismatch; \
-                 set the expected name with --sni NAME)"
+            Error::InvalidCertificate(CertificateError::NotValidForNameContext { presented, .. }) => format!(
+                "TLS handshake failed: the server's certificate is not valid for the name '{name}' but for {}; \
+                 connect with --sni NAME (one of those), or --tls-skip-hostname to verify the chain only",
+                if presented.is_empty() { "no name at all".to_string() } else { presented.join(", ") }
             ),
+            Error::InvalidCertificate(CertificateError::NotValidForName) => format!(
+                "TLS handshake failed: the server's certificate is not valid for the name '{name}' (name mismatch); \
+                 connect with --sni NAME (a name it carries), or --tls-skip-hostname to verify the chain only"
+            ),
+            Error::InvalidCertificate(_) if is_v1(tls) => "TLS handshake failed: the server's certificate is an \
+                 X.509 v1 certificate, which rustls does not accept (UnsupportedCertVersion); give the server a v3 \
+                 certificate (openssl x509 -req ... -extfile with extensions)"
+                .to_string(),
             Error::InvalidCertificate(CertificateError::Expired)
             | Error::InvalidCertificate(CertificateError::ExpiredContext { .. }) => {
                 "TLS handshake failed: the server's certificate has expired".to_string()
@@ -212,6 +291,53 @@ impl Write for TlsStream {
             }
         }
         Ok(())
+    }
+}
+
+/// The front-ends' verification (as memtier, redis-benchmark and valkey-benchmark with
+/// OpenSSL do): the chain must lead to a trusted CA, the host name is not checked. webpki
+/// checks the name last, so a name error means everything else passed.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        use rustls::{CertificateError, Error};
+        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Err(Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
     }
 }
 

@@ -208,7 +208,14 @@ impl RequestGen {
         };
         let credit = vec![0; workload.weights.len()];
         let total_weight = workload.weights.iter().map(|w| i64::from(*w)).sum();
-        RequestGen { workload, rng: Rng::derive(config.seed, conn_index as u64), keys, key_of, credit, total_weight }
+        RequestGen {
+            workload,
+            rng: Rng::derive(config.seed, if config.same_stream { 0 } else { conn_index as u64 }),
+            keys,
+            key_of,
+            credit,
+            total_weight,
+        }
     }
 
     pub fn workload(&self) -> &Workload {
@@ -319,6 +326,7 @@ mod tests {
                 db: None,
                 resp3: false,
                 tls: None,
+                connect_timeout: None,
             },
             connections: 2,
             threads: 1,
@@ -330,6 +338,8 @@ mod tests {
             random_data: false,
             expiry: Some((5, 5)),
             seed: 9,
+            same_stream: false,
+            conn_jitter: None,
             interval: Duration::from_secs(1),
             rate: None,
             warmup: Duration::ZERO,

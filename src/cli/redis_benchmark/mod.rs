@@ -43,6 +43,8 @@ struct Plan {
     looping: bool,
     idle: bool,
     payload: usize,
+    /// Said on stderr before the run (how TLS is verified).
+    notice: Option<String>,
 }
 
 /// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
@@ -53,6 +55,9 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
         Ok(None) => return ExitCode::SUCCESS,
         Err(msg) => return usage_error(tool, &msg),
     };
+    if let Some(notice) = &plan.notice {
+        eprintln!("{notice}");
+    }
     let stop = super::install_sigint();
     if plan.idle {
         return idle(&plan.base, &stop);
@@ -95,6 +100,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     let mut precision = 3;
     let mut threads_given = false;
     let mut payload = None;
+    let (mut user, mut ciphers): (Option<String>, Vec<String>) = (None, Vec::new());
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
         let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
@@ -114,11 +120,17 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                     "n" => requests = count(&v)?,
                     "r" => keyspace = Some(count(&v)?),
                     "k" if v == "1" => {}
+                    // A new connection for every request.
+                    "k" if v == "0" => native.extend(["--reconnect-every".into(), "1".into()]),
                     "k" => {
                         return Err(format!(
-                            "redis-benchmark's -k {v} is not supported yet (reconnecting per request)"
+                            "invalid value for '-k': '{v}' (expected 1 to keep alive, 0 to reconnect)"
                         ));
                     }
+                    "user" => user = Some(v),
+                    // Errors are always counted and shown by kind.
+                    "e" => {}
+                    "tls-ciphers" | "tls-ciphersuites" => ciphers.push(v),
                     "q" => quiet = true,
                     "csv" => csv = true,
                     "l" => looping = true,
@@ -153,6 +165,13 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
             }
         }
     }
+    // --user without -a sends no AUTH, as in the tools.
+    if let Some(user) = user.filter(|_| native.iter().any(|a| a == "--password")) {
+        native.extend(["--user".into(), user.into()]);
+    }
+    if !ciphers.is_empty() {
+        native.extend(["--tls-ciphers".into(), ciphers.join(":").into()]);
+    }
     if payload.is_none() {
         // redis-benchmark's values are 3 bytes unless -d says otherwise.
         native.extend(["--data-size".into(), "3".into()]);
@@ -169,6 +188,20 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     if let Some(r) = keyspace {
         native.extend(["--key-min".into(), "0".into(), "--key-max".into(), (r - 1).to_string().into()]);
     }
+    // As the tools do with OpenSSL: the chain is verified, the host name is not.
+    let tls = native.iter().any(|a| a == "--tls")
+        || native.windows(2).any(|w| {
+            let uri = w[1].to_string_lossy().to_ascii_lowercase();
+            w[0] == "--uri" && (uri.starts_with("rediss://") || uri.starts_with("valkeys://"))
+        });
+    let mut notice = None;
+    if tls && !native.iter().any(|a| a == "--tls-skip-verify") {
+        native.push("--tls-skip-hostname".into());
+        notice = Some(format!(
+            "{tool}: note: TLS verifies the server's certificate chain but not its host name, as {tool} does \
+             (respbench --tls checks both)"
+        ));
+    }
     let args = <super::Args as clap::Parser>::try_parse_from(native).map_err(|e| super::clap_message(&e))?;
     let (mut base, _) = args.into_config()?;
     if stdin_arg {
@@ -183,10 +216,20 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     } else {
         vec![suite::custom(&command, keyspace.is_some())?]
     };
+    if tool == "valkey-benchmark"
+        && let Some(steps) = tests.first().and_then(|t| t.sequence.as_ref())
+    {
+        // valkey-benchmark counts -n in commands: -n 4000 of a four-command sequence is 1,000.
+        let per_unit: u64 = steps.iter().map(|s| u64::from(s.repeat)).sum();
+        requests = (requests / per_unit.max(1)).max(1);
+        if let StopAfter::Requests(_) = base.stop {
+            base.stop = StopAfter::Requests(requests);
+        }
+    }
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
     }
-    Ok(Some(Plan { base, tests, quiet, csv, precision, looping, idle, payload }))
+    Ok(Some(Plan { base, tests, quiet, csv, precision, looping, idle, payload, notice }))
 }
 
 /// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).
@@ -266,7 +309,9 @@ fn render(plan: &Plan, test: &Test, config: &Config, outcome: &Outcome) -> Strin
 fn idle(config: &Config, stop: &AtomicBool) -> ExitCode {
     let mut sessions = Vec::new();
     for _ in 0..config.connections {
-        match crate::net::Session::open(&config.server) {
+        // A server at maxclients accepts, then answers with an error and closes: ask once.
+        let opened = crate::net::Session::open(&config.server).and_then(|mut s| s.call_checked(&[b"PING"]).map(|_| s));
+        match opened {
             Ok(s) => sessions.push(s),
             Err(e) => {
                 eprintln!("respbench: {e}");
@@ -330,7 +375,8 @@ mod tests {
     fn unknown_and_unsupported_are_named() {
         assert!(plan_of(&["-t", "bogus"]).err().unwrap().contains("'bogus'"));
         assert!(plan_of(&["--enable-tracking"]).err().unwrap().contains("--enable-tracking is not supported yet"));
-        assert!(plan_of(&["-k", "0"]).err().unwrap().contains("-k 0"));
+        assert!(plan_of(&["-k", "2"]).err().unwrap().contains("'-k'"));
+        assert_eq!(plan_of(&["-k", "0"]).unwrap().base.faults.reconnect_every, Some(1));
         assert!(plan_of(&["--wat"]).err().unwrap().contains("'--wat'"));
     }
 }

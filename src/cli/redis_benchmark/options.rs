@@ -23,7 +23,7 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["p"], true, Map::Flag("--port")),
     opt(&["s"], true, Map::Flag("--socket")),
     opt(&["a"], true, Map::Flag("--password")),
-    opt(&["user"], true, Map::Flag("--user")),
+    opt(&["user"], true, Map::Special),
     opt(&["u"], true, Map::Flag("--uri")),
     opt(&["c"], true, Map::Flag("--connections")),
     opt(&["n"], true, Map::Special),
@@ -47,15 +47,18 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["warmup"], true, Map::Special),
     opt(&["cluster"], false, Map::Flag("--cluster")),
     opt(&["enable-tracking"], false, Map::Unsupported("CLIENT TRACKING")),
+    opt(&["rfr"], true, Map::Flag("--read-from-replicas")),
+    opt(&["e"], false, Map::Special),
+    opt(&["rdma"], false, Map::Unsupported("no RDMA device: respbench connects over TCP or a unix socket")),
     opt(&["tls"], false, Map::Flag("--tls")),
     opt(&["sni"], true, Map::Flag("--sni")),
     opt(&["cacert"], true, Map::Flag("--cacert")),
-    opt(&["cacertdir"], true, Map::Unsupported("a CA directory: pass the CA file with --cacert")),
+    opt(&["cacertdir"], true, Map::Flag("--cacert")),
     opt(&["insecure"], false, Map::Flag("--tls-skip-verify")),
     opt(&["cert"], true, Map::Flag("--cert")),
     opt(&["key"], true, Map::Flag("--key")),
-    opt(&["tls-ciphers"], true, Map::Unsupported("choosing ciphers: rustls's safe defaults are used")),
-    opt(&["tls-ciphersuites"], true, Map::Unsupported("choosing ciphers: rustls's safe defaults are used")),
+    opt(&["tls-ciphers"], true, Map::Special),
+    opt(&["tls-ciphersuites"], true, Map::Special),
     opt(&["mptcp"], false, Map::Unsupported("multipath TCP")),
     opt(&["num-functions"], true, Map::Unsupported("FCALL tests")),
     opt(&["num-keys-in-fcall"], true, Map::Unsupported("FCALL tests")),
@@ -93,7 +96,7 @@ pub fn help(tool: &str) -> String {
          --threads <num>    Worker threads (default 1)\n \
          --cluster          Cluster mode (put {{tag}} in the keys of your own commands)\n \
          --rfr <mode>       Cluster mode: read from replicas: no, yes or all (default no)\n \
-         --enable-tracking  Send CLIENT TRACKING on before the benchmark\n \
+         --enable-tracking  Send CLIENT TRACKING on before the benchmark (not supported yet)\n \
          -k <boolean>       1=keep alive 0=reconnect for every request (default 1)\n \
          -r <keyspacelen>   Random keys: __rand_int__ becomes a 12-digit number in 0..keyspacelen-1,\n                    \
          a new one for every command; without -r every request uses one key\n \
@@ -110,7 +113,7 @@ pub fn help(tool: &str) -> String {
          --rps <requests>   Requests per second in total (default: as fast as possible)\n \
          --duration <secs>  Run each test this long instead of -n requests\n \
          --warmup <secs>    Run each test this long first, unmeasured\n \
-         --mptcp            Connect with multipath TCP\n \
+         --mptcp            Connect with multipath TCP (not supported yet)\n \
          --rdma             RDMA transport (respbench: not available)\n \
          --num-functions <n>, --num-keys-in-fcall <n>  FCALL tests (not supported yet)\n \
          --tls              Connect with TLS (the certificate chain is verified, the host name is not)\n \

@@ -55,6 +55,8 @@ pub struct Link {
     pub(super) down: Option<Down>,
     /// A reply was scanned since the last (re)connect: the stream once made sense.
     pub(super) healthy: bool,
+    /// Units answered since the last (re)connect, for `--reconnect-every`.
+    pub(super) served: u64,
 }
 
 impl Link {
@@ -70,6 +72,7 @@ impl Link {
             journal: VecDeque::new(),
             down: None,
             healthy: false,
+            served: 0,
         }
     }
 
@@ -86,6 +89,7 @@ impl Link {
             journal: VecDeque::new(),
             down: Some(down),
             healthy: false,
+            served: 0,
         }
     }
 

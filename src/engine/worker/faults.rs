@@ -113,6 +113,7 @@ impl Worker<'_> {
             offset += len;
         }
         link.journal.clear();
+        let why = kind.to_string();
         // A lost link counts once even with nothing in flight.
         self.window.errors.add(kind, lost.max(1));
         link.rstart = 0;
@@ -135,6 +136,37 @@ impl Worker<'_> {
         let backoff = self.plan.faults.reconnect_backoff;
         link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
         self.down += 1;
+        eprintln!("respbench: connection to {} lost ({why}); reconnecting in {backoff:?}", self.target_of(node));
+    }
+
+    /// The address of `node`, for messages.
+    fn target_of(&self, node: usize) -> String {
+        match &self.router {
+            Some(router) => router.options_for(node).target.to_string(),
+            None => self.plan.server.target.to_string(),
+        }
+    }
+
+    /// `--reconnect-every`: after its quota of replies, a link with nothing in flight is closed
+    /// and opened again at once (not an outage, not an error).
+    pub(super) fn recycle(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        let Some(link) = conn.links[node].as_mut() else { return };
+        if !link.inflight.is_empty() {
+            return;
+        }
+        if let Some(mut io) = link.io.take() {
+            let _ = self.poll.registry().deregister(&mut io);
+        }
+        link.rstart = 0;
+        link.rend = 0;
+        link.wbuf.clear();
+        link.wpos = 0;
+        link.journal.clear();
+        // retry_at == since: connecting it again is not counted as an outage.
+        link.down = Some(Down { since: now, retry_at: now, backoff: self.plan.faults.reconnect_backoff, attempts: 0 });
+        self.down += 1;
+        crate::net::debug(|| format!("reconnecting to {} (--reconnect-every)", self.target_of(node)));
+        self.connect_link(conn, c, node, now);
     }
 
     /// One reconnect attempt of a link: log in again (blocking, bounded), register, resume.
@@ -166,7 +198,8 @@ impl Worker<'_> {
             None => self.plan.server.clone(),
         };
         let replica = self.router.as_ref().is_some_and(|r| r.is_replica(node));
-        let opened = Session::open_within(&opts, RECONNECT_TIMEOUT).ok().and_then(|mut session| {
+        let timeout = opts.connect_timeout.unwrap_or(RECONNECT_TIMEOUT);
+        let opened = Session::open_within(&opts, timeout).ok().and_then(|mut session| {
             if replica {
                 session.call_checked(&[b"READONLY"]).ok()?;
             }
@@ -183,10 +216,12 @@ impl Worker<'_> {
                 link.io = Some(io);
                 link.down = None;
                 link.healthy = false;
+                link.served = 0;
                 self.down -= 1;
                 // Connecting a new link is not an outage; reconnecting one is.
                 if down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since {
                     self.window.down.push((down.since, after));
+                    eprintln!("respbench: reconnected to {} after {} failed attempts", opts.target, down.attempts);
                 }
                 // Sent again now: service time counts from here, response time still from the
                 // intended send (the outage is in it).
@@ -198,6 +233,10 @@ impl Worker<'_> {
             None => {
                 down.attempts += 1;
                 if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
+                    eprintln!(
+                        "respbench: connection to {}: giving up after {} reconnect attempts",
+                        opts.target, down.attempts
+                    );
                     self.window.down.push((down.since, after));
                     self.abandon(conn, ErrorKind::Io);
                     return;
@@ -205,8 +244,11 @@ impl Worker<'_> {
                 if let Some(router) = self.router.as_mut() {
                     router.stale = true;
                 }
-                down.backoff = (down.backoff * 2).min(self.plan.faults.max_backoff());
+                down.backoff = down.backoff.mul_f64(self.plan.faults.backoff_factor).min(self.plan.faults.max_backoff);
                 down.retry_at = now.max(after) + down.backoff;
+                crate::net::debug(|| {
+                    format!("reconnect attempt {} to {} failed; next in {:?}", down.attempts, opts.target, down.backoff)
+                });
                 link.down = Some(down);
             }
         }

@@ -315,6 +315,16 @@ impl<'p> Worker<'p> {
                 }
             }
         }
+        if let (Some(every), Some(link)) = (self.plan.faults.reconnect_every, conn.links[node].as_ref())
+            && link.served >= every
+            && conn.remaining != Some(0)
+        {
+            if !link.inflight.is_empty() {
+                return now; // the rest of its replies first, then a fresh connection
+            }
+            self.recycle(conn, c, node, now);
+            now = Instant::now();
+        }
         self.fill_and_flush(conn, c, now);
         now
     }
@@ -358,6 +368,7 @@ impl<'p> Worker<'p> {
             if req.asking {
                 continue;
             }
+            link.served += u64::from(req.ends_unit);
             if req.ends_unit {
                 conn.units_in_flight -= 1;
             }
