@@ -64,7 +64,10 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["sni"], true, Map::Flag("--sni")),
     opt(&["tls-protocols"], true, Map::Unsupported("choosing TLS versions: rustls offers TLS 1.2 and 1.3")),
     opt(&["cluster-mode"], false, Map::Flag("--cluster")),
-    opt(&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
+    opt(&["rate-limiting"], true, Map::Special),
+    opt(&["clients-start"], true, Map::Special),
+    opt(&["clients-step"], true, Map::Special),
+    opt(&["step-duration"], true, Map::Special),
     opt(&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
     opt(&["multi-key-get"], true, Map::Unsupported("multi-key GET")),
     opt(&["data-import"], true, Map::Unsupported("importing data")),
@@ -88,6 +91,8 @@ pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
     let mut out: Vec<OsString> = vec!["respbench".into()];
     let mut key_prefix_given = false;
     let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
+    let mut rate_limit = None;
+    let mut staircase: [Option<u64>; 3] = [None; 3];
     let (found, _) = scan("memtier_benchmark", OPTIONS, args, false)?;
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
@@ -111,6 +116,10 @@ pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
                     "requests" if v == "allkeys" => requests = Some(None),
                     "requests" => requests = Some(Some(count(&v)?)),
                     "test-time" => test_time = Some(count(&v)?),
+                    "rate-limiting" => rate_limit = Some(count(&v)?),
+                    "clients-start" => staircase[0] = Some(count(&v)?),
+                    "clients-step" => staircase[1] = Some(count(&v)?),
+                    "step-duration" => staircase[2] = Some(count(&v)?),
                     "protocol" => match v.as_str() {
                         "redis" | "resp2" => {}
                         "resp3" => out.push("--resp3".into()),
@@ -142,6 +151,40 @@ pub fn translate(args: &[OsString]) -> Result<Vec<OsString>, String> {
         "--threads".into(),
         threads.to_string().into(),
     ]);
+    // Requests per second per connection; respbench's --rate is the total over them.
+    if let Some(per_connection) = rate_limit {
+        out.extend(["--rate".into(), (per_connection * connections).to_string().into()]);
+    }
+    match staircase {
+        [None, None, None] => {}
+        [Some(start), Some(step), Some(secs)] => {
+            if start >= clients {
+                return Err(format!(
+                    "memtier_benchmark's --clients-start ({start}) must be less than --clients ({clients})"
+                ));
+            }
+            if requests.is_some() {
+                return Err(
+                    "memtier_benchmark's --requests cannot be used with a client staircase: use --test-time".into()
+                );
+            }
+            if test_time.is_none() {
+                return Err("memtier_benchmark's client staircase (--clients-start) needs --test-time".into());
+            }
+            // Per thread in memtier: the same share of every thread's connections in respbench.
+            out.extend([
+                "--connections-start".into(),
+                (start * threads).to_string().into(),
+                "--connections-step".into(),
+                (step * threads).to_string().into(),
+                "--step-duration".into(),
+                format!("{secs}s").into(),
+            ]);
+        }
+        _ => {
+            return Err("memtier_benchmark's --clients-start, --clients-step and --step-duration go together".into());
+        }
+    }
     match (requests, test_time) {
         (Some(_), Some(_)) => return Err("memtier_benchmark's --requests and --test-time exclude each other".into()),
         (_, Some(secs)) => out.extend(["--duration".into(), format!("{secs}s").into()]),
@@ -183,5 +226,22 @@ mod tests {
         assert!(tr(&["-n", "1", "--test-time", "2"]).unwrap_err().contains("exclude"));
         assert!(tr(&["-c"]).unwrap_err().contains("needs a value"));
         assert!(tr(&["-c10"]).unwrap().join(" ").contains("--connections 40"));
+    }
+
+    #[test]
+    fn staircase_and_rate_limit_are_per_thread_and_per_connection() {
+        let out =
+            tr(&["-t", "2", "-c", "3", "--clients-start=1", "--clients-step=1", "--step-duration=2", "--test-time=6"])
+                .unwrap()
+                .join(" ");
+        assert!(out.contains("--connections-start 2 --connections-step 2 --step-duration 2s"), "{out}");
+        let out = tr(&["-t", "2", "-c", "3", "--rate-limiting=100", "--test-time=1"]).unwrap().join(" ");
+        assert!(out.contains("--rate 600"), "{out}");
+        assert!(tr(&["--clients-start=1"]).unwrap_err().contains("go together"));
+        let all = ["--clients-start=5", "--clients-step=1", "--step-duration=1", "--test-time=2", "-c", "5"];
+        assert!(tr(&all).unwrap_err().contains("must be less than --clients (5)"));
+        let counted = ["--clients-start=1", "--clients-step=1", "--step-duration=1", "-n", "10"];
+        assert!(tr(&counted).unwrap_err().contains("--test-time"));
+        assert!(tr(&["--rate-limiting=0"]).unwrap_err().contains("'0'"));
     }
 }

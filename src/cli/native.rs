@@ -7,8 +7,8 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Rate, ReadFrom, Sequence, ServerOptions, StopAfter,
-    Target, TlsOptions, ValueSize,
+    ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Ramp, Rate, ReadFrom, Sequence, ServerOptions,
+    StopAfter, Target, TlsOptions, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -110,6 +110,16 @@ pub struct Args {
     /// Run for this long instead of a request count (30s, 5m).
     #[arg(long, value_parser = parse::duration, conflicts_with = "requests", help_heading = "Load")]
     pub duration: Option<Duration>,
+    /// Staircase ramp: start with N of the connections, add --connections-step more every
+    /// --step-duration (needs --duration).
+    #[arg(long, value_parser = parse::positive, value_name = "N", help_heading = "Load")]
+    pub connections_start: Option<u64>,
+    /// Staircase ramp: connections added at each step.
+    #[arg(long, value_parser = parse::positive, value_name = "N", help_heading = "Load")]
+    pub connections_step: Option<u64>,
+    /// Staircase ramp: time between steps (1s, 500ms).
+    #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Load")]
+    pub step_duration: Option<Duration>,
 
     /// SET:GET weights [default: 1:10; with -n allkeys, 1:0].
     #[arg(long, value_parser = parse::ratio, help_heading = "Workload")]
@@ -277,6 +287,7 @@ impl Args {
             (None, None) => StopAfter::Requests(100_000),
         };
         let fill = stop == StopAfter::AllKeys;
+        let ramp = self.ramp(&stop)?;
         if fill && self.warmup.is_some() {
             return Err("--warmup cannot be used with -n allkeys: a fill writes every key exactly once".into());
         }
@@ -372,6 +383,7 @@ impl Args {
                 ReadFromArg::Yes => ReadFrom::Yes,
                 ReadFromArg::All => ReadFrom::All,
             }),
+            ramp,
         };
         let output = Output {
             json: self.json,
@@ -392,6 +404,32 @@ impl Args {
 }
 
 impl Args {
+    /// The staircase ramp, when its three flags are given (together, with --duration).
+    fn ramp(&self, stop: &StopAfter) -> Result<Option<Ramp>, String> {
+        let (start, step, every) = match (self.connections_start, self.connections_step, self.step_duration) {
+            (None, None, None) => return Ok(None),
+            (Some(start), Some(step), Some(every)) => (start, step, every),
+            _ => {
+                return Err(
+                    "--connections-start, --connections-step and --step-duration go together (a staircase ramp)".into(),
+                );
+            }
+        };
+        if start >= self.connections {
+            return Err(format!(
+                "--connections-start {start} must be below --connections {}: the ramp adds connections up to it",
+                self.connections
+            ));
+        }
+        if every.is_zero() {
+            return Err("--step-duration must be above 0".into());
+        }
+        if !matches!(stop, StopAfter::Duration(_)) {
+            return Err("--connections-start needs --duration: a staircase ramp runs for a time".into());
+        }
+        Ok(Some(Ramp { start: start as usize, step: step as usize, every }))
+    }
+
     /// A `--command` with `;` between commands: a sequence sent as one unit.
     fn sequence(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Option<Sequence>, String> {
         let Some(text) = self.command.iter().find(|c| c.split_whitespace().any(|w| w == ";")) else {

@@ -336,6 +336,7 @@ mod tests {
             sequence: None,
             faults: crate::config::Faults::default(),
             cluster: None,
+            ramp: None,
         }
     }
 

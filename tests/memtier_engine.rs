@@ -1,0 +1,110 @@
+//! memtier_benchmark's engine-level features against a real redis-server: the client
+//! staircase, per-connection rate limiting, live StatsD metrics and signals.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// One connection that asks the server a field of INFO again and again.
+struct Probe {
+    stream: TcpStream,
+}
+
+impl Probe {
+    fn open(server: &Server) -> Probe {
+        let stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        Probe { stream }
+    }
+
+    fn info_u64(&mut self, section: &str, field: &str) -> u64 {
+        self.stream.write_all(format!("INFO {section}\r\n").as_bytes()).unwrap();
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 8192];
+        // A bulk string: `$len\r\n`, the body, `\r\n`.
+        loop {
+            let n = self.stream.read(&mut buf).unwrap();
+            assert!(n > 0, "the server closed the probe");
+            reply.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&reply);
+            if let Some((head, body)) = text.split_once("\r\n") {
+                let len: usize = head[1..].parse().unwrap();
+                if body.len() >= len + 2 {
+                    let body = &body[..len];
+                    return body
+                        .lines()
+                        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+                        .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
+                        .trim()
+                        .parse()
+                        .unwrap();
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn staircase_adds_connections_in_steps() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut child = respbench()
+        .args(["-p", &server.port_arg(), "--threads", "2", "-c", "6", "--connections-start", "2"])
+        .args(["--connections-step", "2", "--step-duration", "1s", "--duration", "3500ms"])
+        .args(["--rate", "600", "--json", json.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server's own count of clients while the run goes on (the probe is one of them).
+    let mut probe = Probe::open(&server);
+    let mut seen: Vec<u64> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the run did not end");
+        let n = probe.info_u64("clients", "connected_clients");
+        if seen.last() != Some(&n) {
+            seen.push(n);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(child.wait().unwrap().success(), "{stderr}");
+    let top = *seen.iter().max().unwrap();
+    let first = |v: u64| seen.iter().position(|&s| s == v).unwrap_or_else(|| panic!("{v} never seen in {seen:?}"));
+    assert!(first(top - 4) < first(top - 2) && first(top - 2) < first(top), "{seen:?}");
+
+    let doc = read_json(&json);
+    let active: Vec<u64> =
+        doc["time_series"].as_array().unwrap().iter().map(|p| p["active_connections"].as_u64().unwrap()).collect();
+    assert_eq!(active[..4], [2, 4, 6, 6], "{active:?}");
+    assert_eq!(doc["configuration"]["ramp"]["start"], 2);
+    // Each step's connections send at their share of the rate: 100/s each.
+    let counts: Vec<u64> =
+        doc["time_series"].as_array().unwrap().iter().map(|p| p["count"].as_u64().unwrap()).collect();
+    for (i, (&n, &a)) in counts.iter().zip(&active).take(3).enumerate() {
+        let expected = 100 * a;
+        assert!(n.abs_diff(expected) <= expected / 10 + 2, "interval {i}: {n} replies, expected {expected}");
+    }
+}
+
+#[test]
+fn staircase_flags_must_come_together_with_a_duration() {
+    let out = respbench().args(["--connections-start", "2", "--duration", "1s"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("go together"), "{}", stderr(&out));
+    let out = respbench()
+        .args(["-c", "4", "--connections-start", "2", "--connections-step", "1", "--step-duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("needs --duration"), "{}", stderr(&out));
+    let out = respbench().args(["memtier", "--clients-start=1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
