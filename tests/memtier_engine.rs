@@ -108,3 +108,17 @@ fn staircase_flags_must_come_together_with_a_duration() {
     let out = respbench().args(["memtier", "--clients-start=1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn rate_limiting_is_per_connection() {
+    let server = Server::start(&[]);
+    // 4 connections at 50 requests per second each, for 2 seconds: 400 GETs.
+    let out = respbench()
+        .args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg(), "-t", "2", "-c", "2"])
+        .args(["--rate-limiting=50", "--test-time=2", "--ratio=0:1", "--hide-histogram"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let gets = server.calls("get");
+    assert!(gets.abs_diff(400) <= 20, "{gets} GETs, expected 400");
+}
