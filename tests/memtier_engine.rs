@@ -12,16 +12,52 @@ use common::*;
 /// One connection that asks the server a field of INFO again and again.
 struct Probe {
     stream: TcpStream,
+    /// GETs the server had answered at the last `mark`.
+    gets_before: u64,
 }
 
 impl Probe {
     fn open(server: &Server) -> Probe {
         let stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        Probe { stream }
+        Probe { stream, gets_before: 0 }
     }
 
     fn info_u64(&mut self, section: &str, field: &str) -> u64 {
+        self.info(section)
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Calls of a command so far, from INFO commandstats.
+    fn calls(&mut self, command: &str) -> u64 {
+        let prefix = format!("cmdstat_{command}:calls=");
+        let info = self.info("commandstats");
+        info.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+            .unwrap_or(0)
+    }
+
+    /// Remembers how many GETs the server has answered (before starting a run).
+    fn mark(&mut self) {
+        self.gets_before = self.calls("get");
+    }
+
+    /// Waits (bounded) until the server has answered some GETs since `mark`: the run is under way.
+    fn wait_for_load(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.calls("get") < self.gets_before + 20 {
+            assert!(Instant::now() < deadline, "the run never sent a GET");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn info(&mut self, section: &str) -> String {
         self.stream.write_all(format!("INFO {section}\r\n").as_bytes()).unwrap();
         let mut reply = Vec::new();
         let mut buf = [0u8; 8192];
@@ -34,14 +70,7 @@ impl Probe {
             if let Some((head, body)) = text.split_once("\r\n") {
                 let len: usize = head[1..].parse().unwrap();
                 if body.len() >= len + 2 {
-                    let body = &body[..len];
-                    return body
-                        .lines()
-                        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-                        .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
-                        .trim()
-                        .parse()
-                        .unwrap();
+                    return body[..len].to_string();
                 }
             }
         }
@@ -121,4 +150,109 @@ fn rate_limiting_is_per_connection() {
     assert!(out.status.success(), "{}", stderr(&out));
     let gets = server.calls("get");
     assert!(gets.abs_diff(400) <= 20, "{gets} GETs, expected 400");
+}
+
+/// Starts respbench with `args` in the background, its output captured.
+fn spawn(args: &[&str]) -> std::process::Child {
+    respbench().args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+}
+
+fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+#[test]
+fn ctrl_c_on_the_memtier_front_end_says_so_and_still_writes_the_json() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("memtier.json");
+    let port = server.port_arg();
+    let child = spawn(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--test-time=60",
+        "--rate-limiting=200",
+        "--ratio=1:1",
+        &format!("--json-out-file={}", json.display()),
+    ]);
+    let mut probe = Probe::open(&server);
+    probe.mark();
+    probe.wait_for_load();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("[RUN #1] Interrupted by user (Ctrl+C) after "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.ends_with(" secs, stopping threads..."), "{line}");
+    let doc = read_json(&json);
+    assert_eq!(doc["ALL STATS"]["Runtime"]["Interrupted"], "true", "{doc}");
+    assert!(doc["ALL STATS"]["Totals"]["Count"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn sigterm_and_sighup_stop_like_ctrl_c_with_their_own_exit_status() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for (sig, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let json = dir.path().join(format!("{sig}.json"));
+        let mut probe = Probe::open(&server);
+        probe.mark();
+        let args = format!(
+            "-p {} -c 2 --threads 1 --duration 60s --rate 400 --ratio 1:1 --json {}",
+            server.port,
+            json.display()
+        );
+        let child = spawn(&args.split(' ').collect::<Vec<_>>());
+        probe.wait_for_load();
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "signal {sig}: {}", stderr(&out));
+        let doc = read_json(&json);
+        assert_eq!(doc["interrupted"], true);
+        assert!(doc["totals"]["count"].as_u64().unwrap() > 0);
+        assert!(!stdout(&out).is_empty(), "the text report is still printed");
+    }
+}
+
+#[test]
+fn a_fatal_signal_ends_the_run_with_a_bug_report() {
+    use std::os::unix::process::ExitStatusExt;
+    let server = Server::start(&[]);
+    for sig in [libc::SIGSEGV, libc::SIGABRT] {
+        let port = server.port_arg();
+        let mut probe = Probe::open(&server);
+        probe.mark();
+        let child = spawn(&["-p", &port, "-c", "2", "--threads", "1", "--duration", "60s", "--rate", "400"]);
+        probe.wait_for_load();
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.signal(), Some(sig), "the process dies of the signal: {:?}", out.status);
+        let err = stderr(&out);
+        let name = if sig == libc::SIGSEGV { "SIGSEGV" } else { "SIGABRT" };
+        for needle in [
+            "=== RESPBENCH BUG REPORT START",
+            &format!("Crashed running signal <{name}>"),
+            &format!("Sent by process: {}", std::process::id()),
+            "respbench_version:",
+            &format!("command_line:{} -p {port}", env!("CARGO_BIN_EXE_respbench")),
+            "--- SERVER INFO OUTPUT",
+            "redis_version:",
+            "--- CLIENT LIST OUTPUT",
+            "cmd=",
+            "=== RESPBENCH BUG REPORT END",
+        ] {
+            assert!(err.contains(needle), "no {needle:?} in:\n{err}");
+        }
+    }
 }

@@ -9,11 +9,11 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod signals;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
@@ -49,10 +49,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             Ok(native) => native,
             Err(msg) => return usage_error(&msg),
         };
-        let (config, output) = match parse_native(args) {
+        let (config, mut output) = match parse_native(args) {
             Ok(parsed) => parsed,
             Err(code) => return code,
         };
+        output.memtier_front_end = true;
         return execute(&config, &output, &install_sigint());
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
@@ -100,16 +101,10 @@ fn parse_args<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, 
     })
 }
 
-/// Ctrl-C sets the returned flag; a second Ctrl-C while results are written ends at once.
-fn install_sigint() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let handler_stop = Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || {
-        if handler_stop.swap(true, Ordering::SeqCst) {
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-    });
-    stop
+/// Ctrl-C (or SIGTERM, SIGHUP) sets the returned flag; a second one while results are written
+/// ends at once. Fatal signals print a bug report (see `signals`).
+fn install_sigint() -> signals::Stop {
+    signals::install()
 }
 
 /// Runs the plan `runs` times with the live line on a terminal, and pools the runs.
@@ -163,6 +158,7 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     for warning in &warnings {
         eprintln!("respbench: warning: {warning}");
     }
+    signals::describe_server(&config.server);
     let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
     let runs = measure_runs(config, output.runs, stop, |p| {
         if let Some(log) = hdr_log.as_mut() {
@@ -176,6 +172,17 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
+    if let Some(last) = runs.last().filter(|r| r.interrupted && output.memtier_front_end) {
+        let by = match signals::stopped_by() {
+            None | Some(libc::SIGINT) => "user (Ctrl+C)".to_string(),
+            Some(sig) => signals::name(sig).to_string(),
+        };
+        eprintln!(
+            "\n[RUN #{}] Interrupted by {by} after {:.1} secs, stopping threads...",
+            runs.len(),
+            last.elapsed.as_secs_f64()
+        );
+    }
     // The runs one by one are kept only for memtier's BEST and WORST sections.
     let each = if output.memtier_json.is_some() && runs.len() > 1 { runs.clone() } else { Vec::new() };
     let mut outcome = Outcome::pool(runs).expect("at least one run");
@@ -227,7 +234,7 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
         }
     }
     if outcome.interrupted {
-        return ExitCode::from(EXIT_INTERRUPTED);
+        return ExitCode::from(signals::interrupted_exit_code());
     }
     // Results are printed and written either way, but a script must not take a run in which
     // nothing succeeded for a measurement.

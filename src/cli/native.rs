@@ -262,6 +262,8 @@ pub struct Output {
     pub label: Option<String>,
     /// Repetitions of the measured phase.
     pub runs: usize,
+    /// The run came through memtier's command line: messages in memtier's words.
+    pub memtier_front_end: bool,
 }
 
 impl Args {
@@ -398,6 +400,7 @@ impl Args {
             markdown: self.markdown,
             label: self.label,
             runs: self.runs as usize,
+            memtier_front_end: false,
         };
         Ok((config, output))
     }
