@@ -256,3 +256,112 @@ fn a_fatal_signal_ends_the_run_with_a_bug_report() {
         }
     }
 }
+
+/// Every datagram a UDP socket receives while `child` runs.
+fn datagrams(socket: &std::net::UdpSocket, child: &mut std::process::Child) -> Vec<String> {
+    socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the run did not end");
+        match socket.recv(&mut buf) {
+            Ok(n) => got.push(String::from_utf8(buf[..n].to_vec()).unwrap()),
+            // Quiet: stop once the sender has exited (its datagrams are all queued by then).
+            Err(_) if child.try_wait().unwrap().is_some() => return got,
+            Err(_) => {}
+        }
+    }
+}
+
+#[test]
+fn statsd_metrics_and_graphite_events_have_memtiers_names() {
+    let server = Server::start(&[]);
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let graphite = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let graphite_port = graphite.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in graphite.incoming() {
+            let mut request = String::new();
+            stream.unwrap().read_to_string(&mut request).unwrap();
+            tx.send(request).unwrap();
+        }
+    });
+    let args = format!(
+        "memtier -s 127.0.0.1 -p {} -t 1 -c 2 --test-time=2 --rate-limiting=100 --statsd-host=127.0.0.1 \
+         --statsd-port={} --statsd-run-label=nightly --graphite-port={graphite_port} --print-percentiles=50,99.9",
+        server.port,
+        udp.local_addr().unwrap().port()
+    );
+    let mut child = spawn(&args.split(' ').collect::<Vec<_>>());
+    let packets = datagrams(&udp, &mut child);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let mut names = std::collections::BTreeSet::new();
+    for packet in &packets {
+        let (name, rest) = packet.split_once(':').unwrap_or_else(|| panic!("{packet}"));
+        let (value, kind) = rest.split_once('|').unwrap_or_else(|| panic!("{packet}"));
+        let name = name.strip_prefix("memtier.nightly.").unwrap_or_else(|| panic!("{packet}"));
+        assert!(value.parse::<f64>().is_ok(), "{packet}");
+        assert_eq!(kind, if name.starts_with("latency") && name.ends_with("_ms") { "ms" } else { "g" }, "{packet}");
+        names.insert(name.to_string());
+    }
+    for name in [
+        "ops_sec",
+        "ops_sec_avg",
+        "bytes_sec",
+        "bytes_sec_avg",
+        "latency_ms",
+        "latency_avg_ms",
+        "connections",
+        "progress_pct",
+        "latency_p50",
+        "latency_p99_9",
+    ] {
+        assert!(names.contains(name), "no {name} in {names:?}");
+    }
+    let ops: Vec<&String> = packets.iter().filter(|p| p.starts_with("memtier.nightly.ops_sec:")).collect();
+    // 2 connections at 100 requests per second.
+    let value = |p: &str| p.split([':', '|']).nth(1).unwrap().parse::<u64>().unwrap();
+    assert!(ops.iter().any(|p| value(p).abs_diff(200) <= 40), "{ops:?}");
+    assert_eq!(ops.last().unwrap().as_str(), "memtier.nightly.ops_sec:0|g", "zeroed when the run ends");
+    assert!(packets.contains(&"memtier.nightly.connections:2|g".to_string()), "{packets:?}");
+
+    let started = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let completed = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(started.starts_with("POST /events/ HTTP/1.1\r\n"), "{started}");
+    assert!(started.ends_with(
+        r#"{"what":"Benchmark Started","tags":"memtier,start,run:nightly","data":"threads=1 connections=2 run=1"}"#
+    ));
+    assert!(completed.ends_with(r#"{"what":"Benchmark Completed","tags":"memtier,end,run:nightly","data":"run=1"}"#));
+}
+
+#[test]
+fn a_closed_graphite_port_is_one_warning_not_a_hang() {
+    let server = Server::start(&[]);
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let closed = free_port().to_string();
+    let statsd_port = udp.local_addr().unwrap().port().to_string();
+    let started = Instant::now();
+    let out = run_ok(
+        &server,
+        &[
+            "-n",
+            "200",
+            "-c",
+            "2",
+            "--statsd-host",
+            "127.0.0.1",
+            "--statsd-port",
+            &statsd_port,
+            "--graphite-port",
+            &closed,
+        ],
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let warnings: Vec<String> = stderr(&out).lines().filter(|l| l.contains("Graphite")).map(String::from).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains(&format!("127.0.0.1:{closed}")), "{warnings:?}");
+}

@@ -114,15 +114,17 @@ fn measure(
     stop: &AtomicBool,
     extra: impl FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    measure_runs(config, runs, stop, extra).map(|runs| Outcome::pool(runs).expect("at least one run"))
+    measure_runs(config, runs, stop, extra, |_, _| {}).map(|runs| Outcome::pool(runs).expect("at least one run"))
 }
 
 /// Runs the plan `runs` times (fewer after Ctrl-C) with the live line on a terminal.
+/// `edge` hears each run begin (`false`) and end (`true`).
 fn measure_runs(
     config: &Config,
     runs: usize,
     stop: &AtomicBool,
     mut extra: impl FnMut(&Progress),
+    mut edge: impl FnMut(usize, bool),
 ) -> Result<Vec<Outcome>, ConnectError> {
     let live = std::io::stderr().is_terminal();
     let mut outcomes = Vec::new();
@@ -134,7 +136,9 @@ fn measure_runs(
             }
             extra(p);
         };
+        edge(run, false);
         let outcome = engine::run(config, run, stop, &mut observe);
+        edge(run, true);
         if live {
             eprint!("\r\x1b[2K");
         }
@@ -160,11 +164,38 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     }
     signals::describe_server(&config.server);
     let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
-    let runs = measure_runs(config, output.runs, stop, |p| {
-        if let Some(log) = hdr_log.as_mut() {
-            log.add(p);
-        }
-    });
+    let statsd = match output.statsd.as_ref().map(|o| report::statsd::Statsd::open(o, &output.percentiles)) {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => return usage_error(&e),
+    };
+    if let (Some(o), true) = (&output.statsd, output.memtier_front_end) {
+        eprintln!(
+            "statsd: initialized, sending metrics to {}:{} with prefix '{}' run_label '{}'",
+            o.host, o.port, o.prefix, o.run_label
+        );
+    }
+    // The interval hook and the run hook both send: they take turns on the one sender.
+    let statsd = std::cell::RefCell::new(statsd);
+    let threads = config.threads.min(config.connections).max(1);
+    let runs = measure_runs(
+        config,
+        output.runs,
+        stop,
+        |p| {
+            if let Some(log) = hdr_log.as_mut() {
+                log.add(p);
+            }
+            if let Some(s) = statsd.borrow_mut().as_mut() {
+                s.interval(p);
+            }
+        },
+        |run, ended| match (statsd.borrow_mut().as_mut(), ended) {
+            (Some(s), false) => s.run_started(run, threads, config.connections / threads),
+            (Some(s), true) => s.run_ended(run),
+            (None, _) => {}
+        },
+    );
     let runs = match runs {
         Ok(runs) => runs,
         Err(e) => {

@@ -229,6 +229,23 @@ pub struct Args {
     /// A name for this result in comparisons and reports.
     #[arg(long, help_heading = "Output")]
     pub label: Option<String>,
+    /// Send live metrics each interval to this StatsD host (UDP; memtier's metric names).
+    #[arg(long, value_name = "HOST", help_heading = "Output")]
+    pub statsd_host: Option<String>,
+    /// StatsD UDP port.
+    #[arg(long, default_value_t = 8125, value_parser = clap::value_parser!(u16).range(1..), value_name = "PORT",
+          requires = "statsd_host", help_heading = "Output")]
+    pub statsd_port: u16,
+    /// Prefix of the StatsD metric names.
+    #[arg(long, default_value = "memtier", value_name = "PREFIX", requires = "statsd_host", help_heading = "Output")]
+    pub statsd_prefix: String,
+    /// Label of this run in the metric names (PREFIX.LABEL.name) and Graphite events.
+    #[arg(long, default_value = "default", value_name = "LABEL", requires = "statsd_host", help_heading = "Output")]
+    pub statsd_run_label: String,
+    /// Graphite HTTP port on the StatsD host, for start and end event annotations.
+    #[arg(long, default_value_t = 8080, value_parser = clap::value_parser!(u16).range(1..), value_name = "PORT",
+          requires = "statsd_host", help_heading = "Output")]
+    pub graphite_port: u16,
 }
 
 /// How arrivals are spaced at a fixed rate.
@@ -264,6 +281,8 @@ pub struct Output {
     pub runs: usize,
     /// The run came through memtier's command line: messages in memtier's words.
     pub memtier_front_end: bool,
+    /// Live metrics to StatsD (and Graphite events).
+    pub statsd: Option<crate::report::statsd::Options>,
 }
 
 impl Args {
@@ -401,6 +420,13 @@ impl Args {
             label: self.label,
             runs: self.runs as usize,
             memtier_front_end: false,
+            statsd: self.statsd_host.map(|host| crate::report::statsd::Options {
+                host,
+                port: self.statsd_port,
+                prefix: self.statsd_prefix,
+                run_label: self.statsd_run_label,
+                graphite_port: self.graphite_port,
+            }),
         };
         Ok((config, output))
     }

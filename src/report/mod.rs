@@ -6,6 +6,7 @@ pub mod hdrlog;
 pub mod html;
 pub mod json;
 pub mod memtier_json;
+pub mod statsd;
 pub mod tables;
 pub mod text;
 
