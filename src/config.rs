@@ -382,6 +382,17 @@ pub enum ReadFrom {
     All,
 }
 
+/// A staircase ramp (`--connections-start`, `--connections-step`, `--step-duration`): the run
+/// starts with `start` connections and `step` more connect every `every`, up to all of them.
+/// Counts are totals over the threads; connections join in turn over the threads, so each
+/// thread's share grows alike (memtier's clients per thread, times the threads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ramp {
+    pub start: usize,
+    pub step: usize,
+    pub every: Duration,
+}
+
 /// What to do when a connection fails or a reply does not come.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Faults {
@@ -451,6 +462,8 @@ pub struct Config {
     pub faults: Faults,
     /// Cluster mode (`--cluster`), with where reads go; `None` for a standalone server.
     pub cluster: Option<ReadFrom>,
+    /// A staircase ramp: connections join the run in steps; `None`: all from the start.
+    pub ramp: Option<Ramp>,
 }
 
 impl Config {
@@ -523,7 +536,7 @@ impl Config {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn sample() -> Config {
@@ -555,6 +568,7 @@ mod tests {
             sequence: None,
             faults: Faults::default(),
             cluster: None,
+            ramp: None,
         }
     }
 

@@ -73,7 +73,6 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["sni"], true, Map::Flag("--sni")),
     opt(&["tls-protocols"], true, Map::Flag("--tls-versions")),
     opt(&["cluster-mode"], false, Map::Flag("--cluster")),
-    opt(&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
     opt(&["reconnect-interval"], true, Map::Flag("--reconnect-every")),
     opt(&["reconnect-on-error"], false, Map::Special),
     opt(&["max-reconnect-attempts"], true, Map::Special),
@@ -81,6 +80,15 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["connection-timeout"], true, Map::Special),
     opt(&["thread-conn-start-min-jitter-micros"], true, Map::Special),
     opt(&["thread-conn-start-max-jitter-micros"], true, Map::Special),
+    opt(&["statsd-host"], true, Map::Flag("--statsd-host")),
+    opt(&["statsd-port"], true, Map::Flag("--statsd-port")),
+    opt(&["statsd-prefix"], true, Map::Flag("--statsd-prefix")),
+    opt(&["statsd-run-label"], true, Map::Flag("--statsd-run-label")),
+    opt(&["graphite-port"], true, Map::Flag("--graphite-port")),
+    opt(&["rate-limiting"], true, Map::Special),
+    opt(&["clients-start"], true, Map::Special),
+    opt(&["clients-step"], true, Map::Special),
+    opt(&["step-duration"], true, Map::Special),
     opt(&["multi-key-get"], true, Map::Unsupported("multi-key GET")),
     opt(&["data-import"], true, Map::Unsupported("importing data")),
     opt(&["data-verify"], false, Map::Unsupported("verifying data")),
@@ -89,14 +97,6 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["debug", "D"], false, Map::Flag("--debug")),
     // The options other front-end work covers: named, so that they are not "unknown".
     opt(&["client-stats"], true, Map::Unsupported("per-client statistics files")),
-    opt(&["statsd-host"], true, Map::Unsupported("StatsD metrics")),
-    opt(&["statsd-port"], true, Map::Unsupported("StatsD metrics")),
-    opt(&["statsd-prefix"], true, Map::Unsupported("StatsD metrics")),
-    opt(&["statsd-run-label"], true, Map::Unsupported("StatsD metrics")),
-    opt(&["graphite-port"], true, Map::Unsupported("Graphite annotations")),
-    opt(&["clients-start"], true, Map::Unsupported("a staircase ramp-up")),
-    opt(&["clients-step"], true, Map::Unsupported("a staircase ramp-up")),
-    opt(&["step-duration"], true, Map::Unsupported("a staircase ramp-up")),
     opt(&["data-offset"], true, Map::Unsupported("SETRANGE/GETRANGE at an offset")),
     opt(&["data-size-pattern"], true, Map::Unsupported("spreading value sizes over the key range")),
     opt(&["monitor-input"], true, Map::Unsupported("commands from a MONITOR capture")),
@@ -147,6 +147,8 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     let (mut family, mut host) = (None, None);
     // Every option's last value ("yes" for a switch), for --show-config.
     let mut given: Vec<(&'static str, String)> = Vec::new();
+    let mut rate_limit = None;
+    let mut staircase: [Option<u64>; 3] = [None; 3];
     let (found, _) = scan("memtier_benchmark", OPTIONS, args, false)?;
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
@@ -196,6 +198,10 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                     "requests" if v == "allkeys" => requests = Some(None),
                     "requests" => requests = Some(Some(count(&v)?)),
                     "test-time" => test_time = Some(count(&v)?),
+                    "rate-limiting" => rate_limit = Some(count(&v)?),
+                    "clients-start" => staircase[0] = Some(count(&v)?),
+                    "clients-step" => staircase[1] = Some(count(&v)?),
+                    "step-duration" => staircase[2] = Some(count(&v)?),
                     "protocol" => match v.as_str() {
                         "redis" | "resp2" => {}
                         "resp3" => out.push("--resp3".into()),
@@ -279,6 +285,40 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         "--threads".into(),
         threads.to_string().into(),
     ]);
+    // Requests per second per connection; respbench's --rate is the total over them.
+    if let Some(per_connection) = rate_limit {
+        out.extend(["--rate".into(), (per_connection * connections).to_string().into()]);
+    }
+    match staircase {
+        [None, None, None] => {}
+        [Some(start), Some(step), Some(secs)] => {
+            if start >= clients {
+                return Err(format!(
+                    "memtier_benchmark's --clients-start ({start}) must be less than --clients ({clients})"
+                ));
+            }
+            if requests.is_some() {
+                return Err(
+                    "memtier_benchmark's --requests cannot be used with a client staircase: use --test-time".into()
+                );
+            }
+            if test_time.is_none() {
+                return Err("memtier_benchmark's client staircase (--clients-start) needs --test-time".into());
+            }
+            // Per thread in memtier: the same share of every thread's connections in respbench.
+            out.extend([
+                "--connections-start".into(),
+                (start * threads).to_string().into(),
+                "--connections-step".into(),
+                (step * threads).to_string().into(),
+                "--step-duration".into(),
+                format!("{secs}s").into(),
+            ]);
+        }
+        _ => {
+            return Err("memtier_benchmark's --clients-start, --clients-step and --step-duration go together".into());
+        }
+    }
     match (requests, test_time) {
         (Some(_), Some(_)) => return Err("memtier_benchmark's --requests and --test-time exclude each other".into()),
         (_, Some(secs)) => out.extend(["--duration".into(), format!("{secs}s").into()]),
@@ -335,5 +375,22 @@ mod tests {
         assert!(tr(&["-n", "1", "--test-time", "2"]).unwrap_err().contains("exclude"));
         assert!(tr(&["-c"]).unwrap_err().contains("needs a value"));
         assert!(tr(&["-c10"]).unwrap().join(" ").contains("--connections 40"));
+    }
+
+    #[test]
+    fn staircase_and_rate_limit_are_per_thread_and_per_connection() {
+        let out =
+            tr(&["-t", "2", "-c", "3", "--clients-start=1", "--clients-step=1", "--step-duration=2", "--test-time=6"])
+                .unwrap()
+                .join(" ");
+        assert!(out.contains("--connections-start 2 --connections-step 2 --step-duration 2s"), "{out}");
+        let out = tr(&["-t", "2", "-c", "3", "--rate-limiting=100", "--test-time=1"]).unwrap().join(" ");
+        assert!(out.contains("--rate 600"), "{out}");
+        assert!(tr(&["--clients-start=1"]).unwrap_err().contains("go together"));
+        let all = ["--clients-start=5", "--clients-step=1", "--step-duration=1", "--test-time=2", "-c", "5"];
+        assert!(tr(&all).unwrap_err().contains("must be less than --clients (5)"));
+        let counted = ["--clients-start=1", "--clients-step=1", "--step-duration=1", "-n", "10"];
+        assert!(tr(&counted).unwrap_err().contains("--test-time"));
+        assert!(tr(&["--rate-limiting=0"]).unwrap_err().contains("'0'"));
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{EXIT_FAILURE, EXIT_INTERRUPTED, Output};
+use super::{EXIT_FAILURE, Output, open_statsd, signals};
 use crate::config::Config;
 use crate::engine::{self, Outcome};
 use crate::report::memtier_stats::{MemtierOutput, MemtierView};
@@ -23,6 +23,18 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
     for warning in &warnings {
         eprintln!("respbench: warning: {warning}");
     }
+    signals::describe_server(&config.server);
+    let mut statsd = match open_statsd(output) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if let Some(o) = &output.statsd {
+        eprintln!(
+            "statsd: initialized, sending metrics to {}:{} with prefix '{}' run_label '{}'",
+            o.host, o.port, o.prefix, o.run_label
+        );
+    }
+    let threads = config.threads.min(config.connections).max(1);
     let view = MemtierView {
         config,
         percentiles: &output.percentiles,
@@ -44,14 +56,36 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
         eprintln!("[RUN #{id}] Preparing benchmark client...");
         eprintln!("[RUN #{id}] Launching threads now...");
         let mut progressed = memtier_text::Progressed::default();
-        let mut observe = |p: &engine::Progress| eprint!("{}", progressed.line(&view, id, p));
-        let outcome = match engine::run(config, run, stop, &mut observe) {
+        if let Some(s) = statsd.as_mut() {
+            s.run_started(run, threads, config.connections / threads);
+        }
+        let mut observe = |p: &engine::Progress| {
+            eprint!("{}", progressed.line(&view, id, p));
+            if let Some(s) = statsd.as_mut() {
+                s.interval(p);
+            }
+        };
+        let outcome = engine::run(config, run, stop, &mut observe);
+        if let Some(s) = statsd.as_mut() {
+            s.run_ended(run);
+        }
+        let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("\nrespbench: {e}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         };
+        if outcome.interrupted {
+            let by = match signals::stopped_by() {
+                None | Some(libc::SIGINT) => "user (Ctrl+C)".to_string(),
+                Some(sig) => signals::name(sig).to_string(),
+            };
+            eprint!(
+                "\n[RUN #{id}] Interrupted by {by} after {:.1} secs, stopping threads...",
+                outcome.elapsed.as_secs_f64()
+            );
+        }
         eprint!("\n\n");
         if let Some(prefix) = &options.hdr_prefix {
             for (path, bytes, what) in memtier_files::hdr_files(&view, prefix, id, &outcome) {
@@ -90,7 +124,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
         eprintln!("Json file closed.");
     }
     if pooled.interrupted {
-        return ExitCode::from(EXIT_INTERRUPTED);
+        return ExitCode::from(signals::interrupted_exit_code());
     }
     if pooled.total().count == 0 && pooled.errors.total() > 0 {
         eprintln!("respbench: no request got a reply: every connection failed ({} errors)", pooled.errors.total());

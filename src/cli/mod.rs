@@ -11,11 +11,11 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod signals;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
@@ -56,7 +56,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             Err(msg) => return memtier_error(&msg),
         };
         let parsed = Args::try_parse_from(args).map_err(|e| clap_message(&e)).and_then(Args::into_config);
-        let (config, output) = match parsed {
+        let (config, mut output) = match parsed {
             Ok(parsed) => parsed,
             Err(msg) => return memtier_error(&msg),
         };
@@ -70,6 +70,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             let _ = std::io::stdout().flush();
             eprintln!("===================================================");
         }
+        output.memtier_front_end = true;
         return execute(&config, &output, &install_sigint());
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
@@ -117,16 +118,10 @@ fn parse_args<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, 
     })
 }
 
-/// Ctrl-C sets the returned flag; a second Ctrl-C while results are written ends at once.
-fn install_sigint() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let handler_stop = Arc::clone(&stop);
-    let _ = ctrlc::set_handler(move || {
-        if handler_stop.swap(true, Ordering::SeqCst) {
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-    });
-    stop
+/// Ctrl-C (or SIGTERM, SIGHUP) sets the returned flag; a second one while results are written
+/// ends at once. Fatal signals print a bug report (see `signals`).
+fn install_sigint() -> signals::Stop {
+    signals::install()
 }
 
 /// Runs the plan `runs` times with the live line on a terminal, and pools the runs.
@@ -136,17 +131,18 @@ fn measure(
     stop: &AtomicBool,
     extra: impl FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    measure_runs(config, runs, false, stop, extra).map(|runs| Outcome::pool(runs).expect("at least one run"))
+    measure_runs(config, runs, false, stop, extra, |_, _| {}).map(|runs| Outcome::pool(runs).expect("at least one run"))
 }
 
-/// Runs the plan `runs` times (fewer after Ctrl-C) with the live line on a terminal, or one
-/// line per interval with `progress`.
+/// Runs the plan `runs` times (fewer after a stop signal) with the live line on a terminal, or
+/// one line per interval with `progress`. `edge` hears each run begin (`false`) and end (`true`).
 fn measure_runs(
     config: &Config,
     runs: usize,
     progress: bool,
     stop: &AtomicBool,
     mut extra: impl FnMut(&Progress),
+    mut edge: impl FnMut(usize, bool),
 ) -> Result<Vec<Outcome>, ConnectError> {
     let live = std::io::stderr().is_terminal();
     let mut outcomes = Vec::new();
@@ -160,7 +156,9 @@ fn measure_runs(
             }
             extra(p);
         };
+        edge(run, false);
         let outcome = engine::run(config, run, stop, &mut observe);
+        edge(run, true);
         if live && !progress {
             eprint!("\r\x1b[2K");
         }
@@ -188,12 +186,34 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     for warning in &warnings {
         eprintln!("respbench: warning: {warning}");
     }
+    signals::describe_server(&config.server);
     let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
-    let runs = measure_runs(config, output.runs, output.progress, stop, |p| {
-        if let Some(log) = hdr_log.as_mut() {
-            log.add(p);
-        }
-    });
+    let statsd = match open_statsd(output) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    // The interval hook and the run hook both send: they take turns on the one sender.
+    let statsd = std::cell::RefCell::new(statsd);
+    let threads = config.threads.min(config.connections).max(1);
+    let runs = measure_runs(
+        config,
+        output.runs,
+        output.progress,
+        stop,
+        |p| {
+            if let Some(log) = hdr_log.as_mut() {
+                log.add(p);
+            }
+            if let Some(s) = statsd.borrow_mut().as_mut() {
+                s.interval(p);
+            }
+        },
+        |run, ended| match (statsd.borrow_mut().as_mut(), ended) {
+            (Some(s), false) => s.run_started(run, threads, config.connections / threads),
+            (Some(s), true) => s.run_ended(run),
+            (None, _) => {}
+        },
+    );
     let runs = match runs {
         Ok(runs) => runs,
         Err(e) => {
@@ -241,7 +261,7 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
         }
     }
     if outcome.interrupted {
-        return ExitCode::from(EXIT_INTERRUPTED);
+        return ExitCode::from(signals::interrupted_exit_code());
     }
     // Results are printed and written either way, but a script must not take a run in which
     // nothing succeeded for a measurement.
@@ -250,6 +270,15 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS
+}
+
+/// The StatsD sender `--statsd-host` asks for, if any; `Err` carries the usage error's code.
+fn open_statsd(output: &Output) -> Result<Option<report::statsd::Statsd>, ExitCode> {
+    match output.statsd.as_ref().map(|o| report::statsd::Statsd::open(o, &output.percentiles)) {
+        None => Ok(None),
+        Some(Ok(s)) => Ok(Some(s)),
+        Some(Err(e)) => Err(usage_error(&e)),
+    }
 }
 
 /// clap's message as one line: its first paragraph (which may list the missing arguments on

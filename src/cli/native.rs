@@ -7,8 +7,8 @@ use clap::{ArgAction, Parser};
 
 use super::parse;
 use crate::config::{
-    ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Rate, ReadFrom, Sequence, ServerOptions, StopAfter,
-    Target, TlsOptions, ValueSize,
+    ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Ramp, Rate, ReadFrom, Sequence, ServerOptions,
+    StopAfter, Target, TlsOptions, ValueSize,
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
@@ -130,6 +130,16 @@ pub struct Args {
     /// Run for this long instead of a request count (30s, 5m).
     #[arg(long, value_parser = parse::duration, conflicts_with = "requests", help_heading = "Load")]
     pub duration: Option<Duration>,
+    /// Staircase ramp: start with N of the connections, add --connections-step more every
+    /// --step-duration (needs --duration).
+    #[arg(long, value_parser = parse::positive, value_name = "N", help_heading = "Load")]
+    pub connections_start: Option<u64>,
+    /// Staircase ramp: connections added at each step.
+    #[arg(long, value_parser = parse::positive, value_name = "N", help_heading = "Load")]
+    pub connections_step: Option<u64>,
+    /// Staircase ramp: time between steps (1s, 500ms).
+    #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Load")]
+    pub step_duration: Option<Duration>,
 
     /// SET:GET weights [default: 1:10; with -n allkeys, 1:0].
     #[arg(long, value_parser = parse::ratio, help_heading = "Workload")]
@@ -267,6 +277,23 @@ pub struct Args {
     /// Print what connecting and reconnecting do on stderr.
     #[arg(long, hide = true)]
     pub debug: bool,
+    /// Send live metrics each interval to this StatsD host (UDP; memtier's metric names).
+    #[arg(long, value_name = "HOST", help_heading = "Output")]
+    pub statsd_host: Option<String>,
+    /// StatsD UDP port.
+    #[arg(long, default_value_t = 8125, value_parser = clap::value_parser!(u16).range(1..), value_name = "PORT",
+          requires = "statsd_host", help_heading = "Output")]
+    pub statsd_port: u16,
+    /// Prefix of the StatsD metric names.
+    #[arg(long, default_value = "memtier", value_name = "PREFIX", requires = "statsd_host", help_heading = "Output")]
+    pub statsd_prefix: String,
+    /// Label of this run in the metric names (PREFIX.LABEL.name) and Graphite events.
+    #[arg(long, default_value = "default", value_name = "LABEL", requires = "statsd_host", help_heading = "Output")]
+    pub statsd_run_label: String,
+    /// Graphite HTTP port on the StatsD host, for start and end event annotations.
+    #[arg(long, default_value_t = 8080, value_parser = clap::value_parser!(u16).range(1..), value_name = "PORT",
+          requires = "statsd_host", help_heading = "Output")]
+    pub graphite_port: u16,
 }
 
 /// `--tls-versions`: the protocol numbers allowed.
@@ -327,6 +354,10 @@ pub struct Output {
     pub arbitrary: bool,
     /// `--debug`: connection events on stderr.
     pub debug: bool,
+    /// The run came through memtier's command line: messages in memtier's words.
+    pub memtier_front_end: bool,
+    /// Live metrics to StatsD (and Graphite events).
+    pub statsd: Option<crate::report::statsd::Options>,
 }
 
 impl Args {
@@ -352,6 +383,7 @@ impl Args {
             (None, None) => StopAfter::Requests(100_000),
         };
         let fill = stop == StopAfter::AllKeys;
+        let ramp = self.ramp(&stop)?;
         if fill && self.warmup.is_some() {
             return Err("--warmup cannot be used with -n allkeys: a fill writes every key exactly once".into());
         }
@@ -484,6 +516,7 @@ impl Args {
                 ReadFromArg::Yes => ReadFrom::Yes,
                 ReadFromArg::All => ReadFrom::All,
             }),
+            ramp,
         };
         let memtier = self.memtier_text.then(|| crate::report::memtier_stats::MemtierOutput {
             hide_histogram: self.memtier_hide_histogram,
@@ -509,12 +542,46 @@ impl Args {
             label: self.label,
             runs: self.runs as usize,
             debug: self.debug,
+            memtier_front_end: false,
+            statsd: self.statsd_host.map(|host| crate::report::statsd::Options {
+                host,
+                port: self.statsd_port,
+                prefix: self.statsd_prefix,
+                run_label: self.statsd_run_label,
+                graphite_port: self.graphite_port,
+            }),
         };
         Ok((config, output))
     }
 }
 
 impl Args {
+    /// The staircase ramp, when its three flags are given (together, with --duration).
+    fn ramp(&self, stop: &StopAfter) -> Result<Option<Ramp>, String> {
+        let (start, step, every) = match (self.connections_start, self.connections_step, self.step_duration) {
+            (None, None, None) => return Ok(None),
+            (Some(start), Some(step), Some(every)) => (start, step, every),
+            _ => {
+                return Err(
+                    "--connections-start, --connections-step and --step-duration go together (a staircase ramp)".into(),
+                );
+            }
+        };
+        if start >= self.connections {
+            return Err(format!(
+                "--connections-start {start} must be below --connections {}: the ramp adds connections up to it",
+                self.connections
+            ));
+        }
+        if every.is_zero() {
+            return Err("--step-duration must be above 0".into());
+        }
+        if !matches!(stop, StopAfter::Duration(_)) {
+            return Err("--connections-start needs --duration: a staircase ramp runs for a time".into());
+        }
+        Ok(Some(Ramp { start: start as usize, step: step as usize, every }))
+    }
+
     /// A `--command` with `;` between commands: a sequence sent as one unit.
     fn sequence(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Option<Sequence>, String> {
         let Some(text) = self.command.iter().find(|c| c.split_whitespace().any(|w| w == ";")) else {

@@ -318,6 +318,11 @@ pub fn run(
                         None => vec![(0, config.server.clone())],
                     };
                     let open_one = |i: usize| {
+                        let requests = RequestGen::new(Arc::clone(workload), config, i);
+                        if !worker::join_delay(config, threads, i).is_zero() {
+                            // A staircase ramp connects it later, at its step.
+                            return Ok(Conn::new(Vec::new(), requests, Pacer::Closed, config.quota(i)));
+                        }
                         let mut links = Vec::new();
                         for (node, opts) in &targets {
                             let io = Session::open(opts)?
@@ -328,7 +333,6 @@ pub fn run(
                             }
                             links[*node] = Some(Link::new(io, config.pipeline, max_request));
                         }
-                        let requests = RequestGen::new(Arc::clone(workload), config, i);
                         Ok(Conn::new(links, requests, Pacer::Closed, config.quota(i)))
                     };
                     let conns = match config.conn_jitter {
@@ -359,7 +363,11 @@ pub fn run(
                 };
                 let start: Instant = *start_slot.get().expect("set before the go barrier");
                 for (k, conn) in conns.iter_mut().enumerate() {
-                    conn.set_pacer(pacer::for_connection(config, first + k, start));
+                    let delay = worker::join_delay(config, threads, first + k);
+                    conn.set_pacer(pacer::for_connection(config, first + k, start + delay));
+                    if !delay.is_zero() {
+                        conn.hold_until(start + delay);
+                    }
                 }
                 let measure_from = start + config.warmup;
                 let deadline = match config.stop {

@@ -146,6 +146,15 @@ struct Configuration<'a> {
     arrival: Option<&'static str>,
     warmup_secs: f64,
     runs: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ramp: Option<RampConfig>,
+}
+
+#[derive(Serialize)]
+struct RampConfig {
+    start: usize,
+    step: usize,
+    step_duration_secs: f64,
 }
 
 #[derive(Serialize)]
@@ -235,6 +244,7 @@ struct Point {
     totals: OpSummary,
     commands: BTreeMap<String, u64>,
     server: Option<ServerSample>,
+    active_connections: u64,
 }
 
 fn configuration(config: &Config, runs: usize) -> Configuration<'_> {
@@ -272,6 +282,11 @@ fn configuration(config: &Config, runs: usize) -> Configuration<'_> {
         arrival: config.rate.map(|r| if r.poisson { "poisson" } else { "constant" }),
         warmup_secs: config.warmup.as_secs_f64(),
         runs,
+        ramp: config.ramp.map(|r| RampConfig {
+            start: r.start,
+            step: r.step,
+            step_duration_secs: r.every.as_secs_f64(),
+        }),
     }
 }
 
@@ -350,6 +365,7 @@ impl Format for Json {
                     totals: OpSummary::of(&i.window.total(), i.duration_secs),
                     commands: names.iter().cloned().zip(i.window.ops.iter().map(|o| o.count)).collect(),
                     server: i.server,
+                    active_connections: i.window.active_connections,
                 })
                 .collect(),
         };

@@ -178,6 +178,9 @@ pub struct Window {
     /// Cluster redirects followed.
     pub moved: u64,
     pub asked: u64,
+    /// Connections taking part (connected or reconnecting, not given up), at most, during the
+    /// interval: rises in steps under a staircase ramp. Workers' counts add up.
+    pub active_connections: u64,
 }
 
 impl Window {
@@ -193,6 +196,7 @@ impl Window {
             nodes: Vec::new(),
             moved: 0,
             asked: 0,
+            active_connections: 0,
         }
     }
 
@@ -207,6 +211,7 @@ impl Window {
         self.successes += other.successes;
         self.moved += other.moved;
         self.asked += other.asked;
+        self.active_connections += other.active_connections;
         for (name, op) in &other.nodes {
             match self.nodes.iter_mut().find(|(n, _)| n == name) {
                 Some((_, mine)) => mine.merge(op),

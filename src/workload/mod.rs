@@ -346,6 +346,7 @@ mod tests {
             sequence: None,
             faults: crate::config::Faults::default(),
             cluster: None,
+            ramp: None,
         }
     }
 

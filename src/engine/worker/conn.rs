@@ -114,6 +114,8 @@ pub struct Conn {
     pub(super) pacer: Pacer,
     /// Done sending and drained, or given up.
     pub(super) finished: bool,
+    /// A staircase ramp holds it back (no links yet) until this time.
+    pub(super) join_at: Option<Instant>,
 }
 
 impl Conn {
@@ -127,6 +129,7 @@ impl Conn {
             requests,
             pacer,
             finished: false,
+            join_at: None,
         }
     }
 
@@ -139,9 +142,15 @@ impl Conn {
         self.links.iter().flatten().all(Link::idle)
     }
 
-    /// A standalone connection waiting to reconnect sends nothing meanwhile.
+    /// Holds the connection back, not connected, until `at` (a staircase ramp's step).
+    pub fn hold_until(&mut self, at: Instant) {
+        self.join_at = Some(at);
+    }
+
+    /// A connection the ramp holds back, or a standalone one waiting to reconnect, sends
+    /// nothing meanwhile.
     pub(super) fn blocked(&self) -> bool {
-        self.links.len() == 1 && self.links[0].as_ref().is_some_and(|l| l.down.is_some())
+        self.join_at.is_some() || (self.links.len() == 1 && self.links[0].as_ref().is_some_and(|l| l.down.is_some()))
     }
 }
 

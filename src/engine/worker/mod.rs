@@ -16,10 +16,12 @@ use mio::{Events, Interest, Poll, Token};
 
 mod conn;
 mod faults;
+mod ramp;
 
 pub use conn::{Conn, Link};
 use conn::{InFlight, make_room};
 use faults::{MAX_REDIRECTS, redirect_of};
+pub use ramp::join_delay;
 
 use super::router::Router;
 use super::timer::Timer;
@@ -78,6 +80,9 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         let mut wake = worker.next_flush;
         if let Some(deadline) = plan.deadline {
             wake = wake.min(deadline);
+        }
+        if let Some(join) = worker.next_join {
+            wake = wake.min(join);
         }
         // A connection with a full pipeline waits for a reply, not for its clock. Paced sends
         // are batched at a grain: each timer wake-up costs more than a send, so at high rates
@@ -180,6 +185,10 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         while now >= worker.next_flush {
             worker.flush_window(&tx);
         }
+        // After the flush: a connection joining on an interval's boundary counts in the next.
+        if worker.next_join.is_some_and(|t| now >= t) {
+            now = worker.admit_due(&mut conns, now);
+        }
     }
     // Links still down when the run ends: their outage lasts to the end.
     for link in conns.iter_mut().flat_map(|c| c.links.iter_mut().flatten()) {
@@ -223,6 +232,10 @@ struct Worker<'p> {
     journal: bool,
     /// When the cluster map was last reloaded.
     refreshed: Instant,
+    /// When the next connection a staircase ramp holds back joins.
+    next_join: Option<Instant>,
+    /// Connections taking part: joined and not finished.
+    live: usize,
 }
 
 impl<'p> Worker<'p> {
@@ -245,6 +258,7 @@ impl<'p> Worker<'p> {
             None
         };
         let journal = plan.faults.retry > 0 || router.is_some();
+        let held = conns.iter().filter(|c| c.join_at.is_some()).count();
         let mut worker = Worker {
             plan,
             poll,
@@ -258,6 +272,8 @@ impl<'p> Worker<'p> {
             router,
             journal,
             refreshed: Instant::now(),
+            next_join: conns.iter().filter_map(|c| c.join_at).min(),
+            live: conns.len() - held,
         };
         worker.window = worker.fresh_window();
         Ok(worker)
@@ -266,6 +282,7 @@ impl<'p> Worker<'p> {
     /// An empty window, with a row per known node in cluster mode.
     fn fresh_window(&self) -> Window {
         let mut window = Window::new(self.plan.rows, self.plan.unit_row);
+        window.active_connections = self.live as u64;
         if let Some(router) = &self.router {
             window.nodes = router.nodes.iter().map(|n| (n.to_string(), OpStats::default())).collect();
         }
@@ -550,6 +567,9 @@ impl<'p> Worker<'p> {
         if !conn.finished {
             conn.finished = true;
             self.active -= 1;
+            if conn.join_at.is_none() {
+                self.live -= 1;
+            }
         }
     }
 }

@@ -1,0 +1,326 @@
+//! Signals. SIGINT, SIGTERM and SIGHUP stop a run cleanly: sending stops, every requested
+//! output is still written and marked interrupted, and the exit status is 128 + the signal; a
+//! second one exits at once. A fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, even
+//! one sent with `kill`) prints a bug report, as memtier_benchmark does, and the process then
+//! dies of that signal.
+//!
+//! A signal handler may only do async-signal-safe things, so the report is written by a
+//! watcher thread: the handler hands it the signal over a pipe and waits (bounded) for it to
+//! finish; if the watcher cannot (the crash left a lock held), the handler writes a block
+//! formatted at start-up with `write(2)` instead. Then it re-raises with the default action.
+
+use std::ffi::c_int;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::Duration;
+
+use crate::config::ServerOptions;
+use crate::net::Session;
+
+/// Set by the first SIGINT, SIGTERM or SIGHUP: the run stops.
+static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that stopped the run (0: none yet).
+static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
+
+/// A fatal signal is being reported: a second one waits for the first to end the process.
+static CRASHING: AtomicBool = AtomicBool::new(false);
+/// The handler's end of the pipe to the watcher, and the watcher's reply ("report written").
+static TO_WATCHER: AtomicI32 = AtomicI32::new(-1);
+static FROM_WATCHER: AtomicI32 = AtomicI32::new(-1);
+/// The report the handler writes itself if the watcher does not answer in time.
+static FALLBACK: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+static FALLBACK_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// The server the report asks for INFO and CLIENT LIST.
+static SERVER: Mutex<Option<ServerOptions>> = Mutex::new(None);
+
+/// Longest the handler waits for the watcher's report.
+const WATCHER_WAIT_MS: c_int = 4000;
+
+const STOP_SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+const FATAL_SIGNALS: [c_int; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGABRT];
+
+/// The flag the stop signals set (a handle to it: every run of the process shares one).
+pub struct Stop(&'static AtomicBool);
+
+impl std::ops::Deref for Stop {
+    type Target = AtomicBool;
+    fn deref(&self) -> &AtomicBool {
+        self.0
+    }
+}
+
+/// Installs every handler once; returns the flag the stop signals set.
+pub fn install() -> Stop {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let fallback = format!("{}{}{}", header(None), info_block(None), footer(None)).into_bytes().leak();
+        FALLBACK_LEN.store(fallback.len(), Ordering::SeqCst);
+        FALLBACK.store(fallback.as_mut_ptr(), Ordering::SeqCst);
+        start_watcher();
+        for sig in STOP_SIGNALS {
+            set_handler(sig, on_stop as extern "C" fn(c_int) as usize, libc::SA_RESTART);
+        }
+        for sig in FATAL_SIGNALS {
+            let flags = libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_ONSTACK;
+            set_handler(sig, on_fatal as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize, flags);
+        }
+    });
+    Stop(&STOP)
+}
+
+/// The server a bug report should describe (INFO server and CLIENT LIST, asked at the time).
+pub fn describe_server(server: &ServerOptions) {
+    if let Ok(mut slot) = SERVER.lock() {
+        *slot = Some(server.clone());
+    }
+}
+
+/// The signal that stopped the run, if one did.
+pub fn stopped_by() -> Option<c_int> {
+    Some(STOPPED_BY.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+/// Exit status of a run a signal stopped: 128 + the signal (130 for Ctrl-C).
+pub fn interrupted_exit_code() -> u8 {
+    128 + stopped_by().unwrap_or(libc::SIGINT) as u8
+}
+
+/// A signal's name, as memtier prints it.
+pub fn name(sig: c_int) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        _ => "UNKNOWN",
+    }
+}
+
+fn set_handler(sig: c_int, handler: usize, flags: c_int) {
+    // SAFETY: a zeroed sigaction is valid; the handler is an `extern "C"` fn of the shape the
+    // flags say (SA_SIGINFO: three arguments).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        action.sa_flags = flags;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(sig, &action, std::ptr::null_mut());
+    }
+}
+
+extern "C" fn on_stop(sig: c_int) {
+    if STOP.swap(true, Ordering::SeqCst) {
+        // A second signal: the user does not want to wait for the results.
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(128 + sig) };
+    }
+    STOPPED_BY.store(sig, Ordering::SeqCst);
+}
+
+/// What the handler tells the watcher: signal, si_code, fault address, sender pid, thread id.
+type Message = [u64; 5];
+
+extern "C" fn on_fatal(sig: c_int, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
+    // Only async-signal-safe calls from here on: atomics, write, poll, syscall, raise, pause.
+    if CRASHING.swap(true, Ordering::SeqCst) {
+        loop {
+            // SAFETY: pause is async-signal-safe; the first report ends the process.
+            unsafe { libc::pause() };
+        }
+    }
+    let (code, addr, pid) = if info.is_null() {
+        (0, 0, 0)
+    } else {
+        // SAFETY: the kernel passes a valid siginfo with SA_SIGINFO.
+        unsafe { ((*info).si_code as u64, (*info).si_addr() as u64, (*info).si_pid() as u64) }
+    };
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u64;
+    let message: Message = [sig as u64, code, addr, pid, tid];
+    let (to, from) = (TO_WATCHER.load(Ordering::SeqCst), FROM_WATCHER.load(Ordering::SeqCst));
+    let mut reported = false;
+    if to >= 0 && from >= 0 {
+        // SAFETY: write and poll on our own pipe's descriptors, with buffers that outlive them.
+        unsafe {
+            let sent = libc::write(to, message.as_ptr().cast(), std::mem::size_of::<Message>());
+            if sent == std::mem::size_of::<Message>() as isize {
+                let mut fd = libc::pollfd { fd: from, events: libc::POLLIN, revents: 0 };
+                reported = libc::poll(&mut fd, 1, WATCHER_WAIT_MS) == 1;
+            }
+        }
+    }
+    if !reported {
+        let (ptr, len) = (FALLBACK.load(Ordering::SeqCst), FALLBACK_LEN.load(Ordering::SeqCst));
+        if !ptr.is_null() {
+            // SAFETY: a leaked, never-freed buffer of `len` bytes.
+            unsafe { libc::write(libc::STDERR_FILENO, ptr.cast(), len) };
+        }
+    }
+    // SA_RESETHAND restored the default action and SA_NODEFER lets it through now.
+    // SAFETY: raise is async-signal-safe.
+    unsafe { libc::raise(sig) };
+}
+
+/// Starts the thread that writes the report, with the pipes the handler uses to reach it.
+fn start_watcher() {
+    let (mut to, mut from) = ([-1; 2], [-1; 2]);
+    // SAFETY: pipe2 fills the arrays it is given.
+    let piped = unsafe {
+        libc::pipe2(to.as_mut_ptr(), libc::O_CLOEXEC) == 0 && libc::pipe2(from.as_mut_ptr(), libc::O_CLOEXEC) == 0
+    };
+    if !piped {
+        return; // the handler writes the fallback block
+    }
+    let (watch_fd, reply_fd) = (to[0], from[1]);
+    let spawned = std::thread::Builder::new().name("respbench-crash-watcher".into()).spawn(move || {
+        // A fatal signal sent to the process must reach another thread: this one reports it.
+        // SAFETY: a sigset built with sigemptyset/sigaddset, applied to this thread only.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in FATAL_SIGNALS.iter().chain(&STOP_SIGNALS) {
+                libc::sigaddset(&mut set, *sig);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        let mut message: Message = [0; 5];
+        let size = std::mem::size_of::<Message>();
+        // SAFETY: reads into a buffer of `size` bytes.
+        let got = unsafe { libc::read(watch_fd, message.as_mut_ptr().cast(), size) };
+        if got != size as isize {
+            return;
+        }
+        let report = crash_report(&message);
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(report.as_bytes());
+        let _ = stderr.flush();
+        // SAFETY: one byte to our own pipe.
+        unsafe { libc::write(reply_fd, b"x".as_ptr().cast(), 1) };
+    });
+    if spawned.is_ok() {
+        TO_WATCHER.store(to[1], Ordering::SeqCst);
+        FROM_WATCHER.store(from[0], Ordering::SeqCst);
+    }
+}
+
+/// `[pid] date # ` in front of every line, as memtier's report has it.
+fn stamp(time: Option<&str>) -> String {
+    match time {
+        Some(t) => format!("[{}] {t} # ", std::process::id()),
+        None => format!("[{}] # ", std::process::id()),
+    }
+}
+
+/// The first line of a bug report.
+const START: &str = "\n\n=== RESPBENCH BUG REPORT START: Cut & paste starting from here ===\n";
+
+/// The fallback's opening: the handler cannot say more about the signal safely.
+fn header(time: Option<&str>) -> String {
+    format!("{START}{}respbench crashed by a fatal signal (the full report could not be written)\n", stamp(time))
+}
+
+fn info_block(time: Option<&str>) -> String {
+    let p = stamp(time);
+    let mut out = format!("\n{p}--- INFO OUTPUT\n");
+    // SAFETY: uname fills a zeroed struct; its fields are NUL-terminated.
+    let os = unsafe {
+        let mut name: libc::utsname = std::mem::zeroed();
+        (libc::uname(&mut name) == 0).then(|| {
+            let field = |f: &[libc::c_char]| std::ffi::CStr::from_ptr(f.as_ptr()).to_string_lossy().into_owned();
+            format!("{} {} {}", field(&name.sysname), field(&name.release), field(&name.machine))
+        })
+    };
+    if let Some(os) = os {
+        out.push_str(&format!("{p}os:{os}\n"));
+    }
+    out.push_str(&format!("{p}respbench_version:{}\n", env!("CARGO_PKG_VERSION")));
+    out.push_str(&format!("{p}arch_bits:{}\n", usize::BITS));
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    out.push_str(&format!("{p}command_line:{}\n", args.join(" ")));
+    out
+}
+
+fn footer(time: Option<&str>) -> String {
+    let p = stamp(time);
+    format!(
+        "{p}For more information, please check the core dump if available.\n{p}To enable core dumps: ulimit -c \
+         unlimited\n{p}Core pattern: /proc/sys/kernel/core_pattern\n\n=== RESPBENCH BUG REPORT END. Make sure to \
+         include from START to END. ===\n\n       Please report this bug with the command line and the server's \
+         version.\n\n"
+    )
+}
+
+/// The whole report, written by the watcher (a normal thread: it may allocate and connect).
+fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
+    let sig = sig as c_int;
+    let time = local_time();
+    let p = stamp(Some(&time));
+    let mut out = START.to_string();
+    out.push_str(&format!("{p}respbench crashed by signal: {sig}\n"));
+    out.push_str(&format!("{p}Crashed running signal <{}>\n", name(sig)));
+    out.push_str(&format!("{p}Signal code: {}\n", code as i32));
+    // A signal someone sent (kill, tgkill, raise) has a sender, not a fault address.
+    if (code as i32) <= 0 {
+        out.push_str(&format!("{p}Sent by process: {sender}\n"));
+    } else {
+        out.push_str(&format!("{p}Fault address: {addr:#x}\n"));
+    }
+    out.push_str(&format!("\n{p}--- STACK TRACE\n"));
+    let thread = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).unwrap_or_default();
+    out.push_str(&format!("{p}Thread {tid} ({}) received the signal\n", thread.trim()));
+    out.push_str(&format!(
+        "{p}  (its stack cannot be walked safely from a signal handler: open the core dump with gdb for one)\n"
+    ));
+    out.push_str(&info_block(Some(&time)));
+    let server = SERVER.lock().ok().and_then(|s| s.clone());
+    if let Some(server) = server {
+        out.push_str(&server_block(&server, &p));
+    }
+    out.push('\n');
+    out.push_str(&footer(Some(&time)));
+    out
+}
+
+/// The server's INFO server and CLIENT LIST, asked on a connection of its own.
+fn server_block(server: &ServerOptions, p: &str) -> String {
+    let mut out = String::new();
+    let mut session = match Session::open_within(server, Duration::from_secs(1)) {
+        Ok(s) => s,
+        Err(e) => return format!("\n{p}--- SERVER: cannot connect to ask it ({e})\n"),
+    };
+    for (title, args) in
+        [("SERVER INFO OUTPUT", &[&b"INFO"[..], b"server"][..]), ("CLIENT LIST OUTPUT", &[&b"CLIENT"[..], b"LIST"][..])]
+    {
+        out.push_str(&format!("\n{p}--- {title}\n"));
+        match session.call(args) {
+            Ok(reply) => {
+                for line in String::from_utf8_lossy(reply.text()).lines().filter(|l| !l.trim().is_empty()).take(500) {
+                    out.push_str(&format!("{p}{}\n", line.trim_end()));
+                }
+            }
+            Err(e) => out.push_str(&format!("{p}(refused: {e})\n")),
+        }
+    }
+    out
+}
+
+/// The local time as memtier prints it: `02 Jan 2006 15:04:05`.
+fn local_time() -> String {
+    // SAFETY: time and localtime_r with our own buffers; strftime writes at most buf's length.
+    unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&now, &mut tm).is_null() {
+            return String::new();
+        }
+        let mut buf = [0u8; 64];
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), c"%d %b %Y %H:%M:%S".as_ptr(), &tm);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+}
