@@ -321,3 +321,24 @@ fn hdr_file_prefix_writes_memtiers_percentile_tables_and_logs() {
     let full = std::fs::read_to_string(dir.path().join("hdr_FULL_RUN_1.txt")).unwrap();
     assert!(full.contains("Total count    =          400]"), "{full}");
 }
+
+#[test]
+fn a_staircase_writes_memtiers_active_clients_and_configuration() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-t", "1", "-c", "3", "--clients-start=1", "--clients-step=1", "--step-duration=1", "--test-time=4"];
+    let out =
+        memtier(&server, dir.path(), &[&args[..], &["--json-out-file=staircase.json", "--hide-histogram"]].concat());
+    assert_same_shape(&dir.path().join("staircase.json"), "staircase.json");
+    assert_same_tables(&stdout(&out), &fixture_text("staircase.stdout.txt"));
+    let doc = read_json(&dir.path().join("staircase.json"));
+    let config = &doc["configuration"];
+    assert_eq!(
+        (&config["clients_start"], &config["clients_step"], &config["step_duration"]),
+        (&1.into(), &1.into(), &1.into())
+    );
+    // One more client per second, up to -c, as memtier's own file shows.
+    let active = doc["ALL STATS"]["Active Clients"].as_object().unwrap();
+    let per_thread: Vec<u64> = active.values().map(|a| a["Clients per thread"].as_u64().unwrap()).collect();
+    assert_eq!(per_thread, [1, 2, 3, 3]);
+}

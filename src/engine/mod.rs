@@ -545,6 +545,7 @@ impl<'c> Collector<'c> {
                 start_secs + interval_secs
             };
             let server = sampler.as_mut().and_then(ServerSampler::sample);
+            let active_connections = self.config.ramp.is_some().then_some(window.active_connections);
             self.timeline.push(Interval {
                 run: self.run,
                 index,
@@ -552,7 +553,7 @@ impl<'c> Collector<'c> {
                 duration_secs: (end_secs - start_secs).max(0.0),
                 window,
                 server,
-                active_connections: None,
+                active_connections,
             });
             let interval = self.timeline.last().expect("just pushed");
             let elapsed = Duration::from_secs_f64(end_secs);

@@ -146,6 +146,13 @@ fn configuration(view: &MemtierView<'_>, run_count: usize) -> Value {
     put("num-slaves", json!("0:0"));
     put("wait-timeout", json!("0-0"));
     put("print-all-runs", flag(view.options.print_all_runs));
+    if let Some(ramp) = &c.ramp {
+        // memtier counts the staircase per thread.
+        let threads = c.threads.max(1);
+        put("clients_start", json!(ramp.start / threads));
+        put("clients_step", json!(ramp.step / threads));
+        put("step_duration", json!(ramp.every.as_secs()));
+    }
     Value::Object(m)
 }
 
