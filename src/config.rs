@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod extras;
+pub use extras::{Extras, MonitorPick, ScanFollow};
+
 /// Where the server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -152,6 +155,18 @@ pub enum ArgPart {
     RandShared(u8),
     /// `{tag}`: a cluster hash tag; empty outside cluster mode.
     Tag,
+    /// Key `i` of a multi-key read (MGET under `--multi-key-get`): the key prefix and a number
+    /// drawn on its own from the command's key pattern.
+    MultiKey(u16),
+    /// A number drawn per request in `min..=max`: uniform, or normal around the middle with a
+    /// sixth of the range as deviation (WAIT's replicas and timeout under `--wait-ratio`).
+    Between {
+        min: u64,
+        max: u64,
+        normal: bool,
+    },
+    /// The cursor the server returned to this connection's last SCAN (`--scan-incremental-iteration`).
+    Cursor,
 }
 
 /// One command of the mix.
@@ -178,7 +193,7 @@ pub struct Step {
 }
 
 /// Commands whose null reply means a missing key.
-const READS: [&str; 7] = ["GET", "GETEX", "GETDEL", "HGET", "LINDEX", "ZSCORE", "HMGET"];
+const READS: [&str; 9] = ["GET", "GETEX", "GETDEL", "HGET", "LINDEX", "ZSCORE", "HMGET", "MGET", "GETRANGE"];
 
 impl CommandSpec {
     /// `SET key value`, with `EX seconds` when `expiry` (from `--expiry-range`).
@@ -429,6 +444,8 @@ pub struct Config {
     pub faults: Faults,
     /// Cluster mode (`--cluster`), with where reads go; `None` for a standalone server.
     pub cluster: Option<ReadFrom>,
+    /// memtier's workload variations: value sizes by key, MONITOR replay, SCAN cursors.
+    pub extras: Extras,
 }
 
 impl Config {
@@ -530,6 +547,7 @@ mod tests {
             sequence: None,
             faults: Faults::default(),
             cluster: None,
+            extras: Extras::default(),
         }
     }
 

@@ -66,11 +66,14 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["cluster-mode"], false, Map::Flag("--cluster")),
     opt(&["rate-limiting"], true, Map::Unsupported("memtier's per-connection rate limit; use respbench --rate")),
     opt(&["reconnect-interval"], true, Map::Unsupported("reconnecting")),
-    opt(&["multi-key-get"], true, Map::Unsupported("multi-key GET")),
+    opt(&["multi-key-get"], true, Map::Flag("--multi-key-get")),
+    opt(&["data-offset"], true, Map::Flag("--data-offset")),
+    opt(&["data-size-pattern"], true, Map::Flag("--data-size-pattern")),
     opt(&["data-import"], true, Map::Unsupported("importing data")),
     opt(&["data-verify"], false, Map::Unsupported("verifying data")),
-    opt(&["wait-ratio"], true, Map::Unsupported("WAIT")),
-    opt(&["num-slaves"], true, Map::Unsupported("WAIT")),
+    opt(&["wait-ratio"], true, Map::Flag("--wait-ratio")),
+    opt(&["num-slaves"], true, Map::Flag("--num-slaves")),
+    opt(&["wait-timeout"], true, Map::Flag("--wait-timeout")),
     opt(&["debug", "D"], false, Map::Unsupported("debug output")),
 ];
 

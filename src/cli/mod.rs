@@ -5,6 +5,7 @@ mod capacity;
 mod dialect;
 mod fill;
 mod memtier;
+mod mix;
 mod native;
 pub mod parse;
 mod redis_benchmark;

@@ -170,6 +170,9 @@ pub struct Args {
     /// Seed for every random choice; each connection derives its own stream [default: random].
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
+    /// memtier's workload options (hidden; the memtier front-end passes them on).
+    #[command(flatten)]
+    pub memtier: super::mix::WorkloadFlags,
 
     /// Open loop: this many requests per second in total (50k accepted), divided over the
     /// connections; latency counts from each request's intended send time.
@@ -293,15 +296,16 @@ impl Args {
             _ => KeyPattern::Random,
         };
         let mut sequence = None;
+        self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
+        let extras = self.memtier.extras();
         let commands = if self.command.is_empty() {
-            let mut commands = Vec::new();
-            if set_weight > 0 {
-                commands.push(CommandSpec::set(set_weight, pattern(set_letter), self.expiry_range.is_some()));
-            }
-            if get_weight > 0 {
-                commands.push(CommandSpec::get(get_weight, pattern(get_letter)));
-            }
-            commands
+            self.memtier.default_mix(&super::mix::Mix {
+                set_weight,
+                get_weight,
+                set_pattern: pattern(set_letter),
+                get_pattern: pattern(get_letter),
+                expiry: self.expiry_range.is_some(),
+            })?
         } else if let Some(compiled) = self.sequence(&pattern)? {
             sequence = Some(compiled.steps);
             compiled.commands
@@ -372,6 +376,7 @@ impl Args {
                 ReadFromArg::Yes => ReadFrom::Yes,
                 ReadFromArg::All => ReadFrom::All,
             }),
+            extras,
         };
         let output = Output {
             json: self.json,
