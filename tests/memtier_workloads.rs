@@ -91,3 +91,97 @@ fn wait_ratio_mixes_waits_after_sets() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("'x'"), "{}", stderr(&bad));
 }
+
+/// A MONITOR capture: a header, a SET with escaped bytes, a GET, a malformed line, an RPUSH
+/// with a space inside an argument, and a line that is no command.
+const CAPTURE: &str = "OK\n\
+    1700000000.123456 [0 127.0.0.1:5000] \"SET\" \"mon:k1\" \"a\\x00b\\\"c\"\n\
+    1700000000.223456 [0 127.0.0.1:5000] \"GET\" \"mon:k1\"\n\
+    1700000000.323456 [0 127.0.0.1:5000] \"SET\" \"broken\n\
+    1700000000.423456 [0 127.0.0.1:5000] \"rpush\" \"mon:list\" \"x y\"\n\
+    \n";
+
+fn capture(server: &Server) -> String {
+    let path = server.dir.path().join("monitor.txt");
+    std::fs::write(&path, CAPTURE).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn monitor_input_replays_a_given_line_with_its_bytes() {
+    let server = Server::start(&[]);
+    let file = capture(&server);
+    let out = memtier(&server, &["--monitor-input", &file, "--command=__monitor_line1__", "-n", "5"]);
+    assert_eq!(server.calls("set"), 5);
+    // a, NUL, b, quote, c.
+    assert_eq!(server.cli(&["STRLEN", "mon:k1"]), "5");
+    let err = stderr(&out);
+    assert!(err.contains("Loaded 3 monitor commands from 6 total lines"), "{err}");
+    assert!(err.contains("warning: skipping malformed monitor command at line 4"), "{err}");
+    memtier(&server, &["--monitor-input", &file, "--command=__monitor_line4__", "-n", "2"]);
+    assert_eq!(server.cli(&["LRANGE", "mon:list", "0", "-1"]), "x y\nx y");
+}
+
+#[test]
+fn monitor_line_at_picks_lines_in_order_or_at_random() {
+    let server = Server::start(&[]);
+    let file = capture(&server);
+    // In order: the three valid commands twice each.
+    memtier(&server, &["--monitor-input", &file, "--command=__monitor_line@__", "-n", "6"]);
+    assert_eq!((server.calls("set"), server.calls("get"), server.calls("rpush")), (2, 2, 2));
+    let server = Server::start(&[]);
+    memtier(&server, &["--monitor-input", &file, "--command=__monitor_line@__", "--monitor-pattern=R", "-n", "300"]);
+    let (set, get, rpush) = (server.calls("set"), server.calls("get"), server.calls("rpush"));
+    assert_eq!(set + get + rpush, 300);
+    assert!(set > 50 && get > 50 && rpush > 50, "{set} {get} {rpush}");
+}
+
+#[test]
+fn monitor_placeholders_that_name_nothing_are_errors() {
+    let server = Server::start(&[]);
+    let file = capture(&server);
+    for (placeholder, want) in [
+        ("__monitor_lineX__", "invalid monitor placeholder '__monitor_lineX__'"),
+        ("__monitor_line9__", "__monitor_line1__ to __monitor_line4__"),
+        ("__monitor_line3__", "malformed"),
+    ] {
+        let out = respbench()
+            .args(["memtier", "-p", &server.port_arg(), "--monitor-input", &file, "--command", placeholder])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{placeholder}");
+        assert!(stderr(&out).contains(want), "{placeholder}: {}", stderr(&out));
+    }
+    let out = respbench().args(["memtier", "-p", &server.port_arg(), "--command=__monitor_line1__"]).output().unwrap();
+    assert!(stderr(&out).contains("--monitor-input"), "{}", stderr(&out));
+}
+
+#[test]
+fn scan_incremental_iteration_follows_the_cursor_in_rows_per_iteration() {
+    let server = Server::start(&[]);
+    memtier(&server, &["-n", "allkeys", "--ratio=1:0", "--key-pattern=P:P", "--key-maximum=199"]);
+    assert_eq!(server.dbsize(), 200);
+    let json = server.dir.path().join("scan.json");
+    let scan = |extra: &[&str]| {
+        let mut args = vec!["--command", "SCAN 0 COUNT 10", "--scan-incremental-iteration", "-n", "30", "-c", "1"];
+        args.extend_from_slice(extra);
+        args.extend(["--json", json.to_str().unwrap()]);
+        run_ok(&server, &args);
+        let doc = read_json(&json);
+        let count = |row: &str| doc["commands"][row]["count"].as_u64().unwrap_or(0);
+        (count("SCAN 0"), count("SCAN <cursor>"))
+    };
+    // Two continuations per cycle: SCAN 0, SCAN c1, SCAN c2, SCAN 0, ...
+    assert_eq!(scan(&["--scan-incremental-max-iterations", "2"]), (10, 20));
+    assert_eq!(server.calls("scan"), 30);
+    // Without a maximum, a cycle ends when the server returns cursor 0: 200 keys by about 10
+    // take about 20 SCANs, so 30 requests start a second cycle.
+    let (first, next) = scan(&[]);
+    assert_eq!(first + next, 30);
+    assert!(first >= 2 && next >= 15, "{first} {next}");
+    let bad = respbench()
+        .args(["memtier", "-p", &server.port_arg(), "--command=SCAN 0", "--scan-incremental-iteration", "--pipeline=2"])
+        .output()
+        .unwrap();
+    assert!(stderr(&bad).contains("--pipeline 1"), "{}", stderr(&bad));
+}

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use super::parse;
-use crate::config::{ArgPart, CommandSpec, Extras, KeyPattern};
+use crate::config::{ArgPart, CommandSpec, Extras, KeyPattern, ScanFollow};
+use crate::workload::monitor::MonitorFile;
 
 /// The flags, flattened into respbench's own.
 #[derive(Debug, Clone, Default, ClapArgs)]
@@ -158,6 +159,50 @@ impl WorkloadFlags {
         get.weight = get_weight;
         let commands = [(set_weight > 0).then_some(set), (get_weight > 0).then_some(get), wait];
         Ok(commands.into_iter().flatten().collect())
+    }
+
+    /// The `--monitor-input` capture, loaded when given; a `__monitor_line` placeholder without
+    /// one is an error.
+    pub fn load_monitor(&self, commands: &[String]) -> Result<Option<MonitorFile>, String> {
+        let Some(path) = &self.monitor_input else {
+            return match commands.iter().find(|c| c.trim().starts_with("__monitor_line")) {
+                Some(c) => Err(format!("error: --command {c} replays a MONITOR capture: give it with --monitor-input")),
+                None => Ok(None),
+            };
+        };
+        MonitorFile::load(path).map(Some)
+    }
+
+    /// `--scan-incremental-iteration`: the one `SCAN 0 ...` becomes two rows, memtier's
+    /// `SCAN 0` (each cycle's first) and `SCAN <cursor>` (the same arguments after the cursor
+    /// the last reply returned).
+    pub fn follow_scan(
+        &self,
+        mut commands: Vec<CommandSpec>,
+        pipeline: u64,
+        extras: &mut Extras,
+    ) -> Result<Vec<CommandSpec>, String> {
+        if !self.scan_incremental_iteration {
+            if self.scan_incremental_max_iterations.is_some() {
+                return Err("--scan-incremental-max-iterations needs --scan-incremental-iteration".into());
+            }
+            return Ok(commands);
+        }
+        if pipeline != 1 {
+            return Err(format!("error: --scan-incremental-iteration requires --pipeline 1, not {pipeline}"));
+        }
+        if commands.len() != 1 || extras.monitor.is_some() || commands[0].name != "SCAN" || commands[0].args.len() < 2 {
+            return Err("error: --scan-incremental-iteration requires exactly one --command, a SCAN with its cursor                         (\"SCAN 0 [MATCH pattern] [COUNT count] [TYPE type]\")"
+                .into());
+        }
+        let mut next = commands[0].clone();
+        next.name = "SCAN <cursor>".into();
+        next.args[1] = vec![ArgPart::Cursor];
+        commands[0].name = "SCAN 0".into();
+        commands.push(next);
+        let max = self.scan_incremental_max_iterations.unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+        extras.scan = Some(ScanFollow { max_iterations: max });
+        Ok(commands)
     }
 
     /// `WAIT replicas timeout`, both drawn per request as memtier draws them.

@@ -297,7 +297,7 @@ impl Args {
         };
         let mut sequence = None;
         self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
-        let extras = self.memtier.extras();
+        let mut extras = self.memtier.extras();
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&super::mix::Mix {
                 set_weight,
@@ -310,7 +310,8 @@ impl Args {
             sequence = Some(compiled.steps);
             compiled.commands
         } else {
-            self.custom_commands(&pattern)?
+            let commands = self.custom_commands(&pattern, &mut extras)?;
+            self.memtier.follow_scan(commands, self.pipeline, &mut extras)?
         };
         let values = match (self.data_size_range, self.data_size_list) {
             (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
@@ -416,7 +417,11 @@ impl Args {
     }
 
     /// `--command` with its `--command-ratio` and `--command-key-pattern`, matched by position.
-    fn custom_commands(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Vec<CommandSpec>, String> {
+    fn custom_commands(
+        &self,
+        pattern: &dyn Fn(char) -> KeyPattern,
+        extras: &mut crate::config::Extras,
+    ) -> Result<Vec<CommandSpec>, String> {
         if self.ratio.is_some() {
             return Err("--ratio weighs SET and GET; with --command use --command-ratio".into());
         }
@@ -430,25 +435,47 @@ impl Args {
                 self.command_key_pattern.len()
             ));
         }
-        self.command
+        let monitor = self.memtier.load_monitor(&self.command)?;
+        let mut pick = None;
+        let mut commands = self
+            .command
             .iter()
             .enumerate()
-            .map(|(i, text)| {
+            .filter_map(|(i, text)| {
                 let weight = self.command_ratio.get(i).copied().unwrap_or(1);
                 let letter = self.command_key_pattern.get(i).map_or('R', |p| p.0);
-                let mut spec =
-                    CommandSpec::parse(text, weight, pattern(letter)).map_err(|e| format!("--command: {e}"))?;
-                spec.inline = self.inline;
-                let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
-                if rand_ints > crate::workload::MAX_RAND_INTS {
-                    return Err(format!(
-                        "--command '{text}' has {rand_ints} __rand_int__: at most {} are supported",
-                        crate::workload::MAX_RAND_INTS
-                    ));
+                // A MONITOR line: sent as captured; `__monitor_line@__` picks a line per request.
+                match monitor.as_ref().and_then(|m| m.placeholder(text)) {
+                    Some(Ok(Some(line))) => return Some(Ok(monitor.as_ref()?.command(line, weight, pattern(letter)))),
+                    Some(Ok(None)) => {
+                        pick = Some(weight);
+                        return None;
+                    }
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => {}
                 }
-                Ok(spec)
+                Some(self.custom_command(text, weight, pattern(letter)))
             })
-            .collect()
+            .collect::<Result<Vec<_>, String>>()?;
+        if let (Some(weight), Some(file)) = (pick, &monitor) {
+            let random = self.memtier.monitor_pattern == Some('R');
+            extras.monitor = Some(file.pick(weight, random, &mut commands));
+        }
+        Ok(commands)
+    }
+
+    /// One `--command` with placeholders.
+    fn custom_command(&self, text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+        let mut spec = CommandSpec::parse(text, weight, key_pattern).map_err(|e| format!("--command: {e}"))?;
+        spec.inline = self.inline;
+        let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
+        if rand_ints > crate::workload::MAX_RAND_INTS {
+            return Err(format!(
+                "--command '{text}' has {rand_ints} __rand_int__: at most {} are supported",
+                crate::workload::MAX_RAND_INTS
+            ));
+        }
+        Ok(spec)
     }
 }
 

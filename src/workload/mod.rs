@@ -2,6 +2,7 @@
 //! per-connection request generator that picks the command, key, value and expiry.
 
 mod keys;
+pub mod monitor;
 pub mod rng;
 
 use std::sync::Arc;
