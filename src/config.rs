@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod extras;
-pub use extras::{Extras, MonitorPick, ScanFollow};
+pub use extras::{Extras, Import, MonitorPick, ScanFollow};
 
 /// Where the server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -185,3 +185,66 @@ fn scan_incremental_iteration_follows_the_cursor_in_rows_per_iteration() {
         .unwrap();
     assert!(stderr(&bad).contains("--pipeline 1"), "{}", stderr(&bad));
 }
+
+/// memtier's export format: three items, one with a quote, a newline and a NUL in its data,
+/// one that expires.
+const EXPORT: &[u8] = b"dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n\
+    0, 0, 0, 7, 0, 0, 1, 5, \"imp:1\", \"hello\"\n\
+    0, 0, 0, 8, 0, 0, 1, 5, \"imp:2\", \"a\"\"b\nc\0\"\n\
+    0, 0, 100, 5, 0, 0, 1, 5, \"imp:3\", \"exp\"\n";
+
+fn export(server: &Server) -> String {
+    let path = server.dir.path().join("export.csv");
+    std::fs::write(&path, EXPORT).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn data_import_writes_the_files_items() {
+    let server = Server::start(&[]);
+    let file = export(&server);
+    memtier(&server, &["--data-import", &file, "--ratio=1:0", "-n", "3"]);
+    assert_eq!(server.calls("set"), 3);
+    assert_eq!(server.cli(&["GET", "imp:1"]), "hello");
+    assert_eq!(server.cli(&["STRLEN", "imp:2"]), "6");
+    let ttl: i64 = server.cli(&["TTL", "imp:3"]).parse().unwrap();
+    assert!((1..=100).contains(&ttl), "{ttl}");
+    // --no-expiry drops the file's expiry; --generate-keys takes keys from the generator.
+    let server = Server::start(&[]);
+    memtier(&server, &["--data-import", &file, "--no-expiry", "--ratio=1:0", "-n", "3"]);
+    assert_eq!(server.cli(&["TTL", "imp:3"]), "-1");
+    let server = Server::start(&[]);
+    memtier(
+        &server,
+        &["--data-import", &file, "--generate-keys", "--ratio=1:0", "--key-pattern=S:S", "--key-maximum=2", "-n", "3"],
+    );
+    assert_eq!(server.cli(&["GET", "memtier-0"]), "hello");
+    assert_eq!(server.cli(&["GET", "memtier-2"]), "exp");
+    assert_eq!(server.cli(&["EXISTS", "imp:1"]), "0");
+}
+
+#[test]
+fn data_verify_counts_mismatches_after_a_run_or_alone() {
+    let server = Server::start(&[]);
+    let file = export(&server);
+    let out = memtier(&server, &["--data-import", &file, "--ratio=1:0", "-n", "3", "--data-verify"]);
+    assert!(stderr(&out).contains("Verified 3 keys: 0 mismatches"), "{}", stderr(&out));
+    server.cli(&["SET", "imp:2", "tampered"]);
+    let verify = |args: &[&str]| {
+        respbench().args(["memtier", "-p", &server.port_arg(), "--verify-only"]).args(args).output().unwrap()
+    };
+    let out = verify(&["--data-import", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("Verified 3 keys: 1 mismatches"), "{}", stderr(&out));
+    // Generated values: every key of the range that was written holds 'x' times -d.
+    let server = Server::start(&[]);
+    let run = ["-d", "8", "--ratio=1:0", "--key-pattern=P:P", "--key-maximum=99"];
+    let out = memtier(&server, &[&run[..], &["-n", "allkeys", "--data-verify"]].concat());
+    assert!(stderr(&out).contains("Verified 100 keys: 0 mismatches"), "{}", stderr(&out));
+    server.cli(&["SET", "memtier-7", "xxxxxxx"]);
+    let out = respbench()
+        .args(["memtier", "-p", &server.port_arg(), "--verify-only", "-d", "8", "--key-maximum=99"])
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("Verified 100 keys: 1 mismatches"), "{}", stderr(&out));
+}

@@ -69,8 +69,11 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["multi-key-get"], true, Map::Flag("--multi-key-get")),
     opt(&["data-offset"], true, Map::Flag("--data-offset")),
     opt(&["data-size-pattern"], true, Map::Flag("--data-size-pattern")),
-    opt(&["data-import"], true, Map::Unsupported("importing data")),
-    opt(&["data-verify"], false, Map::Unsupported("verifying data")),
+    opt(&["data-import"], true, Map::Flag("--data-import")),
+    opt(&["data-verify"], false, Map::Flag("--data-verify")),
+    opt(&["verify-only"], false, Map::Flag("--verify-only")),
+    opt(&["generate-keys"], false, Map::Flag("--generate-keys")),
+    opt(&["no-expiry"], false, Map::Flag("--no-expiry")),
     opt(&["monitor-input"], true, Map::Flag("--monitor-input")),
     opt(&["monitor-pattern"], true, Map::Flag("--monitor-pattern")),
     opt(&["scan-incremental-iteration"], false, Map::Flag("--scan-incremental-iteration")),
@@ -186,7 +189,7 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_options_are_named() {
         assert!(tr(&["--bogus"]).unwrap_err().contains("'--bogus'"));
-        assert!(tr(&["--data-verify"]).unwrap_err().contains("--data-verify is not supported yet"));
+        assert!(tr(&["--debug"]).unwrap_err().contains("--debug is not supported yet"));
         assert!(tr(&["-n", "1", "--test-time", "2"]).unwrap_err().contains("exclude"));
         assert!(tr(&["-c"]).unwrap_err().contains("needs a value"));
         assert!(tr(&["-c10"]).unwrap().join(" ").contains("--connections 40"));

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use super::parse;
-use crate::config::{ArgPart, CommandSpec, Extras, KeyPattern, ScanFollow};
+use crate::config::{ArgPart, CommandSpec, Extras, Import, KeyPattern, ScanFollow};
 use crate::workload::monitor::MonitorFile;
 
 /// The flags, flattened into respbench's own.
@@ -45,6 +45,21 @@ pub struct WorkloadFlags {
     /// Continuation SCANs per cycle before starting again at 0 [default: 0, until the cursor is 0].
     #[arg(long, value_name = "N", value_parser = parse::count, hide = true)]
     pub scan_incremental_max_iterations: Option<u64>,
+    /// SETs write the items of a memtier export (CSV) instead of generated keys and values.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub data_import: Option<PathBuf>,
+    /// With --data-import: keys from the key generator, values from the file.
+    #[arg(long, requires = "data_import", hide = true)]
+    pub generate_keys: bool,
+    /// With --data-import: ignore the file's expiry times.
+    #[arg(long, requires = "data_import", hide = true)]
+    pub no_expiry: bool,
+    /// After the run, read back every key written and count the values that differ.
+    #[arg(long, hide = true)]
+    pub data_verify: bool,
+    /// Only verify (--data-verify), without a run.
+    #[arg(long, hide = true)]
+    pub verify_only: bool,
 }
 
 fn size_pattern(s: &str) -> Result<char, String> {
@@ -116,9 +131,19 @@ impl WorkloadFlags {
         Ok(())
     }
 
-    /// The extras these flags ask for, before the MONITOR and SCAN ones are filled in.
-    pub fn extras(&self) -> Extras {
-        Extras { sizes_by_key: self.data_size_pattern == Some('S'), ..Extras::default() }
+    /// The extras these flags ask for (the import file read), before the MONITOR and SCAN
+    /// ones are filled in.
+    pub fn extras(&self, commands: bool) -> Result<Extras, String> {
+        let import = match &self.data_import {
+            Some(_) if commands => return Err("--data-import writes with SET: it cannot be used with --command".into()),
+            Some(path) => Some(Import {
+                items: std::sync::Arc::new(crate::workload::import::load(path)?),
+                generate_keys: self.generate_keys,
+                no_expiry: self.no_expiry,
+            }),
+            None => None,
+        };
+        Ok(Extras { sizes_by_key: self.data_size_pattern == Some('S'), import, ..Extras::default() })
     }
 
     /// The SET/GET mix with memtier's variations: SETRANGE/GETRANGE at `--data-offset`, MGET

@@ -255,6 +255,9 @@ pub struct Output {
     pub label: Option<String>,
     /// Repetitions of the measured phase.
     pub runs: usize,
+    /// `--data-verify`: read back what was written after the run; `--verify-only`: instead of it.
+    pub verify: bool,
+    pub verify_only: bool,
 }
 
 impl Args {
@@ -297,7 +300,7 @@ impl Args {
         };
         let mut sequence = None;
         self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
-        let mut extras = self.memtier.extras();
+        let mut extras = self.memtier.extras(!self.command.is_empty())?;
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&super::mix::Mix {
                 set_weight,
@@ -392,7 +395,12 @@ impl Args {
             markdown: self.markdown,
             label: self.label,
             runs: self.runs as usize,
+            verify: self.memtier.data_verify,
+            verify_only: self.memtier.verify_only,
         };
+        if output.verify || output.verify_only {
+            super::verify::check(&config)?;
+        }
         Ok((config, output))
     }
 }

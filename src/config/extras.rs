@@ -12,6 +12,18 @@ pub struct Extras {
     pub monitor: Option<MonitorPick>,
     /// `--scan-incremental-iteration`: the one `--command` is a SCAN whose cursor is followed.
     pub scan: Option<ScanFollow>,
+    /// `--data-import`: SETs write the file's items, in order per connection.
+    pub import: Option<Import>,
+}
+
+/// `--data-import`: the items, and what of them is used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    pub items: std::sync::Arc<Vec<crate::workload::import::Item>>,
+    /// `--generate-keys`: keys come from the key generator, values from the file.
+    pub generate_keys: bool,
+    /// `--no-expiry`: the file's expiry times are ignored.
+    pub no_expiry: bool,
 }
 
 /// The lines `__monitor_line@__` picks from, each counted in the row of its command's name.

@@ -1,6 +1,7 @@
 //! What to send: the command mix compiled into templates (shared by all threads), and a
 //! per-connection request generator that picks the command, key, value and expiry.
 
+pub mod import;
 mod keys;
 pub mod monitor;
 pub mod rng;
@@ -84,6 +85,8 @@ pub struct Workload {
     monitor: Option<(Vec<Template>, Vec<usize>, bool)>,
     /// `--scan-incremental-iteration`: continuation SCANs per cycle (0: until the cursor is 0).
     scan: Option<u32>,
+    /// `--data-import`: a SET template per item, and a GET per item when keys are the file's.
+    import: Option<import::Imported>,
     /// What one request of the mix sends: a single command, or the whole sequence.
     units: Vec<Vec<Step>>,
     /// Weight of each unit in the mix.
@@ -218,6 +221,7 @@ impl Workload {
             sizes_by_key: config.extras.sizes_by_key.then_some((config.keys.min, config.keys.max)),
             monitor,
             scan: config.extras.scan.map(|s| s.max_iterations),
+            import: import::Imported::compile(config),
             units,
             weights,
             data,
@@ -271,10 +275,8 @@ impl Workload {
         match &self.values {
             ValueSize::Fixed(n) => *n,
             // memtier's S pattern: sizes spread evenly over the key range, by key.
-            ValueSize::Range { min, max } if self.sizes_by_key.is_some() => {
-                let (lo, hi) = self.sizes_by_key.unwrap_or((0, 0));
-                let at = if hi > lo { key.saturating_sub(lo) as f64 / (hi - lo) as f64 } else { 0.0 };
-                (min + ((max - min) as f64 * at) as usize).min(*max)
+            ValueSize::Range { min, max } if let Some((lo, hi)) = self.sizes_by_key => {
+                size_by_key(*min, *max, key, lo, hi)
             }
             ValueSize::Range { min, max } => min + rng.below((max - min + 1) as u64) as usize,
             ValueSize::List(list) => {
@@ -292,23 +294,11 @@ impl Workload {
     }
 }
 
-/// A number in `lo..=hi`: uniform, or (memtier's WAIT timeout) normal around the middle with a
-/// sixth of the range as deviation, redrawn outside it.
-fn draw_between(rng: &mut Rng, lo: u64, hi: u64, normal: bool) -> u64 {
-    if hi <= lo {
-        return lo;
-    }
-    if !normal {
-        return lo + rng.below(hi - lo + 1);
-    }
-    let span = (hi - lo) as f64;
-    let median = lo as f64 + span / 2.0 + 0.5;
-    loop {
-        let x = median + span / 6.0 * rng.normal();
-        if x >= lo as f64 && x < (hi + 1) as f64 {
-            return x as u64;
-        }
-    }
+/// memtier's `--data-size-pattern S`: key `key` of `lo..=hi` gets a size spread evenly over
+/// `min..=max` (the first key the smallest, the last the largest).
+pub fn size_by_key(min: usize, max: usize, key: u64, lo: u64, hi: u64) -> usize {
+    let at = if hi > lo { key.saturating_sub(lo) as f64 / (hi - lo) as f64 } else { 0.0 };
+    (min + ((max - min) as f64 * at) as usize).min(max)
 }
 
 /// Writes `n` into `buf` right-aligned, zero-padded to its width (wider numbers are cut).
@@ -334,6 +324,8 @@ pub struct RequestGen {
     /// Digits of a multi-key command's keys, back to back, and where each ends (reused).
     multi_digits: Vec<u8>,
     multi_ends: Vec<usize>,
+    /// `--data-import`: the next item this connection writes.
+    import_next: usize,
     /// `__monitor_line@__`: the next line in order, and the line [`resolve`](Self::resolve) picked.
     monitor_next: usize,
     picked: Option<usize>,
@@ -358,6 +350,8 @@ impl RequestGen {
         let credit = vec![0; workload.weights.len()];
         let total_weight = workload.weights.iter().map(|w| i64::from(*w)).sum();
         let multi = workload.draws.iter().map(|d| usize::from(d.multi_keys)).max().unwrap_or(0);
+        // Connections start spread over the imported items, so a short run still writes many.
+        let import_next = workload.import.as_ref().map_or(0, |i| conn_index * i.sets.len() / config.connections.max(1));
         RequestGen {
             workload,
             rng: Rng::derive(config.seed, conn_index as u64),
@@ -367,6 +361,7 @@ impl RequestGen {
             total_weight,
             multi_digits: Vec::with_capacity(multi * 20),
             multi_ends: Vec::with_capacity(multi),
+            import_next,
             monitor_next: 0,
             picked: None,
             cursor: Vec::with_capacity(24),
@@ -478,6 +473,25 @@ impl RequestGen {
             return 0;
         }
         let key = self.keys[self.key_of[cmd]].next(&mut self.rng);
+        if let Some(import) = &self.workload.import {
+            if cmd == import.set {
+                // The file's items in order (wrapping), keyed by the file or by the generator.
+                let item = self.import_next;
+                self.import_next = (item + 1) % import.sets.len();
+                let mut digits = itoa::Buffer::new();
+                let mut expiry = itoa::Buffer::new();
+                let expiry: &[u8] = match self.workload.expiry {
+                    Some((lo, hi)) => expiry.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
+                    None => b"",
+                };
+                import.sets[item].encode(out, &[digits.format(key).as_bytes(), b"", expiry, tag]);
+                return key;
+            }
+            if Some(cmd) == import.get {
+                import.gets[(key % import.gets.len() as u64) as usize].encode(out, &[]);
+                return key;
+            }
+        }
         let multi = usize::from(self.workload.draws[cmd].multi_keys);
         if multi > 0 {
             // The first key is the one drawn above; each other is a draw of its own.
@@ -526,7 +540,7 @@ impl RequestGen {
             let mut drawn = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
             let mut between: [&[u8]; MAX_BETWEEN] = [b""; MAX_BETWEEN];
             for ((&(lo, hi, normal), buf), hole) in workload.between[cmd].iter().zip(&mut drawn).zip(&mut between) {
-                *hole = buf.format(draw_between(&mut self.rng, lo, hi, normal)).as_bytes();
+                *hole = buf.format(rng::between(&mut self.rng, lo, hi, normal)).as_bytes();
             }
             let mut holes: [&[u8]; HOLES] = [b""; HOLES];
             holes[..HOLE_SHARED].copy_from_slice(&fixed);
