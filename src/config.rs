@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod extras;
+pub use extras::{Extras, Import, MonitorPick, ScanFollow};
+
 /// Where the server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -162,6 +165,18 @@ pub enum ArgPart {
     RandShared(u8),
     /// `{tag}`: a cluster hash tag; empty outside cluster mode.
     Tag,
+    /// Key `i` of a multi-key read (MGET under `--multi-key-get`): the key prefix and a number
+    /// drawn on its own from the command's key pattern.
+    MultiKey(u16),
+    /// A number drawn per request in `min..=max`: uniform, or normal around the middle with a
+    /// sixth of the range as deviation (WAIT's replicas and timeout under `--wait-ratio`).
+    Between {
+        min: u64,
+        max: u64,
+        normal: bool,
+    },
+    /// The cursor the server returned to this connection's last SCAN (`--scan-incremental-iteration`).
+    Cursor,
 }
 
 /// One command of the mix.
@@ -188,7 +203,7 @@ pub struct Step {
 }
 
 /// Commands whose null reply means a missing key.
-const READS: [&str; 7] = ["GET", "GETEX", "GETDEL", "HGET", "LINDEX", "ZSCORE", "HMGET"];
+const READS: [&str; 9] = ["GET", "GETEX", "GETDEL", "HGET", "LINDEX", "ZSCORE", "HMGET", "MGET", "GETRANGE"];
 
 impl CommandSpec {
     /// `SET key value`, with `EX seconds` when `expiry` (from `--expiry-range`).
@@ -464,6 +479,8 @@ pub struct Config {
     pub cluster: Option<ReadFrom>,
     /// A staircase ramp: connections join the run in steps; `None`: all from the start.
     pub ramp: Option<Ramp>,
+    /// memtier's workload variations: value sizes by key, MONITOR replay, SCAN cursors.
+    pub extras: Extras,
 }
 
 impl Config {
@@ -569,6 +586,7 @@ pub(crate) mod tests {
             faults: Faults::default(),
             cluster: None,
             ramp: None,
+            extras: Extras::default(),
         }
     }
 

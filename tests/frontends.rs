@@ -166,8 +166,8 @@ fn memtier_help_and_version() {
 #[test]
 fn memtier_options_not_supported_yet_are_named_on_one_line() {
     for (args, needle) in [
-        (&["memtier", "--wait-ratio", "1:1"][..], "--wait-ratio is not supported yet"),
-        (&["memtier", "--data-verify"][..], "--data-verify is not supported yet"),
+        (&["memtier", "--client-stats", "cs"][..], "--client-stats is not supported yet"),
+        (&["memtier", "--data-size-pattern", "Q"][..], "'Q'"),
         (&["memtier", "--print-percentiles", "50,101"][..], "'101' is not a percentile"),
         (&["memtier", "--no-such-thing"][..], "'--no-such-thing'"),
         (&["memtier", "-c", "zero"][..], "'zero'"),

@@ -7,11 +7,13 @@ mod fill;
 mod memtier;
 mod memtier_run;
 mod memtier_usage;
+mod mix;
 mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
 mod signals;
+mod verify;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -173,9 +175,32 @@ fn measure_runs(
 /// One benchmark: check, run, print, write files; returns the exit code.
 fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     crate::net::set_debug(output.debug);
-    if let Some(options) = &output.memtier {
-        return memtier_run::execute(config, output, options, stop);
+    if output.verify_only {
+        return run_verify(config);
     }
+    let code = match &output.memtier {
+        Some(options) => memtier_run::execute(config, output, options, stop),
+        None => execute_run(config, output, stop),
+    };
+    if output.verify && code == ExitCode::SUCCESS { run_verify(config) } else { code }
+}
+
+/// `--data-verify`: reads back what the run wrote; mismatches fail the run (exit 1).
+fn run_verify(config: &Config) -> ExitCode {
+    match verify::verify(config) {
+        Ok(v) => {
+            eprintln!("Verified {} keys: {} mismatches", v.keys, v.mismatches);
+            if v.mismatches == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) }
+        }
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// The run itself and its reports.
+fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     let warnings = match engine::preflight(config) {
         Ok(w) => w,
         Err(e) => {

@@ -206,6 +206,9 @@ pub struct Args {
     /// A pause of MIN-MAX microseconds between the connections each thread opens.
     #[arg(long, value_parser = parse::range, value_name = "MIN-MAX", hide = true)]
     pub connect_jitter_us: Option<(u64, u64)>,
+    /// memtier's workload options (hidden; the memtier front-end passes them on).
+    #[command(flatten)]
+    pub memtier: super::mix::WorkloadFlags,
 
     /// Open loop: this many requests per second in total (50k accepted), divided over the
     /// connections; latency counts from each request's intended send time.
@@ -358,6 +361,9 @@ pub struct Output {
     pub memtier_front_end: bool,
     /// Live metrics to StatsD (and Graphite events).
     pub statsd: Option<crate::report::statsd::Options>,
+    /// `--data-verify`: read back what was written after the run; `--verify-only`: instead of it.
+    pub verify: bool,
+    pub verify_only: bool,
 }
 
 impl Args {
@@ -400,20 +406,22 @@ impl Args {
             _ => KeyPattern::Random,
         };
         let mut sequence = None;
+        self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
+        let mut extras = self.memtier.extras(!self.command.is_empty())?;
         let commands = if self.command.is_empty() {
-            let mut commands = Vec::new();
-            if set_weight > 0 {
-                commands.push(CommandSpec::set(set_weight, pattern(set_letter), self.expiry_range.is_some()));
-            }
-            if get_weight > 0 {
-                commands.push(CommandSpec::get(get_weight, pattern(get_letter)));
-            }
-            commands
+            self.memtier.default_mix(&super::mix::Mix {
+                set_weight,
+                get_weight,
+                set_pattern: pattern(set_letter),
+                get_pattern: pattern(get_letter),
+                expiry: self.expiry_range.is_some(),
+            })?
         } else if let Some(compiled) = self.sequence(&pattern)? {
             sequence = Some(compiled.steps);
             compiled.commands
         } else {
-            self.custom_commands(&pattern)?
+            let commands = self.custom_commands(&pattern, &mut extras)?;
+            self.memtier.follow_scan(commands, self.pipeline, &mut extras)?
         };
         let values = match (self.data_size_range, self.data_size_list) {
             (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
@@ -517,6 +525,7 @@ impl Args {
                 ReadFromArg::All => ReadFrom::All,
             }),
             ramp,
+            extras,
         };
         let memtier = self.memtier_text.then(|| crate::report::memtier_stats::MemtierOutput {
             hide_histogram: self.memtier_hide_histogram,
@@ -550,7 +559,12 @@ impl Args {
                 run_label: self.statsd_run_label,
                 graphite_port: self.graphite_port,
             }),
+            verify: self.memtier.data_verify,
+            verify_only: self.memtier.verify_only,
         };
+        if output.verify || output.verify_only {
+            super::verify::check(&config)?;
+        }
         Ok((config, output))
     }
 }
@@ -601,7 +615,11 @@ impl Args {
     }
 
     /// `--command` with its `--command-ratio` and `--command-key-pattern`, matched by position.
-    fn custom_commands(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Vec<CommandSpec>, String> {
+    fn custom_commands(
+        &self,
+        pattern: &dyn Fn(char) -> KeyPattern,
+        extras: &mut crate::config::Extras,
+    ) -> Result<Vec<CommandSpec>, String> {
         if self.ratio.is_some() {
             return Err("--ratio weighs SET and GET; with --command use --command-ratio".into());
         }
@@ -615,25 +633,47 @@ impl Args {
                 self.command_key_pattern.len()
             ));
         }
-        self.command
+        let monitor = self.memtier.load_monitor(&self.command)?;
+        let mut pick = None;
+        let mut commands = self
+            .command
             .iter()
             .enumerate()
-            .map(|(i, text)| {
+            .filter_map(|(i, text)| {
                 let weight = self.command_ratio.get(i).copied().unwrap_or(1);
                 let letter = self.command_key_pattern.get(i).map_or('R', |p| p.0);
-                let mut spec =
-                    CommandSpec::parse(text, weight, pattern(letter)).map_err(|e| format!("--command: {e}"))?;
-                spec.inline = self.inline;
-                let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
-                if rand_ints > crate::workload::MAX_RAND_INTS {
-                    return Err(format!(
-                        "--command '{text}' has {rand_ints} __rand_int__: at most {} are supported",
-                        crate::workload::MAX_RAND_INTS
-                    ));
+                // A MONITOR line: sent as captured; `__monitor_line@__` picks a line per request.
+                match monitor.as_ref().and_then(|m| m.placeholder(text)) {
+                    Some(Ok(Some(line))) => return Some(Ok(monitor.as_ref()?.command(line, weight, pattern(letter)))),
+                    Some(Ok(None)) => {
+                        pick = Some(weight);
+                        return None;
+                    }
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => {}
                 }
-                Ok(spec)
+                Some(self.custom_command(text, weight, pattern(letter)))
             })
-            .collect()
+            .collect::<Result<Vec<_>, String>>()?;
+        if let (Some(weight), Some(file)) = (pick, &monitor) {
+            let random = self.memtier.monitor_pattern == Some('R');
+            extras.monitor = Some(file.pick(weight, random, &mut commands));
+        }
+        Ok(commands)
+    }
+
+    /// One `--command` with placeholders.
+    fn custom_command(&self, text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+        let mut spec = CommandSpec::parse(text, weight, key_pattern).map_err(|e| format!("--command: {e}"))?;
+        spec.inline = self.inline;
+        let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
+        if rand_ints > crate::workload::MAX_RAND_INTS {
+            return Err(format!(
+                "--command '{text}' has {rand_ints} __rand_int__: at most {} are supported",
+                crate::workload::MAX_RAND_INTS
+            ));
+        }
+        Ok(spec)
     }
 }
 

@@ -293,7 +293,7 @@ pub fn run(
     let go = Barrier::new(threads + 1);
     let abort = AtomicBool::new(false);
     let start_slot = std::sync::OnceLock::new();
-    let max_request = config.values.max() + config.keys.prefix.len() + 128;
+    let max_request = config.values.max() + config.keys.prefix.len() + workload.longest_fixed() + 128;
     let key_args = config.key_args();
     let reads: Vec<bool> = config.commands.iter().map(|c| c.reads).collect();
 

@@ -108,10 +108,22 @@ impl Template {
         Template { bytes, ops: vec![Op::Raw(pieces)] }
     }
 
+    /// Bytes of the command apart from its holes and their length prefixes.
+    pub fn fixed_len(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// Appends the command to `out`, filling hole `i` with `holes[i]`; returns bytes written.
     /// Allocates nothing when `out` has room.
     #[inline]
     pub fn encode(&self, out: &mut Vec<u8>, holes: &[&[u8]]) -> usize {
+        self.encode_with(out, |i| holes[i])
+    }
+
+    /// Like [`encode`](Self::encode), with hole `i` filled by `hole(i)`: for callers whose
+    /// holes are too many for a table (the keys of an MGET, slices of one scratch buffer).
+    #[inline]
+    pub fn encode_with<'h>(&self, out: &mut Vec<u8>, hole: impl Fn(usize) -> &'h [u8]) -> usize {
         let before = out.len();
         for op in &self.ops {
             match op {
@@ -120,27 +132,27 @@ impl Template {
                     let mut len = *literal_len;
                     for piece in pieces {
                         if let Piece::Hole(i) = piece {
-                            len += holes[*i].len();
+                            len += hole(*i).len();
                         }
                     }
                     out.push(b'$');
                     push_decimal(out, len);
                     out.extend_from_slice(b"\r\n");
-                    self.write_pieces(out, pieces, holes);
+                    self.write_pieces(out, pieces, &hole);
                     out.extend_from_slice(b"\r\n");
                 }
-                Op::Raw(pieces) => self.write_pieces(out, pieces, holes),
+                Op::Raw(pieces) => self.write_pieces(out, pieces, &hole),
             }
         }
         out.len() - before
     }
 
     #[inline]
-    fn write_pieces(&self, out: &mut Vec<u8>, pieces: &[Piece], holes: &[&[u8]]) {
+    fn write_pieces<'h>(&self, out: &mut Vec<u8>, pieces: &[Piece], hole: &impl Fn(usize) -> &'h [u8]) {
         for piece in pieces {
             match piece {
                 Piece::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
-                Piece::Hole(i) => out.extend_from_slice(holes[*i]),
+                Piece::Hole(i) => out.extend_from_slice(hole(*i)),
             }
         }
     }

@@ -6,7 +6,7 @@ mod scan;
 pub mod value;
 
 pub use encode::{Part, Template, encode_command};
-pub use scan::{MAX_BULK_LEN, MAX_DEPTH, ReplyClass, ScanError, Scanned, scan};
+pub use scan::{MAX_BULK_LEN, MAX_DEPTH, ReplyClass, ScanError, Scanned, count_misses, scan};
 
 /// The first word of an error message (`ERR`, `WRONGTYPE`, `MOVED`, ...): how errors are counted.
 pub fn error_prefix(msg: &[u8]) -> &[u8] {

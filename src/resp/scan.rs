@@ -53,6 +53,25 @@ pub fn scan(buf: &[u8]) -> Result<Option<Scanned>, ScanError> {
     }
 }
 
+/// For a complete array reply (MGET's): its elements and how many of them are misses (null or
+/// an empty bulk string, as memtier counts them). `None` when the reply is not an array.
+pub fn count_misses(reply: &[u8]) -> Option<(u64, u64)> {
+    if reply.first() != Some(&b'*') {
+        return None;
+    }
+    let (digits, mut next) = header(reply, 0).ok()??;
+    let count = parse_int(digits).ok()?;
+    let mut misses = 0;
+    for _ in 0..count.max(0) {
+        let (end, class) = scan_at(reply, next, 1).ok()??;
+        if class == ReplyClass::Nil || reply[next..end].starts_with(b"$0\r\n") {
+            misses += 1;
+        }
+        next = end;
+    }
+    Some((count.max(0) as u64, misses))
+}
+
 type Step = Result<Option<(usize, ReplyClass)>, ScanError>;
 
 /// Returns the index just past the line that starts at `pos` (line content is `pos..end-2`).
@@ -216,6 +235,13 @@ mod tests {
         assert_eq!(whole(b"_\r\n").class, ReplyClass::Nil);
         assert_eq!(whole(b">1\r\n+x\r\n").class, ReplyClass::Push);
         assert!(matches!(whole(b"!2\r\nNO\r\n").class, ReplyClass::Error { .. }));
+    }
+
+    #[test]
+    fn counts_an_arrays_misses() {
+        assert_eq!(count_misses(b"*3\r\n$1\r\na\r\n$-1\r\n$0\r\n\r\n"), Some((3, 2)));
+        assert_eq!(count_misses(b"*0\r\n"), Some((0, 0)));
+        assert_eq!(count_misses(b"$1\r\na\r\n"), None);
     }
 
     #[test]

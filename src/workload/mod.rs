@@ -1,13 +1,15 @@
 //! What to send: the command mix compiled into templates (shared by all threads), and a
 //! per-connection request generator that picks the command, key, value and expiry.
 
+pub mod import;
 mod keys;
+pub mod monitor;
 pub mod rng;
 
 use std::sync::Arc;
 
 use crate::config::{ArgPart, Config, Step, StopAfter, ValueSize};
-use crate::resp::{Part, Template};
+use crate::resp::{Part, ReplyClass, Template};
 pub use keys::KeyGen;
 use rng::Rng;
 
@@ -22,7 +24,17 @@ const HOLE_SHARED: usize = 4;
 const HOLE_RAND_INT: usize = HOLE_SHARED + 9;
 /// `__rand_int__` occurrences allowed in one command.
 pub const MAX_RAND_INTS: usize = 16;
-const HOLES: usize = HOLE_RAND_INT + MAX_RAND_INTS;
+/// The SCAN cursor (`--scan-incremental-iteration`).
+const HOLE_CURSOR: usize = HOLE_RAND_INT + MAX_RAND_INTS;
+/// Each [`ArgPart::Between`] of a command, in order.
+const HOLE_BETWEEN: usize = HOLE_CURSOR + 1;
+/// `Between` draws allowed in one command (WAIT has two).
+const MAX_BETWEEN: usize = 4;
+const HOLES: usize = HOLE_BETWEEN + MAX_BETWEEN;
+/// Key `i` of a multi-key command is hole `HOLE_MULTI + i`, filled from the generator's scratch.
+const HOLE_MULTI: usize = HOLES;
+/// The unit step that stands for "one line of the MONITOR capture" (`__monitor_line@__`).
+const MONITOR_PICK: usize = usize::MAX;
 /// Width `__rand_int__` and `__rand_Nth__` are zero-padded to (redis-benchmark's).
 const RAND_WIDTH: usize = 12;
 
@@ -36,6 +48,25 @@ struct Draws {
     data: bool,
     /// The expiry hole appears (SET with `--expiry-range`).
     expiry: bool,
+    /// Keys of a multi-key command (MGET), each drawn on its own.
+    multi_keys: u16,
+    /// [`ArgPart::Between`] holes, in order.
+    between: u8,
+    /// The SCAN cursor hole appears.
+    cursor: bool,
+}
+
+/// How a command's reply counts as hits and misses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadKind {
+    /// Not a read: neither.
+    No,
+    /// A null reply is a miss (GET).
+    Nil,
+    /// A null or empty reply is a miss (GETRANGE answers "" for a missing key).
+    Empty,
+    /// Each element of the array is a hit or a miss (MGET): null or empty is a miss.
+    Multi,
 }
 
 /// The compiled mix, read-only and shared by every worker.
@@ -45,7 +76,17 @@ pub struct Workload {
     draws: Vec<Draws>,
     /// Report rows: one per command, then the sequence's unit row if there is one.
     names: Vec<String>,
-    reads: Vec<bool>,
+    reads: Vec<ReadKind>,
+    /// Uniform or normal `(min, max, normal)` of each command's `Between` holes.
+    between: Vec<Vec<(u64, u64, bool)>>,
+    /// `--data-size-pattern S`: the key range value sizes follow.
+    sizes_by_key: Option<(u64, u64)>,
+    /// `__monitor_line@__`: the lines' templates, the row of each, and whether picks are random.
+    monitor: Option<(Vec<Template>, Vec<usize>, bool)>,
+    /// `--scan-incremental-iteration`: continuation SCANs per cycle (0: until the cursor is 0).
+    scan: Option<u32>,
+    /// `--data-import`: a SET template per item, and a GET per item when keys are the file's.
+    import: Option<import::Imported>,
     /// What one request of the mix sends: a single command, or the whole sequence.
     units: Vec<Vec<Step>>,
     /// Weight of each unit in the mix.
@@ -63,8 +104,10 @@ impl Workload {
         let prefix = config.keys.prefix.as_bytes();
         let mut templates = Vec::new();
         let mut draws = Vec::new();
+        let mut between = Vec::new();
         for spec in &config.commands {
             let mut d = Draws::default();
+            let mut ranges = Vec::new();
             let args: Vec<Vec<Part>> = spec
                 .args
                 .iter()
@@ -95,6 +138,23 @@ impl Workload {
                                 parts.push(Part::Hole(HOLE_RAND_INT + d.rand_ints.min(MAX_RAND_INTS - 1)));
                                 d.rand_ints = (d.rand_ints + 1).min(MAX_RAND_INTS);
                             }
+                            ArgPart::MultiKey(i) => {
+                                d.multi_keys = d.multi_keys.max(i + 1);
+                                parts.push(Part::Lit(prefix.to_vec()));
+                                parts.push(Part::Hole(HOLE_MULTI + usize::from(*i)));
+                            }
+                            ArgPart::Between { min, max, normal } => {
+                                // The front-ends build these (WAIT has two); past the cap, draws repeat.
+                                parts.push(Part::Hole(HOLE_BETWEEN + usize::from(d.between).min(MAX_BETWEEN - 1)));
+                                if usize::from(d.between) < MAX_BETWEEN {
+                                    ranges.push((*min, *max, *normal));
+                                    d.between += 1;
+                                }
+                            }
+                            ArgPart::Cursor => {
+                                d.cursor = true;
+                                parts.push(Part::Hole(HOLE_CURSOR));
+                            }
                         }
                     }
                     parts
@@ -102,6 +162,7 @@ impl Workload {
                 .collect();
             templates.push(if spec.inline { Template::inline(&args) } else { Template::new(&args) });
             draws.push(d);
+            between.push(ranges);
         }
         let max = config.values.max();
         let data = if config.random_data {
@@ -118,21 +179,49 @@ impl Workload {
             let seen = names.iter().filter(|n| n.split('#').next() == Some(spec.name.as_str())).count();
             names.push(if seen == 0 { spec.name.clone() } else { format!("{}#{}", spec.name, seen + 1) });
         }
-        let (units, weights) = match &config.sequence {
+        let (mut units, mut weights): (Vec<Vec<Step>>, Vec<u32>) = match &config.sequence {
             Some(steps) => {
                 names.push(config.sequence_name().unwrap_or_default());
                 (vec![steps.clone()], vec![1])
+            }
+            None if config.extras.scan.is_some() => {
+                // One unit: the SCAN whose cursor decides, per request, which of the two rows goes.
+                (vec![vec![Step { command: 0, repeat: 1 }]], vec![1])
             }
             None => {
                 let single = (0..config.commands.len()).map(|command| vec![Step { command, repeat: 1 }]);
                 (single.collect(), config.commands.iter().map(|c| c.weight).collect())
             }
         };
+        let monitor = config.extras.monitor.as_ref().map(|pick| {
+            units.push(vec![Step { command: MONITOR_PICK, repeat: 1 }]);
+            weights.push(pick.weight);
+            let lines = pick.lines.iter().map(|words| {
+                let args: Vec<Vec<Part>> = words.iter().map(|w| vec![Part::Lit(w.clone())]).collect();
+                Template::new(&args)
+            });
+            (lines.collect(), pick.rows.clone(), pick.random)
+        });
+        let reads = config
+            .commands
+            .iter()
+            .map(|c| match c.name.as_str() {
+                _ if !c.reads => ReadKind::No,
+                "MGET" => ReadKind::Multi,
+                "GETRANGE" => ReadKind::Empty,
+                _ => ReadKind::Nil,
+            })
+            .collect();
         Workload {
             templates,
             draws,
             names,
-            reads: config.commands.iter().map(|c| c.reads).collect(),
+            reads,
+            between,
+            sizes_by_key: config.extras.sizes_by_key.then_some((config.keys.min, config.keys.max)),
+            monitor,
+            scan: config.extras.scan.map(|s| s.max_iterations),
+            import: import::Imported::compile(config),
             units,
             weights,
             data,
@@ -150,12 +239,45 @@ impl Workload {
     /// Whether command `i` is a read whose null reply is a miss.
     #[inline]
     pub fn is_read(&self, i: usize) -> bool {
-        self.reads[i]
+        self.reads[i] != ReadKind::No
     }
 
-    fn value_len(&self, rng: &mut Rng) -> usize {
+    /// The hits and misses in command `i`'s reply `reply` of class `class` (a value or a null):
+    /// one of either for a single-key read, one per element for MGET, none for the rest.
+    #[inline]
+    pub fn hits_misses(&self, i: usize, class: ReplyClass, reply: &[u8]) -> (u64, u64) {
+        match (self.reads[i], class) {
+            (ReadKind::No, _) => (0, 0),
+            (_, ReplyClass::Nil) => (0, 1),
+            (ReadKind::Empty, _) if reply.starts_with(b"$0\r\n") => (0, 1),
+            (ReadKind::Multi, _) => match crate::resp::count_misses(reply) {
+                Some((elements, misses)) => (elements - misses, misses),
+                None => (1, 0),
+            },
+            _ => (1, 0),
+        }
+    }
+
+    /// Whether replies must be read for a SCAN cursor (`--scan-incremental-iteration`).
+    #[inline]
+    pub fn follows_cursor(&self) -> bool {
+        self.scan.is_some()
+    }
+
+    /// The longest request a command can make apart from values and keys drawn: a hint for
+    /// write buffers.
+    pub fn longest_fixed(&self) -> usize {
+        let lines = self.monitor.iter().flat_map(|(t, _, _)| t.iter());
+        self.templates.iter().chain(lines).map(Template::fixed_len).max().unwrap_or(0)
+    }
+
+    fn value_len(&self, rng: &mut Rng, key: u64) -> usize {
         match &self.values {
             ValueSize::Fixed(n) => *n,
+            // memtier's S pattern: sizes spread evenly over the key range, by key.
+            ValueSize::Range { min, max } if let Some((lo, hi)) = self.sizes_by_key => {
+                size_by_key(*min, *max, key, lo, hi)
+            }
             ValueSize::Range { min, max } => min + rng.below((max - min + 1) as u64) as usize,
             ValueSize::List(list) => {
                 let total: u64 = list.iter().map(|(_, w)| u64::from(*w)).sum();
@@ -170,6 +292,13 @@ impl Workload {
             }
         }
     }
+}
+
+/// memtier's `--data-size-pattern S`: key `key` of `lo..=hi` gets a size spread evenly over
+/// `min..=max` (the first key the smallest, the last the largest).
+pub fn size_by_key(min: usize, max: usize, key: u64, lo: u64, hi: u64) -> usize {
+    let at = if hi > lo { key.saturating_sub(lo) as f64 / (hi - lo) as f64 } else { 0.0 };
+    (min + ((max - min) as f64 * at) as usize).min(max)
 }
 
 /// Writes `n` into `buf` right-aligned, zero-padded to its width (wider numbers are cut).
@@ -192,6 +321,18 @@ pub struct RequestGen {
     /// Smooth weighted round-robin state: exact ratios over every cycle of the weights.
     credit: Vec<i64>,
     total_weight: i64,
+    /// Digits of a multi-key command's keys, back to back, and where each ends (reused).
+    multi_digits: Vec<u8>,
+    multi_ends: Vec<usize>,
+    /// `--data-import`: the next item this connection writes.
+    import_next: usize,
+    /// `__monitor_line@__`: the next line in order, and the line [`resolve`](Self::resolve) picked.
+    monitor_next: usize,
+    picked: Option<usize>,
+    /// `--scan-incremental-iteration`: the cursor to send next (empty: start at 0), and the
+    /// continuation SCANs sent in this cycle.
+    cursor: Vec<u8>,
+    scan_iterations: u32,
 }
 
 impl RequestGen {
@@ -208,6 +349,9 @@ impl RequestGen {
         };
         let credit = vec![0; workload.weights.len()];
         let total_weight = workload.weights.iter().map(|w| i64::from(*w)).sum();
+        let multi = workload.draws.iter().map(|d| usize::from(d.multi_keys)).max().unwrap_or(0);
+        // Connections start spread over the imported items, so a short run still writes many.
+        let import_next = workload.import.as_ref().map_or(0, |i| conn_index * i.sets.len() / config.connections.max(1));
         RequestGen {
             workload,
             rng: Rng::derive(config.seed, if config.same_stream { 0 } else { conn_index as u64 }),
@@ -215,6 +359,13 @@ impl RequestGen {
             key_of,
             credit,
             total_weight,
+            multi_digits: Vec::with_capacity(multi * 20),
+            multi_ends: Vec::with_capacity(multi),
+            import_next,
+            monitor_next: 0,
+            picked: None,
+            cursor: Vec::with_capacity(24),
+            scan_iterations: 0,
         }
     }
 
@@ -250,6 +401,53 @@ impl RequestGen {
         self.workload.units[unit][index]
     }
 
+    /// The command (report row) a step sends this time: the step's own, except for a MONITOR
+    /// line (picked now, in order or at random, counted in its command's row) and a followed
+    /// SCAN (row 1, `SCAN <cursor>`, while a cursor is pending). Call it before [`encode`](Self::encode).
+    #[inline]
+    pub fn resolve(&mut self, command: usize) -> usize {
+        if command == MONITOR_PICK {
+            let Some((lines, rows, random)) = &self.workload.monitor else { return 0 };
+            let line = if *random {
+                self.rng.below(lines.len() as u64) as usize
+            } else {
+                let line = self.monitor_next;
+                self.monitor_next = (line + 1) % lines.len();
+                line
+            };
+            self.picked = Some(line);
+            return rows[line];
+        }
+        if self.workload.scan.is_some() && !self.cursor.is_empty() {
+            return 1;
+        }
+        command
+    }
+
+    /// Reads a followed SCAN's reply (`--scan-incremental-iteration`): the cursor it returns
+    /// (its first element) is sent next, until it is 0 or the cycle's iterations are spent; an
+    /// error starts over at 0. Cheap: one bulk string read in place.
+    pub fn scan_reply(&mut self, command: usize, class: ReplyClass, reply: &[u8]) {
+        let Some(max) = self.workload.scan else { return };
+        self.cursor.clear();
+        if matches!(class, ReplyClass::Error { .. }) {
+            self.scan_iterations = 0;
+            return;
+        }
+        if let Some(cursor) = crate::resp::nth_arg(reply, 0) {
+            self.cursor.extend_from_slice(cursor);
+        }
+        if command == 1 {
+            self.scan_iterations += 1;
+        }
+        if self.cursor == b"0" || (max > 0 && self.scan_iterations >= max) {
+            self.cursor.clear();
+        }
+        if self.cursor.is_empty() {
+            self.scan_iterations = 0;
+        }
+    }
+
     /// Appends the next request of the mix to `out` (tests: one-command units only);
     /// returns its command index and the key number.
     #[cfg(test)]
@@ -268,14 +466,53 @@ impl RequestGen {
     /// Like [`encode`](Self::encode), with `{tag}` filled with `tag` (cluster mode).
     #[inline]
     pub fn encode_tagged(&mut self, cmd: usize, out: &mut Vec<u8>, tag: &[u8]) -> u64 {
+        if let Some(line) = self.picked.take()
+            && let Some((lines, _, _)) = &self.workload.monitor
+        {
+            lines[line].encode(out, &[]);
+            return 0;
+        }
         let key = self.keys[self.key_of[cmd]].next(&mut self.rng);
+        if let Some(import) = &self.workload.import {
+            if cmd == import.set {
+                // The file's items in order (wrapping), keyed by the file or by the generator.
+                let item = self.import_next;
+                self.import_next = (item + 1) % import.sets.len();
+                let mut digits = itoa::Buffer::new();
+                let mut expiry = itoa::Buffer::new();
+                let expiry: &[u8] = match self.workload.expiry {
+                    Some((lo, hi)) => expiry.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
+                    None => b"",
+                };
+                import.sets[item].encode(out, &[digits.format(key).as_bytes(), b"", expiry, tag]);
+                return key;
+            }
+            if Some(cmd) == import.get {
+                import.gets[(key % import.gets.len() as u64) as usize].encode(out, &[]);
+                return key;
+            }
+        }
+        let multi = usize::from(self.workload.draws[cmd].multi_keys);
+        if multi > 0 {
+            // The first key is the one drawn above; each other is a draw of its own.
+            self.multi_digits.clear();
+            self.multi_ends.clear();
+            let mut k = key;
+            for i in 0..multi {
+                if i > 0 {
+                    k = self.keys[self.key_of[cmd]].next(&mut self.rng);
+                }
+                self.multi_digits.extend_from_slice(itoa::Buffer::new().format(k).as_bytes());
+                self.multi_ends.push(self.multi_digits.len());
+            }
+        }
         let workload = &*self.workload;
         let mut key_digits = itoa::Buffer::new();
         let key_digits = key_digits.format(key).as_bytes();
         let draws = workload.draws[cmd];
         // Only what the command uses is drawn: a GET costs no value and no expiry.
         let data: &[u8] = if draws.data {
-            let len = workload.value_len(&mut self.rng);
+            let len = workload.value_len(&mut self.rng, key);
             let offset =
                 if workload.data.len() > len { self.rng.below((workload.data.len() - len) as u64) as usize } else { 0 };
             &workload.data[offset..offset + len]
@@ -288,7 +525,7 @@ impl RequestGen {
             _ => b"",
         };
         let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, tag];
-        if draws.shared == 0 && draws.rand_ints == 0 {
+        if draws.shared == 0 && draws.rand_ints == 0 && draws.between == 0 && !draws.cursor && multi == 0 {
             // The common case (SET, GET): no random numbers to draw or buffer.
             workload.templates[cmd].encode(out, &fixed);
         } else {
@@ -300,12 +537,27 @@ impl RequestGen {
                     zero_padded(buf, lo + self.rng.below(hi - lo + 1));
                 }
             }
+            let mut drawn = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
+            let mut between: [&[u8]; MAX_BETWEEN] = [b""; MAX_BETWEEN];
+            for ((&(lo, hi, normal), buf), hole) in workload.between[cmd].iter().zip(&mut drawn).zip(&mut between) {
+                *hole = buf.format(rng::between(&mut self.rng, lo, hi, normal)).as_bytes();
+            }
             let mut holes: [&[u8]; HOLES] = [b""; HOLES];
             holes[..HOLE_SHARED].copy_from_slice(&fixed);
             for (i, buf) in rands.iter().enumerate() {
                 holes[HOLE_SHARED + i] = buf;
             }
-            workload.templates[cmd].encode(out, &holes);
+            holes[HOLE_CURSOR] = if self.cursor.is_empty() { b"0" } else { &self.cursor };
+            holes[HOLE_BETWEEN..].copy_from_slice(&between);
+            let (digits, ends) = (&self.multi_digits, &self.multi_ends);
+            workload.templates[cmd].encode_with(out, |i| {
+                if i < HOLE_MULTI {
+                    holes[i]
+                } else {
+                    let k = i - HOLE_MULTI;
+                    &digits[if k == 0 { 0 } else { ends[k - 1] }..ends[k]]
+                }
+            });
         }
         key
     }
@@ -347,6 +599,7 @@ mod tests {
             faults: crate::config::Faults::default(),
             cluster: None,
             ramp: None,
+            extras: crate::config::Extras::default(),
         }
     }
 

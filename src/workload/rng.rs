@@ -38,6 +38,25 @@ impl Rng {
     }
 }
 
+/// A number in `lo..=hi`: uniform, or (memtier's WAIT timeout) normal around the middle with a
+/// sixth of the range as deviation, redrawn outside it.
+pub fn between(rng: &mut Rng, lo: u64, hi: u64, normal: bool) -> u64 {
+    if hi <= lo {
+        return lo;
+    }
+    if !normal {
+        return lo + rng.below(hi - lo + 1);
+    }
+    let span = (hi - lo) as f64;
+    let median = lo as f64 + span / 2.0 + 0.5;
+    loop {
+        let x = median + span / 6.0 * rng.normal();
+        if x >= lo as f64 && x < (hi + 1) as f64 {
+            return x as u64;
+        }
+    }
+}
+
 /// The splitmix64 finaliser: spreads nearby seeds far apart.
 pub fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);

@@ -411,12 +411,19 @@ impl<'p> Worker<'p> {
                 per_node.bytes_in += scanned.len as u64;
                 per_node.record(response, service);
             }
+            let reply = conn.links[node].as_ref().map_or(&[][..], |l| &l.rbuf[at..at + scanned.len]);
+            if conn.requests.workload().follows_cursor() {
+                conn.requests.scan_reply(req.command, scanned.class, reply);
+            }
             let op = &mut self.window.ops[req.command];
             op.count += 1;
             op.bytes_in += scanned.len as u64;
             match scanned.class {
-                ReplyClass::Value if conn.requests.workload().is_read(req.command) => op.hits += 1,
-                ReplyClass::Nil if conn.requests.workload().is_read(req.command) => op.misses += 1,
+                ReplyClass::Value | ReplyClass::Nil => {
+                    let (hits, misses) = conn.requests.workload().hits_misses(req.command, scanned.class, reply);
+                    op.hits += hits;
+                    op.misses += misses;
+                }
                 ReplyClass::Error { msg_start, msg_end } => {
                     op.errors += 1;
                     let link = conn.links[node].as_ref().expect("the link being read");
@@ -450,7 +457,8 @@ impl<'p> Worker<'p> {
             for s in 0..conn.requests.steps(unit) {
                 let step = conn.requests.step(unit, s);
                 for _ in 0..step.repeat {
-                    let node = self.queue(conn, c, step.command, (tag_node, intended), now);
+                    let command = conn.requests.resolve(step.command);
+                    let node = self.queue(conn, c, command, (tag_node, intended), now);
                     last = Some(node);
                 }
             }

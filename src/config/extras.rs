@@ -1,0 +1,48 @@
+//! Workload variations memtier_benchmark's command line brings beyond a weighted command mix:
+//! value sizes that follow the key, commands replayed from a MONITOR capture, SCAN cursors
+//! followed from the server's replies. Kept apart so that `Config` stays a plain list.
+
+/// The variations; the default is none of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extras {
+    /// `--data-size-pattern S`: a value's size grows with its key number over the key range,
+    /// from the smallest size at the first key to the largest at the last (memtier's meaning).
+    pub sizes_by_key: bool,
+    /// `--command __monitor_line@__`: each request replays one line of a MONITOR capture.
+    pub monitor: Option<MonitorPick>,
+    /// `--scan-incremental-iteration`: the one `--command` is a SCAN whose cursor is followed.
+    pub scan: Option<ScanFollow>,
+    /// `--data-import`: SETs write the file's items, in order per connection.
+    pub import: Option<Import>,
+}
+
+/// `--data-import`: the items, and what of them is used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    pub items: std::sync::Arc<Vec<crate::workload::import::Item>>,
+    /// `--generate-keys`: keys come from the key generator, values from the file.
+    pub generate_keys: bool,
+    /// `--no-expiry`: the file's expiry times are ignored.
+    pub no_expiry: bool,
+}
+
+/// The lines `__monitor_line@__` picks from, each counted in the row of its command's name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorPick {
+    /// Each line's arguments.
+    pub lines: Vec<Vec<Vec<u8>>>,
+    /// The row (an index into `Config::commands`) each line is counted in.
+    pub rows: Vec<usize>,
+    /// Random picks (`--monitor-pattern R`) instead of walking the lines in order.
+    pub random: bool,
+    /// The weight of the pick in the mix (its `--command-ratio`).
+    pub weight: u32,
+}
+
+/// `--scan-incremental-iteration`: `Config::commands[0]` is the first `SCAN 0 ...` of a cycle,
+/// `Config::commands[1]` the same with the server's cursor ([`ArgPart::Cursor`](super::ArgPart)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanFollow {
+    /// Continuation SCANs per cycle before starting again at 0; 0 follows until the cursor is 0.
+    pub max_iterations: u32,
+}

@@ -1,0 +1,175 @@
+//! Reading memtier's data export (`--data-import`): a CSV of memcached items whose keys and
+//! values (arbitrary bytes) a run writes instead of generated ones, and `--data-verify` reads back.
+//!
+//! The format (memtier's `file_io.cpp`): the header
+//! `dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data`, then one item
+//! per row: eight whole numbers, the key and the data in double quotes (a `"` inside doubled).
+//! `nbytes` counts the data and a CRLF memcached stores after it; `exptime` is the expiry in seconds (0: none).
+
+use std::path::Path;
+
+use super::{HOLE_EXPIRY, HOLE_KEY};
+use crate::config::Config;
+use crate::resp::{Part, Template};
+
+/// The header memtier writes and expects.
+const HEADER: &[u8] = b"dumpflags, time, exptime";
+
+/// One item of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    /// Seconds; 0 for none.
+    pub expiry: u64,
+}
+
+/// Reads a whole export file; the error names the file and the line.
+pub fn load(path: &Path) -> Result<Vec<Item>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read --data-import {}: {e}", path.display()))?;
+    let items = parse(&bytes).map_err(|e| format!("error: {}:{e}", path.display()))?;
+    if items.is_empty() {
+        return Err(format!("error: {}: no items to import", path.display()));
+    }
+    Ok(items)
+}
+
+/// Parses an export; errors start with the line number.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
+    if !bytes.starts_with(HEADER) {
+        return Err("1: invalid file, unexpected CSV header (expected 'dumpflags, time, exptime, ...')".into());
+    }
+    let mut pos = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |p| p + 1);
+    let mut line = 2;
+    let mut items = Vec::new();
+    while pos < bytes.len() {
+        if bytes[pos..].iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+        let start_line = line;
+        let err = |what: &str| format!("{start_line}: {what}");
+        let mut numbers = [0u64; 8];
+        for n in &mut numbers {
+            let end =
+                memchr::memchr(b',', &bytes[pos..]).ok_or_else(|| err("expected 8 numbers before the key"))? + pos;
+            let text = std::str::from_utf8(&bytes[pos..end]).map_err(|_| err("expected a number"))?.trim();
+            *n = text.parse().map_err(|_| err(&format!("expected a whole number, got '{text}'")))?;
+            pos = end + 1;
+        }
+        let [_, _, exptime, nbytes, _, _, _, nkey] = numbers;
+        let key = quoted(bytes, &mut pos, &mut line).ok_or_else(|| err("the key is not a quoted string"))?;
+        skip_delimiter(bytes, &mut pos).ok_or_else(|| err("expected ',' between the key and the data"))?;
+        let value = quoted(bytes, &mut pos, &mut line).ok_or_else(|| err("the data is not a quoted string"))?;
+        if key.len() as u64 != nkey {
+            return Err(err(&format!("the key is {} bytes, nkey says {nkey}", key.len())));
+        }
+        if value.len() as u64 + 2 != nbytes {
+            return Err(err(&format!("the data is {} bytes, nbytes says {} (data and CRLF)", value.len(), nbytes)));
+        }
+        while pos < bytes.len() && bytes[pos] != b'\n' {
+            pos += 1;
+        }
+        pos += 1;
+        line += 1;
+        items.push(Item { key, value, expiry: exptime });
+    }
+    Ok(items)
+}
+
+/// `, ` between columns.
+fn skip_delimiter(bytes: &[u8], pos: &mut usize) -> Option<()> {
+    (bytes.get(*pos) == Some(&b',')).then_some(())?;
+    *pos += 1;
+    while bytes.get(*pos) == Some(&b' ') {
+        *pos += 1;
+    }
+    Some(())
+}
+
+/// A `"..."` column at `pos` (after spaces), `""` standing for `"`; counts the newlines inside.
+fn quoted(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Vec<u8>> {
+    while bytes.get(*pos) == Some(&b' ') {
+        *pos += 1;
+    }
+    (bytes.get(*pos) == Some(&b'"')).then_some(())?;
+    *pos += 1;
+    let mut out = Vec::new();
+    loop {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        match b {
+            b'"' if bytes.get(*pos) == Some(&b'"') => {
+                out.push(b'"');
+                *pos += 1;
+            }
+            b'"' => return Some(out),
+            b => {
+                *line += usize::from(b == b'\n');
+                out.push(b);
+            }
+        }
+    }
+}
+
+/// `--data-import` compiled: which commands send items, and their templates.
+#[derive(Debug)]
+pub(super) struct Imported {
+    pub(super) set: usize,
+    pub(super) get: Option<usize>,
+    pub(super) sets: Vec<Template>,
+    pub(super) gets: Vec<Template>,
+}
+
+impl Imported {
+    pub(super) fn compile(config: &Config) -> Option<Imported> {
+        let import = config.extras.import.as_ref()?;
+        let set = config.commands.iter().position(|c| c.name == "SET")?;
+        let lit = |b: &[u8]| vec![Part::Lit(b.to_vec())];
+        let sets = import.items.iter().map(|item| {
+            let key = if import.generate_keys {
+                vec![Part::Lit(config.keys.prefix.as_bytes().to_vec()), Part::Hole(HOLE_KEY)]
+            } else {
+                lit(&item.key)
+            };
+            let mut args = vec![lit(b"SET"), key, lit(&item.value)];
+            if config.expiry.is_some() {
+                args.extend([lit(b"EX"), vec![Part::Hole(HOLE_EXPIRY)]]);
+            } else if item.expiry > 0 && !import.no_expiry {
+                args.extend([lit(b"EX"), lit(item.expiry.to_string().as_bytes())]);
+            }
+            Template::new(&args)
+        });
+        let gets = import.items.iter().filter(|_| !import.generate_keys);
+        Some(Imported {
+            set,
+            get: config.commands.iter().position(|c| c.name == "GET").filter(|_| !import.generate_keys),
+            sets: sets.collect(),
+            gets: gets.map(|item| Template::new(&[lit(b"GET"), lit(&item.key)])).collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_memtiers_export() {
+        let file = b"dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n\
+                     0, 0, 0, 7, 0, 0, 1, 4, \"k:01\", \"abcde\"\n\
+                     0, 5, 60, 8, 0, 0, 1, 2, \"k2\", \"a\"\"b\nc\0\"\r\n";
+        let items = parse(file).unwrap();
+        assert_eq!(items[0], Item { key: b"k:01".to_vec(), value: b"abcde".to_vec(), expiry: 0 });
+        assert_eq!(items[1], Item { key: b"k2".to_vec(), value: b"a\"b\nc\0".to_vec(), expiry: 60 });
+    }
+
+    #[test]
+    fn bad_files_name_the_line() {
+        assert!(parse(b"key,value\n").unwrap_err().contains("header"));
+        let bad = b"dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n\
+                    0, 0, 0, 9, 0, 0, 1, 2, \"k1\", \"abc\"\n";
+        assert!(parse(bad).unwrap_err().starts_with("2: the data is 3 bytes"), "{:?}", parse(bad));
+        let bad = b"dumpflags, time, exptime\n0, x, 0, 5, 0, 0, 1, 2, \"k1\", \"abc\"\n";
+        assert!(parse(bad).unwrap_err().contains("'x'"));
+    }
+}
