@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod extras;
+mod shard;
 pub use extras::{Extras, Import, MonitorPick, ScanFollow};
+pub use shard::Shard;
 
 /// Where the server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -498,11 +500,13 @@ impl Config {
     /// Connection `index`'s contiguous slice of the key range, `(first, last)`; `None` when the
     /// range has fewer keys than there are connections and this one gets none.
     pub fn slice(&self, index: usize) -> Option<(u64, u64)> {
-        let span = u128::from(self.keys.len());
+        // A shard (`--shard`) splits its own part of the range.
+        let (min, max) = self.walked_keys();
+        let span = u128::from(max - min) + 1;
         let conns = self.connections as u128;
         let i = index as u128;
-        let lo = self.keys.min as u128 + span * i / conns;
-        let next = self.keys.min as u128 + span * (i + 1) / conns;
+        let lo = min as u128 + span * i / conns;
+        let next = min as u128 + span * (i + 1) / conns;
         (next > lo).then(|| (lo as u64, (next - 1) as u64))
     }
 
@@ -546,7 +550,10 @@ impl Config {
     pub fn planned_requests(&self) -> Option<u64> {
         match self.stop {
             StopAfter::Requests(n) => Some(n),
-            StopAfter::AllKeys => Some(self.keys.len()),
+            StopAfter::AllKeys => {
+                let (min, max) = self.walked_keys();
+                Some(if self.extras.shard.as_ref().is_some_and(|s| s.keys.is_none()) { 0 } else { max - min + 1 })
+            }
             StopAfter::Duration(_) => None,
         }
     }

@@ -85,6 +85,7 @@ fn result_json_conforms_to_the_documented_schema() {
             &["--rate", "2000", "--duration", "1s", "--arrival", "poisson", "--warmup", "200ms", "-c", "4"][..],
         ),
         ("repeated", &["-n", "2000", "--runs", "2", "-c", "2"][..]),
+        ("shard", &["-n", "2001", "--shard", "1/2", "--key-pattern", "S:S", "--rate", "3001", "-c", "2"][..]),
     ] {
         let json = dir.path().join(format!("{name}.json"));
         let mut argv = args.to_vec();

@@ -12,6 +12,7 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod shard;
 mod signals;
 mod verify;
 

@@ -209,6 +209,9 @@ pub struct Args {
     /// memtier's workload options (hidden; the memtier front-end passes them on).
     #[command(flatten)]
     pub memtier: super::mix::WorkloadFlags,
+    /// Shards over several load machines, and their common start.
+    #[command(flatten)]
+    pub shards: super::shard::ShardFlags,
 
     /// Open loop: this many requests per second in total (50k accepted), divided over the
     /// connections; latency counts from each request's intended send time.
@@ -475,7 +478,7 @@ impl Args {
         }
         let connections = self.connections as usize;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let config = Config {
+        let mut config = Config {
             server: ServerOptions {
                 target,
                 user,
@@ -527,6 +530,7 @@ impl Args {
             ramp,
             extras,
         };
+        self.shards.apply(&mut config)?;
         let memtier = self.memtier_text.then(|| crate::report::memtier_stats::MemtierOutput {
             hide_histogram: self.memtier_hide_histogram,
             print_all_runs: self.memtier_print_all_runs,

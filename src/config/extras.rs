@@ -14,6 +14,11 @@ pub struct Extras {
     pub scan: Option<ScanFollow>,
     /// `--data-import`: SETs write the file's items, in order per connection.
     pub import: Option<Import>,
+    /// `--shard I/N` (or the scheduler's variables): this process's part of a spread run.
+    pub shard: Option<super::Shard>,
+    /// `--start-at`: the measured phase starts at this wall-clock instant (after connecting
+    /// and any warmup).
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// `--data-import`: the items, and what of them is used.

@@ -6,6 +6,7 @@ mod pacer;
 mod preflight;
 mod router;
 mod server_stats;
+mod start_at;
 mod telemetry;
 mod timer;
 mod worker;
@@ -361,7 +362,7 @@ pub fn run(
                 let (Some((mut conns, router)), false) = (conns, abort.load(Ordering::SeqCst)) else {
                     return;
                 };
-                let start: Instant = *start_slot.get().expect("set before the go barrier");
+                let (start, warmup): (Instant, Duration) = *start_slot.get().expect("set before the go barrier");
                 for (k, conn) in conns.iter_mut().enumerate() {
                     let delay = worker::join_delay(config, threads, first + k);
                     conn.set_pacer(pacer::for_connection(config, first + k, start + delay));
@@ -369,7 +370,7 @@ pub fn run(
                         conn.hold_until(start + delay);
                     }
                 }
-                let measure_from = start + config.warmup;
+                let measure_from = start + warmup;
                 let deadline = match config.stop {
                     StopAfter::Duration(d) => Some(measure_from + d),
                     _ => None,
@@ -402,15 +403,21 @@ pub fn run(
             }
         }
         abort.store(failure.is_some(), Ordering::SeqCst);
+        // `--start-at`: warm up so that the measured phase begins at that instant.
+        let start_at = config.extras.start_at.filter(|_| failure.is_none());
+        if let Some(at) = start_at {
+            start_at::wait(at, config.warmup, stop);
+        }
         let start = Instant::now();
-        let wall_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        start_slot.set(start).expect("set once");
+        let wall = SystemTime::now();
+        let warmup = start_at.map_or(config.warmup, |at| start_at::warmup(at, wall, run, config.warmup));
+        start_slot.set((start, warmup)).expect("set once");
         go.wait();
         if let Some(e) = failure {
             return Err(e);
         }
-        let measure_from = start + config.warmup;
-        let started_unix_ms = wall_ms + config.warmup.as_millis() as u64;
+        let measure_from = start + warmup;
+        let started_unix_ms = (wall + warmup).duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let mut collector = Collector::new(config, run, threads, measure_from, started_unix_ms);
         let mut begun = false;
         loop {

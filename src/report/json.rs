@@ -43,6 +43,34 @@ struct Document<'a> {
     faults: Faults<'a>,
     cluster: Option<Cluster<'a>>,
     time_series: Vec<Point>,
+    /// `--shard`: this process's part of a run spread over several load machines.
+    shard: Option<ShardPart<'a>>,
+    /// `--start-at`: the instant asked for and how far from it the measured phase began.
+    start: Option<Start>,
+    /// Every histogram, lossless, so that shards merge exactly (`respbench merge`).
+    histograms: super::histo::Histograms,
+    /// Set by `respbench merge` only: the results merged into this one.
+    merged_from: Option<()>,
+}
+
+#[derive(Serialize)]
+struct ShardPart<'a> {
+    index: u32,
+    count: u32,
+    source: &'a str,
+    /// The run's --seed; the shard draws its streams from `stream_seed`.
+    seed: u64,
+    stream_seed: u64,
+    total_requests: Option<u64>,
+    total_rate_per_sec: Option<u64>,
+    key_part: Option<(u64, u64)>,
+}
+
+#[derive(Serialize)]
+struct Start {
+    requested_unix_ms: f64,
+    /// Measured-phase start minus the requested instant, in milliseconds (positive: late).
+    offset_ms: f64,
 }
 
 #[derive(Serialize)]
@@ -274,7 +302,7 @@ fn configuration(config: &Config, runs: usize) -> Configuration<'_> {
         },
         random_data: config.random_data,
         expiry_range_secs: config.expiry,
-        seed: config.seed,
+        seed: config.extras.shard.as_ref().map_or(config.seed, |s| s.seed),
         interval_secs: config.interval.as_secs_f64(),
         user: config.server.user.as_deref(),
         db: config.server.db,
@@ -368,6 +396,22 @@ impl Format for Json {
                     active_connections: i.window.active_connections,
                 })
                 .collect(),
+            shard: config.extras.shard.as_ref().map(|s| ShardPart {
+                index: s.index,
+                count: s.count,
+                source: &s.source,
+                seed: s.seed,
+                stream_seed: config.seed,
+                total_requests: s.total_requests,
+                total_rate_per_sec: s.total_rate,
+                key_part: s.keys,
+            }),
+            start: config.extras.start_at.map(|at| {
+                let requested = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0;
+                Start { requested_unix_ms: requested, offset_ms: outcome.started_unix_ms as f64 - requested }
+            }),
+            histograms: super::histo::Histograms::of(outcome, config.rate.is_some()),
+            merged_from: None,
         };
         let mut text = serde_json::to_string_pretty(&doc).expect("plain data serialises");
         text.push('\n');

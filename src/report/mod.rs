@@ -3,6 +3,7 @@
 
 pub mod chart;
 pub mod hdrlog;
+pub mod histo;
 pub mod html;
 pub mod json;
 pub mod memtier_files;

@@ -344,7 +344,11 @@ impl RequestGen {
             let walk = KeyGen::new(crate::config::KeyPattern::Parallel, min, max, slice);
             (vec![walk], vec![0; config.commands.len()])
         } else {
-            let keys = config.commands.iter().map(|c| KeyGen::new(c.key_pattern, min, max, slice));
+            // The walks (S, P) keep to a shard's part of the range; draws use all of it.
+            let keys = config.commands.iter().map(|c| {
+                let (min, max) = config.keys_for(c.key_pattern);
+                KeyGen::new(c.key_pattern, min, max, slice)
+            });
             (keys.collect(), (0..config.commands.len()).collect())
         };
         let credit = vec![0; workload.weights.len()];
