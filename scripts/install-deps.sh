@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the servers and tools the tests, the demo and the benchmark use, when missing:
 # Debian's redis-server and redis-tools (redis-cli, redis-benchmark), and chromium, in which
-# the report tests open the HTML reports.
+# the report tests open the HTML reports; Slurm and munge, which the shard test starts as a
+# private one-node cluster; and PyPI's kubernetes-validate, which checks examples/k8s.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
@@ -9,9 +10,17 @@ command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v taskset >/dev/null || missing+=(util-linux)
 command -v chromium >/dev/null || missing+=(chromium)
-[ ${#missing[@]} -eq 0 ] && exit 0
+command -v slurmctld >/dev/null || missing+=(slurm-wlm)
+command -v munged >/dev/null || missing+=(munge)
+command -v pip3 >/dev/null || missing+=(python3-pip)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing: ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! command -v kubernetes-validate >/dev/null; then
+    echo "installing: kubernetes-validate (PyPI)" >&2
+    pip3 install -q kubernetes-validate 2>/dev/null || pip3 install -q --break-system-packages kubernetes-validate
+fi

@@ -7,6 +7,7 @@ mod fill;
 mod memtier;
 mod memtier_run;
 mod memtier_usage;
+mod merge;
 mod mix;
 mod native;
 pub mod parse;
@@ -89,6 +90,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some("fill") => Some(fill::main),
         Some("report") => Some(results::report_main),
         Some("compare") => Some(results::compare_main),
+        Some("merge") => Some(merge::main),
         _ => None,
     };
     if let Some(run) = subcommand {

@@ -49,7 +49,7 @@ struct CompareArgs {
     price: Option<String>,
 }
 
-fn load(path: &Path) -> Result<Value, String> {
+pub(super) fn load(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a respbench result (invalid JSON: {e})", path.display()))?;
@@ -62,7 +62,7 @@ fn load(path: &Path) -> Result<Value, String> {
     Ok(doc)
 }
 
-fn write(path: &Path, text: &str) -> Result<(), String> {
+pub(super) fn write(path: &Path, text: &str) -> Result<(), String> {
     report::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
@@ -97,7 +97,7 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 /// A result's name: its label, else its file stem.
-fn name_of(path: &Path, doc: &Value) -> String {
+pub(super) fn name_of(path: &Path, doc: &Value) -> String {
     doc["label"]
         .as_str()
         .map(String::from)

@@ -262,6 +262,14 @@ impl OpSummary {
     }
 }
 
+/// One row's summary (as `totals` and `commands` hold it), for results built from saved
+/// histograms (`respbench merge`); the spectrum only when `spectrum`.
+pub(crate) fn op_summary(op: &OpStats, secs: f64, spectrum: bool) -> serde_json::Value {
+    let summary = OpSummary::of(op, secs);
+    let summary = if spectrum { summary.with_spectrum(op) } else { summary };
+    serde_json::to_value(summary).expect("plain data serialises")
+}
+
 #[derive(Serialize)]
 struct Point {
     run: usize,

@@ -10,6 +10,7 @@ pub mod memtier_files;
 pub mod memtier_json;
 pub mod memtier_stats;
 pub mod memtier_text;
+pub mod merge;
 pub mod statsd;
 pub mod tables;
 pub mod text;
