@@ -538,7 +538,7 @@ impl Args {
             hdr_prefix: self.memtier_hdr_prefix.clone(),
         });
         let arbitrary = !self.command.is_empty();
-        let output = Output {
+        let mut output = Output {
             memtier,
             arbitrary,
             json: self.json,
@@ -566,6 +566,7 @@ impl Args {
             verify: self.memtier.data_verify,
             verify_only: self.memtier.verify_only,
         };
+        super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
         if output.verify || output.verify_only {
             super::verify::check(&config)?;
         }

@@ -406,7 +406,7 @@ pub fn run(
         // `--start-at`: warm up so that the measured phase begins at that instant.
         let start_at = config.extras.start_at.filter(|_| failure.is_none());
         if let Some(at) = start_at {
-            start_at::wait(at, config.warmup, stop);
+            start_at::wait(at, config.warmup, config.stop != StopAfter::AllKeys, stop);
         }
         let start = Instant::now();
         let wall = SystemTime::now();

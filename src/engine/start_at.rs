@@ -7,10 +7,15 @@ use std::time::{Duration, SystemTime};
 
 /// The longest single sleep, so that a stop signal is heard while waiting.
 const SLICE: Duration = Duration::from_millis(50);
+/// How much earlier than needed the load begins when it may (its warmup absorbs the rest):
+/// a sleeping thread can wake tens of milliseconds late on a busy machine, a warmup cannot.
+const MARGIN: Duration = Duration::from_millis(50);
 
-/// Blocks until `at - warmup` (or a stop signal).
-pub fn wait(at: SystemTime, warmup: Duration, stop: &AtomicBool) {
-    let begin = at.checked_sub(warmup).unwrap_or(at);
+/// Blocks until `at - warmup` (or a stop signal); `early`: a little before, when load sent
+/// before the instant may be left out (not for `-n allkeys`, which writes each key once).
+pub fn wait(at: SystemTime, warmup: Duration, early: bool, stop: &AtomicBool) {
+    let lead = if early { warmup + MARGIN } else { warmup };
+    let begin = at.checked_sub(lead).unwrap_or(at);
     while !stop.load(Ordering::SeqCst) {
         match begin.duration_since(SystemTime::now()) {
             Ok(left) if !left.is_zero() => std::thread::sleep(left.min(SLICE)),

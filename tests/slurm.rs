@@ -1,0 +1,148 @@
+//! Shards under a real Slurm: a private one-node cluster (munged, slurmctld and slurmd in a
+//! temporary directory, on free ports, stopped on drop) runs `srun -n 2 respbench`; each task
+//! takes its shard from SLURM_PROCID/SLURM_NTASKS, and `respbench merge` joins their results.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+/// The daemons of a private Slurm cluster, killed (and reaped) on drop.
+struct Cluster {
+    dir: tempfile::TempDir,
+    daemons: Vec<Child>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for d in self.daemons.iter_mut().rev() {
+            let _ = d.kill();
+            let _ = d.wait();
+        }
+    }
+}
+
+fn daemon(program: &str, args: &[&str], log: &Path) -> Child {
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(log).unwrap())
+        .stderr(Stdio::from(std::fs::File::create(log.with_extension("err")).unwrap()))
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {program}: {e}"))
+}
+
+impl Cluster {
+    fn conf(&self) -> PathBuf {
+        self.dir.path().join("slurm.conf")
+    }
+
+    fn start() -> Cluster {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let d = d.as_path();
+        // munged wants its socket's directory searchable by all, and its key private.
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let key: Vec<u8> = (0..1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let key_file = d.join("munge.key");
+        std::fs::write(&key_file, key).unwrap();
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o400)).unwrap();
+        for sub in ["state", "spool"] {
+            std::fs::create_dir(d.join(sub)).unwrap();
+        }
+        let p = |name: &str| d.join(name).display().to_string();
+        let conf = format!(
+            "ClusterName=respbench\nSlurmctldHost=localhost\nSlurmctldPort={}\nSlurmdPort={}\n\
+             AuthType=auth/munge\nAuthInfo=socket={}\nCredType=cred/munge\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n\
+             AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\n\
+             SlurmUser=root\nSlurmdUser=root\nStateSaveLocation={}\nSlurmdSpoolDir={}\n\
+             SlurmctldPidFile={}\nSlurmdPidFile={}\nSlurmctldLogFile={}\nSlurmdLogFile={}\n\
+             SchedulerType=sched/builtin\nSelectType=select/linear\nMpiDefault=none\nMinJobAge=4\n\
+             ReturnToService=2\nSlurmdParameters=config_overrides\n\
+             NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN\n\
+             PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP\n",
+            free_port(),
+            free_port(),
+            p("munge.sock"),
+            p("state"),
+            p("spool"),
+            p("slurmctld.pid"),
+            p("slurmd.pid"),
+            p("slurmctld.log"),
+            p("slurmd.log"),
+        );
+        std::fs::write(d.join("slurm.conf"), conf).unwrap();
+        let mut cluster = Cluster { daemons: Vec::new(), dir };
+        let conf = cluster.conf().display().to_string();
+        let munged = [
+            "-F",
+            "--key-file",
+            &p("munge.key"),
+            "--socket",
+            &p("munge.sock"),
+            "--pid-file",
+            &p("munged.pid"),
+            "--log-file",
+            &p("munged.log"),
+            "--seed-file",
+            &p("munged.seed"),
+        ];
+        cluster.daemons.push(daemon("munged", &munged, &d.join("munged.out")));
+        wait_for("munged's socket", Duration::from_secs(10), || d.join("munge.sock").exists());
+        cluster.daemons.push(daemon("slurmctld", &["-D", "-i", "-f", &conf], &d.join("slurmctld.out")));
+        cluster.daemons.push(daemon("slurmd", &["-D", "-N", "localhost", "-f", &conf], &d.join("slurmd.out")));
+        // Submit only once the controller answers and the node is idle.
+        wait_for("the Slurm node to be idle", Duration::from_secs(30), || {
+            let out = Command::new("sinfo").env("SLURM_CONF", &conf).args(["-h", "-o", "%t"]).output();
+            out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "idle")
+        });
+        cluster
+    }
+}
+
+fn installed(program: &str) -> bool {
+    Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn srun_runs_two_shards_that_fill_the_range_and_merge() {
+    let missing: Vec<&str> =
+        ["munged", "slurmctld", "slurmd", "srun", "sinfo"].into_iter().filter(|p| !installed(p)).collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "skipped: {} not installed (scripts/install-deps.sh installs slurm-wlm and munge)",
+            missing.join(", ")
+        );
+        return;
+    }
+    let server = Server::start(&[]);
+    let cluster = Cluster::start();
+    let out_dir = tempfile::tempdir().unwrap();
+    let pattern = out_dir.path().join("out-%t.json").display().to_string();
+    let out = Command::new("srun")
+        .env("SLURM_CONF", cluster.conf())
+        .args(["--overcommit", "--immediate=30", "-n", "2", env!("CARGO_BIN_EXE_respbench")])
+        .args(["-p", &server.port_arg(), "-n", "allkeys", "--key-min", "1", "--key-max", "100000"])
+        .args(["--seed", "3", "-c", "4", "-q", "--json", &pattern])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "srun failed: {}{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("shard 0/2 (from SLURM_PROCID=0, SLURM_NTASKS=2)"), "{err}");
+    assert!(err.contains("shard 1/2 (from SLURM_PROCID=1, SLURM_NTASKS=2)"), "{err}");
+    assert_eq!(server.dbsize(), 100_000);
+    assert_eq!(server.calls("set"), 100_000);
+    let files: Vec<String> =
+        (0..2).map(|i| out_dir.path().join(format!("out-{i}.json")).display().to_string()).collect();
+    let merged = out_dir.path().join("merged.json");
+    let m = respbench().args(["merge", &files[0], &files[1], "--json", merged.to_str().unwrap()]).output().unwrap();
+    assert!(m.status.success(), "{}", stderr(&m));
+    let doc = read_json(&merged);
+    assert_eq!(doc["totals"]["count"], 100_000);
+    assert_eq!(doc["merged_from"][1]["shard"], "1/2");
+}
