@@ -157,3 +157,20 @@ fn shards_started_together_start_within_milliseconds() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("apart"), "{}", stderr(&out));
 }
+
+#[test]
+fn the_front_ends_pass_the_shard_options_on() {
+    let server = Server::start(&[]);
+    let port = server.port_arg();
+    let memtier = ["memtier", "-p", &port, "--shard", "1/2", "-n", "100", "-c", "1", "-t", "1", "--hide-histogram"];
+    let out = respbench().args(memtier).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("shard 1/2 (from --shard 1/2)"), "{}", stderr(&out));
+    let bench = ["redis-benchmark", "-p", &port, "--shard", "0/2", "-n", "1000", "-t", "set", "-q"];
+    let out = respbench().args(bench).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("shard 0/2 (from --shard 0/2)"), "{}", stderr(&out));
+    let out = respbench().args(["redis-benchmark", "-p", &port, "--start-at", "5", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is in the past"), "{}", stderr(&out));
+}

@@ -62,6 +62,10 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["command-stats-breakdown"], true, Map::Special),
     opt(&["hdr-file-prefix"], true, Map::Flag("--memtier-hdr-prefix")),
     opt(&["distinct-client-seed"], false, Map::Special),
+    // Several load machines as one run (respbench's own; memtier has no equivalent).
+    opt(&["shard"], true, Map::Flag("--shard")),
+    opt(&["shard-count"], true, Map::Flag("--shard-count")),
+    opt(&["start-at"], true, Map::Flag("--start-at")),
     opt(&["randomize"], false, Map::Special),
     opt(&["show-config"], false, Map::Special),
     opt(&["print-percentiles"], true, Map::Flag("--percentiles")),

@@ -140,6 +140,11 @@ Test Options:
       --distinct-client-seed     Give each client its own random sequence
       --randomize                Seed from the clock (default: a constant seed)
 
+Several load machines (respbench):
+      --shard=I/N                Run shard I of N: key range, requests and rate split
+      --shard-count=N            The number of shards when only the index is given
+      --start-at=TIME            Start the measured phase at this instant (RFC 3339, Unix seconds)
+
 Arbitrary command:
       --command=COMMAND          A command to send, in quotes (repeatable); __key__ and __data__
                                  are filled from the key and object options

@@ -42,6 +42,10 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["I"], false, Map::Special),
     opt(&["x"], false, Map::Special),
     opt(&["seed"], true, Map::Flag("--seed")),
+    // Several load machines as one run (respbench's own).
+    opt(&["shard"], true, Map::Flag("--shard")),
+    opt(&["shard-count"], true, Map::Flag("--shard-count")),
+    opt(&["start-at"], true, Map::Flag("--start-at")),
     opt(&["rps"], true, Map::Flag("--rate")),
     opt(&["duration"], true, Map::Special),
     opt(&["warmup"], true, Map::Special),
@@ -110,6 +114,9 @@ pub fn help(tool: &str) -> String {
          -x                 Read the last argument from STDIN\n \
          -e                 Show server errors (the first of each kind, on stderr)\n \
          --seed <num>       Seed for the random numbers (default: from the time)\n \
+         --shard <I/N>      Run shard I of N of a run spread over N load machines (respbench)\n \
+         --shard-count <N>  The number of shards when only the index is given (respbench)\n \
+         --start-at <time>  Start the measured phase at this instant (respbench)\n \
          --rps <requests>   Requests per second in total (default: as fast as possible)\n \
          --duration <secs>  Run each test this long instead of -n requests\n \
          --warmup <secs>    Run each test this long first, unmeasured\n \
