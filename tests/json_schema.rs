@@ -96,6 +96,20 @@ fn result_json_conforms_to_the_documented_schema() {
         check(&schema, &schema, &doc, "$", &mut problems);
         assert!(problems.is_empty(), "{name}: {problems:#?}");
     }
+    // A merged result is a result too: the other shard, then both merged.
+    let other = dir.path().join("shard0.json");
+    let argv = ["-n", "2001", "--shard", "0/2", "--key-pattern", "S:S", "--rate", "3001", "-c", "2", "-q", "--json"];
+    run_ok(&server, &[&argv[..], &[other.to_str().unwrap()]].concat());
+    let merged = dir.path().join("merged.json");
+    let out = respbench()
+        .args(["merge", other.to_str().unwrap(), dir.path().join("shard.json").to_str().unwrap()])
+        .args(["--json", merged.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut problems = Vec::new();
+    check(&schema, &schema, &read_json(&merged), "$", &mut problems);
+    assert!(problems.is_empty(), "merged: {problems:#?}");
 }
 
 #[test]
