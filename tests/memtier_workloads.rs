@@ -33,7 +33,7 @@ fn multi_key_get_sends_mgets_of_n_keys_counted_as_memtier_counts_them() {
     let json = server.dir.path().join("mget.json");
     run_ok(
         &server,
-        &["--multi-key-get", "5", "--ratio", "0:1", "-n", "4", "-c", "1", "--key-min", "1", "--key-max", "10"]
+        &["--multi-key-get", "5", "--ratio", "0:5", "-n", "4", "-c", "1", "--key-min", "1", "--key-max", "10"]
             .into_iter()
             .chain(["--key-pattern", "S:S", "--json", json.to_str().unwrap()])
             .collect::<Vec<_>>(),

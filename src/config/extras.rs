@@ -14,6 +14,8 @@ pub struct Extras {
     pub scan: Option<ScanFollow>,
     /// `--data-import`: SETs write the file's items, in order per connection.
     pub import: Option<Import>,
+    /// memtier's `--client-stats`: each connection keeps its own per-second figures.
+    pub client_stats: bool,
 }
 
 /// `--data-import`: the items, and what of them is used.

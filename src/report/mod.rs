@@ -5,6 +5,8 @@ pub mod chart;
 pub mod hdrlog;
 pub mod html;
 pub mod json;
+pub mod memtier_clients;
+pub mod memtier_config;
 pub mod memtier_files;
 pub mod memtier_json;
 pub mod memtier_stats;
