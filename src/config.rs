@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod extras;
-pub use extras::{Extras, Import, MonitorPick, ScanFollow};
+pub use extras::{Extras, Import, MonitorPick, ScanFollow, SessionExtras};
 
 /// Where the server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +38,8 @@ pub struct ServerOptions {
     /// How long connecting and each login reply may take; `None`: the default (5 s, 500 ms
     /// for a reconnect).
     pub connect_timeout: Option<Duration>,
+    /// How the socket is opened and what the session asks for at login (MPTCP, tracking).
+    pub session: SessionExtras,
 }
 
 /// TLS settings: verification on unless `skip_verify`.
@@ -566,6 +568,7 @@ pub(crate) mod tests {
                 resp3: false,
                 tls: None,
                 connect_timeout: None,
+                session: SessionExtras::default(),
             },
             connections: 3,
             threads: 1,

@@ -13,6 +13,7 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod session_flags;
 mod signals;
 mod verify;
 

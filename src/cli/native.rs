@@ -279,6 +279,8 @@ pub struct Args {
     pub memtier_hdr_prefix: Option<String>,
     #[command(flatten)]
     pub memtier_out: super::memtier_out::MemtierOutputFlags,
+    #[command(flatten)]
+    pub session: super::session_flags::SessionFlags,
     /// Print what connecting and reconnecting do on stderr.
     #[arg(long, hide = true)]
     pub debug: bool,
@@ -487,6 +489,10 @@ impl Args {
                 resp3: self.resp3,
                 tls,
                 connect_timeout: self.connect_timeout,
+                session: crate::config::SessionExtras {
+                    mptcp: self.session.mptcp,
+                    tracking: self.session.enable_tracking,
+                },
             },
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),

@@ -579,6 +579,7 @@ mod tests {
                 resp3: false,
                 tls: None,
                 connect_timeout: None,
+                session: Default::default(),
             },
             connections: 2,
             threads: 1,
