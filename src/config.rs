@@ -6,7 +6,7 @@ use std::time::Duration;
 
 mod extras;
 mod shard;
-pub use extras::{Extras, Import, MonitorPick, ScanFollow};
+pub use extras::{Extras, Import, MonitorPick, ScanFollow, SessionExtras};
 pub use shard::Shard;
 
 /// Where the server listens.
@@ -40,6 +40,8 @@ pub struct ServerOptions {
     /// How long connecting and each login reply may take; `None`: the default (5 s, 500 ms
     /// for a reconnect).
     pub connect_timeout: Option<Duration>,
+    /// How the socket is opened and what the session asks for at login (MPTCP, tracking).
+    pub session: SessionExtras,
 }
 
 /// TLS settings: verification on unless `skip_verify`.
@@ -573,6 +575,7 @@ pub(crate) mod tests {
                 resp3: false,
                 tls: None,
                 connect_timeout: None,
+                session: SessionExtras::default(),
             },
             connections: 3,
             threads: 1,

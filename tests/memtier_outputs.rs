@@ -342,3 +342,151 @@ fn a_staircase_writes_memtiers_active_clients_and_configuration() {
     let per_thread: Vec<u64> = active.values().map(|a| a["Clients per thread"].as_u64().unwrap()).collect();
     assert_eq!(per_thread, [1, 2, 3, 3]);
 }
+
+#[test]
+fn multi_key_get_rows_are_memtiers_gets_with_a_shorter_last_mget() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    // Ten cycles of 1:10 with 3 keys: a SET, then MGETs of 3, 3, 3 and 1 keys (memtier's
+    // create_mget_request), each MGET one request of the Gets row.
+    let args = ["-c", "1", "-t", "1", "-n", "50", "--ratio=1:10", "--multi-key-get=3", "--json-out-file=m.json"];
+    let out = memtier(&server, dir.path(), &args);
+    assert_eq!((server.calls("set"), server.calls("mget"), server.calls("get")), (10, 40, 0));
+    // Every key of the GET ratio read once: 100 keys over the 40 MGETs.
+    let keys = server.info_u64("stats", "keyspace_hits") + server.info_u64("stats", "keyspace_misses");
+    assert_eq!(keys, 100);
+    let doc = read_json(&dir.path().join("m.json"));
+    let stats = &doc["ALL STATS"];
+    assert_eq!((stats["Sets"]["Count"].as_u64(), stats["Gets"]["Count"].as_u64()), (Some(10), Some(40)));
+    assert!(stats.get("Mgets").is_none() && stats["GET"].as_array().is_some_and(|a| a.len() > 1), "{stats}");
+    assert_eq!(doc["configuration"]["multi_key_get"], 3);
+    let text = stdout(&out);
+    let gets = text.lines().find(|l| l.starts_with("Gets ")).unwrap();
+    assert!(!gets.contains("---"), "{text}");
+    assert_distribution(&text, &["SET", "GET", "WAIT"]);
+}
+
+#[test]
+fn scan_incremental_iteration_rows_are_named_as_memtier_names_them() {
+    let server = Server::start(&[]);
+    for k in 0..100 {
+        server.cli(&["SET", &format!("k{k}"), "v"]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c", "1", "-t", "1", "-n", "30", "--command=SCAN 0 COUNT 10", "--scan-incremental-iteration"];
+    let more = ["--scan-incremental-max-iterations=2", "--json-out-file=s.json"];
+    let out = memtier(&server, dir.path(), &[&args[..], &more[..]].concat());
+    assert_eq!(server.calls("scan"), 30);
+    // memtier names the rows after its commands' display names, "SCAN 0" and "SCAN <cursor>":
+    // blocks "Scan 0s" and "Scan <cursor>s", distributions "SCAN 0" and "SCAN <cursor>".
+    let stats = &read_json(&dir.path().join("s.json"))["ALL STATS"];
+    assert_eq!((stats["Scan 0s"]["Count"].as_u64(), stats["Scan <cursor>s"]["Count"].as_u64()), (Some(10), Some(20)));
+    assert!(stats["SCAN 0"].is_array() && stats["SCAN <cursor>"].is_array(), "{stats}");
+    let text = stdout(&out);
+    // The Type column is as wide as the longest name plus one, as memtier's.
+    let header = text.lines().find(|l| l.starts_with("Type")).unwrap();
+    assert!(header.starts_with(&format!("{:<14} {:>12} ", "Type", "Ops/sec")), "{header:?}");
+    for row in ["Scan 0s ", "Scan <cursor>s ", "Totals "] {
+        assert!(text.lines().any(|l| l.starts_with(row)), "{row}: {text}");
+    }
+    let (_, dist) = text.split_once("Request Latency Distribution").unwrap();
+    assert!(dist.contains("\nSCAN 0 ") && dist.contains("\nSCAN <cursor> "), "{dist}");
+}
+
+#[test]
+fn client_stats_writes_memtiers_per_client_csv_files() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-c", "2", "-t", "2", "-n", "200", "--ratio=1:1", "-x", "2", "--client-stats=cs", "--hide-histogram"];
+    memtier(&server, dir.path(), &args);
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    let expected: Vec<String> =
+        ["1-0-0", "1-0-1", "1-1-0", "1-1-1", "2-0-0", "2-0-1", "2-1-0", "2-1-1"].map(|s| format!("cs-{s}.csv")).into();
+    assert_eq!(names, expected);
+    let theirs = fixture_text("clientstats-1-0-0.csv");
+    let sections = |t: &str| -> Vec<String> {
+        t.lines().filter(|l| !l.starts_with(|c: char| c.is_ascii_digit() || c == ' ')).map(String::from).collect()
+    };
+    let mut requests = 0;
+    for name in &names {
+        let ours = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        // memtier's header line and columns, then its sections in its order.
+        assert_eq!(ours.lines().take(2).collect::<Vec<_>>(), theirs.lines().take(2).collect::<Vec<_>>());
+        assert_eq!(sections(&ours), sections(&theirs), "{name}:\n{ours}");
+        let columns = theirs.lines().nth(1).unwrap().split(',').count();
+        for row in ours.lines().skip(2).take_while(|l| !l.is_empty()) {
+            let cells: Vec<&str> = row.split(',').collect();
+            assert_eq!(cells.len(), columns, "{row}");
+            // memtier's "%u.%06u" seconds of average latency.
+            assert!(cells[2].len() >= 8 && cells[2].as_bytes()[cells[2].len() - 7] == b'.', "{row}");
+            requests += cells[1].parse::<u64>().unwrap() + cells[6].parse::<u64>().unwrap();
+        }
+        for line in ours.lines().filter(|l| l.starts_with(' ')) {
+            let (msec, percent) = line.split_once(',').unwrap();
+            assert!(msec.len() == 8 && msec.trim().parse::<f64>().is_ok() && percent.parse::<f64>().is_ok(), "{line}");
+        }
+    }
+    // Every request of both runs is in one client's rows, as the server counted them.
+    assert_eq!(requests, server.calls("set") + server.calls("get"));
+    assert_eq!(requests, 2 * 4 * 200);
+}
+
+#[test]
+fn the_configuration_block_says_what_the_command_line_set() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "40",
+        "--ratio=1:4",
+        "--multi-key-get=2",
+        "--wait-ratio=4:1",
+        "--num-slaves=0-0",
+        "--wait-timeout=1-3",
+        "--reconnect-interval=15",
+        "--connection-timeout=3",
+        "--thread-conn-start-min-jitter-micros=10",
+        "--thread-conn-start-max-jitter-micros=50",
+        "--key-pattern=S:R",
+        "--data-size-range=10-20",
+        "--data-size-pattern=S",
+        "--rate-limiting=2000",
+        "-D",
+        "-4",
+        "--client-stats=cs",
+        "--json-out-file=c.json",
+    ];
+    memtier(&server, dir.path(), &args);
+    let doc = read_json(&dir.path().join("c.json"));
+    let c = &doc["configuration"];
+    let expected = serde_json::json!({
+        "ratio": "1:4", "multi_key_get": 2, "wait-ratio": "4:1", "num-slaves": "0:0", "wait-timeout": "1-3",
+        "reconnect_interval": 15, "connection_timeout": 3, "thread_conn_start_min_jitter_micros": 10,
+        "thread_conn_start_max_jitter_micros": 50, "key_pattern": "S:R", "data_size_range": "10:20",
+        "data_size_pattern": "S", "rate_limit": 2000, "debug": 1, "address family": "AF_INET",
+        "client_stats": "cs", "data_offset": 0, "no-expiry": "false", "uri": "", "data_import": null,
+    });
+    for (key, value) in expected.as_object().unwrap() {
+        assert_eq!(&c[key], value, "{key}");
+    }
+    // The types stay memtier's (the key set is checked against memtier's files elsewhere).
+    assert_same_shape_of(c, &read_json(&fixture("basic.json"))["configuration"], &["client_stats"]);
+}
+
+/// The same keys with the same types, but for `differ`.
+fn assert_same_shape_of(ours: &Value, theirs: &Value, differ: &[&str]) {
+    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+    shape(ours, String::new(), &mut a);
+    shape(theirs, String::new(), &mut b);
+    for k in differ {
+        a.remove(&format!("/{k}"));
+        b.remove(&format!("/{k}"));
+    }
+    assert_eq!(a, b);
+}

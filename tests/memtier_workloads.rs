@@ -33,7 +33,7 @@ fn multi_key_get_sends_mgets_of_n_keys_counted_as_memtier_counts_them() {
     let json = server.dir.path().join("mget.json");
     run_ok(
         &server,
-        &["--multi-key-get", "5", "--ratio", "0:1", "-n", "4", "-c", "1", "--key-min", "1", "--key-max", "10"]
+        &["--multi-key-get", "5", "--ratio", "0:5", "-n", "4", "-c", "1", "--key-min", "1", "--key-max", "10"]
             .into_iter()
             .chain(["--key-pattern", "S:S", "--json", json.to_str().unwrap()])
             .collect::<Vec<_>>(),
@@ -129,6 +129,11 @@ fn monitor_line_at_picks_lines_in_order_or_at_random() {
     // In order: the three valid commands twice each.
     memtier(&server, &["--monitor-input", &file, "--command=__monitor_line@__", "-n", "6"]);
     assert_eq!((server.calls("set"), server.calls("get"), server.calls("rpush")), (2, 2, 2));
+    // The order is shared by all clients, as memtier's one counter: two clients of two
+    // requests send lines 1, 2, 3, 1 between them (each its own first would be 1, 2, 1, 2).
+    let server = Server::start(&[]);
+    memtier(&server, &["--monitor-input", &file, "--command=__monitor_line@__", "-n", "2", "-c", "2"]);
+    assert_eq!((server.calls("set"), server.calls("get"), server.calls("rpush")), (2, 1, 1));
     let server = Server::start(&[]);
     memtier(&server, &["--monitor-input", &file, "--command=__monitor_line@__", "--monitor-pattern=R", "-n", "300"]);
     let (set, get, rpush) = (server.calls("set"), server.calls("get"), server.calls("rpush"));

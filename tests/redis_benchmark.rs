@@ -315,7 +315,7 @@ fn help_and_version_in_each_tools_style() {
 #[test]
 fn unsupported_and_unknown_options_are_one_line_usage_errors() {
     for (args, want) in [
-        (&["--num-functions", "4"][..], "redis-benchmark's --num-functions is not supported yet"),
+        (&["--num-functions", "4"][..], "--num-functions sets valkey-benchmark's FUNCTION LOAD and FCALL tests"),
         (&["--rdma"][..], "no RDMA device"),
         (&["-t", "nope"], "unknown test 'nope'"),
         (&["--frobnicate"], "unknown redis-benchmark option '--frobnicate'"),
@@ -359,4 +359,54 @@ fn keepalive_0_user_without_password_and_show_errors() {
     assert!((50..=54).contains(&opened), "{opened} connections for 50 requests");
     let out = bench_cmd(&server).args(["--tls", "--insecure", "--tls-ciphers", "NOPE", "-n", "1"]).output().unwrap();
     assert!(stderr(&out).contains("unknown TLS cipher suite 'NOPE'"), "{}", stderr(&out));
+}
+
+fn valkey(server: &Server, args: &[&str]) -> Output {
+    let out = respbench().args(["valkey-benchmark", "-p", &server.port_arg()]).args(args).output().unwrap();
+    assert!(out.status.success(), "valkey-benchmark {args:?}: {}", stderr(&out));
+    out
+}
+
+#[test]
+fn valkey_function_load_and_fcall_tests_load_and_call_benchlib() {
+    let server = Server::start(&[]);
+    let args = ["-t", "function_load,fcall", "-n", "200", "-c", "2", "-q", "--num-functions", "3"];
+    let out = valkey(&server, &[&args[..], &["--num-keys-in-fcall", "2"]].concat());
+    let text = stdout(&out);
+    assert!(text.contains("FUNCTION LOAD: ") && text.contains("FCALL: "), "{text}");
+    // 200 loads of the 3-function library, then FCALL's own load of foo1 and 200 calls.
+    assert_eq!(server.calls("function|load"), 201);
+    assert_eq!(server.calls("fcall"), 200);
+    let library = server.cli(&["FUNCTION", "LIST", "LIBRARYNAME", "benchlib"]);
+    assert!(library.contains("foo1") && !library.contains("foo2"), "{library}");
+    // The FUNCTION LOAD test alone leaves its library: foo3 .. foo1.
+    valkey(&server, &["-t", "function_load", "-n", "10", "-q", "--num-functions", "3"]);
+    let library = server.cli(&["FUNCTION", "LIST", "LIBRARYNAME", "benchlib"]);
+    assert!(["foo1", "foo2", "foo3"].iter().all(|f| library.contains(f)), "{library}");
+    assert!(!library.contains("foo4"), "{library}");
+    // Not in the suite without -t under redis-benchmark's name.
+    let out = bench(&server, &["-t", "get", "-n", "10", "-q"]);
+    assert!(!stdout(&out).contains("FCALL"));
+}
+
+#[test]
+fn valkey_mptcp_runs_against_a_tcp_server() {
+    let server = Server::start(&[]);
+    // redis-server listens on plain TCP: the kernel falls back, and the run works.
+    let out = valkey(&server, &["--mptcp", "-t", "ping_mbulk,set", "-n", "500", "-q"]);
+    assert!(stdout(&out).contains("SET: "), "{}", stdout(&out));
+    assert_eq!(server.calls("set"), 500);
+}
+
+#[test]
+fn valkey_enable_tracking_turns_client_tracking_on() {
+    let server = Server::start(&[]);
+    valkey(&server, &["-3", "-t", "get", "-r", "50", "-n", "500", "-q"]);
+    assert_eq!(server.info_u64("stats", "tracking_total_keys"), 0);
+    // With tracking the server remembers the keys read; SETs by the same clients invalidate
+    // them with RESP3 pushes, which the run skips.
+    let out = valkey(&server, &["-3", "--enable-tracking", "-t", "set,get", "-r", "50", "-n", "500", "-q"]);
+    assert!(server.info_u64("stats", "tracking_total_keys") > 0);
+    assert!(!stdout(&out).contains("errors"), "{}", stdout(&out));
+    assert_eq!((server.calls("set"), server.calls("get")), (500, 1000));
 }

@@ -14,8 +14,6 @@ enum Map {
     Flag(&'static str),
     /// Taken care of below (needs arithmetic or splitting).
     Special,
-    /// Not supported yet, with why.
-    Unsupported(&'static str),
 }
 
 /// memtier's options: names (long first), whether they take a value, and their mapping.
@@ -100,7 +98,7 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["num-slaves"], true, Map::Flag("--num-slaves")),
     opt(&["debug", "D"], false, Map::Flag("--debug")),
     // The options other front-end work covers: named, so that they are not "unknown".
-    opt(&["client-stats"], true, Map::Unsupported("per-client statistics files")),
+    opt(&["client-stats"], true, Map::Flag("--memtier-client-stats")),
     opt(&["data-offset"], true, Map::Flag("--data-offset")),
     opt(&["data-size-pattern"], true, Map::Flag("--data-size-pattern")),
     opt(&["monitor-input"], true, Map::Flag("--monitor-input")),
@@ -135,7 +133,9 @@ const TLS_NOTICE: &str = "memtier_benchmark: note: TLS verifies the server's cer
 pub enum Translated {
     /// A run with respbench's arguments, the notes to print on stderr first, and the
     /// configuration to show (`--show-config`).
-    Run { args: Vec<OsString>, notices: Vec<String>, show_config: Option<String> },
+    /// `given`: every memtier option's last value (long name; "yes" for a switch), for the
+    /// configuration memtier's JSON reports.
+    Run { args: Vec<OsString>, notices: Vec<String>, show_config: Option<String>, given: Vec<(String, String)> },
     /// Print this (help, version) and exit successfully.
     Print(String),
 }
@@ -170,7 +170,6 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                     out.push(v.into());
                 }
             }
-            Map::Unsupported(what) => return Err(format!("memtier_benchmark's {long} is not supported yet ({what})")),
             Map::Special => {
                 let v = value.unwrap_or_default();
                 match names[0] {
@@ -332,7 +331,8 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         (None, None) => out.extend(["--requests".into(), (REQUESTS_PER_CLIENT * connections).to_string().into()]),
     }
     let show_config = show_config.then(|| super::memtier_usage::show_config(&given, family));
-    Ok(Translated::Run { args: out, notices, show_config })
+    let given = given.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
+    Ok(Translated::Run { args: out, notices, show_config, given })
 }
 
 /// `-4`/`-6`: the host's first address of that family, so that respbench connects to it.
@@ -375,7 +375,7 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_options_are_named() {
         assert!(tr(&["--bogus"]).unwrap_err().contains("'--bogus'"));
-        assert!(tr(&["--client-stats=cs"]).unwrap_err().contains("--client-stats is not supported yet"));
+        assert!(tr(&["--client-stats=cs"]).unwrap().join(" ").contains("--memtier-client-stats cs"));
         assert!(tr(&["-n", "1", "--test-time", "2"]).unwrap_err().contains("exclude"));
         assert!(tr(&["-c"]).unwrap_err().contains("needs a value"));
         assert!(tr(&["-c10"]).unwrap().join(" ").contains("--connections 40"));

@@ -10,7 +10,7 @@ use super::{EXIT_FAILURE, Output, open_statsd, signals};
 use crate::config::Config;
 use crate::engine::{self, Outcome};
 use crate::report::memtier_stats::{MemtierOutput, MemtierView};
-use crate::report::{self, memtier_files, memtier_json, memtier_text};
+use crate::report::{self, memtier_clients, memtier_files, memtier_json, memtier_text};
 
 pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: &AtomicBool) -> ExitCode {
     let warnings = match engine::preflight(config) {
@@ -92,6 +92,9 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
                 eprintln!("Writing {what} to {}...", path.display());
                 files.push((path, bytes));
             }
+        }
+        if let Some(prefix) = &options.client_stats {
+            files.extend(memtier_clients::client_files(&view, prefix, id, &outcome));
         }
         runs.push(outcome);
         if stop.load(Ordering::SeqCst) {

@@ -74,7 +74,7 @@ pub fn usage() -> String {
     format!(
         "Usage: memtier_benchmark [options]\n\
          This is respbench {}'s memtier_benchmark front-end: memtier_benchmark 2.3's options with memtier's\n\
-         meaning, run by respbench (options marked * are not supported yet; see docs/compatibility.md).\n\
+         meaning, run by respbench (the memcache protocols, marked *, are not supported; see docs/compatibility.md).\n\
          {USAGE}",
         env!("CARGO_PKG_VERSION")
     )
@@ -109,23 +109,23 @@ Connection and General Options:
 Results Output Options:
   -o, --out-file=FILE            Write the report to FILE (default: stdout)
       --json-out-file=FILE       Write memtier's JSON report to FILE
-      --client-stats=FILE        Per-client statistics files *
-      --hdr-file-prefix=FILE     HDR latency histogram files *
+      --client-stats=FILE        Per-client statistics files
+      --hdr-file-prefix=FILE     HDR latency histogram files
       --show-config              Print the configuration before running
       --hide-histogram           Do not print the latency histogram
       --print-percentiles=LIST   Percentiles of the report (default: 50,99,99.9)
-      --print-all-runs           Report every iteration of --run-count *
-      --command-stats-breakdown=command|line  Group command statistics *
+      --print-all-runs           Report every iteration of --run-count
+      --command-stats-breakdown=command|line  Group command statistics
       --statsd-host=HOST, --statsd-port=PORT, --statsd-prefix=PREFIX,
-      --statsd-run-label=LABEL, --graphite-port=PORT   Live metrics to StatsD/Graphite *
+      --statsd-run-label=LABEL, --graphite-port=PORT   Live metrics to StatsD/Graphite
 
 Test Options:
   -n, --requests=NUMBER          Requests per client (default: 10000); allkeys: the whole key range
-      --rate-limiting=NUMBER     Most requests per second of one connection *
+      --rate-limiting=NUMBER     Most requests per second of one connection
   -c, --clients=NUMBER           Clients per thread (default: 50)
   -t, --threads=NUMBER           Threads (default: 4)
       --test-time=SECS           Run for SECS seconds
-      --clients-start=NUMBER, --clients-step=NUMBER, --step-duration=SECS  Staircase ramp-up *
+      --clients-start=NUMBER, --clients-step=NUMBER, --step-duration=SECS  Staircase ramp-up
       --ratio=RATIO              Set:Get ratio (default: 1:10)
       --pipeline=NUMBER          Requests in flight per connection (default: 1)
       --reconnect-interval=NUM   Reconnect after every NUM requests of a connection
@@ -135,7 +135,7 @@ Test Options:
       --connection-timeout=SECS  Give up connecting after SECS seconds (default: 0, none)
       --thread-conn-start-min-jitter-micros=NUM  Least pause between a thread's connections (default: 0)
       --thread-conn-start-max-jitter-micros=NUM  Longest pause between a thread's connections (default: 0)
-      --multi-key-get=NUM        Multi-key GETs of up to NUM keys *
+      --multi-key-get=NUM        Multi-key GETs of up to NUM keys
       --select-db=DB             Database to SELECT
       --distinct-client-seed     Give each client its own random sequence
       --randomize                Seed from the clock (default: a constant seed)
@@ -152,20 +152,20 @@ Arbitrary command:
       --command-key-pattern      Key pattern of the --command before it (default: R):
                                  G Gaussian, R uniform random, Z zipf, S sequential,
                                  P parallel (each client its own part of the range)
-      --monitor-input=FILE, --monitor-pattern=S|R   Commands from a MONITOR capture *
-      --scan-incremental-iteration, --scan-incremental-max-iterations=NUMBER  SCAN cursors *
+      --monitor-input=FILE, --monitor-pattern=S|R   Commands from a MONITOR capture
+      --scan-incremental-iteration, --scan-incremental-max-iterations=NUMBER  SCAN cursors
 
 Object Options:
   -d  --data-size=SIZE           Value size in bytes (default: 32)
-      --data-offset=OFFSET       SETRANGE/GETRANGE at an offset *
+      --data-offset=OFFSET       SETRANGE/GETRANGE at an offset
   -R  --random-data              Random value bytes
       --data-size-range=RANGE    Value sizes drawn from min-max
       --data-size-list=LIST      Value sizes by weight: size1:weight1,..sizeN:weightN
-      --data-size-pattern=R|S    How --data-size-range sizes are spread *
+      --data-size-pattern=R|S    How --data-size-range sizes are spread
       --expiry-range=RANGE       Expiry seconds drawn from min-max
 
 Imported Data Options:
-      --data-import=FILE, --data-verify, --verify-only, --generate-keys, --no-expiry  *
+      --data-import=FILE, --data-verify, --verify-only, --generate-keys, --no-expiry 
 
 Key Options:
       --key-prefix=PREFIX        Key prefix (default: \"memtier-\")
@@ -177,5 +177,5 @@ Key Options:
       --key-zipf-exp             Exponent of Z, in (0, 5) (default: 1)
 
 WAIT Options:
-      --wait-ratio=RATIO, --num-slaves=RANGE, --wait-timeout=RANGE  WAIT commands *
+      --wait-ratio=RATIO, --num-slaves=RANGE, --wait-timeout=RANGE  WAIT commands
 ";

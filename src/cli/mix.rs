@@ -151,11 +151,24 @@ impl WorkloadFlags {
     pub fn default_mix(&self, mix: &Mix) -> Result<Vec<CommandSpec>, String> {
         let offset = self.data_offset.filter(|&o| o > 0);
         let (set_weight, mut get_weight) = (mix.set_weight, mix.get_weight);
+        // memtier's last MGET of a cycle carries the keys left of the GET ratio (1:10 with
+        // 3 keys: 3, 3, 3, 1): here an MGET of that many keys, once per cycle.
+        let mut short_mget = None;
         let mut get = match (self.multi_key_get, offset) {
             (Some(n), _) => {
                 // memtier counts one MGET of n keys as n of its GET ratio.
-                get_weight = get_weight.div_ceil(n.min(u64::from(u32::MAX)) as u32);
-                mget(n, mix.get_pattern)
+                let (gets, n) = (u64::from(get_weight), n.min(u64::from(u16::MAX)));
+                if gets <= n {
+                    // Fewer GETs than keys: one MGET of them all.
+                    get_weight = get_weight.min(1);
+                    mget(gets.max(1), mix.get_pattern)
+                } else {
+                    if gets % n > 0 {
+                        short_mget = Some(mget(gets % n, mix.get_pattern));
+                    }
+                    get_weight = (gets / n) as u32;
+                    mget(n, mix.get_pattern)
+                }
             }
             (None, Some(offset)) => getrange(offset, mix.get_pattern),
             (None, None) => CommandSpec::get(get_weight, mix.get_pattern),
@@ -180,9 +193,15 @@ impl WorkloadFlags {
             get_weight = get_weight.checked_mul(sets).ok_or_else(too_large)?;
             wait = Some(self.wait(wait_weight, mix.set_pattern));
         }
+        // The shorter MGET comes once per cycle: the SET weight's share of it, as the others.
+        let cycles = if wait.is_some() { self.wait_ratio.map_or(1, |(sets, _)| sets) } else { 1 };
+        let short_mget = short_mget.map(|mut m| {
+            m.weight = cycles;
+            m
+        });
         set.weight = set_weight;
         get.weight = get_weight;
-        let commands = [(set_weight > 0).then_some(set), (get_weight > 0).then_some(get), wait];
+        let commands = [(set_weight > 0).then_some(set), (get_weight > 0).then_some(get), short_mget, wait];
         Ok(commands.into_iter().flatten().collect())
     }
 
@@ -277,7 +296,14 @@ mod tests {
     fn mget_divides_the_get_weight() {
         let flags = WorkloadFlags { multi_key_get: Some(3), ..Default::default() };
         let c = flags.default_mix(&mix(1, 10)).unwrap();
-        assert_eq!((c[1].name.as_str(), c[1].weight, c[1].args.len()), ("MGET", 4, 4));
+        // memtier's cycle of 10 GETs: MGETs of 3, 3, 3 and 1 keys.
+        assert_eq!((c[1].name.as_str(), c[1].weight, c[1].args.len()), ("MGET", 3, 4));
+        assert_eq!((c[2].name.as_str(), c[2].weight, c[2].args.len()), ("MGET", 1, 2));
+        // Fewer GETs than keys: one MGET of them all, as memtier's first MGET.
+        let c = WorkloadFlags { multi_key_get: Some(5), ..Default::default() }.default_mix(&mix(1, 2)).unwrap();
+        assert_eq!((c[1].weight, c[1].args.len(), c.len()), (1, 3, 2));
+        let c = WorkloadFlags { multi_key_get: Some(5), ..Default::default() }.default_mix(&mix(1, 10)).unwrap();
+        assert_eq!((c[1].weight, c[1].args.len(), c.len()), (2, 6, 2));
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod capacity;
 mod dialect;
 mod fill;
 mod memtier;
+mod memtier_out;
 mod memtier_run;
 mod memtier_usage;
 mod merge;
@@ -13,6 +14,7 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod session_flags;
 mod shard;
 mod signals;
 mod verify;
@@ -51,8 +53,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         None
     };
     if let Some(skip) = memtier {
-        let (args, notices, show_config) = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(memtier::Translated::Run { args, notices, show_config }) => (args, notices, show_config),
+        let (args, notices, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
+            Ok(memtier::Translated::Run { args, notices, show_config, given }) => (args, notices, show_config, given),
             Ok(memtier::Translated::Print(text)) => {
                 print!("{text}");
                 return ExitCode::SUCCESS;
@@ -75,6 +77,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             eprintln!("===================================================");
         }
         output.memtier_front_end = true;
+        if let Some(m) = output.memtier.as_mut() {
+            m.given = given;
+        }
         return execute(&config, &output, &install_sigint());
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.

@@ -280,6 +280,10 @@ pub struct Args {
     /// memtier's --hdr-file-prefix=PREFIX.
     #[arg(long, hide = true, value_name = "PREFIX", requires = "memtier_text")]
     pub memtier_hdr_prefix: Option<String>,
+    #[command(flatten)]
+    pub memtier_out: super::memtier_out::MemtierOutputFlags,
+    #[command(flatten)]
+    pub session: super::session_flags::SessionFlags,
     /// Print what connecting and reconnecting do on stderr.
     #[arg(long, hide = true)]
     pub debug: bool,
@@ -411,6 +415,7 @@ impl Args {
         let mut sequence = None;
         self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
         let mut extras = self.memtier.extras(!self.command.is_empty())?;
+        extras.client_stats = self.memtier_out.memtier_client_stats.is_some();
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&super::mix::Mix {
                 set_weight,
@@ -487,6 +492,10 @@ impl Args {
                 resp3: self.resp3,
                 tls,
                 connect_timeout: self.connect_timeout,
+                session: crate::config::SessionExtras {
+                    mptcp: self.session.mptcp,
+                    tracking: self.session.enable_tracking,
+                },
             },
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
@@ -536,6 +545,8 @@ impl Args {
             print_all_runs: self.memtier_print_all_runs,
             by_line: self.memtier_by_line,
             hdr_prefix: self.memtier_hdr_prefix.clone(),
+            client_stats: self.memtier_out.memtier_client_stats.clone(),
+            given: Vec::new(),
         });
         let arbitrary = !self.command.is_empty();
         let mut output = Output {

@@ -19,6 +19,18 @@ pub struct Extras {
     /// `--start-at`: the measured phase starts at this wall-clock instant (after connecting
     /// and any warmup).
     pub start_at: Option<std::time::SystemTime>,
+    /// memtier's `--client-stats`: each connection keeps its own per-second figures.
+    pub client_stats: bool,
+}
+
+/// valkey-benchmark's connection options: how the socket is opened, what login asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionExtras {
+    /// `--mptcp`: open TCP sockets as multipath TCP (the kernel falls back to TCP when the
+    /// server does not speak it).
+    pub mptcp: bool,
+    /// `--enable-tracking`: send `CLIENT TRACKING on` after logging in.
+    pub tracking: bool,
 }
 
 /// `--data-import`: the items, and what of them is used.

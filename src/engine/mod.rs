@@ -27,7 +27,7 @@ use worker::{Conn, Link, WorkerPlan};
 
 use crate::config::{Config, ServerOptions, StopAfter};
 use crate::net::{ConnectError, ServerInfo, Session};
-use crate::stats::{ErrorCounts, OpStats, Window};
+use crate::stats::{ClientStats, ErrorCounts, OpStats, Window};
 use crate::workload::{RequestGen, Workload};
 
 /// What a worker sends the collector.
@@ -37,7 +37,8 @@ pub enum Msg {
     /// A finished interval.
     Window { worker: usize, interval: u64, window: Window },
     /// The worker stopped; `window` is its last, partial interval.
-    Done { worker: usize, interval: u64, window: Window, ended: Instant, cpu: ThreadCpu },
+    /// `clients`: its connections' own figures, when `--client-stats` asked for them.
+    Done { worker: usize, interval: u64, window: Window, ended: Instant, cpu: ThreadCpu, clients: Vec<ClientStats> },
 }
 
 /// One interval of the timeline, all workers merged.
@@ -159,6 +160,9 @@ pub struct Outcome {
     /// Cluster redirects followed.
     pub moved: u64,
     pub asked: u64,
+    /// Each connection's own figures (memtier's `--client-stats`), by connection; empty
+    /// unless asked for.
+    pub client_stats: Vec<ClientStats>,
 }
 
 /// A span in which at least one connection was down, in seconds from the measured start.
@@ -226,6 +230,7 @@ impl Outcome {
             pooled.outages.extend(next.outages);
             pooled.reconnect_attempts += next.reconnect_attempts;
             pooled.moved += next.moved;
+            pooled.client_stats.extend(next.client_stats);
             pooled.asked += next.asked;
             for (name, op) in next.nodes {
                 match pooled.nodes.iter_mut().find(|(n, _)| *n == name) {
@@ -366,6 +371,10 @@ pub fn run(
                 for (k, conn) in conns.iter_mut().enumerate() {
                     let delay = worker::join_delay(config, threads, first + k);
                     conn.set_pacer(pacer::for_connection(config, first + k, start + delay));
+                    if config.extras.client_stats {
+                        let rows = config.rows();
+                        conn.keep_stats(ClientStats::new(first + k, (t, k), rows, start + config.warmup));
+                    }
                     if !delay.is_zero() {
                         conn.hold_until(start + delay);
                     }
@@ -495,6 +504,7 @@ struct Collector<'c> {
     totals: Window,
     ended: Instant,
     client_threads: Vec<ThreadCpu>,
+    clients: Vec<ClientStats>,
 }
 
 impl<'c> Collector<'c> {
@@ -510,6 +520,7 @@ impl<'c> Collector<'c> {
             totals: Window::new(config.rows(), config.unit_row()),
             ended: start,
             client_threads: vec![ThreadCpu::default(); workers],
+            clients: Vec::new(),
         }
     }
 
@@ -517,7 +528,8 @@ impl<'c> Collector<'c> {
         let (worker, interval, window) = match msg {
             Msg::Failed(_) => return,
             Msg::Window { worker, interval, window } => (worker, interval, window),
-            Msg::Done { worker, interval, window, ended, cpu } => {
+            Msg::Done { worker, interval, window, ended, cpu, clients } => {
+                self.clients.extend(clients);
                 self.reported[worker].1 = true;
                 self.ended = self.ended.max(ended);
                 self.client_threads[worker] = cpu;
@@ -583,7 +595,9 @@ impl<'c> Collector<'c> {
         let outages = Outage::merge(self.run, self.start, std::mem::take(&mut self.totals.down));
         let mut nodes = std::mem::take(&mut self.totals.nodes);
         nodes.sort_by(|a, b| a.0.cmp(&b.0));
+        self.clients.sort_by_key(|c| c.index);
         Outcome {
+            client_stats: self.clients,
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
             nodes,

@@ -2,6 +2,7 @@
 //! non-blocking transports the engine drives, and one-off calls such as INFO.
 
 pub mod cluster;
+pub mod mptcp;
 mod tls;
 
 use std::io::{self, Read, Write};
@@ -133,7 +134,12 @@ impl Session {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no address");
                 let mut connected = None;
                 for addr in addrs {
-                    match TcpStream::connect_timeout(&addr, timeout) {
+                    let attempt = if opts.session.mptcp {
+                        mptcp::connect_timeout(&addr, timeout)
+                    } else {
+                        TcpStream::connect_timeout(&addr, timeout)
+                    };
+                    match attempt {
                         Ok(s) => {
                             connected = Some(s);
                             break;
@@ -193,6 +199,9 @@ impl Session {
         }
         if let Some(db) = opts.db {
             session.call_checked(&[b"SELECT", db.to_string().as_bytes()])?;
+        }
+        if opts.session.tracking {
+            session.call_checked(&[b"CLIENT", b"TRACKING", b"on"])?;
         }
         Ok(session)
     }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 pub use super::memtier_stats::MemtierView;
 use super::memtier_stats::{Row, Section, at_percentile, distribution, ms, sections};
-use crate::config::{KeyPattern, StopAfter, Target, ValueSize};
+use crate::config::StopAfter;
 use crate::engine::Outcome;
 
 /// The whole document: configuration, run information, then one object per section
@@ -18,7 +18,10 @@ use crate::engine::Outcome;
 pub fn render(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> String {
     let config = view.config;
     let mut doc = Map::new();
-    doc.insert("configuration".into(), configuration(view, runs.len().max(1)));
+    doc.insert(
+        "configuration".into(),
+        super::memtier_config::configuration(view, runs.len().max(1), requests_per_client(view)),
+    );
     let threads = config.threads.max(1);
     let mut info = Map::new();
     info.insert("Threads".into(), json!(threads));
@@ -38,122 +41,6 @@ pub fn render(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Str
 fn requests_per_client(view: &MemtierView<'_>) -> u64 {
     let c = view.config;
     c.planned_requests().unwrap_or(0) / c.connections.max(1) as u64
-}
-
-fn flag(b: bool) -> Value {
-    json!(if b { "true" } else { "false" })
-}
-
-fn path_or_null(p: Option<&std::path::Path>) -> Value {
-    p.map_or(Value::Null, |p| json!(p.display().to_string()))
-}
-
-fn configuration(view: &MemtierView<'_>, run_count: usize) -> Value {
-    let c = view.config;
-    let (server, port, socket) = match &c.server.target {
-        Target::Tcp { host, port } => (json!(host), *port, Value::Null),
-        Target::Unix(path) => (Value::Null, 0, json!(path.display().to_string())),
-    };
-    let threads = c.threads.max(1);
-    let (requests, test_time) = match c.stop {
-        StopAfter::Duration(d) => (0, d.as_secs()),
-        _ => (requests_per_client(view), 0),
-    };
-    let weight = |name: &str| c.commands.iter().find(|cmd| cmd.name == name).map_or(0, |cmd| cmd.weight);
-    let pattern = |name: &str| {
-        c.commands.iter().find(|cmd| cmd.name == name).map_or('R', |cmd| cmd.key_pattern.letter()).to_string()
-    };
-    let (data_size, range, list) = match &c.values {
-        ValueSize::Fixed(n) => (*n, "0:0".to_string(), String::new()),
-        ValueSize::Range { min, max } => (0, format!("{min}:{max}"), String::new()),
-        ValueSize::List(l) => {
-            (0, "0:0".into(), l.iter().map(|(s, w)| format!("{s}:{w}")).collect::<Vec<_>>().join(","))
-        }
-    };
-    let (stddev, median) = c
-        .commands
-        .iter()
-        .find_map(|cmd| match cmd.key_pattern {
-            KeyPattern::Gaussian { median, stddev } => Some((stddev.unwrap_or(0.0), median.unwrap_or(0.0))),
-            _ => None,
-        })
-        .unwrap_or((0.0, 0.0));
-    // memtier writes 0.0 unless a pattern is Zipf, then the exponent in use.
-    let zipf = c
-        .commands
-        .iter()
-        .find_map(|cmd| match cmd.key_pattern {
-            KeyPattern::Zipf { exponent } => Some(exponent),
-            _ => None,
-        })
-        .unwrap_or(0.0);
-    let tls = c.server.tls.as_ref();
-    let mut m = Map::new();
-    let mut put = |k: &str, v: Value| {
-        m.insert(k.to_string(), v);
-    };
-    put("server", server);
-    put("port", json!(port));
-    put("uri", json!(""));
-    put("unix socket", socket);
-    put("address family", json!("Unspecified"));
-    put("protocol", json!(if c.server.resp3 { "resp3" } else { "redis" }));
-    put("out_file", view.out_file.map_or(Value::Null, |f| json!(f)));
-    put("tls", flag(tls.is_some()));
-    put("cert", path_or_null(tls.and_then(|t| t.cert.as_deref())));
-    put("key", path_or_null(tls.and_then(|t| t.key.as_deref())));
-    put("cacert", path_or_null(tls.and_then(|t| t.cacert.as_deref())));
-    put("tls_skip_verify", flag(tls.is_some_and(|t| t.skip_verify)));
-    put("sni", tls.and_then(|t| t.sni.as_ref()).map_or(Value::Null, |s| json!(s)));
-    // --client-stats is not supported yet: memtier writes null without it.
-    put("client_stats", Value::Null);
-    put("run_count", json!(run_count));
-    put("debug", json!(0));
-    put("requests", json!(requests));
-    put("rate_limit", json!(c.rate.map_or(0, |r| (r.per_sec / c.connections as f64).round() as u64)));
-    put("clients", json!(c.connections / threads));
-    put("threads", json!(threads));
-    put("test_time", json!(test_time));
-    put("ratio", json!(format!("{}:{}", weight("SET"), weight("GET"))));
-    put("pipeline", json!(c.pipeline));
-    put("data_size", json!(data_size));
-    put("data_offset", json!(0));
-    put("random_data", flag(c.random_data));
-    put("data_size_range", json!(range));
-    put("data_size_list", json!(list));
-    put("data_size_pattern", json!("R"));
-    put("expiry_range", json!(c.expiry.map_or("0:0".to_string(), |(a, b)| format!("{a}:{b}"))));
-    put("data_import", Value::Null);
-    put("data_verify", flag(false));
-    put("verify_only", flag(false));
-    put("generate_keys", flag(false));
-    put("key_prefix", json!(c.keys.prefix));
-    put("key_minimum", json!(c.keys.min));
-    put("key_maximum", json!(c.keys.max));
-    put("key_pattern", json!(format!("{}:{}", pattern("SET"), pattern("GET"))));
-    put("key_stddev", json!(stddev));
-    put("key_median", json!(median));
-    put("key_zipf_exp", json!(zipf));
-    put("reconnect_interval", json!(0));
-    put("connection_timeout", json!(0));
-    put("thread_conn_start_min_jitter_micros", json!(0));
-    put("thread_conn_start_max_jitter_micros", json!(0));
-    put("multi_key_get", json!(0));
-    put("authenticate", json!(c.server.password.as_ref().map_or("", |_| "(set)")));
-    put("select-db", json!(c.server.db.unwrap_or(0)));
-    put("no-expiry", flag(false));
-    put("wait-ratio", json!("0:0"));
-    put("num-slaves", json!("0:0"));
-    put("wait-timeout", json!("0-0"));
-    put("print-all-runs", flag(view.options.print_all_runs));
-    if let Some(ramp) = &c.ramp {
-        // memtier counts the staircase per thread.
-        let threads = c.threads.max(1);
-        put("clients_start", json!(ramp.start / threads));
-        put("clients_step", json!(ramp.step / threads));
-        put("step_duration", json!(ramp.every.as_secs()));
-    }
-    Value::Object(m)
 }
 
 /// One section: Runtime, a block per row, Totals, then (staircase) Active Clients and (unless

@@ -19,6 +19,11 @@ pub struct MemtierOutput {
     pub by_line: bool,
     /// `--hdr-file-prefix=PREFIX`.
     pub hdr_prefix: Option<String>,
+    /// `--client-stats=PREFIX`: per-client CSV files.
+    pub client_stats: Option<String>,
+    /// memtier's options as its command line gave them (long name, last value; "yes" for a
+    /// switch), for the configuration memtier reports.
+    pub given: Vec<(String, String)>,
 }
 
 /// What memtier's command line said, which the plan no longer shows as such.
@@ -119,28 +124,38 @@ pub struct Section {
 }
 
 /// The rows' command indices: by name (memtier's default) or one per command line.
-fn groups(view: &MemtierView<'_>, o: &Outcome) -> Vec<(String, Vec<usize>)> {
+pub(crate) fn groups(view: &MemtierView<'_>, o: &Outcome) -> Vec<(String, Vec<usize>)> {
     let live: Vec<usize> = (0..o.command_names.len()).filter(|&i| !o.ops[i].unit).collect();
     if !view.arbitrary {
-        // memtier always shows Sets, Gets and Waits, empty or not.
-        let find = |n: &str| live.iter().copied().filter(|&i| o.command_names[i] == n).collect::<Vec<_>>();
-        return vec![("SET".into(), find("SET")), ("GET".into(), find("GET")), ("WAIT".into(), Vec::new())];
+        // memtier always shows Sets, Gets and Waits, empty or not; its SETRANGE (--data-offset)
+        // counts as a set, its MGETs (--multi-key-get) and GETRANGEs as gets.
+        let find = |names: &[&str]| {
+            live.iter().copied().filter(|&i| names.contains(&base_name(&o.command_names[i]))).collect::<Vec<_>>()
+        };
+        return vec![
+            ("SET".into(), find(&["SET", "SETRANGE"])),
+            ("GET".into(), find(&["GET", "MGET", "GETRANGE"])),
+            ("WAIT".into(), find(&["WAIT"])),
+        ];
     }
     let mut out: Vec<(String, Vec<usize>)> = Vec::new();
     for i in live {
-        // Reports tell two SETs apart as SET and SET#2; memtier names both SET.
-        let full = o.command_names[i].as_str();
-        let name = match full.rsplit_once('#') {
-            Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
-            _ => full,
-        }
-        .to_ascii_uppercase();
+        let name = base_name(&o.command_names[i]).to_string();
         match out.iter_mut().find(|(n, _)| *n == name) {
             Some((_, members)) if !view.options.by_line => members.push(i),
             _ => out.push((name, vec![i])),
         }
     }
     out
+}
+
+/// A command's name without the `#2` reports use to tell two of the same name apart
+/// (memtier names both `SET`).
+pub(crate) fn base_name(full: &str) -> &str {
+    match full.rsplit_once('#') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => full,
+    }
 }
 
 fn merged(ops: &[OpStats], members: &[usize]) -> OpStats {
@@ -281,7 +296,11 @@ pub fn micros(ns: &Histogram<u64>) -> Histogram<u64> {
 /// memtier's latency distribution (HdrHistogram's percentile iteration, 10 ticks per half
 /// distance): (latency in ms, percent) pairs. An empty histogram gives memtier's one line.
 pub fn distribution(ns: &Histogram<u64>) -> Vec<(f64, f64)> {
-    let us = micros(ns);
+    distribution_us(&micros(ns))
+}
+
+/// [`distribution`] of a histogram already in microseconds.
+pub fn distribution_us(us: &Histogram<u64>) -> Vec<(f64, f64)> {
     if us.is_empty() {
         return vec![(0.0, 100.0)];
     }

@@ -6,6 +6,8 @@ pub mod hdrlog;
 pub mod histo;
 pub mod html;
 pub mod json;
+pub mod memtier_clients;
+pub mod memtier_config;
 pub mod memtier_files;
 pub mod memtier_json;
 pub mod memtier_stats;

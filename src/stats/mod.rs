@@ -1,8 +1,10 @@
 //! Measurements: per-command latency histograms and counters that a worker fills for one
 //! interval at a time, merged across threads once an interval, and summarised for reports.
 
+mod clients;
 mod spread;
 
+pub use clients::{ClientStats, RowSecond};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 pub use spread::Spread;

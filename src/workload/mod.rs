@@ -81,8 +81,9 @@ pub struct Workload {
     between: Vec<Vec<(u64, u64, bool)>>,
     /// `--data-size-pattern S`: the key range value sizes follow.
     sizes_by_key: Option<(u64, u64)>,
-    /// `__monitor_line@__`: the lines' templates, the row of each, and whether picks are random.
-    monitor: Option<(Vec<Template>, Vec<usize>, bool)>,
+    /// `__monitor_line@__`: the lines' templates, the row of each, whether picks are random,
+    /// and the next line in order, shared by every connection (memtier's one counter).
+    monitor: Option<(Vec<Template>, Vec<usize>, bool, std::sync::atomic::AtomicUsize)>,
     /// `--scan-incremental-iteration`: continuation SCANs per cycle (0: until the cursor is 0).
     scan: Option<u32>,
     /// `--data-import`: a SET template per item, and a GET per item when keys are the file's.
@@ -200,7 +201,7 @@ impl Workload {
                 let args: Vec<Vec<Part>> = words.iter().map(|w| vec![Part::Lit(w.clone())]).collect();
                 Template::new(&args)
             });
-            (lines.collect(), pick.rows.clone(), pick.random)
+            (lines.collect(), pick.rows.clone(), pick.random, std::sync::atomic::AtomicUsize::new(0))
         });
         let reads = config
             .commands
@@ -267,7 +268,7 @@ impl Workload {
     /// The longest request a command can make apart from values and keys drawn: a hint for
     /// write buffers.
     pub fn longest_fixed(&self) -> usize {
-        let lines = self.monitor.iter().flat_map(|(t, _, _)| t.iter());
+        let lines = self.monitor.iter().flat_map(|(t, _, _, _)| t.iter());
         self.templates.iter().chain(lines).map(Template::fixed_len).max().unwrap_or(0)
     }
 
@@ -326,8 +327,7 @@ pub struct RequestGen {
     multi_ends: Vec<usize>,
     /// `--data-import`: the next item this connection writes.
     import_next: usize,
-    /// `__monitor_line@__`: the next line in order, and the line [`resolve`](Self::resolve) picked.
-    monitor_next: usize,
+    /// `__monitor_line@__`: the line [`resolve`](Self::resolve) picked.
     picked: Option<usize>,
     /// `--scan-incremental-iteration`: the cursor to send next (empty: start at 0), and the
     /// continuation SCANs sent in this cycle.
@@ -366,7 +366,6 @@ impl RequestGen {
             multi_digits: Vec::with_capacity(multi * 20),
             multi_ends: Vec::with_capacity(multi),
             import_next,
-            monitor_next: 0,
             picked: None,
             cursor: Vec::with_capacity(24),
             scan_iterations: 0,
@@ -411,13 +410,12 @@ impl RequestGen {
     #[inline]
     pub fn resolve(&mut self, command: usize) -> usize {
         if command == MONITOR_PICK {
-            let Some((lines, rows, random)) = &self.workload.monitor else { return 0 };
+            let Some((lines, rows, random, next)) = &self.workload.monitor else { return 0 };
             let line = if *random {
                 self.rng.below(lines.len() as u64) as usize
             } else {
-                let line = self.monitor_next;
-                self.monitor_next = (line + 1) % lines.len();
-                line
+                // In order across all connections, as memtier's shared counter.
+                next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % lines.len()
             };
             self.picked = Some(line);
             return rows[line];
@@ -471,7 +469,7 @@ impl RequestGen {
     #[inline]
     pub fn encode_tagged(&mut self, cmd: usize, out: &mut Vec<u8>, tag: &[u8]) -> u64 {
         if let Some(line) = self.picked.take()
-            && let Some((lines, _, _)) = &self.workload.monitor
+            && let Some((lines, _, _, _)) = &self.workload.monitor
         {
             lines[line].encode(out, &[]);
             return 0;
@@ -583,6 +581,7 @@ mod tests {
                 resp3: false,
                 tls: None,
                 connect_timeout: None,
+                session: Default::default(),
             },
             connections: 2,
             threads: 1,

@@ -24,6 +24,8 @@ struct Test {
     name: String,
     commands: Vec<CommandSpec>,
     sequence: Option<Vec<crate::config::Step>>,
+    /// Commands sent once, on a connection of their own, before the test (FCALL's library).
+    setup: Vec<Vec<String>>,
 }
 
 /// A command line that cannot run: one line with "error", exit 2.
@@ -73,6 +75,10 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
             let mut config = plan.base.clone();
             config.commands = test.commands.clone();
             config.sequence = test.sequence.clone();
+            if let Err(e) = set_up(&config, test) {
+                eprintln!("respbench: {e}");
+                return ExitCode::from(EXIT_FAILURE);
+            }
             let outcome = match super::measure(&config, 1, &stop, |_| {}) {
                 Ok(o) => o,
                 Err(e) => {
@@ -101,6 +107,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     let mut threads_given = false;
     let mut payload = None;
     let (mut user, mut ciphers): (Option<String>, Vec<String>) = (None, Vec::new());
+    let mut functions = suite::Functions::default();
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
         let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
@@ -128,6 +135,16 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                         ));
                     }
                     "user" => user = Some(v),
+                    "num-functions" | "num-keys-in-fcall" if tool != "valkey-benchmark" => {
+                        return Err(format!(
+                            "{long} sets valkey-benchmark's FUNCTION LOAD and FCALL tests: run as valkey-benchmark"
+                        ));
+                    }
+                    "num-functions" => functions.count = count(&v)? as u32,
+                    "num-keys-in-fcall" => {
+                        functions.keys =
+                            v.parse().map_err(|_| format!("invalid value for '{long}': '{v}' is not a whole number"))?
+                    }
                     // Errors are always counted and shown by kind.
                     "e" => {}
                     "tls-ciphers" | "tls-ciphersuites" => ciphers.push(v),
@@ -212,7 +229,8 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
         command.push(last);
     }
     let tests = if command.is_empty() {
-        suite::suite(selected.as_deref(), keyspace.is_some(), base.cluster.is_some())?
+        let functions = (tool == "valkey-benchmark").then_some(functions);
+        suite::suite(selected.as_deref(), keyspace.is_some(), base.cluster.is_some(), functions)?
     } else {
         vec![suite::custom(&command, keyspace.is_some())?]
     };
@@ -305,6 +323,19 @@ fn render(plan: &Plan, test: &Test, config: &Config, outcome: &Outcome) -> Strin
     )
 }
 
+/// Sends a test's setup commands (FCALL's library) on a connection of their own.
+fn set_up(config: &Config, test: &Test) -> Result<(), crate::net::ConnectError> {
+    if test.setup.is_empty() {
+        return Ok(());
+    }
+    let mut session = crate::net::Session::open(&config.server)?;
+    for command in &test.setup {
+        let args: Vec<&[u8]> = command.iter().map(|w| w.as_bytes()).collect();
+        session.call_checked(&args)?;
+    }
+    Ok(())
+}
+
 /// `-I`: opens the connections and holds them, doing nothing, until Ctrl-C.
 fn idle(config: &Config, stop: &AtomicBool) -> ExitCode {
     let mut sessions = Vec::new();
@@ -374,7 +405,8 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_are_named() {
         assert!(plan_of(&["-t", "bogus"]).err().unwrap().contains("'bogus'"));
-        assert!(plan_of(&["--enable-tracking"]).err().unwrap().contains("--enable-tracking is not supported yet"));
+        assert!(plan_of(&["--enable-tracking"]).unwrap().base.server.session.tracking);
+        assert!(plan_of(&["--num-functions", "3"]).err().unwrap().contains("run as valkey-benchmark"));
         assert!(plan_of(&["-k", "2"]).err().unwrap().contains("'-k'"));
         assert_eq!(plan_of(&["-k", "0"]).unwrap().base.faults.reconnect_every, Some(1));
         assert!(plan_of(&["--wat"]).err().unwrap().contains("'--wat'"));

@@ -50,7 +50,7 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["duration"], true, Map::Special),
     opt(&["warmup"], true, Map::Special),
     opt(&["cluster"], false, Map::Flag("--cluster")),
-    opt(&["enable-tracking"], false, Map::Unsupported("CLIENT TRACKING")),
+    opt(&["enable-tracking"], false, Map::Flag("--enable-tracking")),
     opt(&["rfr"], true, Map::Flag("--read-from-replicas")),
     opt(&["e"], false, Map::Special),
     opt(&["rdma"], false, Map::Unsupported("no RDMA device: respbench connects over TCP or a unix socket")),
@@ -63,9 +63,9 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["key"], true, Map::Flag("--key")),
     opt(&["tls-ciphers"], true, Map::Special),
     opt(&["tls-ciphersuites"], true, Map::Special),
-    opt(&["mptcp"], false, Map::Unsupported("multipath TCP")),
-    opt(&["num-functions"], true, Map::Unsupported("FCALL tests")),
-    opt(&["num-keys-in-fcall"], true, Map::Unsupported("FCALL tests")),
+    opt(&["mptcp"], false, Map::Flag("--mptcp")),
+    opt(&["num-functions"], true, Map::Special),
+    opt(&["num-keys-in-fcall"], true, Map::Special),
     opt(&["help"], false, Map::Special),
     opt(&["version"], false, Map::Special),
 ];
@@ -100,7 +100,7 @@ pub fn help(tool: &str) -> String {
          --threads <num>    Worker threads (default 1)\n \
          --cluster          Cluster mode (put {{tag}} in the keys of your own commands)\n \
          --rfr <mode>       Cluster mode: read from replicas: no, yes or all (default no)\n \
-         --enable-tracking  Send CLIENT TRACKING on before the benchmark (not supported yet)\n \
+         --enable-tracking  Send CLIENT TRACKING on before the benchmark\n \
          -k <boolean>       1=keep alive 0=reconnect for every request (default 1)\n \
          -r <keyspacelen>   Random keys: __rand_int__ becomes a 12-digit number in 0..keyspacelen-1,\n                    \
          a new one for every command; without -r every request uses one key\n \
@@ -120,9 +120,10 @@ pub fn help(tool: &str) -> String {
          --rps <requests>   Requests per second in total (default: as fast as possible)\n \
          --duration <secs>  Run each test this long instead of -n requests\n \
          --warmup <secs>    Run each test this long first, unmeasured\n \
-         --mptcp            Connect with multipath TCP (not supported yet)\n \
+         --mptcp            Connect with multipath TCP (falls back to TCP if the server lacks it)\n \
          --rdma             RDMA transport (respbench: not available)\n \
-         --num-functions <n>, --num-keys-in-fcall <n>  FCALL tests (not supported yet)\n \
+         --num-functions <n>  valkey-benchmark: functions in the FUNCTION LOAD test's library (default 10)\n \
+         --num-keys-in-fcall <n>  valkey-benchmark: keys of the FCALL test (default 1)\n \
          --tls              Connect with TLS (the certificate chain is verified, the host name is not)\n \
          --sni <host>       Server name indication for TLS\n \
          --cacert <file>    CA certificate file to verify with\n \

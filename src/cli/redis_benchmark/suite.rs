@@ -35,14 +35,57 @@ pub const SUITE: &[(&str, &[&str], &str)] = &[
     ("XADD", &["xadd"], "XADD mystream * myfield __data__"),
 ];
 
-/// The tests `-t` selects (all without it), in the suite's order.
-pub fn suite(selected: Option<&str>, random: bool, cluster: bool) -> Result<Vec<Test>, String> {
+/// valkey-benchmark's two tests after the classic suite, with the names `-t` selects them by.
+const FUNCTION_TESTS: [(&str, &str); 2] = [("FUNCTION LOAD", "function_load"), ("FCALL", "fcall")];
+
+/// valkey-benchmark's `--num-functions` and `--num-keys-in-fcall`.
+#[derive(Debug, Clone, Copy)]
+pub struct Functions {
+    /// Functions in the library the FUNCTION LOAD test loads again and again.
+    pub count: u32,
+    /// Keys each FCALL passes (`key1` .. `keyN`).
+    pub keys: u32,
+}
+
+impl Default for Functions {
+    fn default() -> Functions {
+        Functions { count: 10, keys: 1 }
+    }
+}
+
+/// valkey-benchmark's library `benchlib` of `n` functions `fooN` .. `foo1`, each returning
+/// its first key (with keys) or 0. Registered through `redis.` (valkey-benchmark writes
+/// `server.`, which Redis does not know; valkey takes both).
+pub fn library(n: u32, with_keys: bool) -> String {
+    let mut script = String::from("#!lua name=benchlib\n");
+    for i in (1..=n).rev() {
+        if with_keys {
+            script.push_str(&format!("local function foo{i}(keys, args)\nreturn keys[0]\nend\n"));
+        } else {
+            script.push_str(&format!("local function foo{i}()\nreturn 0\nend\n"));
+        }
+        script.push_str(&format!("redis.register_function('foo{i}', foo{i})\n"));
+    }
+    script
+}
+
+/// The tests `-t` selects (all without it), in the suite's order; `functions` adds
+/// valkey-benchmark's FUNCTION LOAD and FCALL tests.
+pub fn suite(
+    selected: Option<&str>,
+    random: bool,
+    cluster: bool,
+    functions: Option<Functions>,
+) -> Result<Vec<Test>, String> {
     let wanted: Option<Vec<String>> = selected.map(|s| s.split(',').map(|t| t.trim().to_ascii_lowercase()).collect());
+    let extra: &[(&str, &str)] = if functions.is_some() { &FUNCTION_TESTS } else { &[] };
+    let known_name =
+        |w: &str| SUITE.iter().any(|(_, names, _)| names.contains(&w)) || extra.iter().any(|(_, n)| *n == w);
     if let Some(wanted) = &wanted
-        && let Some(unknown) = wanted.iter().find(|w| !SUITE.iter().any(|(_, names, _)| names.contains(&w.as_str())))
+        && let Some(unknown) = wanted.iter().find(|w| !known_name(w))
     {
-        let known: Vec<&str> = SUITE.iter().flat_map(|(_, names, _)| names.iter().copied()).collect();
-        let mut known = known;
+        let mut known: Vec<&str> = SUITE.iter().flat_map(|(_, names, _)| names.iter().copied()).collect();
+        known.extend(extra.iter().map(|(_, n)| *n));
         known.dedup();
         return Err(format!("-t: unknown test '{unknown}'; the tests are {}", known.join(", ")));
     }
@@ -81,9 +124,27 @@ pub fn suite(selected: Option<&str>, random: bool, cluster: bool) -> Result<Vec<
             }
             let mut spec = command_spec(&words, random);
             spec.inline = *name == "PING_INLINE";
-            Test { name: name.to_string(), commands: vec![spec], sequence: None }
-        })
-        .collect();
+            Test { name: name.to_string(), commands: vec![spec], sequence: None, setup: Vec::new() }
+        });
+    let mut tests: Vec<Test> = tests.collect();
+    if let Some(f) = functions {
+        let chosen = |name: &str| wanted.as_ref().is_none_or(|w| w.iter().any(|x| x == name));
+        if chosen("function_load") {
+            let words = ["FUNCTION", "LOAD", "REPLACE"].map(String::from);
+            let mut words = words.to_vec();
+            words.push(library(f.count, false));
+            // The script is sent as it is: no placeholders inside it.
+            let spec = CommandSpec::from_words(&words, 1, KeyPattern::Random, false);
+            tests.push(Test { name: "FUNCTION LOAD".into(), commands: vec![spec], sequence: None, setup: Vec::new() });
+        }
+        if chosen("fcall") {
+            let load = vec!["FUNCTION".into(), "LOAD".into(), "REPLACE".into(), library(1, f.keys > 0)];
+            let mut words = vec!["FCALL".to_string(), "foo1".into(), f.keys.to_string()];
+            words.extend((1..=f.keys).map(|i| format!("key{i}")));
+            let spec = CommandSpec::from_words(&words, 1, KeyPattern::Random, false);
+            tests.push(Test { name: "FCALL".into(), commands: vec![spec], sequence: None, setup: vec![load] });
+        }
+    }
     Ok(tests)
 }
 
@@ -96,9 +157,9 @@ pub fn custom(words: &[String], random: bool) -> Result<Test, String> {
             for c in &mut commands {
                 *c = with_rand(c.clone(), random);
             }
-            Ok(Test { name, commands, sequence: Some(steps) })
+            Ok(Test { name, commands, sequence: Some(steps), setup: Vec::new() })
         }
-        None => Ok(Test { name, commands: vec![command_spec(words, random)], sequence: None }),
+        None => Ok(Test { name, commands: vec![command_spec(words, random)], sequence: None, setup: Vec::new() }),
     }
 }
 

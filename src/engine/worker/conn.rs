@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::super::pacer::Pacer;
 use crate::net::Transport;
+use crate::stats::ClientStats;
 use crate::workload::RequestGen;
 
 /// Initial read buffer per link; grows only for a reply larger than this.
@@ -116,6 +117,8 @@ pub struct Conn {
     pub(super) finished: bool,
     /// A staircase ramp holds it back (no links yet) until this time.
     pub(super) join_at: Option<Instant>,
+    /// Its own per-second figures (memtier's `--client-stats`); `None` unless asked for.
+    pub(super) client_stats: Option<Box<ClientStats>>,
 }
 
 impl Conn {
@@ -130,6 +133,7 @@ impl Conn {
             pacer,
             finished: false,
             join_at: None,
+            client_stats: None,
         }
     }
 
@@ -140,6 +144,11 @@ impl Conn {
 
     pub(super) fn idle(&self) -> bool {
         self.links.iter().flatten().all(Link::idle)
+    }
+
+    /// Keeps the connection's own per-second figures from now on (memtier's `--client-stats`).
+    pub fn keep_stats(&mut self, stats: ClientStats) {
+        self.client_stats = Some(Box::new(stats));
     }
 
     /// Holds the connection back, not connected, until `at` (a staircase ramp's step).

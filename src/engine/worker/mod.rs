@@ -64,7 +64,8 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             let mut window = Window::new(plan.rows, plan.unit_row);
             window.errors.add(ErrorKind::Io, conns.len() as u64);
             let cpu = ThreadCpu::default();
-            let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended: Instant::now(), cpu });
+            let (ended, clients) = (Instant::now(), Vec::new());
+            let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended, cpu, clients });
             eprintln!("respbench: worker {} could not start its event loop: {e}", plan.index);
             return;
         }
@@ -199,7 +200,8 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
     let window = worker.fresh_window();
     let window = std::mem::replace(&mut worker.window, window);
     let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
-    let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu });
+    let clients = conns.iter_mut().filter_map(|c| c.client_stats.take()).map(|s| *s).collect();
+    let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu, clients });
 }
 
 /// The event-loop token of the pacing timer (connections use their index).
@@ -418,11 +420,13 @@ impl<'p> Worker<'p> {
             let op = &mut self.window.ops[req.command];
             op.count += 1;
             op.bytes_in += scanned.len as u64;
+            let mut read = (0, 0);
             match scanned.class {
                 ReplyClass::Value | ReplyClass::Nil => {
                     let (hits, misses) = conn.requests.workload().hits_misses(req.command, scanned.class, reply);
                     op.hits += hits;
                     op.misses += misses;
+                    read = (hits, misses);
                 }
                 ReplyClass::Error { msg_start, msg_end } => {
                     op.errors += 1;
@@ -433,6 +437,9 @@ impl<'p> Worker<'p> {
                 _ => {}
             }
             op.record(response, service);
+            if let Some(stats) = conn.client_stats.as_mut() {
+                stats.replied(req.command, scanned.len as u64, response, read, now);
+            }
         }
         if let Some(link) = conn.links[node].as_mut()
             && link.rstart == link.rend
@@ -534,6 +541,9 @@ impl<'p> Worker<'p> {
         });
         if intended >= self.plan.measure_from {
             self.window.ops[command].bytes_out += len as u64;
+            if let Some(stats) = conn.client_stats.as_mut() {
+                stats.sent(command, len as u64, now);
+            }
             if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
                 per_node.bytes_out += len as u64;
             }
