@@ -386,11 +386,22 @@ pub struct Faults {
     /// A request without a reply after this long fails (as a timeout) and its connection is
     /// reconnected: later replies could no longer be matched to requests.
     pub timeout: Option<Duration>,
+    /// Connecting and every check before the run, all together (one deadline).
+    pub connect_timeout: Duration,
+    /// Largest bulk string or aggregate length a reply may declare (`--max-reply-size`).
+    pub max_reply: i64,
 }
 
 impl Default for Faults {
     fn default() -> Faults {
-        Faults { reconnect_backoff: Duration::from_millis(100), max_reconnects: None, retry: 0, timeout: None }
+        Faults {
+            reconnect_backoff: Duration::from_millis(100),
+            max_reconnects: None,
+            retry: 0,
+            timeout: None,
+            connect_timeout: Duration::from_secs(5),
+            max_reply: crate::resp::MAX_BULK_LEN,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod capacity;
 mod dialect;
+mod exit;
 mod fill;
 mod memtier;
 mod memtier_run;
@@ -11,6 +12,7 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod secrets;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -233,9 +235,9 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
         return ExitCode::from(EXIT_INTERRUPTED);
     }
     // Results are printed and written either way, but a script must not take a run in which
-    // nothing succeeded for a measurement.
-    if outcome.total().count == 0 && outcome.errors.total() > 0 {
-        eprintln!("respbench: no request got a reply: every connection failed ({} errors)", outcome.errors.total());
+    // nothing succeeded (or, when asked, too much failed) for a measurement.
+    if let Some(why) = exit::failure(&outcome, output) {
+        eprintln!("respbench: {why}");
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS

@@ -36,11 +36,14 @@ pub struct Args {
     /// Unix socket path (instead of host and port).
     #[arg(short = 's', long, value_name = "PATH", help_heading = "Connection")]
     pub socket: Option<PathBuf>,
-    /// Password (AUTH).
+    /// Password (AUTH) [default: $REDISCLI_AUTH]. Visible in `ps`: prefer --password-file or the variable.
     #[arg(short = 'a', long, help_heading = "Connection")]
     pub password: Option<String>,
+    /// Read the password from FILE (its first line), so it stays out of `ps`.
+    #[arg(long, value_name = "FILE", conflicts_with = "password", help_heading = "Connection")]
+    pub password_file: Option<PathBuf>,
     /// ACL user name (AUTH user password).
-    #[arg(long, requires = "password", help_heading = "Connection")]
+    #[arg(long, help_heading = "Connection")]
     pub user: Option<String>,
     /// Database number (SELECT).
     #[arg(long, value_name = "N", help_heading = "Connection")]
@@ -48,7 +51,7 @@ pub struct Args {
     /// Server URI: redis://[user:password@]host[:port][/db], valkey://..., rediss:// and valkeys://
     /// (TLS), unix:///path.sock[?db=N] (instead of -h, -p, -s, -a, --user, --db).
     #[arg(short = 'u', long, value_parser = parse::uri, value_name = "URI",
-          conflicts_with_all = ["host", "port", "socket", "password", "user", "db"], help_heading = "Connection")]
+          conflicts_with_all = ["host", "port", "socket", "password", "password_file", "user", "db"], help_heading = "Connection")]
     pub uri: Option<parse::Uri>,
     /// Speak RESP3 (HELLO 3).
     #[arg(short = '3', long, help_heading = "Connection")]
@@ -92,8 +95,22 @@ pub struct Args {
     #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Faults")]
     pub retry: u32,
     /// A request without a reply after D fails as a timeout (its connection reconnects).
-    #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Faults")]
+    #[arg(long = "request-timeout", alias = "timeout", value_parser = parse::duration, value_name = "D",
+          help_heading = "Faults")]
     pub timeout: Option<Duration>,
+    /// Connecting, logging in and the checks before the run, all together, may take this long.
+    #[arg(long, value_parser = parse::duration, default_value = "5s", value_name = "D", help_heading = "Faults")]
+    pub connect_timeout: Duration,
+    /// Largest bulk string or aggregate a reply may declare; beyond it the connection is closed
+    /// with a protocol error (the server's proto-max-bulk-len).
+    #[arg(long, value_parser = parse::size, default_value = "512MiB", value_name = "SIZE", help_heading = "Faults")]
+    pub max_reply_size: usize,
+    /// Exit 1 if any request failed (for CI pipelines).
+    #[arg(long, help_heading = "Faults")]
+    pub fail_on_errors: bool,
+    /// Exit 1 if more than this fraction of requests failed (0.01 = 1 %).
+    #[arg(long, value_parser = super::exit::fraction, value_name = "R", help_heading = "Faults")]
+    pub max_error_rate: Option<f64>,
 
     /// Connections in total, spread over the threads.
     #[arg(short = 'c', long, default_value = "50", value_parser = parse::positive, help_heading = "Load")]
@@ -273,6 +290,9 @@ pub struct Output {
     pub label: Option<String>,
     /// Repetitions of the measured phase.
     pub runs: usize,
+    /// Exit 1 when any request failed, or more than this fraction did.
+    pub fail_on_errors: bool,
+    pub max_error_rate: Option<f64>,
     /// The memtier front-end's outputs, instead of respbench's text report.
     pub memtier: Option<crate::report::memtier_stats::MemtierOutput>,
     /// `--command` was given (memtier lays such runs out differently).
@@ -353,7 +373,11 @@ impl Args {
                     Some(path) => Target::Unix(path),
                     None => Target::Tcp { host: self.host, port: self.port },
                 };
-                (target, self.user, self.password, self.db)
+                let password = super::secrets::password(self.password, self.password_file.as_deref())?;
+                if self.user.is_some() && password.is_none() {
+                    return Err("--user needs a password: -a PASSWORD, --password-file FILE or REDISCLI_AUTH".into());
+                }
+                (target, self.user, password, self.db)
             }
         };
         let tls = tls_on.then_some(TlsOptions {
@@ -391,6 +415,8 @@ impl Args {
                 }),
                 retry: self.retry,
                 timeout: self.timeout,
+                connect_timeout: self.connect_timeout,
+                max_reply: self.max_reply_size as i64,
             },
             cluster: self.cluster.then_some(match self.read_from_replicas {
                 ReadFromArg::No => ReadFrom::No,
@@ -421,6 +447,8 @@ impl Args {
             markdown: self.markdown,
             label: self.label,
             runs: self.runs as usize,
+            fail_on_errors: self.fail_on_errors,
+            max_error_rate: self.max_error_rate,
         };
         Ok((config, output))
     }

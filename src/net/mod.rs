@@ -2,12 +2,15 @@
 //! non-blocking transports the engine drives, and one-off calls such as INFO.
 
 pub mod cluster;
+mod silence;
 mod tls;
+
+pub use silence::{guess as resp_guess, hex};
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::{ServerOptions, Target};
 use crate::resp::{self, ReplyClass};
@@ -30,6 +33,12 @@ pub enum ConnectError {
     Protocol { target: String, source: resp::ScanError },
     #[error("{target}: {message}")]
     Tls { target: String, message: String },
+    /// No reply within the connect timeout's deadline.
+    #[error("{target} did not answer {command} within {waited:?} (--connect-timeout)")]
+    Silent { target: String, command: String, waited: Duration },
+    /// The first bytes are not RESP at all: the wrong port or protocol.
+    #[error("no RESP reply from {target}: got bytes {bytes} — {guess}")]
+    NotResp { target: String, bytes: String, guess: &'static str },
 }
 
 /// A blocking connection, used to log in and for control calls.
@@ -89,6 +98,8 @@ impl Reply {
 pub struct Session {
     pub stream: Stream,
     target: String,
+    /// Every call must be answered by then (`set_deadline`), else it fails as `Silent`.
+    deadline: Option<(Instant, Duration)>,
 }
 
 impl Session {
@@ -138,7 +149,7 @@ impl Session {
                 Stream::Unix(s)
             }
         };
-        let mut session = Session { stream, target };
+        let mut session = Session { stream, target, deadline: None };
         if opts.resp3 {
             // HELLO 3 switches the protocol and logs in at once.
             let mut args: Vec<&[u8]> = vec![b"HELLO", b"3"];
@@ -181,8 +192,25 @@ impl Session {
         &self.target
     }
 
+    /// From now on every call shares one deadline, `budget` from now: once it has passed,
+    /// calls fail at once as [`ConnectError::Silent`] instead of waiting again.
+    pub fn set_deadline(&mut self, budget: Duration) {
+        self.deadline = Some((Instant::now() + budget, budget));
+    }
+
     /// Sends one command and waits for its reply.
     pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, CallError> {
+        let silent = |target: &str| ConnectError::Silent {
+            target: target.to_string(),
+            command: String::from_utf8_lossy(args.first().copied().unwrap_or_default()).into_owned(),
+            waited: self.deadline.map_or(Duration::ZERO, |(_, budget)| budget),
+        };
+        if let Some((deadline, _)) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || silence::read_timeout(&self.stream, left).is_err() {
+                return Err(silent(&self.target).into());
+            }
+        }
         let mut out = Vec::new();
         resp::encode_command(&mut out, args);
         let io_err = |source| ConnectError::Io { target: self.target.clone(), source };
@@ -206,11 +234,12 @@ impl Session {
                     };
                 }
                 Ok(None) => {}
-                Err(source) => {
-                    return Err(ConnectError::Protocol { target: self.target.clone(), source }.into());
-                }
+                Err(source) => return Err(silence::not_resp(&self.target, &buf, source).into()),
             }
-            let n = self.stream.read(&mut chunk).map_err(io_err)?;
+            let n = match self.stream.read(&mut chunk) {
+                Err(e) if self.deadline.is_some() && silence::timed_out(&e) => return Err(silent(&self.target).into()),
+                read => read.map_err(io_err)?,
+            };
             if n == 0 {
                 let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection");
                 return Err(io_err(eof).into());
@@ -365,8 +394,13 @@ impl ServerInfo {
 
     /// Asks the server; `None` when it refuses INFO (managed caches may).
     pub fn query(session: &mut Session) -> Option<ServerInfo> {
-        let reply = session.call(&[b"INFO", b"server"]).ok()?;
-        Some(ServerInfo::parse(&String::from_utf8_lossy(reply.text())))
+        ServerInfo::ask(session).ok()
+    }
+
+    /// Asks the server, telling a refusal (`CallError::Server`) from silence or a failure.
+    pub fn ask(session: &mut Session) -> Result<ServerInfo, CallError> {
+        let reply = session.call(&[b"INFO", b"server"])?;
+        Ok(ServerInfo::parse(&String::from_utf8_lossy(reply.text())))
     }
 }
 
