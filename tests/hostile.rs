@@ -34,6 +34,8 @@ enum Behaviour {
     NotResp,
     /// Control calls answered; every other data reply an error (all of them with `true`).
     Errors(bool),
+    /// Control calls answered; data requests answered `+OK` until this many, then silence.
+    StopsAfter(u64),
 }
 
 /// Answers the control calls a run makes before and beside its load.
@@ -102,6 +104,8 @@ fn serve(mut stream: TcpStream, behaviour: Behaviour) {
             Behaviour::Pushes => b">2\r\n+message\r\n+hello\r\n+OK\r\n".to_vec(),
             Behaviour::Errors(all) if all || data % 2 == 1 => b"-ERR nope\r\n".to_vec(),
             Behaviour::Errors(_) => b"+OK\r\n".to_vec(),
+            Behaviour::StopsAfter(n) if data >= n => continue,
+            Behaviour::StopsAfter(_) => b"+OK\r\n".to_vec(),
         };
         if !matches!(behaviour, Behaviour::NotResp | Behaviour::WantsPassword(_)) && control(&request).is_none() {
             data += 1;
@@ -242,13 +246,14 @@ fn the_password_comes_from_the_environment_or_a_file_and_never_reaches_the_outpu
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("pw");
     std::fs::write(&file, "s3cret-pw\n").unwrap();
-    for how in ["env", "file"] {
+    for how in ["env", "file", "flag"] {
         let json = dir.path().join(format!("{how}.json"));
         let mut cmd = respbench();
         cmd.args(["-p", &port.to_string(), "-c", "2", "--threads", "1", "-n", "200", "--json", json.to_str().unwrap()]);
         match how {
             "env" => cmd.env("REDISCLI_AUTH", "s3cret-pw"),
-            _ => cmd.env_remove("REDISCLI_AUTH").args(["--password-file", file.to_str().unwrap()]),
+            "file" => cmd.env_remove("REDISCLI_AUTH").args(["--password-file", file.to_str().unwrap()]),
+            _ => cmd.env_remove("REDISCLI_AUTH").args(["-a", "s3cret-pw"]),
         };
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{how}: {}", stderr(&out));
@@ -321,4 +326,20 @@ fn error_replies_are_not_successes_and_ci_flags_fail_runs_with_errors() {
             .unwrap();
         assert_eq!(out.status.code(), Some(code), "{flags:?}: {}", stderr(&out));
     }
+}
+
+#[test]
+fn a_counted_run_gives_up_on_a_server_that_stops_answering() {
+    let port = fake(Behaviour::StopsAfter(20));
+    let started = Instant::now();
+    let out = respbench()
+        .args(["-p", &port.to_string(), "-c", "4", "--threads", "1", "-n", "100000", "--request-timeout", "300ms"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}: {err}", started.elapsed());
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("did not reply within --request-timeout 300ms").count(), 1, "said once: {err}");
+    assert!(err.contains("of the 100000 requests asked for were sent"), "{err}");
 }

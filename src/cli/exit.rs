@@ -3,6 +3,7 @@
 //! fail a run with (too many) errors.
 
 use super::native::Output;
+use crate::config::Config;
 use crate::engine::Outcome;
 
 /// Parses a fraction from 0 to 1 (`0.01`), or a percentage (`1%`).
@@ -24,9 +25,20 @@ pub fn successes(outcome: &Outcome) -> u64 {
 }
 
 /// Why the run must exit 1, in one line; `None` when it may exit 0.
-pub fn failure(outcome: &Outcome, output: &Output) -> Option<String> {
+pub fn failure(config: &Config, outcome: &Outcome, output: &Output) -> Option<String> {
     let ok = successes(outcome);
     let failed = outcome.total().errors;
+    // A counted run whose connections gave up (a server that stopped answering, reconnects
+    // spent) did not do what was asked. (With a sequence a request is a unit of several.)
+    if let Some(planned) = config.planned_requests().filter(|_| config.sequence.is_none() && ok > 0) {
+        let planned = planned * outcome.runs.len().max(1) as u64;
+        if ok + failed < planned {
+            return Some(format!(
+                "only {} of the {planned} requests asked for were sent: connections gave up ({failed} failed)",
+                ok + failed
+            ));
+        }
+    }
     if ok == 0 {
         return Some(if failed == 0 && outcome.errors.total() == 0 {
             "no request got a reply: the server answered nothing".to_string()

@@ -236,7 +236,7 @@ fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
     }
     // Results are printed and written either way, but a script must not take a run in which
     // nothing succeeded (or, when asked, too much failed) for a measurement.
-    if let Some(why) = exit::failure(&outcome, output) {
+    if let Some(why) = exit::failure(config, &outcome, output) {
         eprintln!("respbench: {why}");
         return ExitCode::from(EXIT_FAILURE);
     }

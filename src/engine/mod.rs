@@ -261,8 +261,7 @@ pub fn run(
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
     let budget = config.faults.connect_timeout;
-    let mut control = Session::open_within(&config.server, budget)?;
-    control.set_deadline(budget);
+    let mut control = Session::open_by_deadline(&config.server, budget)?;
     // Refused (an error reply) and silent are told apart: only a refusal is "INFO refused".
     let (server, silent) = match ServerInfo::ask(&mut control) {
         Ok(info) => (Some(info), None),

@@ -14,8 +14,7 @@ const SAMPLED_KEYS: u64 = 32;
 /// Warnings about the server and the plan, before any load is sent.
 pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
     let budget = config.faults.connect_timeout;
-    let mut session = Session::open_within(&config.server, budget)?;
-    session.set_deadline(budget);
+    let mut session = Session::open_by_deadline(&config.server, budget)?;
     let mut warnings = Vec::new();
     let mut session = Checked { session: &mut session, warnings: &mut warnings, silent: false };
     let reads = config.commands.iter().any(|c| c.reads && c.weight > 0);

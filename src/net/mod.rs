@@ -98,7 +98,7 @@ impl Reply {
 pub struct Session {
     pub stream: Stream,
     target: String,
-    /// Every call must be answered by then (`set_deadline`), else it fails as `Silent`.
+    /// Every call must be answered by then (`open_by_deadline`), else it fails as `Silent`.
     deadline: Option<(Instant, Duration)>,
 }
 
@@ -110,6 +110,18 @@ impl Session {
 
     /// Like [`open`](Self::open), with each step (connect, each handshake reply) bounded by `timeout`.
     pub fn open_within(opts: &ServerOptions, timeout: Duration) -> Result<Session, ConnectError> {
+        Session::connect(opts, timeout, false)
+    }
+
+    /// Connects and logs in within `budget` all together, and keeps that deadline for every
+    /// later call: once it has passed, calls fail at once as [`ConnectError::Silent`] instead
+    /// of waiting again. For the checks before a run.
+    pub fn open_by_deadline(opts: &ServerOptions, budget: Duration) -> Result<Session, ConnectError> {
+        Session::connect(opts, budget, true)
+    }
+
+    fn connect(opts: &ServerOptions, timeout: Duration, deadline: bool) -> Result<Session, ConnectError> {
+        let started = Instant::now();
         let target = opts.target.to_string();
         let unreachable = |source| ConnectError::Unreachable { target: target.clone(), source };
         let stream = match &opts.target {
@@ -150,6 +162,10 @@ impl Session {
             }
         };
         let mut session = Session { stream, target, deadline: None };
+        if deadline {
+            // What connecting took is spent: the login shares the rest.
+            session.deadline = Some((started + timeout, timeout));
+        }
         if opts.resp3 {
             // HELLO 3 switches the protocol and logs in at once.
             let mut args: Vec<&[u8]> = vec![b"HELLO", b"3"];
@@ -190,12 +206,6 @@ impl Session {
     /// The address this session is connected to, for messages.
     pub fn target(&self) -> &str {
         &self.target
-    }
-
-    /// From now on every call shares one deadline, `budget` from now: once it has passed,
-    /// calls fail at once as [`ConnectError::Silent`] instead of waiting again.
-    pub fn set_deadline(&mut self, budget: Duration) {
-        self.deadline = Some((Instant::now() + budget, budget));
     }
 
     /// Sends one command and waits for its reply.
