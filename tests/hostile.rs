@@ -36,6 +36,8 @@ enum Behaviour {
     Errors(bool),
     /// Control calls answered; data requests answered `+OK` until this many, then silence.
     StopsAfter(u64),
+    /// Control calls answered; writes refused as on a replica, reads answered.
+    ReadOnly,
 }
 
 /// Answers the control calls a run makes before and beside its load.
@@ -106,6 +108,10 @@ fn serve(mut stream: TcpStream, behaviour: Behaviour) {
             Behaviour::Errors(_) => b"+OK\r\n".to_vec(),
             Behaviour::StopsAfter(n) if data >= n => continue,
             Behaviour::StopsAfter(_) => b"+OK\r\n".to_vec(),
+            Behaviour::ReadOnly if request.contains("SET") => {
+                b"-READONLY You can't write against a read only replica.\r\n".to_vec()
+            }
+            Behaviour::ReadOnly => b"$-1\r\n".to_vec(),
         };
         if !matches!(behaviour, Behaviour::NotResp | Behaviour::WantsPassword(_)) && control(&request).is_none() {
             data += 1;
@@ -342,4 +348,18 @@ fn a_counted_run_gives_up_on_a_server_that_stops_answering() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.matches("did not reply within --request-timeout 300ms").count(), 1, "said once: {err}");
     assert!(err.contains("of the 100000 requests asked for were sent"), "{err}");
+}
+
+#[test]
+fn a_read_only_replica_is_named_once_with_the_fix() {
+    let port = fake(Behaviour::ReadOnly);
+    let out = respbench()
+        .args(["-p", &port.to_string(), "-c", "4", "--threads", "1", "-n", "400", "--ratio", "1:1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "the reads succeeded: {err}");
+    assert_eq!(err.matches("read-only replica: point respbench at the primary").count(), 1, "said once: {err}");
+    assert!(stdout(&out).contains("READONLY"), "{}", stdout(&out));
 }

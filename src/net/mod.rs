@@ -18,6 +18,10 @@ use crate::resp::{self, ReplyClass};
 /// How long connecting and each handshake reply may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Control replies (INFO, CLUSTER SHARDS, DBSIZE, ...) are small: a server declaring more
+/// cannot make a control call buffer the run's --max-reply-size.
+const CONTROL_LIMITS: resp::Limits = resp::Limits { max_bulk: 64 * 1024 * 1024 };
+
 /// Why a connection could not be made ready.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
@@ -228,7 +232,7 @@ impl Session {
         let mut buf = Vec::with_capacity(4096);
         let mut chunk = [0u8; 16 * 1024];
         loop {
-            match resp::scan(&buf) {
+            match resp::scan_within(&buf, CONTROL_LIMITS) {
                 Ok(Some(scanned)) => {
                     buf.truncate(scanned.len);
                     return match scanned.class {
