@@ -366,7 +366,8 @@ impl Args {
         let (target, user, password, db) = match self.uri {
             Some(uri) => {
                 tls_on |= uri.tls;
-                (uri.target, uri.user, uri.password, uri.db)
+                let password = super::secrets::password(uri.password, None)?;
+                (uri.target, uri.user, password, uri.db)
             }
             None => {
                 let target = match self.socket {
