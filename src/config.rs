@@ -433,6 +433,10 @@ pub struct Faults {
     /// Close and reopen each connection after this many replies (memtier's
     /// `--reconnect-interval`, redis-benchmark's `-k 0`).
     pub reconnect_every: Option<u64>,
+    /// Connecting and every check before the run, all together (one deadline).
+    pub connect_timeout: Duration,
+    /// Largest bulk string or aggregate length a reply may declare (`--max-reply-size`).
+    pub max_reply: i64,
 }
 
 impl Default for Faults {
@@ -445,9 +449,15 @@ impl Default for Faults {
             backoff_factor: 2.0,
             max_backoff: Duration::from_millis(500),
             reconnect_every: None,
+            connect_timeout: CONNECT_TIMEOUT,
+            max_reply: crate::resp::MAX_BULK_LEN,
         }
     }
 }
+
+/// How long connecting, logging in and the checks before a run may take together, unless
+/// `--connect-timeout` says otherwise.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The whole plan.
 #[derive(Debug, Clone, PartialEq)]

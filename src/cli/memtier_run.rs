@@ -129,8 +129,10 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
     if pooled.interrupted {
         return ExitCode::from(signals::interrupted_exit_code());
     }
-    if pooled.total().count == 0 && pooled.errors.total() > 0 {
-        eprintln!("respbench: no request got a reply: every connection failed ({} errors)", pooled.errors.total());
+    // Unlike memtier (which exits 0 when every connection failed), a run in which nothing
+    // succeeded is a failure: scripts must not take it for a measurement.
+    if let Some(why) = super::exit::failure(config, &pooled, output) {
+        eprintln!("respbench: {why}");
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS

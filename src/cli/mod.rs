@@ -3,6 +3,7 @@
 
 mod capacity;
 mod dialect;
+mod exit;
 mod fill;
 mod memtier;
 mod memtier_out;
@@ -14,6 +15,7 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod secrets;
 mod session_flags;
 mod shard;
 mod signals;
@@ -297,9 +299,9 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
         return ExitCode::from(signals::interrupted_exit_code());
     }
     // Results are printed and written either way, but a script must not take a run in which
-    // nothing succeeded for a measurement.
-    if outcome.total().count == 0 && outcome.errors.total() > 0 {
-        eprintln!("respbench: no request got a reply: every connection failed ({} errors)", outcome.errors.total());
+    // nothing succeeded (or, when asked, too much failed) for a measurement.
+    if let Some(why) = exit::failure(config, &outcome, output) {
+        eprintln!("respbench: {why}");
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS

@@ -36,11 +36,14 @@ pub struct Args {
     /// Unix socket path (instead of host and port).
     #[arg(short = 's', long, value_name = "PATH", help_heading = "Connection")]
     pub socket: Option<PathBuf>,
-    /// Password (AUTH).
+    /// Password (AUTH) [default: $REDISCLI_AUTH]. Visible in `ps`: prefer --password-file or the variable.
     #[arg(short = 'a', long, help_heading = "Connection")]
     pub password: Option<String>,
+    /// Read the password from FILE (its first line), so it stays out of `ps`.
+    #[arg(long, value_name = "FILE", conflicts_with = "password", help_heading = "Connection")]
+    pub password_file: Option<PathBuf>,
     /// ACL user name (AUTH user password).
-    #[arg(long, requires = "password", help_heading = "Connection")]
+    #[arg(long, help_heading = "Connection")]
     pub user: Option<String>,
     /// Database number (SELECT).
     #[arg(long, value_name = "N", help_heading = "Connection")]
@@ -48,7 +51,7 @@ pub struct Args {
     /// Server URI: redis://[user:password@]host[:port][/db], valkey://..., rediss:// and valkeys://
     /// (TLS), unix:///path.sock[?db=N] (instead of -h, -p, -s, -a, --user, --db).
     #[arg(short = 'u', long, value_parser = parse::uri, value_name = "URI",
-          conflicts_with_all = ["host", "port", "socket", "password", "user", "db"], help_heading = "Connection")]
+          conflicts_with_all = ["host", "port", "socket", "password", "password_file", "user", "db"], help_heading = "Connection")]
     pub uri: Option<parse::Uri>,
     /// Speak RESP3 (HELLO 3).
     #[arg(short = '3', long, help_heading = "Connection")]
@@ -61,7 +64,9 @@ pub struct Args {
     /// all (the primary and its replicas in turn).
     #[arg(long, value_enum, default_value = "no", value_name = "no|yes|all", help_heading = "Connection")]
     pub read_from_replicas: ReadFromArg,
-    /// Longest wait for connecting and each login reply [default: 5s; 500ms when reconnecting].
+    /// Connecting, logging in and the checks before the run, all together, may take this long;
+    /// also the longest wait for each connect and login reply [default: 5s; 500ms when
+    /// reconnecting].
     #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Connection")]
     pub connect_timeout: Option<Duration>,
     /// Connect with TLS (certificate verified against --cacert, else the system's CAs).
@@ -105,7 +110,8 @@ pub struct Args {
     #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Faults")]
     pub retry: u32,
     /// A request without a reply after D fails as a timeout (its connection reconnects).
-    #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Faults")]
+    #[arg(long = "request-timeout", alias = "timeout", value_parser = parse::duration, value_name = "D",
+          help_heading = "Faults")]
     pub timeout: Option<Duration>,
     /// Multiply the wait between reconnect attempts by F after each failed one [default: 2,
     /// up to 500 ms or D; with F given, up to 30 s].
@@ -114,6 +120,16 @@ pub struct Args {
     /// Close and reopen each connection after N replies (redis-benchmark -k 0 is N = 1).
     #[arg(long, value_parser = parse::positive, value_name = "N", help_heading = "Faults")]
     pub reconnect_every: Option<u64>,
+    /// Largest bulk string or aggregate a reply may declare; beyond it the connection is closed
+    /// with a protocol error (the server's proto-max-bulk-len).
+    #[arg(long, value_parser = parse::size, default_value = "512MiB", value_name = "SIZE", help_heading = "Faults")]
+    pub max_reply_size: usize,
+    /// Exit 1 if any request failed (for CI pipelines).
+    #[arg(long, help_heading = "Faults")]
+    pub fail_on_errors: bool,
+    /// Exit 1 if more than this fraction of requests failed (0.01 = 1 %).
+    #[arg(long, value_parser = super::exit::fraction, value_name = "R", help_heading = "Faults")]
+    pub max_error_rate: Option<f64>,
 
     /// Connections in total, spread over the threads.
     #[arg(short = 'c', long, default_value = "50", value_parser = parse::positive, help_heading = "Load")]
@@ -358,6 +374,9 @@ pub struct Output {
     pub label: Option<String>,
     /// Repetitions of the measured phase.
     pub runs: usize,
+    /// Exit 1 when any request failed, or more than this fraction did.
+    pub fail_on_errors: bool,
+    pub max_error_rate: Option<f64>,
     /// The memtier front-end's outputs, instead of respbench's text report.
     pub memtier: Option<crate::report::memtier_stats::MemtierOutput>,
     /// `--command` was given (memtier lays such runs out differently).
@@ -450,14 +469,19 @@ impl Args {
         let (target, user, password, db) = match self.uri {
             Some(uri) => {
                 tls_on |= uri.tls;
-                (uri.target, uri.user, uri.password, uri.db)
+                let password = super::secrets::password(uri.password, None)?;
+                (uri.target, uri.user, password, uri.db)
             }
             None => {
                 let target = match self.socket {
                     Some(path) => Target::Unix(path),
                     None => Target::Tcp { host: self.host, port: self.port },
                 };
-                (target, self.user, self.password, self.db)
+                let password = super::secrets::password(self.password, self.password_file.as_deref())?;
+                if self.user.is_some() && password.is_none() {
+                    return Err("--user needs a password: -a PASSWORD, --password-file FILE or REDISCLI_AUTH".into());
+                }
+                (target, self.user, password, self.db)
             }
         };
         let tls = tls_on.then_some(TlsOptions {
@@ -530,6 +554,8 @@ impl Args {
                     Duration::from_millis(500)
                 }),
                 reconnect_every: self.reconnect_every,
+                connect_timeout: self.connect_timeout.unwrap_or(crate::config::CONNECT_TIMEOUT),
+                max_reply: self.max_reply_size as i64,
             },
             cluster: self.cluster.then_some(match self.read_from_replicas {
                 ReadFromArg::No => ReadFrom::No,
@@ -576,6 +602,8 @@ impl Args {
             }),
             verify: self.memtier.data_verify,
             verify_only: self.memtier.verify_only,
+            fail_on_errors: self.fail_on_errors,
+            max_error_rate: self.max_error_rate,
         };
         super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
         if output.verify || output.verify_only {

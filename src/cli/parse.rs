@@ -199,11 +199,14 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
+        // Two hex digits, checked as bytes: slicing the str could split a character (found by
+        // fuzzing), and from_str_radix would take a sign ("%+1").
+        let hex = |b: u8| (b as char).to_digit(16);
         if bytes[i] == b'%'
             && i + 2 < bytes.len()
-            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+            && let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
         {
-            out.push(v);
+            out.push((hi * 16 + lo) as u8);
             i += 3;
         } else {
             out.push(bytes[i]);

@@ -26,7 +26,7 @@ pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
 use worker::{Conn, Link, WorkerPlan};
 
 use crate::config::{Config, ServerOptions, StopAfter};
-use crate::net::{ConnectError, ServerInfo, Session};
+use crate::net::{CallError, ConnectError, ServerInfo, Session};
 use crate::stats::{ClientStats, ErrorCounts, OpStats, Window};
 use crate::workload::{RequestGen, Workload};
 
@@ -287,10 +287,17 @@ pub fn run(
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    let mut control = Session::open(&config.server)?;
-    let server = ServerInfo::query(&mut control);
+    let budget = config.faults.connect_timeout;
+    let mut control = Session::open_by_deadline(&config.server, budget)?;
+    // Refused (an error reply) and silent are told apart: only a refusal is "INFO refused".
+    let (server, silent) = match ServerInfo::ask(&mut control) {
+        Ok(info) => (Some(info), None),
+        Err(CallError::Connect(e @ ConnectError::Silent { .. })) => (None, Some(e.to_string())),
+        Err(_) => (None, None),
+    };
     drop(control);
-    let mut sampler = ServerSampler::open(&config.server, config.cluster.is_some());
+    let mut sampler =
+        if silent.is_none() { ServerSampler::open(&config.server, config.cluster.is_some()) } else { None };
 
     let workload = Arc::new(Workload::compile(config));
     let threads = config.threads.min(config.connections).max(1);
@@ -331,7 +338,7 @@ pub fn run(
                         }
                         let mut links = Vec::new();
                         for (node, opts) in &targets {
-                            let io = Session::open(opts)?
+                            let io = Session::open_within(opts, budget)?
                                 .into_transport()
                                 .map_err(|source| ConnectError::Io { target: opts.target.to_string(), source })?;
                             if links.len() <= *node {
@@ -456,7 +463,7 @@ pub fn run(
             s
         });
         outcome.server_peak_memory = sampler.as_ref().map(|s| s.peak_used_memory);
-        outcome.warnings = telemetry_warnings(&outcome, sampler.is_some());
+        outcome.warnings = telemetry_warnings(&outcome, sampler.is_some(), silent.as_deref());
         outcome.runs = vec![outcome.figures()];
         Ok(outcome)
     })
@@ -466,8 +473,12 @@ pub fn run(
 pub const SERVER_CPU_WARNING: f64 = 0.8;
 
 /// What the server's telemetry says the user should know.
-fn telemetry_warnings(outcome: &Outcome, sampled: bool) -> Vec<String> {
+fn telemetry_warnings(outcome: &Outcome, sampled: bool, silent: Option<&str>) -> Vec<String> {
     let mut warnings = Vec::new();
+    if let Some(silent) = silent {
+        warnings.push(format!("{silent}: no server telemetry (CPU, memory, hit ratio) for this run"));
+        return warnings;
+    }
     if !sampled {
         warnings.push("the server refused INFO: no server telemetry (CPU, memory, hit ratio) for this run".into());
         return warnings;

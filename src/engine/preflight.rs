@@ -1,8 +1,10 @@
 //! Checks before a run, each a one-line warning: reading from an empty keyspace, reading a key
-//! range that is not filled, and a server that persists to disk while it is measured.
+//! range that is not filled, and a server that persists to disk while it is measured. All of
+//! them share one deadline (`--connect-timeout`); a server that wants a password or does not
+//! speak RESP stops the run here, with the fix in words.
 
 use crate::config::{Config, StopAfter};
-use crate::net::{ConnectError, Session};
+use crate::net::{CallError, ConnectError, Reply, Session};
 
 use super::server_stats::Info;
 
@@ -11,21 +13,23 @@ const SAMPLED_KEYS: u64 = 32;
 
 /// Warnings about the server and the plan, before any load is sent.
 pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
-    let mut session = Session::open(&config.server)?;
+    let budget = config.faults.connect_timeout;
+    let mut session = Session::open_by_deadline(&config.server, budget)?;
     let mut warnings = Vec::new();
+    let mut session = Checked { session: &mut session, warnings: &mut warnings, silent: false };
     let reads = config.commands.iter().any(|c| c.reads && c.weight > 0);
     // In cluster mode each primary holds its share: ask them all.
     let mut shards = match config.cluster {
-        Some(_) => Shards::open(config, &mut session),
+        Some(_) => Shards::open(config, session.session),
         None => None,
     };
     if reads && config.stop != StopAfter::AllKeys {
         let dbsize = match shards.as_mut() {
             Some(shards) => shards.dbsize(),
-            None => session.call(&[b"DBSIZE"]).ok().and_then(|r| integer(&r.0)),
+            None => session.ask(&[b"DBSIZE"])?.and_then(|r| integer(&r.0)),
         };
         if dbsize == Some(0) {
-            warnings.push(
+            session.warnings.push(
                 "the keyspace is empty while the workload reads: every GET will miss, and an empty cache \
                  benchmarks unrealistically well (fill it first: respbench fill, or -n allkeys)"
                     .to_string(),
@@ -33,10 +37,10 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
         } else if dbsize.is_some() {
             let (found, sampled) = match shards.as_mut() {
                 Some(shards) => shards.sample_range(config),
-                None => sample_range(&mut session, config),
+                None => sample_range(&mut session, config)?,
             };
             if sampled > 0 && found < sampled {
-                warnings.push(format!(
+                session.warnings.push(format!(
                     "only {found} of {sampled} keys sampled across the read range {p}{}..{p}{} exist: the range is \
                      not filled, so some GETs will miss",
                     config.keys.min,
@@ -46,20 +50,56 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
             }
         }
     }
-    let save = session.call(&[b"CONFIG", b"GET", b"save"]).ok().map(|r| String::from_utf8_lossy(&r.0).into_owned());
+    let save = session.ask(&[b"CONFIG", b"GET", b"save"])?.map(|r| String::from_utf8_lossy(&r.0).into_owned());
     if let Some(save) = save {
         // *2 $4 save $N <schedule>: a non-empty schedule means RDB snapshots.
         let schedule = save.lines().nth(4).unwrap_or("").trim().to_string();
         if !schedule.is_empty() {
-            warnings.push(format!(
+            session.warnings.push(format!(
                 "the server snapshots to disk (save \"{schedule}\"): a fork during the run can disturb latency"
             ));
         }
     }
-    if Info::read(&mut session).is_some_and(|i| i.aof) {
-        warnings.push("the server appends every write to disk (appendonly yes): writes pay for it".into());
+    if !session.silent && Info::read(session.session).is_some_and(|i| i.aof) {
+        session.warnings.push("the server appends every write to disk (appendonly yes): writes pay for it".into());
     }
     Ok(warnings)
+}
+
+/// A session whose calls tell a check that may be skipped (the server refused the command or
+/// did not answer in time: a warning, once) from a run that cannot succeed (an error).
+struct Checked<'s> {
+    session: &'s mut Session,
+    warnings: &'s mut Vec<String>,
+    /// A call did not answer in time: the deadline is spent, the checks are skipped.
+    silent: bool,
+}
+
+impl Checked<'_> {
+    fn ask(&mut self, args: &[&[u8]]) -> Result<Option<Reply>, ConnectError> {
+        if self.silent {
+            return Ok(None);
+        }
+        match self.session.call(args) {
+            Ok(reply) => Ok(Some(reply)),
+            Err(CallError::Server(message)) => match crate::resp::hint(message.as_bytes()) {
+                Some(hint) if hint.fatal => Err(ConnectError::Refused {
+                    target: self.session.target().to_string(),
+                    command: String::from_utf8_lossy(args[0]).into_owned(),
+                    message: format!("{message} — {}", hint.fix),
+                }),
+                // A server may refuse a check (CONFIG on managed services): skip it.
+                _ => Ok(None),
+            },
+            Err(CallError::Connect(e @ ConnectError::Silent { .. })) => {
+                self.silent = true;
+                self.warnings.push(format!("{e}: the checks before the run are skipped"));
+                Ok(None)
+            }
+            Err(CallError::Connect(e @ (ConnectError::NotResp { .. } | ConnectError::Protocol { .. }))) => Err(e),
+            Err(CallError::Connect(_)) => Ok(None),
+        }
+    }
 }
 
 /// A few keys spread evenly over the range.
@@ -114,15 +154,15 @@ impl Shards {
 }
 
 /// How many of a few keys spread evenly over the range exist (one EXISTS call).
-fn sample_range(session: &mut Session, config: &Config) -> (u64, u64) {
+fn sample_range(session: &mut Checked, config: &Config) -> Result<(u64, u64), ConnectError> {
     let keys = sample_keys(config);
     let n = keys.len() as u64;
     let mut args: Vec<&[u8]> = vec![b"EXISTS"];
     args.extend(keys.iter().map(|k| k.as_bytes()));
-    match session.call(&args).ok().and_then(|r| integer(&r.0)) {
+    Ok(match session.ask(&args)?.and_then(|r| integer(&r.0)) {
         Some(found) => (found, n),
         None => (0, 0),
-    }
+    })
 }
 
 /// The value of an integer reply (`:42\r\n`).

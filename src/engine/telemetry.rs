@@ -82,7 +82,7 @@ pub fn verdict(client: &[ThreadCpu], server: Option<ServerCpu>) -> (Bottleneck, 
             format!("server main thread {:.0}%, all threads {:.0}% of a core", main * 100.0, total * 100.0)
         }
         Some(ServerCpu { total, main_thread: None }) => format!("server {:.0}% of a core", total * 100.0),
-        None => "server CPU unknown (INFO refused)".into(),
+        None => "server CPU unknown (no INFO)".into(),
     };
     let longest = client.iter().map(|t| t.wall_secs).fold(0.0, f64::max);
     if longest < MIN_JUDGED_SECS {

@@ -3,13 +3,16 @@
 
 pub mod cluster;
 pub mod mptcp;
+mod silence;
 mod tls;
+
+pub use silence::{guess as resp_guess, hex};
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::{ServerOptions, Target};
 use crate::resp::{self, ReplyClass};
@@ -32,6 +35,10 @@ pub fn debug(what: impl FnOnce() -> String) {
     }
 }
 
+/// Control replies (INFO, CLUSTER SHARDS, DBSIZE, ...) are small: a server declaring more
+/// cannot make a control call buffer the run's --max-reply-size.
+const CONTROL_LIMITS: resp::Limits = resp::Limits { max_bulk: 64 * 1024 * 1024 };
+
 /// Why a connection could not be made ready.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
@@ -47,6 +54,12 @@ pub enum ConnectError {
     Protocol { target: String, source: resp::ScanError },
     #[error("{target}: {message}")]
     Tls { target: String, message: String },
+    /// No reply within the connect timeout's deadline.
+    #[error("{target} did not answer {command} within {waited:?} (--connect-timeout)")]
+    Silent { target: String, command: String, waited: Duration },
+    /// The first bytes are not RESP at all: the wrong port or protocol.
+    #[error("no RESP reply from {target}: got bytes {bytes} — {guess}")]
+    NotResp { target: String, bytes: String, guess: &'static str },
 }
 
 /// A blocking connection, used to log in and for control calls.
@@ -106,6 +119,8 @@ impl Reply {
 pub struct Session {
     pub stream: Stream,
     target: String,
+    /// Every call must be answered by then (`open_by_deadline`), else it fails as `Silent`.
+    deadline: Option<(Instant, Duration)>,
 }
 
 impl Session {
@@ -116,9 +131,21 @@ impl Session {
 
     /// Like [`open`](Self::open), with each step (connect, each handshake reply) bounded by `timeout`.
     pub fn open_within(opts: &ServerOptions, timeout: Duration) -> Result<Session, ConnectError> {
+        Session::connect(opts, timeout, false)
+    }
+
+    /// Connects and logs in within `budget` all together, and keeps that deadline for every
+    /// later call: once it has passed, calls fail at once as [`ConnectError::Silent`] instead
+    /// of waiting again. For the checks before a run.
+    pub fn open_by_deadline(opts: &ServerOptions, budget: Duration) -> Result<Session, ConnectError> {
+        Session::connect(opts, budget, true)
+    }
+
+    fn connect(opts: &ServerOptions, timeout: Duration, deadline: bool) -> Result<Session, ConnectError> {
+        let started = Instant::now();
         let target = opts.target.to_string();
         debug(|| format!("connecting to {target} (timeout {timeout:?})"));
-        let session = Session::connect(opts, target, timeout);
+        let session = Session::establish(opts, target, timeout, started, deadline);
         match &session {
             Ok(s) => debug(|| format!("connected to {} and logged in", s.target)),
             Err(e) => debug(|| format!("connecting failed: {e}")),
@@ -126,7 +153,13 @@ impl Session {
         session
     }
 
-    fn connect(opts: &ServerOptions, target: String, timeout: Duration) -> Result<Session, ConnectError> {
+    fn establish(
+        opts: &ServerOptions,
+        target: String,
+        timeout: Duration,
+        started: Instant,
+        deadline: bool,
+    ) -> Result<Session, ConnectError> {
         let unreachable = |source| ConnectError::Unreachable { target: target.clone(), source };
         let stream = match &opts.target {
             Target::Tcp { host, port } => {
@@ -170,7 +203,11 @@ impl Session {
                 Stream::Unix(s)
             }
         };
-        let mut session = Session { stream, target };
+        let mut session = Session { stream, target, deadline: None };
+        if deadline {
+            // What connecting took is spent: the login shares the rest.
+            session.deadline = Some((started + timeout, timeout));
+        }
         if opts.resp3 {
             // HELLO 3 switches the protocol and logs in at once.
             let mut args: Vec<&[u8]> = vec![b"HELLO", b"3"];
@@ -218,6 +255,17 @@ impl Session {
 
     /// Sends one command and waits for its reply.
     pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, CallError> {
+        let silent = |target: &str| ConnectError::Silent {
+            target: target.to_string(),
+            command: String::from_utf8_lossy(args.first().copied().unwrap_or_default()).into_owned(),
+            waited: self.deadline.map_or(Duration::ZERO, |(_, budget)| budget),
+        };
+        if let Some((deadline, _)) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || silence::read_timeout(&self.stream, left).is_err() {
+                return Err(silent(&self.target).into());
+            }
+        }
         let mut out = Vec::new();
         resp::encode_command(&mut out, args);
         let io_err = |source| ConnectError::Io { target: self.target.clone(), source };
@@ -225,7 +273,7 @@ impl Session {
         let mut buf = Vec::with_capacity(4096);
         let mut chunk = [0u8; 16 * 1024];
         loop {
-            match resp::scan(&buf) {
+            match resp::scan_within(&buf, CONTROL_LIMITS) {
                 Ok(Some(scanned)) => {
                     buf.truncate(scanned.len);
                     return match scanned.class {
@@ -241,11 +289,12 @@ impl Session {
                     };
                 }
                 Ok(None) => {}
-                Err(source) => {
-                    return Err(ConnectError::Protocol { target: self.target.clone(), source }.into());
-                }
+                Err(source) => return Err(silence::not_resp(&self.target, &buf, source).into()),
             }
-            let n = self.stream.read(&mut chunk).map_err(io_err)?;
+            let n = match self.stream.read(&mut chunk) {
+                Err(e) if self.deadline.is_some() && silence::timed_out(&e) => return Err(silent(&self.target).into()),
+                read => read.map_err(io_err)?,
+            };
             if n == 0 {
                 let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection");
                 return Err(io_err(eof).into());
@@ -400,8 +449,13 @@ impl ServerInfo {
 
     /// Asks the server; `None` when it refuses INFO (managed caches may).
     pub fn query(session: &mut Session) -> Option<ServerInfo> {
-        let reply = session.call(&[b"INFO", b"server"]).ok()?;
-        Some(ServerInfo::parse(&String::from_utf8_lossy(reply.text())))
+        ServerInfo::ask(session).ok()
+    }
+
+    /// Asks the server, telling a refusal (`CallError::Server`) from silence or a failure.
+    pub fn ask(session: &mut Session) -> Result<ServerInfo, CallError> {
+        let reply = session.call(&[b"INFO", b"server"])?;
+        Ok(ServerInfo::parse(&String::from_utf8_lossy(reply.text())))
     }
 }
 

@@ -238,7 +238,13 @@ pub fn render(doc: &Value) -> String {
     let mut b = String::new();
     let server = match doc["server"].as_object() {
         Some(s) => format!("{} {}", s["name"].as_str().unwrap_or("server"), s["version"].as_str().unwrap_or("")),
-        None => "server (INFO refused)".into(),
+        None if doc["warnings"]
+            .as_array()
+            .is_some_and(|w| w.iter().any(|w| w.as_str().is_some_and(|w| w.contains("refused INFO")))) =>
+        {
+            "server (INFO refused)".into()
+        }
+        None => "server (INFO unanswered)".into(),
     };
     let target = doc["configuration"]["target"].as_str().unwrap_or("");
     let label = doc["label"].as_str().map(|l| format!("{l}: ")).unwrap_or_default();

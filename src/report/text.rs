@@ -56,7 +56,9 @@ impl Format for Table {
         let mut out = String::new();
         let server = match &outcome.server {
             Some(s) => format!("{} {}", s.name, s.version),
-            None => "server (INFO refused)".into(),
+            // Refused (an error reply) or unanswered: the warnings say which.
+            None if outcome.warnings.iter().any(|w| w.contains("refused INFO")) => "server (INFO refused)".into(),
+            None => "server (INFO unanswered)".into(),
         };
         let _ = writeln!(
             out,

@@ -2,11 +2,15 @@
 //! validates and classifies replies in place.
 
 mod encode;
+mod hint;
 mod scan;
 pub mod value;
 
 pub use encode::{Part, Template, encode_command};
-pub use scan::{MAX_BULK_LEN, MAX_DEPTH, ReplyClass, ScanError, Scanned, count_misses, scan};
+pub use hint::{Hint, hint};
+pub use scan::{
+    Limits, MAX_BULK_LEN, MAX_DEPTH, MAX_LINE, ReplyClass, ScanError, Scanned, count_misses, scan, scan_within,
+};
 
 /// The first word of an error message (`ERR`, `WRONGTYPE`, `MOVED`, ...): how errors are counted.
 pub fn error_prefix(msg: &[u8]) -> &[u8] {

@@ -8,8 +8,24 @@ use memchr::memchr;
 
 /// Deepest nesting of aggregates accepted; deeper input is treated as a protocol error.
 pub const MAX_DEPTH: usize = 64;
-/// Largest bulk string accepted (Redis's own proto-max-bulk-len default).
+/// Default largest reply part accepted (Redis's own proto-max-bulk-len default);
+/// `--max-reply-size` sets the limit a run uses.
 pub const MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
+/// Longest simple-string, error or header line accepted, CRLF excluded.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// What one connection may be made to buffer: every check is an integer compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest bulk string; also the largest aggregate length (an element takes at least a byte).
+    pub max_bulk: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_bulk: MAX_BULK_LEN }
+    }
+}
 
 /// What a complete reply was, as far as the load generator cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,18 +59,30 @@ pub enum ScanError {
     MissingCrlf,
     #[error("nesting deeper than {MAX_DEPTH}")]
     TooDeep,
+    /// A line (simple string, error, header) longer than [`MAX_LINE`] without its end.
+    #[error("a line longer than the {MAX_LINE}-byte limit at byte offset {offset}")]
+    LineTooLong { offset: usize },
+    /// A bulk string or aggregate declared larger than `--max-reply-size`.
+    #[error("a declared length of {len} at byte offset {offset} exceeds --max-reply-size {limit}")]
+    TooLarge { len: i64, offset: usize, limit: i64 },
 }
 
 /// Scans one reply at the start of `buf`.
 pub fn scan(buf: &[u8]) -> Result<Option<Scanned>, ScanError> {
-    match scan_at(buf, 0, 0)? {
+    scan_within(buf, Limits::default())
+}
+
+/// Scans one reply at the start of `buf`, refusing anything beyond `limits`.
+pub fn scan_within(buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
+    match scan_at(buf, 0, 0, limits)? {
         Some((end, class)) => Ok(Some(Scanned { len: end, class })),
         None => Ok(None),
     }
 }
 
 /// For a complete array reply (MGET's): its elements and how many of them are misses (null or
-/// an empty bulk string, as memtier counts them). `None` when the reply is not an array.
+/// an empty bulk string, as memtier counts them). `None` when the reply is not an array. The
+/// reply has already passed [`scan_within`] whole, so the default limits hold it.
 pub fn count_misses(reply: &[u8]) -> Option<(u64, u64)> {
     if reply.first() != Some(&b'*') {
         return None;
@@ -63,7 +91,7 @@ pub fn count_misses(reply: &[u8]) -> Option<(u64, u64)> {
     let count = parse_int(digits).ok()?;
     let mut misses = 0;
     for _ in 0..count.max(0) {
-        let (end, class) = scan_at(reply, next, 1).ok()??;
+        let (end, class) = scan_at(reply, next, 1, Limits::default()).ok()??;
         if class == ReplyClass::Nil || reply[next..end].starts_with(b"$0\r\n") {
             misses += 1;
         }
@@ -75,10 +103,16 @@ pub fn count_misses(reply: &[u8]) -> Option<(u64, u64)> {
 type Step = Result<Option<(usize, ReplyClass)>, ScanError>;
 
 /// Returns the index just past the line that starts at `pos` (line content is `pos..end-2`).
+/// A line is looked for within its limit only, so an endless one fails instead of growing.
 #[inline]
-fn line_end(buf: &[u8], pos: usize) -> Option<usize> {
-    let rel = memchr(b'\n', &buf[pos..])?;
-    Some(pos + rel + 1)
+fn line_end(buf: &[u8], pos: usize) -> Result<Option<usize>, ScanError> {
+    // The type byte, MAX_LINE bytes of content and CRLF.
+    let window = &buf[pos..buf.len().min(pos + MAX_LINE + 3)];
+    match memchr(b'\n', window) {
+        Some(rel) => Ok(Some(pos + rel + 1)),
+        None if window.len() == MAX_LINE + 3 => Err(ScanError::LineTooLong { offset: pos }),
+        None => Ok(None),
+    }
 }
 
 /// Parses a signed decimal integer from a line's content, rejecting anything else.
@@ -105,7 +139,7 @@ fn parse_int(digits: &[u8]) -> Result<i64, ScanError> {
 /// Reads the header line at `pos` (type byte already known) and returns (content, next pos).
 #[inline]
 fn header(buf: &[u8], pos: usize) -> Result<Option<(&[u8], usize)>, ScanError> {
-    let Some(end) = line_end(buf, pos) else {
+    let Some(end) = line_end(buf, pos)? else {
         return Ok(None);
     };
     if end < pos + 3 || buf[end - 2] != b'\r' {
@@ -114,7 +148,7 @@ fn header(buf: &[u8], pos: usize) -> Result<Option<(&[u8], usize)>, ScanError> {
     Ok(Some((&buf[pos + 1..end - 2], end)))
 }
 
-fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
+fn scan_at(buf: &[u8], pos: usize, depth: usize, limits: Limits) -> Step {
     if depth > MAX_DEPTH {
         return Err(ScanError::TooDeep);
     }
@@ -123,14 +157,14 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
     };
     match kind {
         b'+' | b',' | b'(' | b'#' | b'_' => {
-            let Some(end) = line_end(buf, pos) else {
+            let Some(end) = line_end(buf, pos)? else {
                 return Ok(None);
             };
             let class = if kind == b'_' { ReplyClass::Nil } else { ReplyClass::Value };
             Ok(Some((end, class)))
         }
         b'-' => {
-            let Some(end) = line_end(buf, pos) else {
+            let Some(end) = line_end(buf, pos)? else {
                 return Ok(None);
             };
             let msg_end = if end >= pos + 2 && buf[end - 2] == b'\r' { end - 2 } else { end - 1 };
@@ -151,8 +185,11 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
             if len == -1 && kind == b'$' {
                 return Ok(Some((body, ReplyClass::Nil)));
             }
-            if !(0..=MAX_BULK_LEN).contains(&len) {
+            if len < 0 {
                 return Err(ScanError::BadNumber);
+            }
+            if len > limits.max_bulk {
+                return Err(ScanError::TooLarge { len, offset: pos, limit: limits.max_bulk });
             }
             let end = body + len as usize + 2;
             if buf.len() < end {
@@ -176,17 +213,20 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize) -> Step {
             if count < 0 {
                 return Err(ScanError::BadNumber);
             }
+            if count > limits.max_bulk {
+                return Err(ScanError::TooLarge { len: count, offset: pos, limit: limits.max_bulk });
+            }
             // Maps and attributes hold key-value pairs; guard the doubling against overflow.
             let elements = if kind == b'%' || kind == b'|' { count.saturating_mul(2) } else { count };
             for _ in 0..elements {
-                match scan_at(buf, next, depth + 1)? {
+                match scan_at(buf, next, depth + 1, limits)? {
                     Some((end, _)) => next = end,
                     None => return Ok(None),
                 }
             }
             match kind {
                 // An attribute annotates the reply that follows it: both are one unit.
-                b'|' => scan_at(buf, next, depth + 1),
+                b'|' => scan_at(buf, next, depth + 1, limits),
                 b'>' => Ok(Some((next, ReplyClass::Push))),
                 _ => Ok(Some((next, ReplyClass::Value))),
             }
@@ -254,6 +294,37 @@ mod tests {
         assert_eq!(scan(deep.as_bytes()), Err(ScanError::TooDeep));
     }
 
+    #[test]
+    fn endless_lines_and_huge_lengths_hit_their_limits() {
+        // An endless simple string fails once it passes the line limit, not later.
+        let mut line = b"+".to_vec();
+        line.resize(MAX_LINE + 2, b'x');
+        assert_eq!(scan(&line), Ok(None));
+        line.push(b'x');
+        assert_eq!(scan(&line), Err(ScanError::LineTooLong { offset: 0 }));
+        // A long line that does end within the limit is fine.
+        let mut ok = b"-".to_vec();
+        ok.resize(MAX_LINE + 1, b'e');
+        ok.extend_from_slice(b"\r\n");
+        assert_eq!(whole(&ok).len, ok.len());
+        // Nested: the offset names where the line starts.
+        let mut nested = b"*2\r\n:1\r\n+".to_vec();
+        nested.resize(nested.len() + MAX_LINE + 5, b'y');
+        assert_eq!(scan(&nested), Err(ScanError::LineTooLong { offset: 8 }));
+        let limits = Limits { max_bulk: 1000 };
+        assert_eq!(scan_within(b"$1000\r\n", limits), Ok(None));
+        assert_eq!(scan_within(b"$1001\r\n", limits), Err(ScanError::TooLarge { len: 1001, offset: 0, limit: 1000 }));
+        assert_eq!(
+            scan_within(b"*1\r\n*2147483647\r\n", limits),
+            Err(ScanError::TooLarge { len: 2147483647, offset: 4, limit: 1000 })
+        );
+        assert_eq!(
+            scan(b"*2147483647\r\n"),
+            Err(ScanError::TooLarge { len: 2147483647, offset: 0, limit: MAX_BULK_LEN })
+        );
+        assert!(ScanError::TooLarge { len: 5, offset: 9, limit: 4 }.to_string().contains("byte offset 9"));
+    }
+
     fn valid_reply() -> impl Strategy<Value = Vec<u8>> {
         let leaf = prop_oneof![
             "[a-zA-Z ]{0,12}".prop_map(|s| format!("+{s}\r\n").into_bytes()),
@@ -293,6 +364,15 @@ mod tests {
             let mut buf = reply.clone();
             buf.extend_from_slice(&tail);
             prop_assert_eq!(scan(&buf).unwrap().unwrap().len, reply.len());
+        }
+
+        #[test]
+        fn small_limits_never_panic_and_refuse_only_what_is_too_large(reply in valid_reply(), max in 0i64..64) {
+            match scan_within(&reply, Limits { max_bulk: max }) {
+                Ok(Some(s)) => prop_assert_eq!(s.len, reply.len()),
+                Ok(None) => prop_assert!(false, "a whole reply needs no more bytes"),
+                Err(e) => prop_assert!(matches!(e, ScanError::TooLarge { len, limit, .. } if len > limit), "{:?}", e),
+            }
         }
 
         #[test]

@@ -16,6 +16,7 @@ use mio::{Events, Interest, Poll, Token};
 
 mod conn;
 mod faults;
+mod guard;
 mod ramp;
 
 pub use conn::{Conn, Link};
@@ -80,7 +81,8 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
     while worker.active > 0 {
         let mut wake = worker.next_flush;
         if let Some(deadline) = plan.deadline {
-            wake = wake.min(deadline);
+            // Past the deadline the drain decides (replies in flight get a grace).
+            wake = wake.min(if now >= deadline { guard::drain_wake(&conns, deadline) } else { deadline });
         }
         if let Some(join) = worker.next_join {
             wake = wake.min(join);
@@ -92,7 +94,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         let due = if worker.paced {
             conns
                 .iter()
-                .filter(|c| !c.finished && c.units_in_flight < plan.pipeline && !c.blocked())
+                .filter(|c| !c.finished && c.remaining != Some(0) && c.units_in_flight < plan.pipeline && !c.blocked())
                 .filter_map(|c| c.pacer.next_due())
                 .min()
         } else {
@@ -141,6 +143,10 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             let up = conn.links.get(node).and_then(Option::as_ref).is_some_and(|l| l.io.is_some());
             if !conn.finished && up {
                 now = worker.on_event(conn, c, node, now);
+                // The close came with the last bytes (one edge for both): nothing more will.
+                if event.is_read_closed() {
+                    worker.closed_by_peer(conn, node, now);
+                }
             }
         }
         if worker.paced {
@@ -157,6 +163,10 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
                     });
                     if late {
                         worker.fail(conn, node, ErrorKind::Timeout, now);
+                        if plan.deadline.is_none() && plan.faults.retry == 0 && !conn.finished {
+                            guard::gave_up(&plan.server.target, timeout);
+                            worker.abandon(conn, ErrorKind::Timeout);
+                        }
                     }
                 }
             }
@@ -180,10 +190,17 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             now = Instant::now();
             worker.refreshed = now;
         }
-        if plan.stop.load(Ordering::Relaxed) || plan.deadline.is_some_and(|d| now >= d) {
+        if plan.stop.load(Ordering::Relaxed) {
             break;
         }
-        while now >= worker.next_flush {
+        if let Some(deadline) = plan.deadline
+            && now >= deadline
+            && worker.drain(&mut conns, deadline, now)
+        {
+            break;
+        }
+        // Replies drained after the deadline belong to the last interval, not a sliver of a new one.
+        while now >= worker.next_flush && plan.deadline.is_none_or(|d| worker.next_flush < d) {
             worker.flush_window(&tx);
         }
         // After the flush: a connection joining on an interval's boundary counts in the next.
@@ -352,10 +369,15 @@ impl<'p> Worker<'p> {
     fn consume(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) -> bool {
         loop {
             let Some(link) = conn.links[node].as_mut() else { return false };
-            let scanned = match resp::scan(&link.rbuf[link.rstart..link.rend]) {
+            let scanned = match resp::scan_within(
+                &link.rbuf[link.rstart..link.rend],
+                guard::limits(self.plan.faults.max_reply),
+            ) {
                 Ok(Some(s)) => s,
                 Ok(None) => break,
-                Err(_) => {
+                Err(e) => {
+                    let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
+                    guard::protocol(&self.plan.server.target, &e, start);
                     self.fail(conn, node, ErrorKind::Protocol, now);
                     return false;
                 }
@@ -433,6 +455,7 @@ impl<'p> Worker<'p> {
                     let link = conn.links[node].as_ref().expect("the link being read");
                     let msg = &link.rbuf[at + msg_start..at + msg_end];
                     self.window.errors.add_server(resp::error_prefix(msg));
+                    guard::error_reply(&self.plan.server.target, msg);
                 }
                 _ => {}
             }

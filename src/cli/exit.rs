@@ -1,0 +1,92 @@
+//! How a finished run becomes an exit code: a run in which nothing succeeded is a failure
+//! whatever the report says, and `--fail-on-errors` / `--max-error-rate` let CI pipelines
+//! fail a run with (too many) errors.
+
+use super::native::Output;
+use crate::config::Config;
+use crate::engine::Outcome;
+
+/// Parses a fraction from 0 to 1 (`0.01`), or a percentage (`1%`).
+pub fn fraction(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let value = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match value {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected a fraction from 0 to 1 such as 0.01, or a percentage such as 1%, got '{s}'")),
+    }
+}
+
+/// Replies that were not errors, over every run.
+pub fn successes(outcome: &Outcome) -> u64 {
+    outcome.timeline.iter().map(|i| i.window.successes).sum()
+}
+
+/// Why the run must exit 1, in one line; `None` when it may exit 0.
+pub fn failure(config: &Config, outcome: &Outcome, output: &Output) -> Option<String> {
+    let ok = successes(outcome);
+    let failed = outcome.total().errors;
+    // A counted run whose connections gave up (a server that stopped answering, reconnects
+    // spent) did not do what was asked. (With a sequence a request is a unit of several.)
+    if let Some(planned) = config.planned_requests().filter(|_| config.sequence.is_none() && ok > 0) {
+        let planned = planned * outcome.runs.len().max(1) as u64;
+        if ok + failed < planned {
+            return Some(format!(
+                "only {} of the {planned} requests asked for were sent: connections gave up ({failed} failed)",
+                ok + failed
+            ));
+        }
+    }
+    if ok == 0 {
+        return Some(if failed == 0 && outcome.errors.total() == 0 {
+            "no request got a reply: the server answered nothing".to_string()
+        } else {
+            format!(
+                "no request succeeded: {failed} failed ({} errors by kind: {})",
+                outcome.errors.total(),
+                kinds(outcome)
+            )
+        });
+    }
+    let rate = failed as f64 / (ok + failed) as f64;
+    if output.fail_on_errors && failed > 0 {
+        return Some(format!("{failed} requests failed ({:.3}%) and --fail-on-errors is set", rate * 100.0));
+    }
+    if let Some(max) = output.max_error_rate
+        && rate > max
+    {
+        return Some(format!(
+            "{failed} of {} requests failed ({:.3}%), above --max-error-rate {max} ({:.3}%)",
+            ok + failed,
+            rate * 100.0,
+            max * 100.0
+        ));
+    }
+    None
+}
+
+/// `timeout 3, protocol 1`: the error kinds seen, for the one-line verdict.
+fn kinds(outcome: &Outcome) -> String {
+    let sorted = outcome.errors.sorted();
+    if sorted.is_empty() {
+        return "none".into();
+    }
+    sorted.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_and_percentages() {
+        assert_eq!(fraction("0.01"), Ok(0.01));
+        assert_eq!(fraction("1%"), Ok(0.01));
+        assert_eq!(fraction("0"), Ok(0.0));
+        for bad in ["2", "-0.1", "x", "", "NaN"] {
+            assert!(fraction(bad).unwrap_err().contains(bad), "{bad}");
+        }
+    }
+}
