@@ -1,0 +1,184 @@
+//! The collect phase: merges the workers' interval windows into a timeline and totals as they
+//! arrive, samples the server each interval, and says what the telemetry means.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::{Interval, Msg, Outage, Outcome, Progress, ServerSampler, ThreadCpu};
+use crate::config::{Config, StopAfter};
+use crate::net::ServerInfo;
+use crate::stats::{ClientStats, Window};
+
+/// Server CPU share above which a run gets a warning (the cloud guides' rule: keep it under 80 %).
+pub const SERVER_CPU_WARNING: f64 = 0.8;
+
+/// What the server's telemetry says the user should know.
+pub(super) fn telemetry_warnings(outcome: &Outcome, sampled: bool, silent: Option<&str>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(silent) = silent {
+        warnings.push(format!("{silent}: no server telemetry (CPU, memory, hit ratio) for this run"));
+        return warnings;
+    }
+    if !sampled {
+        warnings.push("the server refused INFO: no server telemetry (CPU, memory, hit ratio) for this run".into());
+        return warnings;
+    }
+    let busiest = outcome
+        .timeline
+        .iter()
+        .filter_map(|i| i.server.map(|s| s.cpu.main_thread.unwrap_or(s.cpu.total)))
+        .fold(0.0, f64::max);
+    if busiest > SERVER_CPU_WARNING {
+        warnings.push(format!(
+            "server CPU reached {:.0}% of a core (main thread) in some interval: above the {:.0}% the guides advise",
+            busiest * 100.0,
+            SERVER_CPU_WARNING * 100.0
+        ));
+    }
+    let evicted: u64 = outcome.timeline.iter().filter_map(|i| i.server.map(|s| s.evicted_keys)).sum();
+    if evicted > 0 {
+        warnings.push(format!("the server evicted {evicted} keys during the run: it is out of memory for this data"));
+    }
+    warnings
+}
+
+/// Merges the workers' windows: an interval is complete once every worker has moved past it.
+pub(super) struct Collector<'c> {
+    config: &'c Config,
+    run: usize,
+    start: Instant,
+    started_unix_ms: u64,
+    /// Per worker: the highest interval reported, and whether it is done.
+    reported: Vec<(Option<u64>, bool)>,
+    pending: BTreeMap<u64, Window>,
+    timeline: Vec<Interval>,
+    totals: Window,
+    ended: Instant,
+    client_threads: Vec<ThreadCpu>,
+    clients: Vec<ClientStats>,
+}
+
+impl<'c> Collector<'c> {
+    pub(super) fn new(
+        config: &'c Config,
+        run: usize,
+        workers: usize,
+        start: Instant,
+        started_unix_ms: u64,
+    ) -> Collector<'c> {
+        Collector {
+            config,
+            run,
+            start,
+            started_unix_ms,
+            reported: vec![(None, false); workers],
+            pending: BTreeMap::new(),
+            timeline: Vec::new(),
+            totals: Window::new(config.rows(), config.unit_row()),
+            ended: start,
+            client_threads: vec![ThreadCpu::default(); workers],
+            clients: Vec::new(),
+        }
+    }
+
+    pub(super) fn take(&mut self, msg: Msg, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
+        let (worker, interval, window) = match msg {
+            Msg::Failed(_) => return,
+            Msg::Window { worker, interval, window } => (worker, interval, window),
+            Msg::Done { worker, interval, window, ended, cpu, clients } => {
+                self.clients.extend(clients);
+                self.reported[worker].1 = true;
+                self.ended = self.ended.max(ended);
+                self.client_threads[worker] = cpu;
+                (worker, interval, window)
+            }
+        };
+        self.reported[worker].0 = Some(interval);
+        self.totals.merge(&window);
+        self.pending
+            .entry(interval)
+            .or_insert_with(|| Window::new(self.config.rows(), self.config.unit_row()))
+            .merge(&window);
+        self.complete_ready(sampler, observe);
+    }
+
+    /// Moves every interval all workers have handed in (or that a finished worker will never
+    /// hand in) into the timeline, oldest first.
+    fn complete_ready(&mut self, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
+        let all_done = self.reported.iter().all(|(_, done)| *done);
+        while let Some((&index, _)) = self.pending.first_key_value() {
+            let complete =
+                all_done || self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l >= index));
+            if !complete {
+                break;
+            }
+            let window = self.pending.remove(&index).expect("first key exists");
+            let interval_secs = self.config.interval.as_secs_f64();
+            let start_secs = index as f64 * interval_secs;
+            let end_secs = if all_done && self.pending.is_empty() {
+                self.ended.saturating_duration_since(self.start).as_secs_f64().min(start_secs + interval_secs)
+            } else {
+                start_secs + interval_secs
+            };
+            let server = sampler.as_mut().and_then(ServerSampler::sample);
+            let active_connections = self.config.ramp.is_some().then_some(window.active_connections);
+            self.timeline.push(Interval {
+                run: self.run,
+                index,
+                start_secs,
+                duration_secs: (end_secs - start_secs).max(0.0),
+                window,
+                server,
+                active_connections,
+            });
+            let interval = self.timeline.last().expect("just pushed");
+            let elapsed = Duration::from_secs_f64(end_secs);
+            let total_ops: u64 = self.totals.ops.iter().map(|o| o.count).sum();
+            let (done, time_left) = match self.config.stop {
+                StopAfter::Duration(d) => (Some(end_secs / d.as_secs_f64()), Some(d.saturating_sub(elapsed))),
+                _ => (self.config.planned_requests().map(|n| total_ops as f64 / n.max(1) as f64), None),
+            };
+            let total_errors = self.totals.ops.iter().map(|o| o.errors).sum();
+            let started_unix_ms = self.started_unix_ms;
+            observe(&Progress { interval, started_unix_ms, elapsed, total_ops, total_errors, done, time_left });
+        }
+    }
+
+    pub(super) fn finish(
+        mut self,
+        interrupted: bool,
+        server: Option<ServerInfo>,
+        command_names: Vec<String>,
+    ) -> Outcome {
+        for (_, done) in self.reported.iter_mut() {
+            *done = true;
+        }
+        self.complete_ready(&mut None, &mut |_| {});
+        let outages = Outage::merge(self.run, self.start, std::mem::take(&mut self.totals.down));
+        let mut nodes = std::mem::take(&mut self.totals.nodes);
+        nodes.sort_by(|a, b| a.0.cmp(&b.0));
+        self.clients.sort_by_key(|c| c.index);
+        Outcome {
+            client_stats: self.clients,
+            outages,
+            reconnect_attempts: self.totals.reconnect_attempts,
+            nodes,
+            moved: self.totals.moved,
+            asked: self.totals.asked,
+            ops: self.totals.ops,
+            errors: self.totals.errors,
+            send_lag_ns: self.totals.send_lag_ns,
+            timeline: self.timeline,
+            elapsed: self.ended.saturating_duration_since(self.start),
+            interrupted,
+            started_unix_ms: self.started_unix_ms,
+            server,
+            command_names,
+            client_threads: self.client_threads,
+            server_stats: None,
+            server_peak_memory: None,
+            warnings: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+}

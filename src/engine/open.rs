@@ -1,0 +1,127 @@
+//! The open phase: each worker thread opens its connections (a link per server node) before
+//! the run starts, a few at a time so that TLS handshakes and logins overlap.
+
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use super::router::Router;
+use super::worker::{self, Conn, Link};
+use super::{Msg, Pacer, Prepared};
+use crate::config::{Config, ServerOptions};
+use crate::net::{ConnectError, Session};
+use crate::workload::RequestGen;
+
+/// Connections one worker opens at the same time.
+const CONNECT_PARALLELISM: usize = 16;
+
+/// Opens connections `range` a few at a time on helper threads: a TLS handshake or a login
+/// costs round trips and CPU, and hundreds of them one after another would take seconds.
+fn open_in_parallel<T: Send>(
+    range: std::ops::Range<usize>,
+    open: impl Fn(usize) -> Result<T, ConnectError> + Sync,
+) -> Result<Vec<T>, ConnectError> {
+    let helpers = range.len().clamp(1, CONNECT_PARALLELISM);
+    let mut opened: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..helpers)
+            .map(|h| {
+                let (open, range) = (&open, range.clone());
+                scope.spawn(move || {
+                    range.skip(h).step_by(helpers).map(|i| open(i).map(|t| (i, t))).collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        let mut failure = None;
+        for handle in handles {
+            match handle.join() {
+                Ok(Ok(some)) => all.extend(some),
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        failure.map_or(Ok(all), Err)
+    })?;
+    opened.sort_by_key(|(i, _)| *i);
+    Ok(opened.into_iter().map(|(_, t)| t).collect())
+}
+
+/// Opens connections one after the other with a random pause from `min..=max` between them
+/// (memtier's `--thread-conn-start-{min,max}-jitter-micros`).
+fn open_with_jitter<T>(
+    range: std::ops::Range<usize>,
+    (min, max): (Duration, Duration),
+    seed: u64,
+    open: impl Fn(usize) -> Result<T, ConnectError>,
+) -> Result<Vec<T>, ConnectError> {
+    let mut rng = crate::workload::rng::Rng::derive(seed ^ 0x6a69_7474, range.start as u64);
+    let spread = max.saturating_sub(min).as_nanos() as u64;
+    let first = range.start;
+    range
+        .map(|i| {
+            if i > first {
+                std::thread::sleep(min + Duration::from_nanos(rng.below(spread + 1)));
+            }
+            open(i)
+        })
+        .collect()
+}
+
+/// Opens worker `t`'s share of the connections: in cluster mode its own slot map and a link
+/// per primary for each client; a staircase's later connections are opened at their step. A
+/// failure (or a panic, which would leave the others waiting at the barrier) is sent to the
+/// main thread as [`Msg::Failed`] and gives `None`.
+pub(super) fn open(
+    config: &Config,
+    prepared: &Prepared,
+    t: usize,
+    tx: &Sender<Msg>,
+) -> Option<(Vec<Conn>, Option<Router>)> {
+    let connect = || -> Result<(Vec<Conn>, Option<Router>), ConnectError> {
+        let router = config.cluster.map(|read_from| Router::discover(&config.server, read_from)).transpose()?;
+        let targets: Vec<(usize, ServerOptions)> = match &router {
+            Some(r) => {
+                (0..r.nodes.len()).filter(|&n| r.in_map(n) && !r.is_replica(n)).map(|n| (n, r.options_for(n))).collect()
+            }
+            None => vec![(0, config.server.clone())],
+        };
+        let open_one = |i: usize| {
+            let requests = RequestGen::new(Arc::clone(&prepared.workload), config, i);
+            if !worker::join_delay(config, prepared.threads, i).is_zero() {
+                // A staircase ramp connects it later, at its step.
+                return Ok(Conn::new(Vec::new(), requests, Pacer::Closed, config.quota(i)));
+            }
+            let mut links = Vec::new();
+            for (node, opts) in &targets {
+                let io = Session::open_within(opts, config.faults.connect_timeout)?
+                    .into_transport()
+                    .map_err(|source| ConnectError::Io { target: opts.target.to_string(), source })?;
+                if links.len() <= *node {
+                    links.resize_with(node + 1, || None);
+                }
+                links[*node] = Some(Link::new(io, config.pipeline, prepared.max_request));
+            }
+            Ok(Conn::new(links, requests, Pacer::Closed, config.quota(i)))
+        };
+        let (first, last) =
+            (t * config.connections / prepared.threads, (t + 1) * config.connections / prepared.threads);
+        let conns = match config.conn_jitter {
+            None => open_in_parallel(first..last, open_one)?,
+            Some(pause) => open_with_jitter(first..last, pause, config.seed, open_one)?,
+        };
+        Ok((conns, router))
+    };
+    let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(connect)).unwrap_or_else(|_| {
+        Err(ConnectError::Io {
+            target: config.server.target.to_string(),
+            source: std::io::Error::other("a worker thread failed while connecting (a bug: please report it)"),
+        })
+    });
+    match opened {
+        Ok(opened) => Some(opened),
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(e));
+            None
+        }
+    }
+}

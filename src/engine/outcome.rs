@@ -1,0 +1,193 @@
+//! What a run measured ([`Outcome`]), its timeline of [`Interval`]s and what the live line is
+//! shown each interval ([`Progress`]): the engine's results, kept apart from how they are made.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::{ServerSample, ThreadCpu};
+use crate::net::ServerInfo;
+use crate::stats::{ClientStats, ErrorCounts, OpStats, Window};
+
+/// One interval of the timeline, all workers merged.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Which of `--runs` it belongs to (0 for a single run).
+    pub run: usize,
+    pub index: u64,
+    /// Seconds from the start of the measured phase to the start of this interval.
+    pub start_secs: f64,
+    /// Its length: the configured interval, shorter for the last one.
+    pub duration_secs: f64,
+    pub window: Window,
+    /// The server over (about) this interval, when INFO is allowed.
+    pub server: Option<ServerSample>,
+    /// Connections open in this interval, when the engine varies them (a staircase);
+    /// memtier's JSON writes them as "Active Clients".
+    pub active_connections: Option<u64>,
+}
+
+/// One run's headline figures, kept per run when `--runs` repeats the measured phase.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct RunFigures {
+    pub duration_secs: f64,
+    pub count: u64,
+    pub ops_per_sec: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub errors: u64,
+}
+
+/// Everything a run measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Per command, over the whole run.
+    pub ops: Vec<OpStats>,
+    pub errors: ErrorCounts,
+    /// Open loop: how late sends were against their schedule.
+    pub send_lag_ns: Histogram<u64>,
+    pub timeline: Vec<Interval>,
+    /// The measured phase: from its start (after any warmup) to the last worker's stop.
+    pub elapsed: Duration,
+    pub interrupted: bool,
+    /// Wall-clock start of the measured phase.
+    pub started_unix_ms: u64,
+    /// `None` when the server refused INFO.
+    pub server: Option<ServerInfo>,
+    pub command_names: Vec<String>,
+    /// Per worker thread, over the run.
+    pub client_threads: Vec<ThreadCpu>,
+    /// The server over the measured phase, when INFO is allowed.
+    pub server_stats: Option<ServerSample>,
+    /// Highest used_memory sampled during the measured phase.
+    pub server_peak_memory: Option<u64>,
+    /// Things the user should know about the run (checks before it, telemetry during it).
+    pub warnings: Vec<String>,
+    /// One entry per run (several with `--runs`).
+    pub runs: Vec<RunFigures>,
+    /// When connections were down (dropped, then reconnected or not), merged where they overlap.
+    pub outages: Vec<Outage>,
+    pub reconnect_attempts: u64,
+    /// Cluster mode: per node, by address.
+    pub nodes: Vec<(String, OpStats)>,
+    /// Cluster redirects followed.
+    pub moved: u64,
+    pub asked: u64,
+    /// Each connection's own figures (memtier's `--client-stats`), by connection; empty
+    /// unless asked for.
+    pub client_stats: Vec<ClientStats>,
+}
+
+/// A span in which at least one connection was down, in seconds from the measured start.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Outage {
+    pub run: usize,
+    pub start_secs: f64,
+    pub end_secs: f64,
+    /// Connections that went down in it.
+    pub connections: usize,
+}
+
+impl Outage {
+    /// Merges connections' down spans that overlap into outages.
+    pub(super) fn merge(run: usize, start: Instant, mut spans: Vec<(Instant, Instant)>) -> Vec<Outage> {
+        spans.sort();
+        let secs = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+        let mut out: Vec<Outage> = Vec::new();
+        for (from, to) in spans {
+            match out.last_mut() {
+                Some(last) if secs(from) <= last.end_secs => {
+                    last.end_secs = last.end_secs.max(secs(to));
+                    last.connections += 1;
+                }
+                _ => out.push(Outage { run, start_secs: secs(from), end_secs: secs(to), connections: 1 }),
+            }
+        }
+        out
+    }
+}
+
+impl Outcome {
+    pub fn total(&self) -> OpStats {
+        crate::stats::total(&self.ops)
+    }
+
+    pub(super) fn figures(&self) -> RunFigures {
+        let total = self.total();
+        let secs = self.elapsed.as_secs_f64();
+        let latency = total.latency();
+        RunFigures {
+            duration_secs: secs,
+            count: total.count,
+            ops_per_sec: if secs > 0.0 { total.count as f64 / secs } else { 0.0 },
+            p50_us: latency.p50_us,
+            p99_us: latency.p99_us,
+            errors: total.errors,
+        }
+    }
+
+    /// Pools repeated runs: counts and histograms add up, timelines follow one another,
+    /// and `runs` keeps each run's own figures for the spread.
+    pub fn pool(mut outcomes: Vec<Outcome>) -> Option<Outcome> {
+        let mut pooled = outcomes.remove(0);
+        for next in outcomes {
+            for (mine, theirs) in pooled.ops.iter_mut().zip(&next.ops) {
+                mine.merge(theirs);
+            }
+            pooled.errors.merge(&next.errors);
+            pooled.send_lag_ns.add(&next.send_lag_ns).expect("same bounds");
+            pooled.timeline.extend(next.timeline);
+            pooled.elapsed += next.elapsed;
+            pooled.interrupted |= next.interrupted;
+            pooled.client_threads.extend(next.client_threads);
+            pooled.outages.extend(next.outages);
+            pooled.reconnect_attempts += next.reconnect_attempts;
+            pooled.moved += next.moved;
+            pooled.client_stats.extend(next.client_stats);
+            pooled.asked += next.asked;
+            for (name, op) in next.nodes {
+                match pooled.nodes.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, mine)) => mine.merge(&op),
+                    None => pooled.nodes.push((name, op)),
+                }
+            }
+            // The last run's server figures stand for the pool, with the CPU averaged.
+            pooled.server_stats = match (pooled.server_stats, next.server_stats) {
+                (Some(a), Some(mut b)) => {
+                    b.cpu.total = (a.cpu.total + b.cpu.total) / 2.0;
+                    b.cpu.main_thread = a.cpu.main_thread.zip(b.cpu.main_thread).map(|(x, y)| (x + y) / 2.0);
+                    b.keyspace_hits += a.keyspace_hits;
+                    b.keyspace_misses += a.keyspace_misses;
+                    b.evicted_keys += a.evicted_keys;
+                    b.expired_keys += a.expired_keys;
+                    let reads = b.keyspace_hits + b.keyspace_misses;
+                    b.hit_ratio = (reads > 0).then(|| b.keyspace_hits as f64 / reads as f64);
+                    Some(b)
+                }
+                (a, b) => a.or(b),
+            };
+            pooled.server_peak_memory = pooled.server_peak_memory.max(next.server_peak_memory);
+            for w in next.warnings {
+                if !pooled.warnings.contains(&w) {
+                    pooled.warnings.push(w);
+                }
+            }
+            pooled.runs.extend(next.runs);
+        }
+        Some(pooled)
+    }
+}
+
+/// What the live line shows, once an interval.
+#[derive(Debug, Clone)]
+pub struct Progress<'a> {
+    pub interval: &'a Interval,
+    /// Wall-clock start of this run's measured phase.
+    pub started_unix_ms: u64,
+    pub elapsed: Duration,
+    pub total_ops: u64,
+    pub total_errors: u64,
+    /// Fraction of the planned work done, when the run is counted or timed.
+    pub done: Option<f64>,
+    pub time_left: Option<Duration>,
+}
