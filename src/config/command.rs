@@ -1,0 +1,242 @@
+//! Commands as the user writes them (`SET __key__ __data__`, `MULTI ; SET k v ; EXEC`):
+//! split into words and sequences, and parsed into argument parts with their placeholders,
+//! which the workload compiles into templates.
+
+use super::KeyPattern;
+
+/// A piece of a command argument: fixed bytes, or a placeholder filled per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgPart {
+    Lit(Vec<u8>),
+    /// `__key__`: the key prefix and a number from the command's key pattern.
+    Key,
+    /// `__data__`: the value payload.
+    Data,
+    /// The `EX` seconds of `--expiry-range`.
+    Expiry,
+    /// `__rand_int__`: a fresh random number in the key range, zero-padded to 12 digits.
+    RandInt,
+    /// `__rand_1st__` .. `__rand_9th__`: draws shared by every occurrence within one command.
+    RandShared(u8),
+    /// `{tag}`: a cluster hash tag; empty outside cluster mode.
+    Tag,
+    /// Key `i` of a multi-key read (MGET under `--multi-key-get`): the key prefix and a number
+    /// drawn on its own from the command's key pattern.
+    MultiKey(u16),
+    /// A number drawn per request in `min..=max`: uniform, or normal around the middle with a
+    /// sixth of the range as deviation (WAIT's replicas and timeout under `--wait-ratio`).
+    Between {
+        min: u64,
+        max: u64,
+        normal: bool,
+    },
+    /// The cursor the server returned to this connection's last SCAN (`--scan-incremental-iteration`).
+    Cursor,
+}
+
+/// One command of the mix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandSpec {
+    /// Name used in reports ("SET", "GET", "LPUSH").
+    pub name: String,
+    /// The arguments, each a list of parts (`user:__key__` is a literal and a key).
+    pub args: Vec<Vec<ArgPart>>,
+    /// A read whose null reply is a miss (GET and its kin): hits and misses are counted.
+    pub reads: bool,
+    /// Relative weight in the mix; 0 leaves it out.
+    pub weight: u32,
+    pub key_pattern: KeyPattern,
+    /// Sent as an inline command (`PING\r\n`) instead of a RESP array.
+    pub inline: bool,
+}
+
+/// One step of a [`Config::sequence`]: command `command` of the mix, sent `repeat` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub command: usize,
+    pub repeat: u32,
+}
+
+/// Commands whose null reply means a missing key.
+const READS: [&str; 9] = ["GET", "GETEX", "GETDEL", "HGET", "LINDEX", "ZSCORE", "HMGET", "MGET", "GETRANGE"];
+
+impl CommandSpec {
+    /// `SET key value`, with `EX seconds` when `expiry` (from `--expiry-range`).
+    pub fn set(weight: u32, key_pattern: KeyPattern, expiry: bool) -> CommandSpec {
+        let mut args = vec![vec![ArgPart::Lit(b"SET".to_vec())], vec![ArgPart::Key], vec![ArgPart::Data]];
+        if expiry {
+            args.push(vec![ArgPart::Lit(b"EX".to_vec())]);
+            args.push(vec![ArgPart::Expiry]);
+        }
+        CommandSpec { name: "SET".into(), args, reads: false, weight, key_pattern, inline: false }
+    }
+
+    /// `GET key`.
+    pub fn get(weight: u32, key_pattern: KeyPattern) -> CommandSpec {
+        let args = vec![vec![ArgPart::Lit(b"GET".to_vec())], vec![ArgPart::Key]];
+        CommandSpec { name: "GET".into(), args, reads: true, weight, key_pattern, inline: false }
+    }
+
+    /// A command line with placeholders: `LPUSH list:__key__ __data__`. Arguments split on
+    /// white space; double or single quotes keep spaces inside one argument.
+    pub fn parse(text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+        let words = split_words(text)?;
+        if words.is_empty() {
+            return Err(format!("the command '{text}' is empty"));
+        }
+        Ok(CommandSpec::from_words(&words, weight, key_pattern, true))
+    }
+
+    /// A command already split into arguments (a shell's argv). With `placeholders` false,
+    /// `__rand_int__` and its kin stay literal, as redis-benchmark leaves them without `-r`.
+    pub fn from_words<S: AsRef<str>>(
+        words: &[S],
+        weight: u32,
+        key_pattern: KeyPattern,
+        placeholders: bool,
+    ) -> CommandSpec {
+        let name = words.first().map_or(String::new(), |w| w.as_ref().to_ascii_uppercase());
+        let args =
+            words
+                .iter()
+                .map(|w| {
+                    if placeholders {
+                        parse_arg(w.as_ref())
+                    } else {
+                        vec![ArgPart::Lit(w.as_ref().as_bytes().to_vec())]
+                    }
+                })
+                .collect();
+        let reads = READS.contains(&name.as_str());
+        CommandSpec { name, args, reads, weight, key_pattern, inline: false }
+    }
+}
+
+/// A sequence's commands, each with its repeat count, as [`split_sequence`] finds them.
+pub type SequenceParts = Vec<(u32, Vec<String>)>;
+
+/// A sequence compiled for a [`Config`]: its commands and the steps that send them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequence {
+    pub commands: Vec<CommandSpec>,
+    pub steps: Vec<Step>,
+}
+
+impl Sequence {
+    /// One command per step.
+    pub fn of(parts: &[(u32, Vec<String>)], key_pattern: KeyPattern, placeholders: bool) -> Sequence {
+        let commands = parts.iter().map(|(_, words)| CommandSpec::from_words(words, 1, key_pattern, placeholders));
+        let steps = parts.iter().enumerate().map(|(command, (repeat, _))| Step { command, repeat: *repeat });
+        Sequence { commands: commands.collect(), steps: steps.collect() }
+    }
+}
+
+/// Splits a sequence (`MULTI ; SET k v ; 4 GET k ; EXEC`) at its `;` words into commands,
+/// each with its repeat count (a leading number). Returns `None` when there is no `;`.
+pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts>, String> {
+    if !words.iter().any(|w| w.as_ref() == ";") {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for part in words.split(|w| w.as_ref() == ";") {
+        let mut part: Vec<String> = part.iter().map(|w| w.as_ref().to_string()).collect();
+        let mut repeat = 1;
+        if part.len() > 1 && part[0].bytes().all(|b| b.is_ascii_digit()) {
+            repeat = match part.remove(0).parse::<u32>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(format!("the repeat count in '{}' must be a whole number above 0", part.join(" ")));
+                }
+            };
+        }
+        if part.is_empty() {
+            return Err("a sequence has an empty command between two ';'".to_string());
+        }
+        out.push((repeat, part));
+    }
+    Ok(Some(out))
+}
+
+/// Splits a command line into words, honouring "double" and 'single' quotes.
+pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("the command '{text}' has an unclosed quote"));
+    }
+    if in_word {
+        words.push(current);
+    }
+    Ok(words)
+}
+
+/// `__rand_1st__` .. `__rand_9th__`, in order.
+const RAND_SHARED: [&str; 9] = [
+    "__rand_1st__",
+    "__rand_2nd__",
+    "__rand_3rd__",
+    "__rand_4th__",
+    "__rand_5th__",
+    "__rand_6th__",
+    "__rand_7th__",
+    "__rand_8th__",
+    "__rand_9th__",
+];
+
+/// One argument into literal parts and placeholders.
+fn parse_arg(word: &str) -> Vec<ArgPart> {
+    let mut parts = Vec::new();
+    let mut lit = String::new();
+    let mut rest = word;
+    while !rest.is_empty() {
+        let found = [
+            ("__key__", ArgPart::Key),
+            ("__data__", ArgPart::Data),
+            ("__rand_int__", ArgPart::RandInt),
+            ("{tag}", ArgPart::Tag),
+        ]
+        .into_iter()
+        .chain(RAND_SHARED.iter().enumerate().map(|(i, holder)| (*holder, ArgPart::RandShared(i as u8))))
+        .find(|(holder, _)| rest.starts_with(holder));
+        match found {
+            Some((holder, part)) => {
+                if !lit.is_empty() {
+                    parts.push(ArgPart::Lit(std::mem::take(&mut lit).into_bytes()));
+                }
+                parts.push(part);
+                rest = &rest[holder.len()..];
+            }
+            None => {
+                let c = rest.chars().next().expect("rest is not empty");
+                lit.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    if !lit.is_empty() || parts.is_empty() {
+        parts.push(ArgPart::Lit(lit.into_bytes()));
+    }
+    parts
+}
