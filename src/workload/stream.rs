@@ -1,0 +1,270 @@
+//! One connection's request stream ([`RequestGen`]): its own random stream, key walkers and
+//! position in the mix; it patches the shared templates into the connection's write buffer,
+//! allocating nothing per request.
+
+use std::sync::Arc;
+
+use super::*;
+
+/// Writes `n` into `buf` right-aligned, zero-padded to its width (wider numbers are cut).
+fn zero_padded(buf: &mut [u8; RAND_WIDTH], n: u64) {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(n).as_bytes();
+    let text = &text[text.len().saturating_sub(RAND_WIDTH)..];
+    buf.fill(b'0');
+    buf[RAND_WIDTH - text.len()..].copy_from_slice(text);
+}
+
+/// One connection's request stream: its own random stream, key walkers and mix position.
+#[derive(Debug)]
+pub struct RequestGen {
+    workload: Arc<Workload>,
+    rng: Rng,
+    keys: Vec<KeyGen>,
+    /// Which key generator each command uses.
+    key_of: Vec<usize>,
+    /// Smooth weighted round-robin state: exact ratios over every cycle of the weights.
+    credit: Vec<i64>,
+    total_weight: i64,
+    /// Digits of a multi-key command's keys, back to back, and where each ends (reused).
+    multi_digits: Vec<u8>,
+    multi_ends: Vec<usize>,
+    /// `--data-import`: the next item this connection writes.
+    import_next: usize,
+    /// `__monitor_line@__`: the line [`resolve`](Self::resolve) picked.
+    picked: Option<usize>,
+    /// `--scan-incremental-iteration`: the cursor to send next (empty: start at 0), and the
+    /// continuation SCANs sent in this cycle.
+    cursor: Vec<u8>,
+    scan_iterations: u32,
+}
+
+impl RequestGen {
+    pub fn new(workload: Arc<Workload>, config: &Config, conn_index: usize) -> RequestGen {
+        let slice = config.slice(conn_index);
+        let (min, max) = (config.keys.min, config.keys.max);
+        let (keys, key_of) = if config.stop == StopAfter::AllKeys {
+            // Every command shares one walk over this connection's slice: each key once.
+            let walk = KeyGen::new(crate::config::KeyPattern::Parallel, min, max, slice);
+            (vec![walk], vec![0; config.commands.len()])
+        } else {
+            // The walks (S, P) keep to a shard's part of the range; draws use all of it.
+            let keys = config.commands.iter().map(|c| {
+                let (min, max) = config.keys_for(c.key_pattern);
+                KeyGen::new(c.key_pattern, min, max, slice)
+            });
+            (keys.collect(), (0..config.commands.len()).collect())
+        };
+        let credit = vec![0; workload.weights.len()];
+        let total_weight = workload.weights.iter().map(|w| i64::from(*w)).sum();
+        let multi = workload.draws.iter().map(|d| usize::from(d.multi_keys)).max().unwrap_or(0);
+        // Connections start spread over the imported items, so a short run still writes many.
+        let import_next = workload.import.as_ref().map_or(0, |i| conn_index * i.sets.len() / config.connections.max(1));
+        RequestGen {
+            workload,
+            rng: Rng::derive(config.seed, if config.same_stream { 0 } else { conn_index as u64 }),
+            keys,
+            key_of,
+            credit,
+            total_weight,
+            multi_digits: Vec::with_capacity(multi * 20),
+            multi_ends: Vec::with_capacity(multi),
+            import_next,
+            picked: None,
+            cursor: Vec::with_capacity(24),
+            scan_iterations: 0,
+        }
+    }
+
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    /// Picks the next unit of the mix by weight: exact ratios over every cycle of the weights.
+    #[inline]
+    pub fn pick_unit(&mut self) -> usize {
+        if self.credit.len() == 1 {
+            return 0;
+        }
+        let mut best = 0;
+        for (i, w) in self.workload.weights.iter().enumerate() {
+            self.credit[i] += i64::from(*w);
+            if self.credit[i] > self.credit[best] {
+                best = i;
+            }
+        }
+        self.credit[best] -= self.total_weight;
+        best
+    }
+
+    /// Steps of unit `unit`.
+    #[inline]
+    pub fn steps(&self, unit: usize) -> usize {
+        self.workload.units[unit].len()
+    }
+
+    #[inline]
+    pub fn step(&self, unit: usize, index: usize) -> Step {
+        self.workload.units[unit][index]
+    }
+
+    /// The command (report row) a step sends this time: the step's own, except for a MONITOR
+    /// line (picked now, in order or at random, counted in its command's row) and a followed
+    /// SCAN (row 1, `SCAN <cursor>`, while a cursor is pending). Call it before [`encode`](Self::encode).
+    #[inline]
+    pub fn resolve(&mut self, command: usize) -> usize {
+        if command == MONITOR_PICK {
+            let Some((lines, rows, random, next)) = &self.workload.monitor else { return 0 };
+            let line = if *random {
+                self.rng.below(lines.len() as u64) as usize
+            } else {
+                // In order across all connections, as memtier's shared counter.
+                next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % lines.len()
+            };
+            self.picked = Some(line);
+            return rows[line];
+        }
+        if self.workload.scan.is_some() && !self.cursor.is_empty() {
+            return 1;
+        }
+        command
+    }
+
+    /// Reads a followed SCAN's reply (`--scan-incremental-iteration`): the cursor it returns
+    /// (its first element) is sent next, until it is 0 or the cycle's iterations are spent; an
+    /// error starts over at 0. Cheap: one bulk string read in place.
+    pub fn scan_reply(&mut self, command: usize, class: ReplyClass, reply: &[u8]) {
+        let Some(max) = self.workload.scan else { return };
+        self.cursor.clear();
+        if matches!(class, ReplyClass::Error { .. }) {
+            self.scan_iterations = 0;
+            return;
+        }
+        if let Some(cursor) = crate::resp::nth_arg(reply, 0) {
+            self.cursor.extend_from_slice(cursor);
+        }
+        if command == 1 {
+            self.scan_iterations += 1;
+        }
+        if self.cursor == b"0" || (max > 0 && self.scan_iterations >= max) {
+            self.cursor.clear();
+        }
+        if self.cursor.is_empty() {
+            self.scan_iterations = 0;
+        }
+    }
+
+    /// Appends the next request of the mix to `out` (tests: one-command units only);
+    /// returns its command index and the key number.
+    #[cfg(test)]
+    pub(super) fn encode_next(&mut self, out: &mut Vec<u8>) -> (usize, u64) {
+        let unit = self.pick_unit();
+        let cmd = self.step(unit, 0).command;
+        (cmd, self.encode(cmd, out))
+    }
+
+    /// Appends command `cmd` with fresh placeholders to `out`; returns its key number.
+    #[inline]
+    pub fn encode(&mut self, cmd: usize, out: &mut Vec<u8>) -> u64 {
+        self.encode_tagged(cmd, out, b"")
+    }
+
+    /// Like [`encode`](Self::encode), with `{tag}` filled with `tag` (cluster mode).
+    #[inline]
+    pub fn encode_tagged(&mut self, cmd: usize, out: &mut Vec<u8>, tag: &[u8]) -> u64 {
+        if let Some(line) = self.picked.take()
+            && let Some((lines, _, _, _)) = &self.workload.monitor
+        {
+            lines[line].encode(out, &[]);
+            return 0;
+        }
+        let key = self.keys[self.key_of[cmd]].next(&mut self.rng);
+        if let Some(import) = &self.workload.import {
+            if cmd == import.set {
+                // The file's items in order (wrapping), keyed by the file or by the generator.
+                let item = self.import_next;
+                self.import_next = (item + 1) % import.sets.len();
+                let mut digits = itoa::Buffer::new();
+                let mut expiry = itoa::Buffer::new();
+                let expiry: &[u8] = match self.workload.expiry {
+                    Some((lo, hi)) => expiry.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
+                    None => b"",
+                };
+                import.sets[item].encode(out, &[digits.format(key).as_bytes(), b"", expiry, tag]);
+                return key;
+            }
+            if Some(cmd) == import.get {
+                import.gets[(key % import.gets.len() as u64) as usize].encode(out, &[]);
+                return key;
+            }
+        }
+        let multi = usize::from(self.workload.draws[cmd].multi_keys);
+        if multi > 0 {
+            // The first key is the one drawn above; each other is a draw of its own.
+            self.multi_digits.clear();
+            self.multi_ends.clear();
+            let mut k = key;
+            for i in 0..multi {
+                if i > 0 {
+                    k = self.keys[self.key_of[cmd]].next(&mut self.rng);
+                }
+                self.multi_digits.extend_from_slice(itoa::Buffer::new().format(k).as_bytes());
+                self.multi_ends.push(self.multi_digits.len());
+            }
+        }
+        let workload = &*self.workload;
+        let mut key_digits = itoa::Buffer::new();
+        let key_digits = key_digits.format(key).as_bytes();
+        let draws = workload.draws[cmd];
+        // Only what the command uses is drawn: a GET costs no value and no expiry.
+        let data: &[u8] = if draws.data {
+            let len = workload.value_len(&mut self.rng, key);
+            let offset =
+                if workload.data.len() > len { self.rng.below((workload.data.len() - len) as u64) as usize } else { 0 };
+            &workload.data[offset..offset + len]
+        } else {
+            b""
+        };
+        let mut expiry_digits = itoa::Buffer::new();
+        let expiry_digits = match (draws.expiry, workload.expiry) {
+            (true, Some((lo, hi))) => expiry_digits.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
+            _ => b"",
+        };
+        let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, tag];
+        if draws.shared == 0 && draws.rand_ints == 0 && draws.between == 0 && !draws.cursor && multi == 0 {
+            // The common case (SET, GET): no random numbers to draw or buffer.
+            workload.templates[cmd].encode(out, &fixed);
+        } else {
+            let mut rands = [[b'0'; RAND_WIDTH]; 9 + MAX_RAND_INTS];
+            let (lo, hi) = workload.rand_range;
+            for (i, buf) in rands.iter_mut().enumerate() {
+                let wanted = if i < 9 { draws.shared & (1 << i) != 0 } else { i - 9 < draws.rand_ints };
+                if wanted {
+                    zero_padded(buf, lo + self.rng.below(hi - lo + 1));
+                }
+            }
+            let mut drawn = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
+            let mut between: [&[u8]; MAX_BETWEEN] = [b""; MAX_BETWEEN];
+            for ((&(lo, hi, normal), buf), hole) in workload.between[cmd].iter().zip(&mut drawn).zip(&mut between) {
+                *hole = buf.format(rng::between(&mut self.rng, lo, hi, normal)).as_bytes();
+            }
+            let mut holes: [&[u8]; HOLES] = [b""; HOLES];
+            holes[..HOLE_SHARED].copy_from_slice(&fixed);
+            for (i, buf) in rands.iter().enumerate() {
+                holes[HOLE_SHARED + i] = buf;
+            }
+            holes[HOLE_CURSOR] = if self.cursor.is_empty() { b"0" } else { &self.cursor };
+            holes[HOLE_BETWEEN..].copy_from_slice(&between);
+            let (digits, ends) = (&self.multi_digits, &self.multi_ends);
+            workload.templates[cmd].encode_with(out, |i| {
+                if i < HOLE_MULTI {
+                    holes[i]
+                } else {
+                    let k = i - HOLE_MULTI;
+                    &digits[if k == 0 { 0 } else { ends[k - 1] }..ends[k]]
+                }
+            });
+        }
+        key
+    }
+}
