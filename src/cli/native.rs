@@ -212,6 +212,9 @@ pub struct Args {
     /// Shards over several load machines, and their common start.
     #[command(flatten)]
     pub shards: super::shard::ShardFlags,
+    /// --save-scenario and --metrics-listen.
+    #[command(flatten)]
+    pub scenario: super::scenario_flags::ScenarioFlags,
 
     /// Open loop: this many requests per second in total (50k accepted), divided over the
     /// connections; latency counts from each request's intended send time.
@@ -367,6 +370,10 @@ pub struct Output {
     /// `--data-verify`: read back what was written after the run; `--verify-only`: instead of it.
     pub verify: bool,
     pub verify_only: bool,
+    /// --save-scenario and --metrics-listen.
+    pub scenario: super::scenario_flags::ScenarioFlags,
+    /// Live metrics already served (a scenario serves one endpoint for all its phases).
+    pub metrics: Option<std::sync::Arc<crate::report::metrics::Live>>,
 }
 
 impl Args {
@@ -565,6 +572,8 @@ impl Args {
             }),
             verify: self.memtier.data_verify,
             verify_only: self.memtier.verify_only,
+            scenario: self.scenario,
+            metrics: None,
         };
         super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
         if output.verify || output.verify_only {
