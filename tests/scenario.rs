@@ -182,3 +182,23 @@ fn the_schema_for_editors_is_up_to_date() {
     let schema: serde_json::Value = serde_json::from_str(&saved).unwrap();
     assert!(schema["properties"]["phase"].is_object(), "{schema}");
 }
+
+#[test]
+fn a_memtier_command_line_saves_too_with_the_seed_it_drew() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.toml");
+    let first = Server::start(&[]);
+    let out = respbench()
+        .args(["memtier", "-s", "127.0.0.1", "-p", &first.port_arg(), "--ratio=1:3", "-n", "100", "-c", "2", "-t", "1"])
+        .args(["--hide-histogram", &format!("--save-scenario={}", file.display())])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read_to_string(&file).unwrap().contains("seed = "));
+    let second = Server::start(&[]);
+    let out = respbench().args(["run", file.to_str().unwrap(), "-p", &second.port_arg()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!((first.calls("set"), first.calls("get")), (50, 150));
+    assert_eq!((second.calls("set"), second.calls("get")), (50, 150));
+    assert_eq!(second.dbsize(), first.dbsize());
+}

@@ -78,7 +78,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             eprintln!("===================================================");
         }
         output.memtier_front_end = true;
-        if let Err(code) = save_scenario(&args, &output) {
+        if let Err(code) = save_scenario(&args, &config, &output) {
             return code;
         }
         return execute(&config, &output, &install_sigint());
@@ -108,7 +108,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(parsed) => parsed,
         Err(code) => return code,
     };
-    if let Err(code) = save_scenario(&args, &output) {
+    if let Err(code) = save_scenario(&args, &config, &output) {
         return code;
     }
     let stop = install_sigint();
@@ -116,11 +116,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 /// `--save-scenario FILE`: the command line (respbench's own flags) as a scenario file.
-fn save_scenario(args: &[impl Into<OsString> + Clone], output: &Output) -> Result<(), ExitCode> {
+fn save_scenario(args: &[impl Into<OsString> + Clone], config: &Config, output: &Output) -> Result<(), ExitCode> {
     let Some(path) = &output.scenario.save_scenario else { return Ok(()) };
     let argv: Vec<OsString> = args.iter().cloned().map(Into::into).collect();
     let mut notes = Vec::new();
-    let text = crate::scenario::save::from_command_line(&argv, &mut notes).map_err(|e| usage_error(&e))?;
+    let text = crate::scenario::save::from_command_line(&argv, config.seed, &mut notes).map_err(|e| usage_error(&e))?;
     if let Err(e) = report::write_atomic(path, text.as_bytes()) {
         eprintln!("respbench: cannot write {}: {e}", path.display());
         return Err(ExitCode::from(EXIT_FAILURE));

@@ -44,9 +44,10 @@ fn named(s: &str) -> Option<Spanned<String>> {
     Some(Spanned::new(0..0, s.to_string()))
 }
 
-/// The scenario text for a native command line (program name first). `notes` get what the
-/// user must know (the password's variable).
-pub fn from_command_line(argv: &[OsString], notes: &mut Vec<String>) -> Result<String, String> {
+/// The scenario text for a native command line (program name first) that ran with `seed` (the
+/// one it drew when it was given none, so the file replays the same streams). `notes` get what
+/// the user must know (the password's variable).
+pub fn from_command_line(argv: &[OsString], seed: u64, notes: &mut Vec<String>) -> Result<String, String> {
     let cmd = crate::cli::Args::command();
     let matches = cmd.clone().try_get_matches_from(argv).map_err(|e| e.to_string())?;
     let mut sc = Scenario::default();
@@ -158,6 +159,7 @@ pub fn from_command_line(argv: &[OsString], notes: &mut Vec<String>) -> Result<S
             phase.args.push(value);
         }
     }
+    phase.seed.get_or_insert(seed);
     if password {
         sc.target.password_env = named(PASSWORD_ENV);
         notes.push(format!("the scenario reads the password from the environment variable {PASSWORD_ENV}"));
