@@ -62,4 +62,7 @@ fn valkey_benchmark_quick_check() {
     let phases = doc["phases"].as_array().unwrap();
     assert_eq!(phases.len(), 6);
     assert_eq!(phases[0]["result"]["totals"]["count"], 1000);
+    let capacity = &phases[5]["result"]["capacity"];
+    assert!(!capacity["steps"].as_array().unwrap().is_empty(), "{capacity}");
+    assert_eq!(capacity["slo"]["bound_us"], 1000.0);
 }

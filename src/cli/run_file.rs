@@ -116,13 +116,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             "ok": ok == ExitCode::SUCCESS,
             "result": result,
         }));
+        if stop.load(Ordering::SeqCst) {
+            code = ExitCode::from(super::signals::interrupted_exit_code());
+            break;
+        }
         if ok != ExitCode::SUCCESS {
             eprintln!("respbench: phase '{}' failed: the scenario stops here", step.label);
             code = ok;
-            break;
-        }
-        if stop.load(Ordering::SeqCst) {
-            code = ExitCode::from(super::signals::interrupted_exit_code());
             break;
         }
     }
@@ -224,6 +224,7 @@ fn run_step(
         Tool::Capacity => {
             let mut argv = vec!["respbench capacity".to_string()];
             argv.extend(step.args.iter().cloned());
+            argv.extend(["--json".into(), path]);
             super::capacity::main(argv.into_iter().map(OsString::from).collect::<Vec<_>>())
         }
     };

@@ -514,3 +514,6 @@ impl Compiler<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
