@@ -94,3 +94,41 @@ fn live_metrics_parse_and_end_equal_to_the_result() {
         .sum();
     assert_eq!(errors, doc["totals"]["errors"].as_f64().unwrap());
 }
+
+#[test]
+fn a_scenario_serves_one_endpoint_over_its_phases() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(
+        &file,
+        "[mixes.m]\nset = 1\nget = 1\n[defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n\
+         [[phase]]\nkind = \"run\"\nrequests = \"3000\"\n[[phase]]\nkind = \"run\"\nrequests = \"1000\"\n",
+    )
+    .unwrap();
+    let json = dir.path().join("s.json");
+    let mut cmd = respbench();
+    cmd.args(["run", file.to_str().unwrap(), "-p", &server.port_arg(), "--json", json.to_str().unwrap()]).args([
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-linger",
+        "60s",
+    ]);
+    let mut run = Watched::spawn(cmd);
+    run.wait_lines(1, |l| l.contains("metrics final"));
+    let addr = run
+        .lines()
+        .iter()
+        .find_map(|l| l.split("http://").nth(1))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap()
+        .to_string();
+    let end = parse(&scrape(&addr));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let phases = doc["phases"].as_array().unwrap();
+    let sets: u64 = phases.iter().map(|p| p["result"]["commands"]["SET"]["count"].as_u64().unwrap()).sum();
+    assert_eq!(sets, 2000);
+    assert_eq!(end["respbench_requests_total{command=SET}"], sets as f64, "{end}");
+}

@@ -202,3 +202,24 @@ fn a_memtier_command_line_saves_too_with_the_seed_it_drew() {
     assert_eq!((second.calls("set"), second.calls("get")), (50, 150));
     assert_eq!(second.dbsize(), first.dbsize());
 }
+
+#[test]
+fn a_fill_phase_to_a_memory_target_goes_through_respbench_fill() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "fill.toml",
+        "[values.kb]\nsize = \"1000\"\n[[phase]]\nkind = \"fill\"\nmemory_target = \"8mb\"\nvalues = \"kb\"\nconnections = 4\n",
+    );
+    let json = dir.path().join("fill.json");
+    let out =
+        respbench().args(["run", &file, "-p", &server.port_arg(), "--json", json.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let used = server.info_u64("memory", "used_memory") as f64;
+    let target = 8.0 * 1024.0 * 1024.0;
+    assert!((used - target).abs() / target < 0.1, "used_memory {used}, target {target}");
+    let doc = read_json(&json);
+    let fill = &doc["phases"][0]["result"];
+    assert_eq!(server.dbsize(), fill["key_max"].as_u64().unwrap() - fill["key_min"].as_u64().unwrap() + 1);
+}
