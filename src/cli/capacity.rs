@@ -86,6 +86,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    if let Err(msg) = args.run.scenario.refuse_in("capacity") {
+        return usage_error(&msg);
+    }
     if args.run.rate.is_some() || args.run.requests.is_some() || args.run.runs > 1 {
         return usage_error("capacity chooses the rates itself: drop --rate, -n and --runs");
     }

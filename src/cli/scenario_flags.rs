@@ -22,6 +22,23 @@ pub struct ScenarioFlags {
     pub metrics_linger: Option<std::time::Duration>,
 }
 
+impl ScenarioFlags {
+    /// `respbench fill` and `capacity` take the run's flags but not these: a one-line refusal.
+    pub fn refuse_in(&self, subcommand: &str) -> Result<(), String> {
+        if self.save_scenario.is_some() {
+            return Err(format!(
+                "--save-scenario is not available with respbench {subcommand}: write a {subcommand} phase in a scenario file"
+            ));
+        }
+        if self.metrics_listen.is_some() {
+            return Err(format!(
+                "--metrics-listen is not available with respbench {subcommand}: it serves the intervals of a run"
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn socket_addr(s: &str) -> Result<SocketAddr, String> {
     s.parse().map_err(|_| format!("expected an address and port such as 127.0.0.1:9100, got '{s}'"))
 }
