@@ -2,7 +2,8 @@
 # Installs the servers and tools the tests, the demo and the benchmark use, when missing:
 # Debian's redis-server and redis-tools (redis-cli, redis-benchmark), and chromium, in which
 # the report tests open the HTML reports; Slurm and munge, which the shard test starts as a
-# private one-node cluster; and PyPI's kubernetes-validate, which checks examples/k8s.
+# private one-node cluster; PyPI's kubernetes-validate, which checks examples/k8s, and
+# prometheus-client, whose parser reads --metrics-listen's text in the tests.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
@@ -23,4 +24,8 @@ fi
 if ! command -v kubernetes-validate >/dev/null; then
     echo "installing: kubernetes-validate (PyPI)" >&2
     pip3 install -q kubernetes-validate 2>/dev/null || pip3 install -q --break-system-packages kubernetes-validate
+fi
+if ! python3 -c 'import prometheus_client' 2>/dev/null; then
+    echo "installing: prometheus-client (PyPI), whose parser the live-metrics test reads with" >&2
+    pip3 install -q prometheus-client 2>/dev/null || pip3 install -q --break-system-packages prometheus-client
 fi

@@ -86,6 +86,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    if let Err(msg) = args.run.scenario.refuse_in("capacity") {
+        return usage_error(&msg);
+    }
     if args.run.rate.is_some() || args.run.requests.is_some() || args.run.runs > 1 {
         return usage_error("capacity chooses the rates itself: drop --rate, -n and --runs");
     }
@@ -94,6 +97,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
     let (slo, start, max, precision) = (args.slo, args.start_rate as f64, args.max_rate as f64, args.precision);
     let mut run = args.run;
+    let json = run.json.take();
     let step_length = run.duration.take().unwrap_or(Duration::from_secs(3));
     let (mut config, _) = match run.into_config() {
         Ok(c) => c,
@@ -104,6 +108,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     match search(&mut config, slo, start, max, precision, &stop) {
         Ok((steps, best, interrupted)) => {
             print!("{}", render(&steps, best, slo));
+            if let Some(path) = &json {
+                let text = to_json(&steps, best, slo);
+                if let Err(e) = crate::report::write_atomic(path, text.as_bytes()) {
+                    eprintln!("respbench: cannot write {}: {e}", path.display());
+                    return ExitCode::from(EXIT_FAILURE);
+                }
+            }
             if interrupted { ExitCode::from(EXIT_INTERRUPTED) } else { ExitCode::SUCCESS }
         }
         Err(e) => {
@@ -186,6 +197,30 @@ fn climb<E>(
         good = Some(lo);
     }
     Ok(good)
+}
+
+/// `--json`: the objective, every step and the answer.
+fn to_json(steps: &[Step], best: Option<f64>, slo: Slo) -> String {
+    let steps: Vec<serde_json::Value> = steps
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "requested_per_sec": s.requested,
+                "achieved_per_sec": s.achieved,
+                "latency_us": s.latency_us,
+                "errors": s.errors,
+                "held": s.held,
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "capacity": {
+            "slo": { "percentile": slo.percentile, "bound_us": slo.bound.as_secs_f64() * 1e6 },
+            "steps": steps,
+            "requests_per_sec": best,
+        }
+    });
+    serde_json::to_string_pretty(&doc).expect("JSON values serialise") + "\n"
 }
 
 fn render(steps: &[Step], best: Option<f64>, slo: Slo) -> String {

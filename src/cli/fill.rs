@@ -102,6 +102,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    if let Err(msg) = args.run.scenario.refuse_in("fill") {
+        return usage_error(&msg);
+    }
     let run = &args.run;
     if run.requests.is_some() || run.duration.is_some() || run.rate.is_some() || run.ratio.is_some() || run.runs > 1 {
         return usage_error("fill writes every key once with SET: drop -n, --duration, --rate, --ratio and --runs");

@@ -86,6 +86,7 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["statsd-port"], true, Map::Flag("--statsd-port")),
     opt(&["statsd-prefix"], true, Map::Flag("--statsd-prefix")),
     opt(&["statsd-run-label"], true, Map::Flag("--statsd-run-label")),
+    opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
     opt(&["graphite-port"], true, Map::Flag("--graphite-port")),
     opt(&["rate-limiting"], true, Map::Special),
     opt(&["clients-start"], true, Map::Special),

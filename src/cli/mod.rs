@@ -15,6 +15,8 @@ mod native;
 pub mod parse;
 mod redis_benchmark;
 mod results;
+mod run_file;
+mod scenario_flags;
 mod secrets;
 mod session_flags;
 mod shard;
@@ -28,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
+pub use fill::memory_size;
 pub use native::{Args, Output};
 
 use crate::config::Config;
@@ -63,7 +66,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
             Err(msg) => return memtier_error(&msg),
         };
-        let parsed = Args::try_parse_from(args).map_err(|e| clap_message(&e)).and_then(Args::into_config);
+        let parsed = Args::try_parse_from(&args).map_err(|e| clap_message(&e)).and_then(Args::into_config);
         let (config, mut output) = match parsed {
             Ok(parsed) => parsed,
             Err(msg) => return memtier_error(&msg),
@@ -82,6 +85,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         if let Some(m) = output.memtier.as_mut() {
             m.given = given;
         }
+        if let Err(code) = save_scenario(&args, &config, &output) {
+            return code;
+        }
         return execute(&config, &output, &install_sigint());
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
@@ -98,18 +104,39 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some("report") => Some(results::report_main),
         Some("compare") => Some(results::compare_main),
         Some("merge") => Some(merge::main),
+        Some("run") => Some(run_file::main),
         _ => None,
     };
     if let Some(run) = subcommand {
         let name = format!("respbench {}", args[1].to_string_lossy());
         return run(std::iter::once(OsString::from(name)).chain(args[2..].iter().cloned()).collect());
     }
-    let (config, output) = match parse_native(args) {
+    let (config, output) = match parse_native(args.clone()) {
         Ok(parsed) => parsed,
         Err(code) => return code,
     };
+    if let Err(code) = save_scenario(&args, &config, &output) {
+        return code;
+    }
     let stop = install_sigint();
     execute(&config, &output, &stop)
+}
+
+/// `--save-scenario FILE`: the command line (respbench's own flags) as a scenario file.
+fn save_scenario(args: &[impl Into<OsString> + Clone], config: &Config, output: &Output) -> Result<(), ExitCode> {
+    let Some(path) = &output.scenario.save_scenario else { return Ok(()) };
+    let argv: Vec<OsString> = args.iter().cloned().map(Into::into).collect();
+    let mut notes = Vec::new();
+    let text = crate::scenario::save::from_command_line(&argv, config.seed, &mut notes).map_err(|e| usage_error(&e))?;
+    if let Err(e) = report::write_atomic(path, text.as_bytes()) {
+        eprintln!("respbench: cannot write {}: {e}", path.display());
+        return Err(ExitCode::from(EXIT_FAILURE));
+    }
+    eprintln!("respbench: scenario saved to {}", path.display());
+    for note in notes {
+        eprintln!("respbench: note: {note}");
+    }
+    Ok(())
 }
 
 /// Parses respbench's own flags; `Err` carries the exit code after printing help or an error.
@@ -160,13 +187,14 @@ fn measure_runs(
     let mut outcomes = Vec::new();
     for run in 0..runs {
         let mut observe = |p: &Progress| {
+            // Live outputs first: once the line is out, a scrape sees this interval.
+            extra(p);
             let prefix = if runs > 1 { format!("run {}/{runs} ", run + 1) } else { String::new() };
             if progress {
                 eprintln!("{prefix}{}", report::text::live_line(p));
             } else if live {
                 eprint!("\r\x1b[2K{prefix}{}", report::text::live_line(p));
             }
-            extra(p);
         };
         edge(run, false);
         let outcome = engine::run(config, run, stop, &mut observe);
@@ -227,6 +255,18 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
         Ok(s) => s,
         Err(code) => return code,
     };
+    let own_metrics = output.metrics.is_none();
+    let metrics = match (&output.metrics, output.scenario.metrics_listen) {
+        (Some(live), _) => Some(std::sync::Arc::clone(live)),
+        (None, Some(addr)) => match report::metrics::Live::serve(addr) {
+            Ok(live) => Some(live),
+            Err(e) => {
+                eprintln!("respbench: {e}");
+                return ExitCode::from(EXIT_FAILURE);
+            }
+        },
+        (None, None) => None,
+    };
     // The interval hook and the run hook both send: they take turns on the one sender.
     let statsd = std::cell::RefCell::new(statsd);
     let threads = config.threads.min(config.connections).max(1);
@@ -236,6 +276,9 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
         output.progress,
         stop,
         |p| {
+            if let Some(m) = &metrics {
+                m.interval(p);
+            }
             if let Some(log) = hdr_log.as_mut() {
                 log.add(p);
             }
@@ -243,10 +286,15 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
                 s.interval(p);
             }
         },
-        |run, ended| match (statsd.borrow_mut().as_mut(), ended) {
-            (Some(s), false) => s.run_started(run, threads, config.connections / threads),
-            (Some(s), true) => s.run_ended(run),
-            (None, _) => {}
+        |run, ended| {
+            if let (Some(m), false) = (&metrics, ended) {
+                m.run_started(config);
+            }
+            match (statsd.borrow_mut().as_mut(), ended) {
+                (Some(s), false) => s.run_started(run, threads, config.connections / threads),
+                (Some(s), true) => s.run_ended(run),
+                (None, _) => {}
+            }
         },
     );
     let runs = match runs {
@@ -294,6 +342,10 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
             eprintln!("respbench: cannot write {}: {e}", path.display());
             return ExitCode::from(EXIT_FAILURE);
         }
+    }
+    if let (Some(m), true) = (&metrics, own_metrics) {
+        m.finish();
+        m.linger(output.scenario.metrics_linger.unwrap_or_default());
     }
     if outcome.interrupted {
         return ExitCode::from(signals::interrupted_exit_code());

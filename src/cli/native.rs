@@ -18,7 +18,7 @@ use crate::config::{
     version,
     disable_help_flag = true,
     max_term_width = 100,
-    after_help = "Also: respbench fill | report | compare | capacity [OPTIONS]; respbench memtier ARGS and \
+    after_help = "Also: respbench fill | report | compare | capacity [OPTIONS]; respbench run FILE.toml; respbench memtier ARGS and \
                   respbench redis-benchmark ARGS take those tools' command lines (see README.md and \
                   docs/compatibility.md)."
 )]
@@ -228,6 +228,9 @@ pub struct Args {
     /// Shards over several load machines, and their common start.
     #[command(flatten)]
     pub shards: super::shard::ShardFlags,
+    /// --save-scenario and --metrics-listen.
+    #[command(flatten)]
+    pub scenario: super::scenario_flags::ScenarioFlags,
 
     /// Open loop: this many requests per second in total (50k accepted), divided over the
     /// connections; latency counts from each request's intended send time.
@@ -390,6 +393,10 @@ pub struct Output {
     /// `--data-verify`: read back what was written after the run; `--verify-only`: instead of it.
     pub verify: bool,
     pub verify_only: bool,
+    /// --save-scenario and --metrics-listen.
+    pub scenario: super::scenario_flags::ScenarioFlags,
+    /// Live metrics already served (a scenario serves one endpoint for all its phases).
+    pub metrics: Option<std::sync::Arc<crate::report::metrics::Live>>,
 }
 
 impl Args {
@@ -604,6 +611,8 @@ impl Args {
             verify_only: self.memtier.verify_only,
             fail_on_errors: self.fail_on_errors,
             max_error_rate: self.max_error_rate,
+            scenario: self.scenario,
+            metrics: None,
         };
         super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
         if output.verify || output.verify_only {

@@ -53,6 +53,9 @@ pub(super) fn load(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a respbench result (invalid JSON: {e})", path.display()))?;
+    if report::scenario_html::is_scenario(&doc) {
+        return Ok(doc);
+    }
     if doc["tool"]["name"] != "respbench" || doc["schema_version"].as_u64().is_none() {
         return Err(format!(
             "{} is not a respbench result (no tool.name \"respbench\" and schema_version)",
@@ -75,6 +78,9 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(d) => d,
         Err(msg) => return usage_error(&msg),
     };
+    if report::scenario_html::is_scenario(&doc) {
+        return scenario_report(&args, &doc);
+    }
     let outputs = [
         (&args.html, report::html::render as fn(&Value) -> String),
         (&args.csv, report::tables::csv_summary),
@@ -92,6 +98,23 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             eprintln!("respbench: {msg}");
             return ExitCode::from(EXIT_FAILURE);
         }
+    }
+    ExitCode::SUCCESS
+}
+
+/// A scenario's result: its page (`-o`), else its table across phases as Markdown.
+fn scenario_report(args: &ReportArgs, doc: &Value) -> ExitCode {
+    if args.csv.is_some() || args.csv_timeline.is_some() || args.markdown.is_some() {
+        return usage_error("a scenario's result renders as HTML (-o) or, without it, a Markdown table on stdout");
+    }
+    match &args.html {
+        Some(path) => {
+            if let Err(msg) = write(path, &report::scenario_html::render(doc)) {
+                eprintln!("respbench: {msg}");
+                return ExitCode::from(EXIT_FAILURE);
+            }
+        }
+        None => print!("{}", report::scenario_html::markdown(doc)),
     }
     ExitCode::SUCCESS
 }

@@ -13,6 +13,8 @@ pub mod memtier_json;
 pub mod memtier_stats;
 pub mod memtier_text;
 pub mod merge;
+pub mod metrics;
+pub mod scenario_html;
 pub mod statsd;
 pub mod tables;
 pub mod text;

@@ -327,6 +327,11 @@ impl Watched {
         self.child.id()
     }
 
+    /// The stderr lines read so far.
+    pub fn lines(&self) -> &[String] {
+        &self.stderr
+    }
+
     /// Sends `signal` to the run.
     pub fn signal(&self, signal: i32) {
         // SAFETY: kill(2) with a pid we spawned and have not reaped.

@@ -1,0 +1,237 @@
+//! `respbench run FILE.toml`: runs a scenario's phases in order through the same code paths as
+//! the command line (each phase is compiled to respbench's flags by `scenario`), and keeps one
+//! result for the whole scenario: every phase's result, the file's text and its SHA-256.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use clap::{ArgAction, Parser};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{Args, EXIT_FAILURE, clap_message, parse, parse_args, usage_error};
+use crate::report;
+use crate::scenario::{self, Overrides, Step, Tool};
+
+/// Runs a scenario file.
+#[derive(Debug, Parser)]
+#[command(name = "respbench run", version, disable_help_flag = true, max_term_width = 100)]
+struct RunArgs {
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+    /// The scenario (TOML).
+    #[arg(value_name = "FILE.toml", required_unless_present = "schema")]
+    file: Option<PathBuf>,
+    /// Print the scenario file's JSON Schema (for editors) and exit.
+    #[arg(long)]
+    schema: bool,
+    /// Print each phase's command line instead of running it.
+    #[arg(long)]
+    dry_run: bool,
+    /// The server's host, over the file's.
+    #[arg(short = 'h', long)]
+    host: Option<String>,
+    /// The server's port, over the file's.
+    #[arg(short = 'p', long)]
+    port: Option<u16>,
+    /// Multiplies key ranges, counts and durations, over the file's `scale`.
+    #[arg(long)]
+    scale: Option<f64>,
+    /// The whole scenario's result: every phase's, the file and its SHA-256.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// The scenario's HTML page: a section per phase and a table across them.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// One line per interval on stderr.
+    #[arg(long)]
+    progress: bool,
+    /// Live OpenMetrics at http://ADDR/metrics over all phases.
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics_listen: Option<SocketAddr>,
+    /// After the last phase, serve the final metrics until one scrape reads them, at most this long.
+    #[arg(long, value_name = "D", value_parser = parse::duration)]
+    metrics_linger: Option<Duration>,
+}
+
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: RunArgs = match parse_args(args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    if args.schema {
+        print!("{}", scenario::schema::json_schema());
+        return ExitCode::SUCCESS;
+    }
+    let Some(file) = &args.file else { return usage_error("respbench run needs a scenario file") };
+    let loaded = match scenario::load(file) {
+        Ok(l) => l,
+        Err(msg) => return usage_error(&msg),
+    };
+    let overrides = Overrides { host: args.host.clone(), port: args.port, scale: args.scale };
+    let steps = match loaded.compile(&overrides).and_then(|steps| check(&loaded, steps)) {
+        Ok(s) => s,
+        Err(msg) => return usage_error(&msg),
+    };
+    if args.dry_run {
+        for step in &steps {
+            let sub = match step.tool {
+                Tool::Native => "",
+                Tool::Fill => " fill",
+                Tool::Capacity => " capacity",
+            };
+            println!("# {}\nrespbench{sub} {}", step.label, step.shown());
+        }
+        return ExitCode::SUCCESS;
+    }
+    let metrics = match args.metrics_listen.map(report::metrics::Live::serve).transpose() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    let stop = super::install_sigint();
+    let scratch = std::env::temp_dir().join(format!("respbench-run-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&scratch) {
+        eprintln!("respbench: cannot create {}: {e}", scratch.display());
+        return ExitCode::from(EXIT_FAILURE);
+    }
+    let mut phases = Vec::new();
+    let mut code = ExitCode::SUCCESS;
+    for (i, step) in steps.iter().enumerate() {
+        eprintln!("respbench: phase {}/{}: {}", i + 1, steps.len(), step.label);
+        let json_path = scratch.join(format!("phase-{i}.json"));
+        let (result, ok) = run_step(step, &json_path, args.progress, metrics.as_ref(), &stop);
+        phases.push(json!({
+            "name": step.label,
+            "kind": step.kind,
+            "command_line": format!("respbench{} {}", match step.tool { Tool::Fill => " fill", Tool::Capacity => " capacity", Tool::Native => "" }, step.shown()),
+            "ok": ok == ExitCode::SUCCESS,
+            "result": result,
+        }));
+        if stop.load(Ordering::SeqCst) {
+            code = ExitCode::from(super::signals::interrupted_exit_code());
+            break;
+        }
+        if ok != ExitCode::SUCCESS {
+            eprintln!("respbench: phase '{}' failed: the scenario stops here", step.label);
+            code = ok;
+            break;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let doc = json!({
+        "scenario": {
+            "file": file.display().to_string(),
+            "sha256": hex(&Sha256::digest(loaded.text.as_bytes())),
+            "text": loaded.text,
+        },
+        "phases": phases,
+    });
+    let mut files = Vec::new();
+    if let Some(path) = &args.json {
+        files.push((path, serde_json::to_string_pretty(&doc).expect("JSON values serialise") + "\n"));
+    }
+    if let Some(path) = &args.html {
+        files.push((path, report::scenario_html::render(&doc)));
+    }
+    for (path, text) in files {
+        if let Err(e) = report::write_atomic(path, text.as_bytes()) {
+            eprintln!("respbench: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    }
+    if let Some(m) = &metrics {
+        m.finish();
+        m.linger(args.metrics_linger.unwrap_or_default());
+    }
+    code
+}
+
+/// Every native phase parsed as the command line would be, before anything runs: a mistake in
+/// the last phase must not cost the hour the first ones take.
+fn check(loaded: &scenario::Loaded, steps: Vec<Step>) -> Result<Vec<Step>, String> {
+    for step in steps.iter().filter(|s| s.tool == Tool::Native) {
+        let argv = std::iter::once("respbench".to_string()).chain(step.args.iter().cloned());
+        Args::try_parse_from(argv).map_err(|e| clap_message(&e)).and_then(Args::into_config).map_err(|msg| {
+            let offset = key_in_phase(loaded, step, &msg).unwrap_or(step.span.start);
+            scenario::locate(&loaded.path, &loaded.text, offset, &format!("phase '{}': {msg}", step.label))
+        })?;
+    }
+    Ok(steps)
+}
+
+/// Where in the phase the key behind the flag a message names is (`--pipeline` → `pipeline = `).
+fn key_in_phase(loaded: &scenario::Loaded, step: &Step, msg: &str) -> Option<usize> {
+    let start = msg.find("--")?;
+    let flag: String = msg[start + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+    let key = flag.replace('-', "_");
+    // The phase's lines: from its header to the next table.
+    let rest = loaded.text.get(step.span.start..)?;
+    let end = rest.match_indices("\n[").next().map_or(rest.len(), |(i, _)| i);
+    let body = &rest[..end];
+    let at = body.lines().scan(0, |pos, line| {
+        let here = *pos;
+        *pos += line.len() + 1;
+        Some((here, line))
+    });
+    at.filter_map(|(pos, line)| {
+        let (k, _) = line.split_once('=')?;
+        (k.trim() == key).then_some(pos)
+    })
+    .next()
+    .map(|pos| step.span.start + pos)
+}
+
+/// Runs one step; its result JSON (`Null` when it wrote none) and its exit code.
+fn run_step(
+    step: &Step,
+    json_path: &std::path::Path,
+    progress: bool,
+    metrics: Option<&Arc<report::metrics::Live>>,
+    stop: &super::signals::Stop,
+) -> (Value, ExitCode) {
+    let path = json_path.to_string_lossy().into_owned();
+    let code = match step.tool {
+        Tool::Native => {
+            let mut argv = vec!["respbench".to_string()];
+            argv.extend(step.args.iter().cloned());
+            argv.extend(["--json".into(), path, "--label".into(), step.label.clone()]);
+            if progress {
+                argv.push("--progress".into());
+            }
+            match Args::try_parse_from(&argv).map_err(|e| clap_message(&e)).and_then(Args::into_config) {
+                Ok((config, mut output)) => {
+                    output.metrics = metrics.cloned();
+                    super::execute(&config, &output, stop)
+                }
+                Err(msg) => usage_error(&msg),
+            }
+        }
+        Tool::Fill => {
+            let mut argv = vec!["respbench fill".to_string()];
+            argv.extend(step.args.iter().cloned());
+            argv.extend(["--json".into(), path]);
+            super::fill::main(argv.into_iter().map(OsString::from).collect::<Vec<_>>())
+        }
+        Tool::Capacity => {
+            let mut argv = vec!["respbench capacity".to_string()];
+            argv.extend(step.args.iter().cloned());
+            argv.extend(["--json".into(), path]);
+            super::capacity::main(argv.into_iter().map(OsString::from).collect::<Vec<_>>())
+        }
+    };
+    let result = std::fs::read(json_path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null);
+    (result, code)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

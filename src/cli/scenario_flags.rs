@@ -1,0 +1,44 @@
+//! The flags that tie a run to scenario files and dashboards, kept out of `native.rs` (already
+//! long): `--save-scenario` writes the command line as a scenario file, `--metrics-listen`
+//! serves live OpenMetrics during the run.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ScenarioFlags {
+    /// Write this command line as a scenario file (respbench run FILE.toml runs it again).
+    #[arg(long, value_name = "FILE.toml", help_heading = "Output")]
+    pub save_scenario: Option<PathBuf>,
+    /// Serve live OpenMetrics/Prometheus text at http://ADDR/metrics during the run (port 0: any
+    /// free port, printed on stderr).
+    #[arg(long, value_name = "ADDR:PORT", value_parser = socket_addr, help_heading = "Output")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// After the run, keep serving the final metrics until one scrape has read them, at most
+    /// this long (a dashboard's last scrape then sees the end).
+    #[arg(long, value_name = "D", value_parser = super::parse::duration, requires = "metrics_listen", help_heading = "Output")]
+    pub metrics_linger: Option<std::time::Duration>,
+}
+
+impl ScenarioFlags {
+    /// `respbench fill` and `capacity` take the run's flags but not these: a one-line refusal.
+    pub fn refuse_in(&self, subcommand: &str) -> Result<(), String> {
+        if self.save_scenario.is_some() {
+            return Err(format!(
+                "--save-scenario is not available with respbench {subcommand}: write a {subcommand} phase in a scenario file"
+            ));
+        }
+        if self.metrics_listen.is_some() {
+            return Err(format!(
+                "--metrics-listen is not available with respbench {subcommand}: it serves the intervals of a run"
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn socket_addr(s: &str) -> Result<SocketAddr, String> {
+    s.parse().map_err(|_| format!("expected an address and port such as 127.0.0.1:9100, got '{s}'"))
+}

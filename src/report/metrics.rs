@@ -1,0 +1,275 @@
+//! `--metrics-listen ADDR`: live OpenMetrics text for dashboards (Prometheus scrapes it). The
+//! collector's per-interval callback adds each completed interval here; a tiny HTTP responder
+//! thread (std `TcpListener`, no async runtime) encodes the current values with
+//! `prometheus-client` on every request. Counters only grow, across `--runs` and across a
+//! scenario's phases, so `rate()` is ops per second.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::config::Config;
+use crate::engine::Progress;
+
+type Labels = Vec<(String, String)>;
+
+/// Upper bounds of the latency buckets, in seconds: 10 µs to 10 s.
+const BUCKETS: &[f64] = &[
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5, 5.0, 10.0,
+];
+
+/// What the endpoint shows, updated once per interval.
+#[derive(Default)]
+struct State {
+    names: Vec<String>,
+    requested_rate: Option<f64>,
+    requests: BTreeMap<String, u64>,
+    errors: BTreeMap<String, u64>,
+    ops_per_sec: BTreeMap<String, f64>,
+    latency: BTreeMap<String, (Histogram<u64>, u64)>,
+    achieved_rate: f64,
+    server_cpu: Option<f64>,
+    server_memory: Option<u64>,
+    intervals: u64,
+    /// The run (or scenario) is over: these are the final values.
+    finished: bool,
+}
+
+/// The live metrics of this process, shared by the collector's callback and the HTTP thread.
+pub struct Live {
+    state: Mutex<State>,
+    addr: SocketAddr,
+    /// Scrapes served since the values became final.
+    final_scrapes: AtomicU64,
+    scraped: Condvar,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Live({})", self.addr)
+    }
+}
+
+impl Live {
+    /// Binds `addr` and serves `/metrics` on a thread of its own until the process exits;
+    /// prints the address it got (a port of 0 is any free one).
+    pub fn serve(addr: SocketAddr) -> Result<Arc<Live>, String> {
+        let listener = TcpListener::bind(addr).map_err(|e| format!("--metrics-listen {addr}: cannot listen: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+        let live = Arc::new(Live {
+            state: Mutex::new(State::default()),
+            addr,
+            final_scrapes: AtomicU64::new(0),
+            scraped: Condvar::new(),
+        });
+        eprintln!("respbench: metrics on http://{addr}/metrics");
+        let shared = Arc::clone(&live);
+        std::thread::Builder::new()
+            .name("metrics".into())
+            .spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    shared.answer(stream);
+                }
+            })
+            .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
+        Ok(live)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A run (or a phase) begins: its command names and requested rate.
+    pub fn run_started(&self, config: &Config) {
+        let mut s = self.lock();
+        s.names = config.commands.iter().map(|c| c.name.clone()).collect();
+        s.requested_rate = config.rate.map(|r| r.per_sec);
+        s.finished = false;
+    }
+
+    /// One completed interval.
+    pub fn interval(&self, p: &Progress) {
+        let mut s = self.lock();
+        let secs = p.interval.duration_secs.max(1e-9);
+        let w = &p.interval.window;
+        let mut total = 0;
+        for (i, op) in w.ops.iter().enumerate().filter(|(_, op)| !op.unit) {
+            let name = s.names.get(i).cloned().unwrap_or_else(|| format!("command{i}"));
+            total += op.count;
+            *s.requests.entry(name.clone()).or_default() += op.count;
+            s.ops_per_sec.insert(name.clone(), op.count as f64 / secs);
+            let entry = s.latency.entry(name).or_insert_with(|| (Histogram::new_from(&op.latency_ns), 0));
+            let _ = entry.0.add(&op.latency_ns);
+            entry.1 += op.latency_sum_ns;
+        }
+        for (kind, n) in w.errors.sorted() {
+            *s.errors.entry(kind.to_string()).or_default() += n;
+        }
+        s.achieved_rate = total as f64 / secs;
+        if let Some(server) = &p.interval.server {
+            s.server_cpu = Some(server.cpu.total);
+            s.server_memory = Some(server.used_memory_bytes);
+        }
+        s.intervals += 1;
+    }
+
+    /// Every value is final: a scrape from now on sees the end of the run.
+    pub fn finish(&self) {
+        self.lock().finished = true;
+        eprintln!("respbench: metrics final");
+    }
+
+    /// Keeps serving after the run until one scrape has read the final values, at most `most`,
+    /// so that the last scrape of a dashboard sees the end.
+    pub fn linger(&self, most: Duration) {
+        let deadline = Instant::now() + most;
+        let mut s = self.lock();
+        while self.final_scrapes.load(Ordering::SeqCst) == 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            s = self.scraped.wait_timeout(s, left).map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn answer(&self, mut stream: TcpStream) {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut reader = BufReader::new(&stream);
+        let mut request = String::new();
+        if reader.read_line(&mut request).is_err() {
+            return;
+        }
+        // The headers: read to the blank line.
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "" {
+            line.clear();
+        }
+        let path = request.split_whitespace().nth(1).unwrap_or("");
+        let (status, body, finished) = if path == "/metrics" || path.starts_with("/metrics?") {
+            let s = self.lock();
+            ("200 OK", encode(&s), s.finished)
+        } else {
+            ("404 Not Found", "only /metrics is served here\n".to_string(), false)
+        };
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let sent = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes()));
+        if sent.is_ok() && finished {
+            self.final_scrapes.fetch_add(1, Ordering::SeqCst);
+            let _guard = self.lock();
+            self.scraped.notify_all();
+        }
+    }
+}
+
+/// The OpenMetrics text of the current values.
+fn encode(s: &State) -> String {
+    let mut registry = Registry::with_prefix("respbench");
+    let requests = Family::<Labels, Counter>::default();
+    for (name, n) in &s.requests {
+        requests.get_or_create(&vec![("command".into(), name.clone())]).inc_by(*n);
+    }
+    registry.register("requests", "Replies received, by command (errors included)", requests);
+    let errors = Family::<Labels, Counter>::default();
+    for (kind, n) in &s.errors {
+        errors.get_or_create(&vec![("kind".into(), kind.clone())]).inc_by(*n);
+    }
+    registry.register("errors", "Failed requests, by kind (server:ERR, io, timeout, protocol)", errors);
+    let ops = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    for (name, rate) in &s.ops_per_sec {
+        ops.get_or_create(&vec![("command".into(), name.clone())]).set(*rate);
+    }
+    registry.register("ops_per_second", "Replies per second over the last interval, by command", ops);
+    registry.register(
+        "latency_seconds",
+        "Response time from the intended send, by command",
+        Latency(s.latency.iter().map(|(name, (h, sum))| (name.clone(), snapshot(h, *sum))).collect()),
+    );
+    let gauge = |v: f64| {
+        let g = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        g.set(v);
+        g
+    };
+    registry.register(
+        "achieved_rate",
+        "Replies per second over the last interval, all commands",
+        gauge(s.achieved_rate),
+    );
+    if let Some(rate) = s.requested_rate {
+        registry.register("requested_rate", "The requested rate (open loop), requests per second", gauge(rate));
+    }
+    if let Some(cpu) = s.server_cpu {
+        registry.register("server_cpu", "The server's CPU over the last interval, in cores", gauge(cpu));
+    }
+    if let Some(mem) = s.server_memory {
+        registry.register("server_used_memory_bytes", "The server's used_memory", gauge(mem as f64));
+    }
+    registry.register("intervals", "Intervals completed", {
+        let c = Counter::<u64>::default();
+        c.inc_by(s.intervals);
+        c
+    });
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("writing to a String");
+    text
+}
+
+/// A histogram's sum (seconds), count and per-bucket counts.
+#[derive(Debug)]
+struct Snapshot {
+    sum: f64,
+    count: u64,
+    buckets: Vec<(f64, u64)>,
+}
+
+fn snapshot(h: &Histogram<u64>, sum_ns: u64) -> Snapshot {
+    let mut buckets = Vec::with_capacity(BUCKETS.len() + 1);
+    let mut below = 0;
+    for bound in BUCKETS {
+        let ns = (bound * 1e9) as u64;
+        let upto = if h.is_empty() { 0 } else { h.count_between(0, ns) };
+        buckets.push((*bound, upto.saturating_sub(below)));
+        below = upto.max(below);
+    }
+    buckets.push((f64::MAX, h.len().saturating_sub(below)));
+    Snapshot { sum: sum_ns as f64 / 1e9, count: h.len(), buckets }
+}
+
+/// Latency histograms by command, encoded from the HDR histograms the run keeps.
+#[derive(Debug)]
+struct Latency(Vec<(String, Snapshot)>);
+
+impl EncodeMetric for Latency {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        for (name, snap) in &self.0 {
+            let labels = vec![("command".to_string(), name.clone())];
+            let mut family = encoder.encode_family(&labels)?;
+            family.encode_histogram::<NoLabelSet>(snap.sum, snap.count, &snap.buckets, None)?;
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}

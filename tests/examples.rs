@@ -1,0 +1,68 @@
+//! The scenarios in examples/scenarios are the cloud guides' procedures: each one runs here,
+//! scaled down by its one `scale` variable, against a local redis-server, every phase to a
+//! result.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn run_example(name: &str, scale: &str) -> serde_json::Value {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios").join(name);
+    let out = respbench()
+        .args(["run", file.to_str().unwrap(), "--scale", scale, "-h", "127.0.0.1", "-p", &server.port_arg()])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {}", stderr(&out));
+    let doc = read_json(&json);
+    for phase in doc["phases"].as_array().unwrap() {
+        assert_eq!(phase["ok"], true, "{name}: {phase}");
+        if phase["kind"] != "capacity" {
+            assert!(phase["result"]["totals"]["count"].as_u64().unwrap() > 0, "{name}: {}", phase["name"]);
+            assert_eq!(phase["result"]["totals"]["errors"], 0, "{name}: {}", phase["name"]);
+        }
+    }
+    assert!(server.dbsize() > 0);
+    doc
+}
+
+#[test]
+fn azure_managed_redis_memtier_procedure() {
+    let doc = run_example("azure-managed-redis-memtier.toml", "0.001");
+    let names: Vec<&str> = doc["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["fill", "throughput", "latency"]);
+    assert_eq!(doc["phases"][0]["result"]["totals"]["count"], 1700);
+}
+
+#[test]
+fn redis_enterprise_auto_tiering_procedure() {
+    let doc = run_example("redis-enterprise-auto-tiering.toml", "0.001");
+    assert_eq!(doc["phases"][0]["result"]["totals"]["count"], 10000);
+    assert!(doc["phases"][1]["command_line"].as_str().unwrap().contains("--key-pattern G"));
+}
+
+#[test]
+fn elasticache_instance_comparison() {
+    let doc = run_example("elasticache-instance-comparison.toml", "0.001");
+    assert_eq!(doc["phases"].as_array().unwrap().len(), 4);
+    let commands = &doc["phases"][1]["result"]["commands"];
+    for c in ["GET", "SET", "LPUSH", "LPOP"] {
+        assert!(commands[c]["count"].as_u64().unwrap() > 0, "{c}: {commands}");
+    }
+}
+
+#[test]
+fn valkey_benchmark_quick_check() {
+    let doc = run_example("valkey-benchmark-quick-check.toml", "0.01");
+    let phases = doc["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 6);
+    assert_eq!(phases[0]["result"]["totals"]["count"], 1000);
+    let capacity = &phases[5]["result"]["capacity"];
+    assert!(!capacity["steps"].as_array().unwrap().is_empty(), "{capacity}");
+    assert_eq!(capacity["slo"]["bound_us"], 1000.0);
+}

@@ -1,0 +1,134 @@
+//! `--metrics-listen`: live OpenMetrics during a run against a real redis-server, scraped over
+//! HTTP and read with the Prometheus project's own Python parser.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+use common::*;
+use serde_json::Value;
+
+/// GET /metrics; the body.
+fn scrape(addr: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    body.to_string()
+}
+
+/// The samples as `{"name{label=value,...}": value}`, by prometheus_client's OpenMetrics parser.
+fn parse(text: &str) -> Value {
+    let script = r#"
+import json, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+out = {}
+for family in text_string_to_metric_families(sys.stdin.read()):
+    for s in family.samples:
+        labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+        out[f"{s.name}{{{labels}}}"] = s.value
+print(json.dumps(out))
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 (scripts/install-deps.sh installs prometheus-client)");
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the parser refused the text: {}\n{text}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn live_metrics_parse_and_end_equal_to_the_result() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut cmd = respbench();
+    cmd.args(["-p", &server.port_arg(), "--duration", "3s", "-c", "4", "--threads", "1", "--rate", "3000"])
+        .args(["--ratio", "1:4", "--key-max", "999", "--progress", "-q", "--json", json.to_str().unwrap()])
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"]);
+    let mut run = Watched::spawn(cmd);
+    run.wait_lines(1, |l| l.contains("metrics on http://"));
+    let addr = run
+        .lines()
+        .iter()
+        .find_map(|l| l.split("http://").nth(1))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap()
+        .to_string();
+    // Mid-run: after the first interval, its counts are there.
+    run.wait_intervals(1);
+    let mid = parse(&scrape(&addr));
+    let gets = mid["respbench_requests_total{command=GET}"].as_f64().unwrap();
+    assert!(gets > 0.0, "{mid}");
+    assert_eq!(mid["respbench_requested_rate{}"], 3000.0);
+    assert!(mid["respbench_latency_seconds_count{command=GET}"].as_f64().unwrap() > 0.0, "{mid}");
+    assert!(mid["respbench_server_used_memory_bytes{}"].as_f64().unwrap() > 0.0, "{mid}");
+    // The end: the final values equal the JSON's counts.
+    run.wait_lines(1, |l| l.contains("metrics final"));
+    let end = parse(&scrape(&addr));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    for command in ["GET", "SET"] {
+        let count = doc["commands"][command]["count"].as_f64().unwrap();
+        assert_eq!(end[format!("respbench_requests_total{{command={command}}}")], count, "{end}");
+        assert_eq!(end[format!("respbench_latency_seconds_count{{command={command}}}")], count, "{end}");
+    }
+    assert!(end["respbench_requests_total{command=GET}"].as_f64().unwrap() > gets);
+    let errors: f64 = end
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.starts_with("respbench_errors_total"))
+        .map(|(_, v)| v.as_f64().unwrap())
+        .sum();
+    assert_eq!(errors, doc["totals"]["errors"].as_f64().unwrap());
+}
+
+#[test]
+fn a_scenario_serves_one_endpoint_over_its_phases() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(
+        &file,
+        "[mixes.m]\nset = 1\nget = 1\n[defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n\
+         [[phase]]\nkind = \"run\"\nrequests = \"3000\"\n[[phase]]\nkind = \"run\"\nrequests = \"1000\"\n",
+    )
+    .unwrap();
+    let json = dir.path().join("s.json");
+    let mut cmd = respbench();
+    cmd.args(["run", file.to_str().unwrap(), "-p", &server.port_arg(), "--json", json.to_str().unwrap()]).args([
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-linger",
+        "60s",
+    ]);
+    let mut run = Watched::spawn(cmd);
+    run.wait_lines(1, |l| l.contains("metrics final"));
+    let addr = run
+        .lines()
+        .iter()
+        .find_map(|l| l.split("http://").nth(1))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap()
+        .to_string();
+    let end = parse(&scrape(&addr));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let phases = doc["phases"].as_array().unwrap();
+    let sets: u64 = phases.iter().map(|p| p["result"]["commands"]["SET"]["count"].as_u64().unwrap()).sum();
+    assert_eq!(sets, 2000);
+    assert_eq!(end["respbench_requests_total{command=SET}"], sets as f64, "{end}");
+}
