@@ -1,0 +1,341 @@
+//! Turning what the user typed into the plan: the checks clap cannot make, defaults that
+//! depend on other flags, and the [`Config`] and [`Output`] the rest of the program trusts.
+
+use super::*;
+
+impl Args {
+    /// Checks what clap cannot and builds the plan.
+    pub fn into_config(self) -> Result<(Config, Output), String> {
+        if self.key_min > self.key_max {
+            return Err(format!("--key-min {} is above --key-max {}", self.key_min, self.key_max));
+        }
+        if !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
+            return Err(format!("--zipf-exponent {} must be a number above 0", self.zipf_exponent));
+        }
+        if let Some(stddev) = self.key_stddev
+            && !(stddev > 0.0 && stddev.is_finite())
+        {
+            return Err(format!("--key-stddev {stddev} must be a number above 0"));
+        }
+        let stop = match (self.requests.as_deref(), self.duration) {
+            (Some("allkeys"), _) => StopAfter::AllKeys,
+            (Some(n), _) => {
+                StopAfter::Requests(parse::positive(n).map_err(|e| format!("invalid value for '--requests': {e}"))?)
+            }
+            (None, Some(d)) => StopAfter::Duration(d),
+            (None, None) => StopAfter::Requests(100_000),
+        };
+        let fill = stop == StopAfter::AllKeys;
+        let ramp = self.ramp(&stop)?;
+        if fill && self.warmup.is_some() {
+            return Err("--warmup cannot be used with -n allkeys: a fill writes every key exactly once".into());
+        }
+        if fill && self.runs > 1 {
+            return Err("--runs cannot be used with -n allkeys: a fill writes every key exactly once".into());
+        }
+        let (set_weight, get_weight) = self.ratio.unwrap_or(if fill { (1, 0) } else { (1, 10) });
+        let (set_letter, get_letter) = self.key_pattern.unwrap_or(if fill { ('P', 'P') } else { ('R', 'R') });
+        let pattern = |letter: char| match letter {
+            'S' => KeyPattern::Sequential,
+            'G' => KeyPattern::Gaussian { median: self.key_median, stddev: self.key_stddev },
+            'Z' => KeyPattern::Zipf { exponent: self.zipf_exponent },
+            'P' => KeyPattern::Parallel,
+            _ => KeyPattern::Random,
+        };
+        let mut sequence = None;
+        self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
+        let mut extras = self.memtier.extras(!self.command.is_empty())?;
+        extras.client_stats = self.memtier_out.memtier_client_stats.is_some();
+        let commands = if self.command.is_empty() {
+            self.memtier.default_mix(&crate::cli::mix::Mix {
+                set_weight,
+                get_weight,
+                set_pattern: pattern(set_letter),
+                get_pattern: pattern(get_letter),
+                expiry: self.expiry_range.is_some(),
+            })?
+        } else if let Some(compiled) = self.sequence(&pattern)? {
+            sequence = Some(compiled.steps);
+            compiled.commands
+        } else {
+            let commands = self.custom_commands(&pattern, &mut extras)?;
+            self.memtier.follow_scan(commands, self.pipeline, &mut extras)?
+        };
+        let values = match (self.data_size_range, self.data_size_list) {
+            (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
+            (None, Some(list)) => ValueSize::List(list.0),
+            (None, None) => ValueSize::Fixed(self.data_size),
+        };
+        if values.max() > crate::resp::MAX_BULK_LEN as usize {
+            return Err("--data-size-range: values may be at most 512 MiB".into());
+        }
+        let tls_flags = self.cacert.is_some()
+            || self.cert.is_some()
+            || self.sni.is_some()
+            || self.tls_skip_verify
+            || self.tls_skip_hostname
+            || self.tls_versions.is_some()
+            || self.tls_ciphers.is_some();
+        let mut tls_on = self.tls || tls_flags;
+        let (target, user, password, db) = match self.uri {
+            Some(uri) => {
+                tls_on |= uri.tls;
+                let password = crate::cli::secrets::password(uri.password, None)?;
+                (uri.target, uri.user, password, uri.db)
+            }
+            None => {
+                let target = match self.socket {
+                    Some(path) => Target::Unix(path),
+                    None => Target::Tcp { host: self.host, port: self.port },
+                };
+                let password = crate::cli::secrets::password(self.password, self.password_file.as_deref())?;
+                if self.user.is_some() && password.is_none() {
+                    return Err("--user needs a password: -a PASSWORD, --password-file FILE or REDISCLI_AUTH".into());
+                }
+                (target, self.user, password, self.db)
+            }
+        };
+        let tls = tls_on.then_some(TlsOptions {
+            cacert: self.cacert,
+            cert: self.cert,
+            key: self.key,
+            sni: self.sni,
+            skip_verify: self.tls_skip_verify,
+            skip_hostname: self.tls_skip_hostname,
+            versions: self.tls_versions.map_or_else(Vec::new, |v| v.0),
+            ciphers: self
+                .tls_ciphers
+                .iter()
+                .flat_map(|list| list.split([':', ',']))
+                .filter(|name| !name.trim().is_empty())
+                .map(String::from)
+                .collect(),
+        });
+        if let Some(f) = self.reconnect_backoff_factor
+            && !(f >= 1.0 && f.is_finite())
+        {
+            return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1"));
+        }
+        let connections = self.connections as usize;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut config = Config {
+            server: ServerOptions {
+                target,
+                user,
+                password,
+                db,
+                resp3: self.resp3,
+                tls,
+                connect_timeout: self.connect_timeout,
+                session: crate::config::SessionExtras {
+                    mptcp: self.session.mptcp,
+                    tracking: self.session.enable_tracking,
+                },
+            },
+            connections,
+            threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
+            pipeline: self.pipeline as usize,
+            stop,
+            commands,
+            keys: KeyRange { prefix: self.key_prefix, min: self.key_min, max: self.key_max },
+            values,
+            random_data: self.random_data,
+            expiry: self.expiry_range,
+            seed: self.seed.unwrap_or_else(random_seed),
+            same_stream: self.same_stream_per_connection,
+            conn_jitter: self.connect_jitter_us.map(|(lo, hi)| (Duration::from_micros(lo), Duration::from_micros(hi))),
+            interval: Duration::from_secs(1),
+            rate: self.rate.map(|per_sec| Rate { per_sec: per_sec as f64, poisson: self.arrival == Arrival::Poisson }),
+            warmup: self.warmup.unwrap_or(Duration::ZERO),
+            sequence,
+            faults: Faults {
+                reconnect_backoff: self.reconnect_backoff,
+                // A counted run has no end to wait for: give up after about half a minute.
+                max_reconnects: self.max_reconnects.or(if matches!(stop, StopAfter::Duration(_)) {
+                    None
+                } else {
+                    Some(30)
+                }),
+                retry: self.retry,
+                timeout: self.timeout,
+                backoff_factor: self.reconnect_backoff_factor.unwrap_or(2.0),
+                max_backoff: self.reconnect_backoff.max(if self.reconnect_backoff_factor.is_some() {
+                    Duration::from_secs(30)
+                } else {
+                    Duration::from_millis(500)
+                }),
+                reconnect_every: self.reconnect_every,
+                connect_timeout: self.connect_timeout.unwrap_or(crate::config::CONNECT_TIMEOUT),
+                max_reply: self.max_reply_size as i64,
+            },
+            cluster: self.cluster.then_some(match self.read_from_replicas {
+                ReadFromArg::No => ReadFrom::No,
+                ReadFromArg::Yes => ReadFrom::Yes,
+                ReadFromArg::All => ReadFrom::All,
+            }),
+            ramp,
+            extras,
+        };
+        self.shards.apply(&mut config)?;
+        let memtier = self.memtier_text.then(|| crate::report::memtier_stats::MemtierOutput {
+            hide_histogram: self.memtier_hide_histogram,
+            print_all_runs: self.memtier_print_all_runs,
+            by_line: self.memtier_by_line,
+            hdr_prefix: self.memtier_hdr_prefix.clone(),
+            client_stats: self.memtier_out.memtier_client_stats.clone(),
+            given: Vec::new(),
+        });
+        let arbitrary = !self.command.is_empty();
+        let mut output = Output {
+            memtier,
+            arbitrary,
+            json: self.json,
+            out_file: self.out_file,
+            percentiles: self.percentiles.0,
+            memtier_json: self.memtier_json,
+            quiet: self.quiet,
+            progress: self.progress,
+            hdr_log: self.hdr_log,
+            html: self.html,
+            csv: self.csv,
+            csv_timeline: self.csv_timeline,
+            markdown: self.markdown,
+            label: self.label,
+            runs: self.runs as usize,
+            debug: self.debug,
+            memtier_front_end: false,
+            statsd: self.statsd_host.map(|host| crate::report::statsd::Options {
+                host,
+                port: self.statsd_port,
+                prefix: self.statsd_prefix,
+                run_label: self.statsd_run_label,
+                graphite_port: self.graphite_port,
+            }),
+            verify: self.memtier.data_verify,
+            verify_only: self.memtier.verify_only,
+            fail_on_errors: self.fail_on_errors,
+            max_error_rate: self.max_error_rate,
+            scenario: self.scenario,
+            metrics: None,
+        };
+        crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
+        if output.verify || output.verify_only {
+            crate::cli::verify::check(&config)?;
+        }
+        Ok((config, output))
+    }
+}
+
+impl Args {
+    /// The staircase ramp, when its three flags are given (together, with --duration).
+    fn ramp(&self, stop: &StopAfter) -> Result<Option<Ramp>, String> {
+        let (start, step, every) = match (self.connections_start, self.connections_step, self.step_duration) {
+            (None, None, None) => return Ok(None),
+            (Some(start), Some(step), Some(every)) => (start, step, every),
+            _ => {
+                return Err(
+                    "--connections-start, --connections-step and --step-duration go together (a staircase ramp)".into(),
+                );
+            }
+        };
+        if start >= self.connections {
+            return Err(format!(
+                "--connections-start {start} must be below --connections {}: the ramp adds connections up to it",
+                self.connections
+            ));
+        }
+        if every.is_zero() {
+            return Err("--step-duration must be above 0".into());
+        }
+        if !matches!(stop, StopAfter::Duration(_)) {
+            return Err("--connections-start needs --duration: a staircase ramp runs for a time".into());
+        }
+        Ok(Some(Ramp { start: start as usize, step: step as usize, every }))
+    }
+
+    /// A `--command` with `;` between commands: a sequence sent as one unit.
+    fn sequence(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Option<Sequence>, String> {
+        let Some(text) = self.command.iter().find(|c| c.split_whitespace().any(|w| w == ";")) else {
+            return Ok(None);
+        };
+        if self.command.len() > 1 {
+            return Err(format!("--command '{text}' is a sequence: it must be the only --command"));
+        }
+        let words = crate::config::split_words(text).map_err(|e| format!("--command: {e}"))?;
+        let parts = crate::config::split_sequence(&words).map_err(|e| format!("--command: {e}"))?.unwrap_or_default();
+        let letter = self.command_key_pattern.first().map_or('R', |p| p.0);
+        let mut sequence = Sequence::of(&parts, pattern(letter), true);
+        for c in &mut sequence.commands {
+            c.inline = self.inline;
+        }
+        Ok(Some(sequence))
+    }
+
+    /// `--command` with its `--command-ratio` and `--command-key-pattern`, matched by position.
+    fn custom_commands(
+        &self,
+        pattern: &dyn Fn(char) -> KeyPattern,
+        extras: &mut crate::config::Extras,
+    ) -> Result<Vec<CommandSpec>, String> {
+        if self.ratio.is_some() {
+            return Err("--ratio weighs SET and GET; with --command use --command-ratio".into());
+        }
+        let n = self.command.len();
+        if self.command_ratio.len() > n || self.command_key_pattern.len() > n {
+            return Err(format!(
+                "{} --command, {} --command-ratio and {} --command-key-pattern: each ratio and pattern goes with the \
+                 --command in the same position",
+                n,
+                self.command_ratio.len(),
+                self.command_key_pattern.len()
+            ));
+        }
+        let monitor = self.memtier.load_monitor(&self.command)?;
+        let mut pick = None;
+        let mut commands = self
+            .command
+            .iter()
+            .enumerate()
+            .filter_map(|(i, text)| {
+                let weight = self.command_ratio.get(i).copied().unwrap_or(1);
+                let letter = self.command_key_pattern.get(i).map_or('R', |p| p.0);
+                // A MONITOR line: sent as captured; `__monitor_line@__` picks a line per request.
+                match monitor.as_ref().and_then(|m| m.placeholder(text)) {
+                    Some(Ok(Some(line))) => return Some(Ok(monitor.as_ref()?.command(line, weight, pattern(letter)))),
+                    Some(Ok(None)) => {
+                        pick = Some(weight);
+                        return None;
+                    }
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => {}
+                }
+                Some(self.custom_command(text, weight, pattern(letter)))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        if let (Some(weight), Some(file)) = (pick, &monitor) {
+            let random = self.memtier.monitor_pattern == Some('R');
+            extras.monitor = Some(file.pick(weight, random, &mut commands));
+        }
+        Ok(commands)
+    }
+
+    /// One `--command` with placeholders.
+    fn custom_command(&self, text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+        let mut spec = CommandSpec::parse(text, weight, key_pattern).map_err(|e| format!("--command: {e}"))?;
+        spec.inline = self.inline;
+        let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
+        if rand_ints > crate::workload::MAX_RAND_INTS {
+            return Err(format!(
+                "--command '{text}' has {rand_ints} __rand_int__: at most {} are supported",
+                crate::workload::MAX_RAND_INTS
+            ));
+        }
+        Ok(spec)
+    }
+}
+
+/// A seed from the clock and the process id, for runs that did not ask for one.
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    crate::workload::rng::splitmix64(nanos ^ (u64::from(std::process::id()) << 32))
+}
