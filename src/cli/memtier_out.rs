@@ -1,5 +1,5 @@
 //! memtier's output options that need more than the report (hidden flags the memtier
-//! front-end passes on), flattened into respbench's flags: kept here so that `native.rs`
+//! front-end passes on), flattened into respbench's flags: kept here so that `native/`
 //! does not grow.
 
 use clap::Args as ClapArgs;

@@ -1,6 +1,6 @@
 //! memtier_benchmark's workload options as respbench flags (hidden: the memtier front-end
 //! passes them on) and what they do to the SET/GET mix: MGET of N keys, SETRANGE/GETRANGE at
-//! an offset, WAIT mixed in after SETs, value sizes by key. Kept out of `native.rs` so that
+//! an offset, WAIT mixed in after SETs, value sizes by key. Kept out of `native/` so that
 //! the common flags stay readable.
 
 use std::path::PathBuf;

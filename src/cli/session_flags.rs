@@ -1,6 +1,6 @@
 //! Connection options valkey-benchmark brought (multipath TCP, client-side caching's
 //! tracking), as respbench flags: flattened into the native ones, kept here so that
-//! `native.rs` does not grow.
+//! `native/` does not grow.
 
 use clap::Args as ClapArgs;
 

@@ -1,6 +1,6 @@
 //! Several load machines as one run: `--shard I/N` (or the shard a scheduler's environment
 //! gives: Slurm, Kubernetes Indexed Jobs, MPI launchers), `--shard-count`, and `--start-at`,
-//! the instant every shard starts its measured phase. Kept out of `native.rs` so that the
+//! the instant every shard starts its measured phase. Kept out of `native/` so that the
 //! common flags stay readable; the splitting itself is `Config::into_shard`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
