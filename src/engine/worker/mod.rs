@@ -15,11 +15,13 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 mod conn;
+mod due;
 mod faults;
 mod ramp;
 
 pub use conn::{Conn, Link};
 use conn::{InFlight, make_room};
+use due::DueQueue;
 use faults::{MAX_REDIRECTS, redirect_of};
 pub use ramp::join_delay;
 
@@ -84,20 +86,10 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         if let Some(join) = worker.next_join {
             wake = wake.min(join);
         }
-        // A connection with a full pipeline waits for a reply, not for its clock. Paced sends
-        // are batched at a grain: each timer wake-up costs more than a send, so at high rates
-        // a send may leave up to one grain late (counted in its response time and send lag).
-        // (Closed loop has no clock to wait on: skip the scan.)
-        let due = if worker.paced {
-            conns
-                .iter()
-                .filter(|c| !c.finished && c.units_in_flight < plan.pipeline && !c.blocked())
-                .filter_map(|c| c.pacer.next_due())
-                .min()
-        } else {
-            None
-        };
-        if let Some(due) = due {
+        // Paced sends are batched at a grain: each timer wake-up costs more than a send, so at
+        // high rates a send may leave up to one grain late (counted in its response time and
+        // send lag). Only connections that can send are queued (`due.rs`); closed loop has none.
+        if let Some(due) = worker.due.next() {
             wake = wake.min(due.max(now + TIMER_GRAIN));
         }
         if worker.down > 0 {
@@ -140,15 +132,14 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             let up = conn.links.get(node).and_then(Option::as_ref).is_some_and(|l| l.io.is_some());
             if !conn.finished && up {
                 now = worker.on_event(conn, c, node, now);
+                worker.requeue(conn, c);
             }
         }
         if worker.paced {
-            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished && !c.blocked()) {
-                worker.fill_and_flush(conn, c, now);
-            }
+            worker.send_due(&mut conns, now);
         }
         if let Some(timeout) = plan.faults.timeout {
-            for conn in conns.iter_mut().filter(|c| !c.finished) {
+            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
                 for node in 0..conn.links.len() {
                     let late = conn.links[node].as_ref().is_some_and(|l| {
                         l.io.is_some()
@@ -156,6 +147,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
                     });
                     if late {
                         worker.fail(conn, node, ErrorKind::Timeout, now);
+                        worker.requeue(conn, c);
                     }
                 }
             }
@@ -222,8 +214,10 @@ struct Worker<'p> {
     next_flush: Instant,
     /// Connections not finished yet.
     active: usize,
-    /// Whether any connection waits on a clock (then every wake-up tries to send).
+    /// Whether any connection waits on a clock.
     paced: bool,
+    /// Paced: the connections that can send, by when their next send is due.
+    due: DueQueue,
     /// Links waiting to reconnect.
     down: usize,
     /// Cluster mode.
@@ -268,6 +262,7 @@ impl<'p> Worker<'p> {
             next_flush: plan.measure_from + plan.interval,
             active: conns.len(),
             paced,
+            due: DueQueue::new(if paced { conns.len() } else { 0 }),
             down: 0,
             router,
             journal,
@@ -484,6 +479,7 @@ impl<'p> Worker<'p> {
         if conn.remaining == Some(0) && conn.idle() {
             self.finish(conn);
         }
+        self.requeue(conn, c);
     }
 
     /// Encodes one command onto the link it belongs to; returns that link's node.
