@@ -82,14 +82,16 @@ impl Worker<'_> {
     /// Queues a paced connection at its next send if it can send then: a slot free in its
     /// pipeline, quota left, connected and joined. Otherwise it stays out until one of those
     /// changes, and whatever changes it (a reply, a reconnect, joining) calls this again.
-    #[inline]
+    #[inline(always)]
     pub(super) fn requeue(&mut self, conn: &Conn, c: usize) {
-        if !self.paced
-            || conn.finished
-            || conn.units_in_flight >= self.plan.pipeline
-            || conn.remaining == Some(0)
-            || conn.blocked()
-        {
+        // Closed loop pays this one test.
+        if self.paced {
+            self.requeue_paced(conn, c);
+        }
+    }
+
+    fn requeue_paced(&mut self, conn: &Conn, c: usize) {
+        if conn.finished || conn.units_in_flight >= self.plan.pipeline || conn.remaining == Some(0) || conn.blocked() {
             return;
         }
         if let Some(at) = conn.pacer.next_due() {

@@ -107,9 +107,10 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         }
         let timeout = wake.saturating_duration_since(now);
         let polled = match worker.timer.as_mut() {
-            // Open loop: the timerfd wakes us to the microsecond.
+            // Open loop: the timerfd wakes us to the microsecond (set from a fresh clock: `now`
+            // is as old as the sends just made).
             Some(timer) if !timeout.is_zero() => {
-                timer.arm(wake, now).and_then(|()| worker.poll.poll(&mut events, None))
+                timer.arm(wake, Instant::now()).and_then(|()| worker.poll.poll(&mut events, None))
             }
             _ => worker.poll.poll(&mut events, Some(timeout)),
         };
