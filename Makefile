@@ -3,7 +3,7 @@
 
 CARGO ?= cargo
 
-.PHONY: all build release deps test lint demo bench clean
+.PHONY: all build release deps test lint demo bench bench-openloop clean
 
 all: build
 
@@ -36,6 +36,10 @@ demo: deps release
 # Side by side with redis-benchmark (and memtier_benchmark / valkey-benchmark when on PATH).
 bench: deps release
 	@python3 scripts/bench.py
+
+# Paced (--rate) cost per request against closed loop at 50 to 10,000 connections.
+bench-openloop: deps release
+	@python3 scripts/openloop_bench.py
 
 clean:
 	$(CARGO) clean

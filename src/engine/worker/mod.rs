@@ -15,12 +15,14 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 mod conn;
+mod due;
 mod faults;
 mod guard;
 mod ramp;
 
 pub use conn::{Conn, Link};
 use conn::{InFlight, make_room};
+use due::DueQueue;
 use faults::{MAX_REDIRECTS, redirect_of};
 pub use ramp::join_delay;
 
@@ -87,20 +89,10 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         if let Some(join) = worker.next_join {
             wake = wake.min(join);
         }
-        // A connection with a full pipeline waits for a reply, not for its clock. Paced sends
-        // are batched at a grain: each timer wake-up costs more than a send, so at high rates
-        // a send may leave up to one grain late (counted in its response time and send lag).
-        // (Closed loop has no clock to wait on: skip the scan.)
-        let due = if worker.paced {
-            conns
-                .iter()
-                .filter(|c| !c.finished && c.remaining != Some(0) && c.units_in_flight < plan.pipeline && !c.blocked())
-                .filter_map(|c| c.pacer.next_due())
-                .min()
-        } else {
-            None
-        };
-        if let Some(due) = due {
+        // Paced sends are batched at a grain: each timer wake-up costs more than a send, so at
+        // high rates a send may leave up to one grain late (counted in its response time and
+        // send lag). Only connections that can send are queued (`due.rs`); closed loop has none.
+        if let Some(due) = worker.due.next() {
             wake = wake.min(due.max(now + TIMER_GRAIN));
         }
         if worker.down > 0 {
@@ -118,9 +110,10 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         }
         let timeout = wake.saturating_duration_since(now);
         let polled = match worker.timer.as_mut() {
-            // Open loop: the timerfd wakes us to the microsecond.
+            // Open loop: the timerfd wakes us to the microsecond (set from a fresh clock: `now`
+            // is as old as the sends just made).
             Some(timer) if !timeout.is_zero() => {
-                timer.arm(wake, now).and_then(|()| worker.poll.poll(&mut events, None))
+                timer.arm(wake, Instant::now()).and_then(|()| worker.poll.poll(&mut events, None))
             }
             _ => worker.poll.poll(&mut events, Some(timeout)),
         };
@@ -147,15 +140,14 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
                 if event.is_read_closed() {
                     worker.closed_by_peer(conn, node, now);
                 }
+                worker.requeue(conn, c);
             }
         }
         if worker.paced {
-            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished && !c.blocked()) {
-                worker.fill_and_flush(conn, c, now);
-            }
+            worker.send_due(&mut conns, now);
         }
         if let Some(timeout) = plan.faults.timeout {
-            for conn in conns.iter_mut().filter(|c| !c.finished) {
+            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
                 for node in 0..conn.links.len() {
                     let late = conn.links[node].as_ref().is_some_and(|l| {
                         l.io.is_some()
@@ -167,6 +159,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
                             guard::gave_up(&plan.server.target, timeout);
                             worker.abandon(conn, ErrorKind::Timeout);
                         }
+                        worker.requeue(conn, c);
                     }
                 }
             }
@@ -241,8 +234,10 @@ struct Worker<'p> {
     next_flush: Instant,
     /// Connections not finished yet.
     active: usize,
-    /// Whether any connection waits on a clock (then every wake-up tries to send).
+    /// Whether any connection waits on a clock.
     paced: bool,
+    /// Paced: the connections that can send, by when their next send is due.
+    due: DueQueue,
     /// Links waiting to reconnect.
     down: usize,
     /// Cluster mode.
@@ -287,6 +282,7 @@ impl<'p> Worker<'p> {
             next_flush: plan.measure_from + plan.interval,
             active: conns.len(),
             paced,
+            due: DueQueue::new(if paced { conns.len() } else { 0 }),
             down: 0,
             router,
             journal,
@@ -514,6 +510,7 @@ impl<'p> Worker<'p> {
         if conn.remaining == Some(0) && conn.idle() {
             self.finish(conn);
         }
+        self.requeue(conn, c);
     }
 
     /// Encodes one command onto the link it belongs to; returns that link's node.

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Open-loop (paced) cost against closed loop: client CPU per request, late sends and the
+bottleneck verdict at several connection counts, one client thread, on one redis-server.
+
+The server is pinned to core 0 and respbench to core 1 (taskset). Each connection count runs
+`--rate RATE --duration DURATION` (paced) and, for comparison, the same duration closed loop;
+both GET:SET 4:1 (`--ratio 1:4`) with 100-byte values over 100k prefilled keys. Client CPU is
+user + sys of the child from getrusage (connecting included) and, separately, the worker
+thread's CPU from respbench's JSON (the event loop alone). Medians of --runs.
+
+With --callgrind, instead counts instructions (valgrind) of a short paced run per connection
+count: Ir of the whole process and of the worker's event loop (inclusive), per request.
+
+Several builds can be compared in one go, alternating run by run so that the machine's
+drift hits them alike: --binary before=/tmp/old,after=target/release/respbench.
+
+Usage: scripts/openloop_bench.py [--binary [LABEL=]PATH,...] [--conns 50,1000,10000] [--runs 3]
+                                 [--rate 20000] [--duration 6s] [--no-closed] [--callgrind]
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KEYS = 100_000
+VALUE = 100
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def raise_nofile():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def start_server(port, workdir):
+    proc = subprocess.Popen(
+        ["taskset", "-c", "0", "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
+         "--maxclients", "20000", "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    sys.exit("openloop_bench: redis-server did not start")
+
+
+def common(binary, port, conns):
+    return [binary, "-p", str(port), "-c", str(conns), "--threads", "1", "--ratio", "1:4", "-d", str(VALUE),
+            "--key-max", str(KEYS - 1), "-q"]
+
+
+def measure(argv, json_path):
+    """Runs argv; returns a dict of what one run measured."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv + ["--json", json_path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    with open(json_path) as f:
+        doc = json.load(f)
+    count = doc["totals"]["count"]
+    loop_cpu = sum(t["cpu_secs"] for t in doc["client"]["threads"])
+    rate = doc.get("rate") or {}
+    return {
+        "count": count,
+        "ops": doc["totals"]["ops_per_sec"],
+        "us": cpu / count * 1e6,
+        "loop_us": loop_cpu / count * 1e6,
+        "late": rate.get("late_sends", 0),
+        "sends": rate.get("sends", 0),
+        "verdict": doc["bottleneck"]["verdict"],
+    }
+
+
+def callgrind(binary, port, conns, requests, rate, workdir):
+    out = os.path.join(workdir, f"callgrind.{conns}.out")
+    argv = ["taskset", "-c", "1", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    argv += common(binary, port, conns) + ["-n", str(requests), "--rate", str(rate)]
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], check=True, capture_output=True,
+                          text=True).stdout
+    total, loop = None, None
+    for line in text.splitlines():
+        if total is None and "PROGRAM TOTALS" in line:
+            total = int(line.split()[0].replace(",", ""))
+        if loop is None and "respbench::engine::worker::run" in line:
+            loop = int(line.split()[0].replace(",", ""))
+    return total / requests, (loop or 0) / requests
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "respbench"))
+    ap.add_argument("--conns", default="50,1000,10000")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rate", type=int, default=20000)
+    ap.add_argument("--duration", default="6s")
+    ap.add_argument("--no-closed", action="store_true", help="skip the closed-loop comparison")
+    ap.add_argument("--callgrind", action="store_true", help="count instructions instead of timing")
+    ap.add_argument("--cg-requests", type=int, default=20000)
+    ap.add_argument("--cg-rate", type=int, default=5000)
+    args = ap.parse_args()
+    nofile = raise_nofile()
+    conn_counts = [int(c) for c in args.conns.split(",")]
+    if max(conn_counts) + 100 > nofile:
+        sys.exit(f"openloop_bench: open-file limit {nofile} is too low for {max(conn_counts)} connections")
+    workdir = tempfile.mkdtemp(prefix="respbench-openloop-")
+    port = free_port()
+    server = start_server(port, workdir)
+    try:
+        binaries = [b.split("=", 1) if "=" in b else [os.path.basename(b), b] for b in args.binary.split(",")]
+        subprocess.run([binaries[-1][1], "-p", str(port), "-n", "allkeys", "--key-min", "0", "--key-max", str(KEYS - 1),
+                        "-d", str(VALUE), "-q"], check=True, stdout=subprocess.DEVNULL)
+        if args.callgrind:
+            print(f"callgrind: -n {args.cg_requests} --rate {args.cg_rate}")
+            print(f"{'build':<10}{'conns':>7}{'Ir/req (process)':>18}{'Ir/req (event loop)':>21}")
+            for conns in conn_counts:
+                for label, binary in binaries:
+                    total, loop = callgrind(binary, port, conns, args.cg_requests, args.cg_rate, workdir)
+                    print(f"{label:<10}{conns:>7}{total:>18,.0f}{loop:>21,.0f}", flush=True)
+            return
+        pin = ["taskset", "-c", "1"]
+        print(f"--rate {args.rate} --duration {args.duration} --threads 1 --ratio 1:4 -d {VALUE}, "
+              f"median of {args.runs}")
+        print(f"{'build':<10}{'conns':>7} {'mode':<7}{'ops/s':>9}{'us/req':>8}{'loop us/req':>12}{'late sends':>16}"
+              f"  verdicts")
+        for conns in conn_counts:
+            modes = [("paced", ["--rate", str(args.rate), "--duration", args.duration])]
+            if not args.no_closed:
+                modes.append(("closed", ["--duration", args.duration]))
+            for name, extra in modes:
+                runs = {label: [] for label, _ in binaries}
+                for _ in range(args.runs):
+                    for label, binary in binaries:
+                        argv = pin + common(binary, port, conns) + extra
+                        runs[label].append(measure(argv, os.path.join(workdir, "run.json")))
+                for label, rs in runs.items():
+                    med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "sends")}
+                    verdicts = ",".join(r["verdict"] for r in rs)
+                    late = f"{med['late']:.0f} ({100 * med['late'] / med['sends']:.2f}%)" if med["sends"] else "-"
+                    each = " ".join(f"{r['us']:.1f}" for r in rs)
+                    print(f"{label:<10}{conns:>7} {name:<7}{med['ops']:>9.0f}{med['us']:>8.2f}{med['loop_us']:>12.2f}"
+                          f"{late:>16}  {verdicts}  [us/req: {each}]", flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

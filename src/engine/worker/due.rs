@@ -1,0 +1,188 @@
+//! The paced worker's timer queue: which connections have a send due, earliest first, so a
+//! wake-up touches only those (not every connection open) and the next wake-up is one peek.
+//!
+//! A min-heap of (next intended send, connection), at most one entry per connection, so it
+//! never grows past the connection count it was made for (no allocation once running).
+//! Entries are invalidated lazily: a connection that sent on another path (a reply freed a
+//! slot and its send was due) keeps its old, earlier entry; when that entry comes up the
+//! worker finds nothing due yet and queues the connection again at its real time. An entry is
+//! never *later* than its connection's schedule (schedules only move forward), so a stale
+//! entry can cost a look, never a late send. A connection that cannot send (pipeline full,
+//! down, held back, quota spent) is not queued again when its entry comes up; it re-enters
+//! when a reply frees a slot or it reconnects (`Worker::fill_and_flush` queues it).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use super::{Conn, Worker};
+
+pub(super) struct DueQueue {
+    heap: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Connection `c` has an entry in `heap`.
+    queued: Vec<bool>,
+}
+
+impl DueQueue {
+    /// A queue for connections `0..conns`, allocated once.
+    pub(super) fn new(conns: usize) -> DueQueue {
+        DueQueue { heap: BinaryHeap::with_capacity(conns), queued: vec![false; conns] }
+    }
+
+    /// Queues connection `conn` to be looked at `at`, unless it already has an entry (which is
+    /// no later: see the module's note).
+    #[inline]
+    pub(super) fn push(&mut self, conn: usize, at: Instant) {
+        if self.queued[conn] {
+            return;
+        }
+        self.queued[conn] = true;
+        debug_assert!(self.heap.len() < self.queued.len(), "one entry per connection");
+        self.heap.push(Reverse((at, conn as u32)));
+    }
+
+    /// When the earliest entry is due.
+    #[inline]
+    pub(super) fn next(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// Takes the earliest entry if it is due by `now`; its connection leaves the queue until
+    /// pushed again.
+    #[inline]
+    pub(super) fn pop_due(&mut self, now: Instant) -> Option<usize> {
+        let Reverse((at, conn)) = *self.heap.peek()?;
+        if at > now {
+            return None;
+        }
+        self.heap.pop();
+        self.queued[conn as usize] = false;
+        Some(conn as usize)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+}
+
+impl Worker<'_> {
+    /// Sends every due request of every connection whose entry came up by `now`, before the
+    /// worker returns to epoll. Each connection is queued again at its next send (by
+    /// `fill_and_flush`), which is after `now`, so this ends.
+    pub(super) fn send_due(&mut self, conns: &mut [Conn], now: Instant) {
+        while let Some(c) = self.due.pop_due(now) {
+            let conn = &mut conns[c];
+            if !conn.finished && !conn.blocked() {
+                self.fill_and_flush(conn, c, now);
+            }
+        }
+    }
+
+    /// Queues a paced connection at its next send if it can send then: a slot free in its
+    /// pipeline, quota left, connected and joined. Otherwise it stays out until one of those
+    /// changes, and whatever changes it (a reply, a reconnect, joining) calls this again.
+    #[inline(always)]
+    pub(super) fn requeue(&mut self, conn: &Conn, c: usize) {
+        // Closed loop pays this one test.
+        if self.paced {
+            self.requeue_paced(conn, c);
+        }
+    }
+
+    fn requeue_paced(&mut self, conn: &Conn, c: usize) {
+        if conn.finished || conn.units_in_flight >= self.plan.pipeline || conn.remaining == Some(0) || conn.blocked() {
+            return;
+        }
+        if let Some(at) = conn.pacer.next_due() {
+            self.due.push(c, at);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    #[test]
+    fn pops_in_time_order_only_what_is_due() {
+        let t = Instant::now();
+        let mut q = DueQueue::new(4);
+        q.push(0, t + us(30));
+        q.push(1, t + us(10));
+        q.push(2, t + us(20));
+        q.push(3, t + us(40));
+        assert_eq!(q.next(), Some(t + us(10)));
+        assert_eq!(q.pop_due(t), None, "nothing is due before its time");
+        let due: Vec<usize> = std::iter::from_fn(|| q.pop_due(t + us(30))).collect();
+        assert_eq!(due, vec![1, 2, 0]);
+        assert_eq!(q.next(), Some(t + us(40)));
+        assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn equal_times_come_out_by_connection() {
+        let t = Instant::now();
+        let mut q = DueQueue::new(3);
+        for c in [2, 0, 1] {
+            q.push(c, t);
+        }
+        let due: Vec<usize> = std::iter::from_fn(|| q.pop_due(t)).collect();
+        assert_eq!(due, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_stale_entry_is_corrected_when_it_comes_up() {
+        // Connection 0 is queued for t+10, then sends on another path: its schedule moves to
+        // t+50 while the old entry stays. Pushing again keeps one entry (the earlier one).
+        let t = Instant::now();
+        let mut q = DueQueue::new(2);
+        q.push(0, t + us(10));
+        q.push(1, t + us(30));
+        q.push(0, t + us(50));
+        assert_eq!(q.len(), 2, "one entry per connection");
+        // The stale entry comes up first; the worker finds nothing due and queues it again.
+        assert_eq!(q.pop_due(t + us(10)), Some(0));
+        q.push(0, t + us(50));
+        assert_eq!(q.pop_due(t + us(10)), None);
+        assert_eq!(q.next(), Some(t + us(30)));
+        let due: Vec<usize> = std::iter::from_fn(|| q.pop_due(t + us(60))).collect();
+        assert_eq!(due, vec![1, 0]);
+    }
+
+    #[test]
+    fn a_connection_leaves_when_popped_and_reenters_when_pushed() {
+        // A full pipeline: popped and not pushed back, it is gone (no wake-ups for it) until a
+        // reply frees a slot and the worker pushes it again.
+        let t = Instant::now();
+        let mut q = DueQueue::new(2);
+        q.push(0, t);
+        assert_eq!(q.pop_due(t), Some(0));
+        assert_eq!(q.next(), None);
+        assert_eq!(q.pop_due(t + us(1000)), None);
+        q.push(0, t + us(5));
+        assert_eq!(q.next(), Some(t + us(5)));
+        assert_eq!(q.pop_due(t + us(5)), Some(0));
+    }
+
+    #[test]
+    fn never_grows_past_its_connections() {
+        let t = Instant::now();
+        let n = 1000;
+        let mut q = DueQueue::new(n);
+        let capacity = q.heap.capacity();
+        for round in 0..50u64 {
+            for c in 0..n {
+                q.push(c, t + us(round * 7 + (c as u64 * 13) % 97));
+            }
+            while q.pop_due(t + us(round * 7 + 50)).is_some() {}
+        }
+        assert!(q.len() <= n);
+        assert_eq!(q.heap.capacity(), capacity, "the heap reallocated");
+    }
+}
