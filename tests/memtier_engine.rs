@@ -244,6 +244,8 @@ fn a_fatal_signal_ends_the_run_with_a_bug_report() {
             "=== RESPBENCH BUG REPORT START",
             &format!("Crashed running signal <{name}>"),
             &format!("Sent by process: {}", std::process::id()),
+            "--- STACK TRACE",
+            "respbench(",
             "respbench_version:",
             &format!("command_line:{} -p {port}", env!("CARGO_BIN_EXE_respbench")),
             "--- SERVER INFO OUTPUT",

@@ -8,6 +8,8 @@
 //! watcher thread: the handler hands it the signal over a pipe and waits (bounded) for it to
 //! finish; if the watcher cannot (the crash left a lock held), the handler writes a block
 //! formatted at start-up with `write(2)` instead. Then it re-raises with the default action.
+//! The handler takes the crashed thread's return addresses itself (glibc's `backtrace`, loaded
+//! at start-up); the watcher names them.
 
 use std::ffi::c_int;
 use std::io::Write;
@@ -31,6 +33,16 @@ static FROM_WATCHER: AtomicI32 = AtomicI32::new(-1);
 /// The report the handler writes itself if the watcher does not answer in time.
 static FALLBACK: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 static FALLBACK_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// The crashed thread's return addresses, taken by the handler (glibc's `backtrace`, warmed
+/// at start-up so that it does not load libgcc inside the handler) and named by the watcher.
+struct Frames(std::cell::UnsafeCell<[*mut libc::c_void; MAX_FRAMES]>);
+// SAFETY: only the first fatal signal's handler writes it (CRASHING), and the watcher reads
+// it only after the handler has written the frame count and woken it.
+unsafe impl Sync for Frames {}
+const MAX_FRAMES: usize = 64;
+static FRAMES: Frames = Frames(std::cell::UnsafeCell::new([std::ptr::null_mut(); MAX_FRAMES]));
+static FRAME_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// The server the report asks for INFO and CLIENT LIST.
 static SERVER: Mutex<Option<ServerOptions>> = Mutex::new(None);
@@ -58,6 +70,9 @@ pub fn install() -> Stop {
         let fallback = format!("{}{}{}", header(None), info_block(None), footer(None)).into_bytes().leak();
         FALLBACK_LEN.store(fallback.len(), Ordering::SeqCst);
         FALLBACK.store(fallback.as_mut_ptr(), Ordering::SeqCst);
+        let mut warm = [std::ptr::null_mut(); 2];
+        // SAFETY: a buffer of the length given; the first call loads the unwinder.
+        unsafe { libc::backtrace(warm.as_mut_ptr(), warm.len() as c_int) };
         start_watcher();
         for sig in STOP_SIGNALS {
             set_handler(sig, on_stop as extern "C" fn(c_int) as usize, libc::SA_RESTART);
@@ -142,6 +157,10 @@ extern "C" fn on_fatal(sig: c_int, info: *mut libc::siginfo_t, _context: *mut li
     };
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u64;
+    // SAFETY: backtrace writes at most MAX_FRAMES pointers into the static buffer, which no
+    // one else touches until the watcher is woken below; the unwinder was loaded at start-up.
+    let frames = unsafe { libc::backtrace(FRAMES.0.get().cast(), MAX_FRAMES as c_int) };
+    FRAME_COUNT.store(frames.max(0) as usize, Ordering::SeqCst);
     let message: Message = [sig as u64, code, addr, pid, tid];
     let (to, from) = (TO_WATCHER.load(Ordering::SeqCst), FROM_WATCHER.load(Ordering::SeqCst));
     let mut reported = false;
@@ -274,9 +293,7 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
     out.push_str(&format!("\n{p}--- STACK TRACE\n"));
     let thread = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).unwrap_or_default();
     out.push_str(&format!("{p}Thread {tid} ({}) received the signal\n", thread.trim()));
-    out.push_str(&format!(
-        "{p}  (its stack cannot be walked safely from a signal handler: open the core dump with gdb for one)\n"
-    ));
+    out.push_str(&stack_trace(&p));
     out.push_str(&info_block(Some(&time)));
     let server = SERVER.lock().ok().and_then(|s| s.clone());
     if let Some(server) = server {
@@ -284,6 +301,32 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
     }
     out.push('\n');
     out.push_str(&footer(Some(&time)));
+    out
+}
+
+/// The crashed thread's frames as glibc names them (module, offset and address: `addr2line -f
+/// -C -e respbench OFFSET` gives the function and line).
+fn stack_trace(p: &str) -> String {
+    let count = FRAME_COUNT.load(Ordering::SeqCst);
+    if count == 0 {
+        return format!("{p}  (no frames: open the core dump with gdb for the stack)\n");
+    }
+    let mut out = String::new();
+    // SAFETY: the handler wrote `count` frames before waking this thread; backtrace_symbols
+    // returns one malloc'd block of `count` C strings (or null), freed here once.
+    unsafe {
+        let frames: *const *mut libc::c_void = FRAMES.0.get().cast();
+        let names = libc::backtrace_symbols(frames, count as c_int);
+        for i in 0..count {
+            let name = if names.is_null() {
+                format!("{:p}", *frames.add(i))
+            } else {
+                std::ffi::CStr::from_ptr(*names.add(i)).to_string_lossy().into_owned()
+            };
+            out.push_str(&format!("{p}  {name}\n"));
+        }
+        libc::free(names.cast());
+    }
     out
 }
 
