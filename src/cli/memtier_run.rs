@@ -6,24 +6,17 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{EXIT_FAILURE, Output, open_statsd, signals};
+use super::{EXIT_FAILURE, Output, checks_before_the_run, open_statsd, signals};
 use crate::config::Config;
 use crate::engine::{self, Outcome};
 use crate::report::memtier_stats::{MemtierOutput, MemtierView};
 use crate::report::{self, memtier_clients, memtier_files, memtier_json, memtier_text};
 
 pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: &AtomicBool) -> ExitCode {
-    let warnings = match engine::preflight(config) {
+    let warnings = match checks_before_the_run(config) {
         Ok(w) => w,
-        Err(e) => {
-            eprintln!("respbench: {e}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
+        Err(code) => return code,
     };
-    for warning in &warnings {
-        eprintln!("respbench: warning: {warning}");
-    }
-    signals::describe_server(&config.server);
     let mut statsd = match open_statsd(output) {
         Ok(s) => s,
         Err(code) => return code,

@@ -239,17 +239,10 @@ fn run_verify(config: &Config) -> ExitCode {
 
 /// The run itself and its reports.
 fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
-    let warnings = match engine::preflight(config) {
+    let warnings = match checks_before_the_run(config) {
         Ok(w) => w,
-        Err(e) => {
-            eprintln!("respbench: {e}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
+        Err(code) => return code,
     };
-    for warning in &warnings {
-        eprintln!("respbench: warning: {warning}");
-    }
-    signals::describe_server(&config.server);
     let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
     let statsd = match open_statsd(output) {
         Ok(s) => s,
@@ -357,6 +350,20 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS
+}
+
+/// The checks before a run, their warnings printed (and kept for the report), and the server
+/// a bug report would describe; `Err` carries the exit code of a server that cannot be run against.
+fn checks_before_the_run(config: &Config) -> Result<Vec<String>, ExitCode> {
+    let warnings = engine::preflight(config).map_err(|e| {
+        eprintln!("respbench: {e}");
+        ExitCode::from(EXIT_FAILURE)
+    })?;
+    for warning in &warnings {
+        eprintln!("respbench: warning: {warning}");
+    }
+    signals::describe_server(&config.server);
+    Ok(warnings)
 }
 
 /// The StatsD sender `--statsd-host` asks for, if any; `Err` carries the usage error's code.
