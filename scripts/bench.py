@@ -89,7 +89,7 @@ def clients(port, requests, pipeline, core):
         out["memtier_benchmark"] = pin + [
             "memtier_benchmark", "-p", str(port), "-t", "1", "-c", str(CONNECTIONS),
             "-n", str(requests // CONNECTIONS), "--pipeline", str(pipeline), "--ratio", "0:1",
-            "--key-prefix", "key:", "--key-minimum", "0", "--key-maximum", str(KEYS - 1), "-d", str(VALUE),
+            "--key-prefix", "key:", "--key-minimum", "1", "--key-maximum", str(KEYS - 1), "-d", str(VALUE),
             "--distinct-client-seed", "--hide-histogram"]
     return out
 
