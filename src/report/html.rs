@@ -40,7 +40,13 @@ fn ms(us: &Value) -> String {
 pub fn utc(unix_ms: u64) -> String {
     let secs = unix_ms / 1000;
     let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's days-to-civil algorithm.
+    let (year, month, day) = civil(days);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Year, month (1-12) and day of the month of a day counted from 1970-01-01 (Howard
+/// Hinnant's days-to-civil algorithm).
+pub fn civil(days: u64) -> (i64, i64, i64) {
     let z = days as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -49,8 +55,7 @@ pub fn utc(unix_ms: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 /// x positions of a result's timeline: seconds since its start, runs one after another.
