@@ -36,10 +36,10 @@ def cores():
     return ("0", "1") if n >= 2 else ("0", "0")
 
 
-def start_server(port, core, workdir):
+def start_server(port, core, workdir, extra=()):
     proc = subprocess.Popen(
         ["taskset", "-c", core, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log")],
+         "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log"), *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:

@@ -23,22 +23,17 @@ import json
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the closed-loop benchmark's server and port helpers)
+from bench import free_port  # noqa: E402
 KEYS = 100_000
 VALUE = 100
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def raise_nofile():
@@ -49,20 +44,7 @@ def raise_nofile():
 
 
 def start_server(port, workdir):
-    proc = subprocess.Popen(
-        ["taskset", "-c", "0", "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--maxclients", "20000", "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    sys.exit("openloop_bench: redis-server did not start")
+    return bench.start_server(port, "0", workdir, ["--maxclients", "20000"])
 
 
 def common(binary, port, conns):
