@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the servers and tools the tests, the demo and the benchmark use, when missing:
-# Debian's redis-server and redis-tools (redis-cli, redis-benchmark), and chromium, in which
+# Debian's redis-server and redis-tools (redis-cli, redis-benchmark), memcached, and chromium, in which
 # the report tests open the HTML reports; Slurm and munge, which the shard test starts as a
 # private one-node cluster; PyPI's kubernetes-validate, which checks examples/k8s, and
 # prometheus-client, whose parser reads --metrics-listen's text in the tests.
@@ -9,6 +9,7 @@ missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v redis-benchmark >/dev/null || missing+=(redis-tools)
+command -v memcached >/dev/null || missing+=(memcached)
 command -v taskset >/dev/null || missing+=(util-linux)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v slurmctld >/dev/null || missing+=(slurm-wlm)
