@@ -2,10 +2,12 @@
 //! non-blocking transports the engine drives, and one-off calls such as INFO.
 
 pub mod cluster;
+mod dial;
 pub mod mptcp;
 mod silence;
 mod tls;
 
+pub use dial::{Dial, Login, Progress};
 pub use silence::{guess as resp_guess, hex};
 
 use std::io::{self, Read, Write};

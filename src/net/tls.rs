@@ -242,6 +242,21 @@ pub struct TlsStream {
 }
 
 impl TlsStream {
+    /// A client connection whose handshake is driven by the reads and writes that follow
+    /// (plaintext written meanwhile waits in rustls until the handshake is done).
+    pub fn client(
+        config: Arc<ClientConfig>,
+        name: ServerName<'static>,
+        sock: mio::net::TcpStream,
+    ) -> Result<TlsStream, String> {
+        let conn = ClientConnection::new(config, name).map_err(|e| format!("TLS setup: {e}"))?;
+        Ok(TlsStream { conn, sock })
+    }
+
+    pub fn is_handshaking(&self) -> bool {
+        self.conn.is_handshaking()
+    }
+
     pub fn from_blocking(stream: StreamOwned<ClientConnection, TcpStream>) -> io::Result<TlsStream> {
         let StreamOwned { conn, sock } = stream;
         sock.set_nonblocking(true)?;

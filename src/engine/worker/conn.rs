@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::super::pacer::Pacer;
-use crate::net::Transport;
+use crate::net::{Dial, Transport};
 use crate::stats::ClientStats;
 use crate::workload::RequestGen;
 
@@ -40,10 +40,21 @@ pub(super) struct Down {
     pub(super) attempts: u32,
 }
 
+/// A reconnect under way in the event loop (`net::Dial`): its socket is registered with the
+/// link's token until it is logged in.
+pub(super) struct Dialing {
+    pub(super) dial: Dial,
+    /// Whether the link was out (a reconnect, not a first connect or `--reconnect-every`):
+    /// then its downtime is an outage.
+    pub(super) outage: bool,
+}
+
 /// One socket of a connection, to one node.
 pub struct Link {
     /// `None` while down.
     pub(super) io: Option<Transport>,
+    /// While down: the attempt to connect again under way, if any.
+    pub(super) dialing: Option<Box<Dialing>>,
     pub(super) rbuf: Vec<u8>,
     pub(super) rstart: usize,
     pub(super) rend: usize,
@@ -64,6 +75,7 @@ impl Link {
     pub fn new(io: Transport, pipeline: usize, max_request: usize) -> Link {
         Link {
             io: Some(io),
+            dialing: None,
             rbuf: vec![0; READ_BUFFER],
             rstart: 0,
             rend: 0,
@@ -81,6 +93,7 @@ impl Link {
     pub(super) fn waiting(pipeline: usize, max_request: usize, down: Down) -> Link {
         Link {
             io: None,
+            dialing: None,
             rbuf: vec![0; READ_BUFFER],
             rstart: 0,
             rend: 0,

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use mio::{Interest, Token};
 
-use super::conn::{Conn, Down, InFlight, Link};
+use super::conn::{Conn, Dialing, Down, InFlight, Link};
 use super::{LINKS, Worker};
+use crate::config::ServerOptions;
 use crate::engine::router;
-use crate::net::{Session, cluster};
+use crate::net::{ConnectError, Dial, Login, Progress, Session, Transport, cluster};
 use crate::resp;
 use crate::stats::{ErrorKind, OpStats, Window};
 
@@ -189,17 +190,89 @@ impl Worker<'_> {
         }
     }
 
-    /// Tries to log in a down link; on failure backs off (or gives up after `--max-reconnects`).
+    /// Starts an attempt to log a down link in, in the event loop (`net::Dial`): the other
+    /// connections of the worker go on meanwhile. Called again at the attempt's deadline, it
+    /// counts the attempt as failed. What only a blocking login can do (MPTCP, memcached
+    /// SASL) is done blocking, bounded by the connect timeout.
     pub(super) fn connect_link(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
-        let Some(mut down) = conn.links[node].as_ref().and_then(|l| l.down) else { return };
-        self.window.reconnect_attempts += 1;
+        let Some(link) = conn.links[node].as_mut() else { return };
+        let Some(down) = link.down else { return };
         let opts = match &self.router {
             Some(router) => router.options_for(node),
             None => self.plan.server.clone(),
         };
+        if let Some(mut dialing) = link.dialing.take() {
+            let _ = self.poll.registry().deregister(dialing.dial.source());
+            crate::net::debug(|| format!("reconnecting to {}: no login within the connect timeout", opts.target));
+            self.attempt_failed(conn, node, down, &opts.target.to_string(), now);
+            return;
+        }
+        self.window.reconnect_attempts += 1;
         let replica = self.router.as_ref().is_some_and(|r| r.is_replica(node));
         let timeout = opts.connect_timeout.unwrap_or(RECONNECT_TIMEOUT);
-        let opened = Session::open_within(&opts, timeout).ok().and_then(|mut session| {
+        let Some(login) = Login::of(&opts, replica) else {
+            return self.connect_blocking(conn, c, node, (&opts, replica, timeout), now);
+        };
+        let token = Token(c * LINKS + node);
+        let started = Dial::start(&opts, login, now + timeout).and_then(|mut dial| {
+            let registered =
+                self.poll.registry().register(dial.source(), token, Interest::READABLE | Interest::WRITABLE);
+            registered.map(|()| dial).map_err(|source| ConnectError::Io { target: opts.target.to_string(), source })
+        });
+        let link = conn.links[node].as_mut().expect("checked above");
+        match started {
+            Ok(dial) => {
+                let outage = down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since;
+                link.down = Some(Down { retry_at: dial.deadline, ..down });
+                link.dialing = Some(Box::new(Dialing { dial, outage }));
+            }
+            Err(e) => {
+                crate::net::debug(|| format!("reconnecting: {e}"));
+                self.attempt_failed(conn, node, down, &opts.target.to_string(), now);
+            }
+        }
+    }
+
+    /// A readiness event on a link that is dialing: moves the attempt on.
+    pub(super) fn on_dial(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
+        let Some(link) = conn.links[node].as_mut() else { return };
+        let (Some(dialing), Some(down)) = (link.dialing.as_mut(), link.down) else { return };
+        match dialing.dial.advance() {
+            Progress::Pending => {}
+            Progress::Ready => {
+                let Dialing { dial, outage } = *link.dialing.take().expect("dialing");
+                let (io, rest) = dial.finish();
+                let target = self.target_of(node);
+                self.link_up(conn, node, io, (down, outage, &target), Instant::now());
+                if let Some(link) = conn.links[node].as_mut()
+                    && !rest.is_empty()
+                {
+                    link.rbuf[..rest.len()].copy_from_slice(&rest);
+                    link.rend = rest.len();
+                }
+                self.fill_and_flush(conn, c, Instant::now());
+            }
+            Progress::Failed(e) => {
+                let mut dialing = link.dialing.take().expect("dialing");
+                let _ = self.poll.registry().deregister(dialing.dial.source());
+                crate::net::debug(|| format!("reconnecting: {e}"));
+                let target = self.target_of(node);
+                self.attempt_failed(conn, node, down, &target, now);
+            }
+        }
+    }
+
+    /// The blocking reconnect, for logins the event loop cannot drive.
+    fn connect_blocking(
+        &mut self,
+        conn: &mut Conn,
+        c: usize,
+        node: usize,
+        (opts, replica, timeout): (&ServerOptions, bool, Duration),
+        now: Instant,
+    ) {
+        let Some(down) = conn.links[node].as_ref().and_then(|l| l.down) else { return };
+        let opened = Session::open_within(opts, timeout).ok().and_then(|mut session| {
             if replica {
                 session.call_checked(&[b"READONLY"]).ok()?;
             }
@@ -209,48 +282,66 @@ impl Worker<'_> {
         let registered = opened.and_then(|mut io| {
             self.poll.registry().register(&mut io, token, Interest::READABLE | Interest::WRITABLE).ok().map(|()| io)
         });
-        let after = Instant::now();
-        let link = conn.links[node].as_mut().expect("checked above");
+        let target = opts.target.to_string();
         match registered {
             Some(io) => {
-                link.io = Some(io);
-                link.down = None;
-                link.healthy = false;
-                link.served = 0;
-                self.down -= 1;
-                // Connecting a new link is not an outage; reconnecting one is.
-                if down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since {
-                    self.window.down.push((down.since, after));
-                    eprintln!("respbench: reconnected to {} after {} failed attempts", opts.target, down.attempts);
-                }
-                // Sent again now: service time counts from here, response time still from the
-                // intended send (the outage is in it).
-                for req in link.inflight.iter_mut() {
-                    req.sent = after;
-                }
-                self.flush_link(conn, node);
+                let outage = down.attempts > 0
+                    || conn.links[node].as_ref().is_some_and(|l| !l.inflight.is_empty())
+                    || down.retry_at > down.since;
+                self.link_up(conn, node, io, (down, outage, &target), Instant::now());
             }
-            None => {
-                down.attempts += 1;
-                if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
-                    eprintln!(
-                        "respbench: connection to {}: giving up after {} reconnect attempts",
-                        opts.target, down.attempts
-                    );
-                    self.window.down.push((down.since, after));
-                    self.abandon(conn, ErrorKind::Io);
-                    return;
-                }
-                if let Some(router) = self.router.as_mut() {
-                    router.stale = true;
-                }
-                down.backoff = down.backoff.mul_f64(self.plan.faults.backoff_factor).min(self.plan.faults.max_backoff);
-                down.retry_at = now.max(after) + down.backoff;
-                crate::net::debug(|| {
-                    format!("reconnect attempt {} to {} failed; next in {:?}", down.attempts, opts.target, down.backoff)
-                });
-                link.down = Some(down);
-            }
+            None => self.attempt_failed(conn, node, down, &target, now),
+        }
+    }
+
+    /// A link is logged in again: it resumes, what waited on it goes out first.
+    fn link_up(
+        &mut self,
+        conn: &mut Conn,
+        node: usize,
+        io: Transport,
+        (down, outage, target): (Down, bool, &str),
+        after: Instant,
+    ) {
+        let link = conn.links[node].as_mut().expect("the link reconnected");
+        link.io = Some(io);
+        link.down = None;
+        link.healthy = false;
+        link.served = 0;
+        self.down -= 1;
+        // Connecting a new link is not an outage; reconnecting one is.
+        if outage {
+            self.window.down.push((down.since, after));
+            eprintln!("respbench: reconnected to {target} after {} failed attempts", down.attempts);
+        }
+        // Sent again now: service time counts from here, response time still from the
+        // intended send (the outage is in it).
+        for req in link.inflight.iter_mut() {
+            req.sent = after;
+        }
+        self.flush_link(conn, node);
+    }
+
+    /// An attempt failed: back off (or give up after `--max-reconnects`).
+    fn attempt_failed(&mut self, conn: &mut Conn, node: usize, mut down: Down, target: &str, now: Instant) {
+        let after = Instant::now();
+        down.attempts += 1;
+        if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
+            eprintln!("respbench: connection to {target}: giving up after {} reconnect attempts", down.attempts);
+            self.window.down.push((down.since, after));
+            self.abandon(conn, ErrorKind::Io);
+            return;
+        }
+        if let Some(router) = self.router.as_mut() {
+            router.stale = true;
+        }
+        down.backoff = down.backoff.mul_f64(self.plan.faults.backoff_factor).min(self.plan.faults.max_backoff);
+        down.retry_at = now.max(after) + down.backoff;
+        crate::net::debug(|| {
+            format!("reconnect attempt {} to {target} failed; next in {:?}", down.attempts, down.backoff)
+        });
+        if let Some(link) = conn.links[node].as_mut() {
+            link.down = Some(down);
         }
     }
 
@@ -260,6 +351,9 @@ impl Worker<'_> {
         if let Some(down) = link.down.take() {
             self.down -= 1;
             self.window.down.push((down.since, now));
+        }
+        if let Some(mut dialing) = link.dialing.take() {
+            let _ = self.poll.registry().deregister(dialing.dial.source());
         }
         if let Some(mut io) = link.io.take() {
             let _ = self.poll.registry().deregister(&mut io);
@@ -285,6 +379,9 @@ impl Worker<'_> {
             }
             if link.down.take().is_some() {
                 self.down -= 1;
+            }
+            if let Some(mut dialing) = link.dialing.take() {
+                let _ = self.poll.registry().deregister(dialing.dial.source());
             }
             for req in link.inflight.drain(..).filter(|r| !r.asking) {
                 count_failed(&mut self.window, self.plan.unit_row, &req);

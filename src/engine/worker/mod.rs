@@ -133,8 +133,13 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             }
             let (c, node) = (event.token().0 / LINKS, event.token().0 % LINKS);
             let conn = &mut conns[c];
-            let up = conn.links.get(node).and_then(Option::as_ref).is_some_and(|l| l.io.is_some());
-            if !conn.finished && up {
+            let link = conn.links.get(node).and_then(Option::as_ref);
+            let (up, dialing) = link.map_or((false, false), |l| (l.io.is_some(), l.dialing.is_some()));
+            if !conn.finished && dialing {
+                worker.on_dial(conn, c, node, now);
+                now = Instant::now();
+                worker.requeue(conn, c);
+            } else if !conn.finished && up {
                 now = worker.on_event(conn, c, node, now);
                 // The close came with the last bytes (one edge for both): nothing more will.
                 if event.is_read_closed() {
