@@ -10,7 +10,8 @@
 //! `requests` is per connection of the whole run and `rate_limit` per connection. memtier's
 //! key set has no room for a note: README.md says this. What a result does not record
 //! (TLS, RESP3, the Gaussian and Zipf parameters, memtier-only options) takes memtier's
-//! defaults.
+//! defaults, and a command's bytes in a second are its whole-run share (results keep them per
+//! interval for the totals only; counts and latencies are exact everywhere).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
