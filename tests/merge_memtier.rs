@@ -187,3 +187,42 @@ fn merge_with_memtier_json_refuses_different_workloads() {
     assert!(err.contains("different workloads") && err.contains("configuration.commands"), "{err}");
     assert!(!m.exists(), "nothing is written for a refused merge");
 }
+
+#[test]
+fn shards_of_several_runs_merge_into_memtiers_run_sections() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..2).map(|i| dir.path().join(format!("r{i}.json")).display().to_string()).collect();
+    let shards: Vec<Child> = (0..2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            let args = [
+                "-n", "2000", "--ratio", "1:1", "-c", "5", "--runs", "2", "--shard", &shard, "--json", &files[i], "-q",
+            ];
+            spawn_shard(&server, &args)
+        })
+        .collect();
+    for child in shards {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "a shard failed: {}", stderr(&out));
+    }
+    let docs: Vec<Value> = files.iter().map(|f| read_json(f.as_ref())).collect();
+    let memtier = dir.path().join("runs-memtier.json");
+    let out = respbench()
+        .args(["merge", &files[0], &files[1], "--print-all-runs", "--hide-histogram", "--memtier-json"])
+        .arg(&memtier)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = read_json(&memtier);
+    assert_memtiers_shape(&m, "runs.json");
+    let count = |section: &str| m[section]["Totals"]["Count"].as_u64().unwrap();
+    for run in 0..2 {
+        let shards: u64 = docs.iter().map(|d| d["runs"][run]["count"].as_u64().unwrap()).sum();
+        assert_eq!(count(&format!("RUN #{} RESULTS", run + 1)), shards, "run {run}");
+    }
+    let all = count("AGGREGATED AVERAGE RESULTS (2 runs)");
+    assert_eq!(all, count("RUN #1 RESULTS") + count("RUN #2 RESULTS"));
+    assert_eq!(all, server.calls("set") + server.calls("get"));
+    assert_eq!(all, 2 * 2000);
+}

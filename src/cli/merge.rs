@@ -32,6 +32,12 @@ struct MergeArgs {
     /// The percentiles memtier's JSON gives, comma-separated (its --print-percentiles).
     #[arg(long, value_parser = parse::percentiles, default_value = "50,99,99.9", value_name = "LIST")]
     percentiles: parse::Percentiles,
+    /// memtier's JSON: with --runs, each run's section as well (its --print-all-runs).
+    #[arg(long, requires = "memtier_json")]
+    print_all_runs: bool,
+    /// memtier's JSON: no latency distribution blocks (its --hide-histogram).
+    #[arg(long, requires = "memtier_json")]
+    hide_histogram: bool,
     /// A name for the merged result in comparisons.
     #[arg(long)]
     label: Option<String>,
@@ -61,8 +67,13 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
     let mut json = serde_json::to_string_pretty(&merged.doc).expect("plain data serialises");
     json.push('\n');
+    let options = merge::memtier::Options {
+        percentiles: args.percentiles.0.clone(),
+        print_all_runs: args.print_all_runs,
+        hide_histogram: args.hide_histogram,
+    };
     let memtier = match &args.memtier_json {
-        Some(_) => match merge::memtier::render(&merged.doc, &args.percentiles.0) {
+        Some(_) => match merge::memtier::render(&merged.doc, &options) {
             Ok(text) => text,
             Err(msg) => {
                 eprintln!("respbench merge: {msg}");

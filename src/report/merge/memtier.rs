@@ -34,8 +34,19 @@ struct Slot {
     total: OpStats,
 }
 
-/// memtier's JSON of the merged document `doc`, with these percentiles (in percent).
-pub fn render(doc: &Value, percentiles: &[f64]) -> Result<String, String> {
+/// memtier's output options that `respbench merge` takes.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--print-percentiles`, in percent.
+    pub percentiles: Vec<f64>,
+    /// `--print-all-runs`: with `--runs`, each run's section as well.
+    pub print_all_runs: bool,
+    /// `--hide-histogram`: no latency distribution blocks.
+    pub hide_histogram: bool,
+}
+
+/// memtier's JSON of the merged document `doc`.
+pub fn render(doc: &Value, options: &Options) -> Result<String, String> {
     let config = &doc["configuration"];
     let names = row_names(doc);
     let histograms = &doc["histograms"];
@@ -89,7 +100,7 @@ pub fn render(doc: &Value, percentiles: &[f64]) -> Result<String, String> {
         moved: doc["cluster"]["moved"].as_u64().unwrap_or(0),
         asked: doc["cluster"]["asked"].as_u64().unwrap_or(0),
     };
-    let layout = Layout { arbitrary: arbitrary(&names), by_line: false, print_all_runs: false };
+    let layout = Layout { arbitrary: arbitrary(&names), by_line: false, print_all_runs: options.print_all_runs };
     let sections = if runs.len() <= 1 {
         let slots: Vec<Slot> = runs.into_values().next().unwrap_or_default();
         let pooled = whole.measured(&ops, pooled_total, &slots, started, secs(&doc["duration_secs"]));
@@ -125,7 +136,7 @@ pub fn render(doc: &Value, percentiles: &[f64]) -> Result<String, String> {
     let connections = config["connections"].as_u64().unwrap_or(1).max(1) as usize;
     let requests_per_client = config["requests"].as_u64().unwrap_or(0) / connections as u64;
     let seconds = config["duration_secs"].as_f64().map(|d| d as u64);
-    let mut sorted = percentiles.to_vec();
+    let mut sorted = options.percentiles.clone();
     sorted.sort_by(f64::total_cmp);
     let document = Document {
         configuration: configuration(config, &layout, threads, connections, seconds, requests_per_client),
@@ -135,7 +146,7 @@ pub fn render(doc: &Value, percentiles: &[f64]) -> Result<String, String> {
         requests_per_client,
         cluster: !doc["cluster"].is_null(),
         percentiles: sorted,
-        hide_histogram: false,
+        hide_histogram: options.hide_histogram,
         sections,
     };
     Ok(memtier_json::write(&document))
@@ -303,7 +314,7 @@ fn configuration(
     put("wait-ratio", json!("0:0"));
     put("num-slaves", json!("0:0"));
     put("wait-timeout", json!("0-0"));
-    put("print-all-runs", flag(false));
+    put("print-all-runs", flag(layout.print_all_runs));
     if !c["ramp"].is_null() {
         let per_thread = |k: &str| c["ramp"][k].as_u64().unwrap_or(0) / threads as u64;
         put("clients_start", json!(per_thread("start")));
