@@ -3,11 +3,13 @@
 //! types and layouts, not numbers.
 
 mod common;
+mod memtier_shape;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::{Server, read_json, respbench, stderr, stdout};
+use memtier_shape::shape;
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
@@ -28,40 +30,6 @@ fn memtier(server: &Server, dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap();
     assert!(out.status.success(), "memtier {args:?}: {}", stderr(&out));
     out
-}
-
-/// Every path of a JSON document with its value's type; per-second keys and array items
-/// collapse to `#` and `[]`.
-fn shape(v: &Value, path: String, out: &mut BTreeMap<String, &'static str>) {
-    match v {
-        Value::Object(m) => {
-            if m.is_empty() {
-                out.insert(path.clone(), "{}");
-            }
-            for (k, v) in m {
-                let k = if k.chars().all(|c| c.is_ascii_digit()) { "#" } else { k.as_str() };
-                shape(v, format!("{path}/{k}"), out);
-            }
-        }
-        Value::Array(items) => {
-            out.insert(path.clone(), "list");
-            for v in items {
-                shape(v, format!("{path}[]"), out);
-            }
-        }
-        Value::Null => {
-            out.insert(path, "null");
-        }
-        Value::Bool(_) => {
-            out.insert(path, "bool");
-        }
-        Value::String(_) => {
-            out.insert(path, "string");
-        }
-        Value::Number(n) => {
-            out.insert(path, if n.is_f64() { "float" } else { "integer" });
-        }
-    }
 }
 
 fn assert_same_shape(ours: &Path, theirs: &str) {

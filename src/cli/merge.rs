@@ -1,6 +1,6 @@
 //! `respbench merge A.json B.json ...`: the results of the shards of one run (several load
 //! machines, `--shard`) as one result, merged exactly by `report::merge`, written as JSON and
-//! HTML or printed as a summary.
+//! HTML (and memtier_benchmark's JSON, `report::merge::memtier`) or printed as a summary.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::results::{load, name_of, write};
-use super::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
+use super::{EXIT_FAILURE, EXIT_USAGE, parse, parse_args, usage_error};
 use crate::report::{self, merge};
 
 /// Merges the results of a run's shards into one result.
@@ -25,6 +25,19 @@ struct MergeArgs {
     /// Write the HTML report of the merged result.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Write the merged result as memtier_benchmark 2.3's JSON (its --json-out-file): whole-run
+    /// figures, percentiles of every shard's samples.
+    #[arg(long, value_name = "FILE")]
+    memtier_json: Option<PathBuf>,
+    /// The percentiles memtier's JSON gives, comma-separated (its --print-percentiles).
+    #[arg(long, value_parser = parse::percentiles, default_value = "50,99,99.9", value_name = "LIST")]
+    percentiles: parse::Percentiles,
+    /// memtier's JSON: with --runs, each run's section as well (its --print-all-runs).
+    #[arg(long, requires = "memtier_json")]
+    print_all_runs: bool,
+    /// memtier's JSON: no latency distribution blocks (its --hide-histogram).
+    #[arg(long, requires = "memtier_json")]
+    hide_histogram: bool,
     /// A name for the merged result in comparisons.
     #[arg(long)]
     label: Option<String>,
@@ -54,14 +67,30 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
     let mut json = serde_json::to_string_pretty(&merged.doc).expect("plain data serialises");
     json.push('\n');
-    let outputs = [(&args.json, json), (&args.html, String::new())];
-    if outputs.iter().all(|(p, _)| p.is_none()) {
+    let options = merge::memtier::Options {
+        percentiles: args.percentiles.0.clone(),
+        print_all_runs: args.print_all_runs,
+        hide_histogram: args.hide_histogram,
+    };
+    let memtier = match &args.memtier_json {
+        Some(_) => match merge::memtier::render(&merged.doc, &options) {
+            Ok(text) => text,
+            Err(msg) => {
+                eprintln!("respbench merge: {msg}");
+                return ExitCode::from(EXIT_FAILURE);
+            }
+        },
+        None => String::new(),
+    };
+    if args.json.is_none() && args.html.is_none() && args.memtier_json.is_none() {
         print!("{}", report::tables::markdown(&merged.doc));
         return ExitCode::SUCCESS;
     }
+    let html = || report::html::render(&merged.doc);
+    let outputs = [(&args.json, Some(json)), (&args.html, None), (&args.memtier_json, Some(memtier))];
     for (path, text) in outputs {
         let Some(path) = path else { continue };
-        let text = if text.is_empty() { report::html::render(&merged.doc) } else { text };
+        let text = text.unwrap_or_else(html);
         if let Err(msg) = write(path, &text) {
             eprintln!("respbench: {msg}");
             return ExitCode::from(EXIT_FAILURE);

@@ -13,29 +13,65 @@ use super::memtier_stats::{Row, Section, at_percentile, distribution, ms, sectio
 use crate::config::StopAfter;
 use crate::engine::Outcome;
 
+/// What memtier's JSON is written from: a run (`render`) and a merged result
+/// (`memtier_merge`) both fill it.
+pub struct Document {
+    /// The `configuration` block.
+    pub configuration: Value,
+    /// All threads, and all connections (the run information gives them per thread).
+    pub threads: usize,
+    pub connections: usize,
+    /// `Seconds` of a timed run, else `Requests per client`.
+    pub seconds: Option<u64>,
+    pub requests_per_client: u64,
+    /// Cluster mode: Totals carry MOVED/sec and ASK/sec.
+    pub cluster: bool,
+    /// `--print-percentiles`, in percent, sorted.
+    pub percentiles: Vec<f64>,
+    /// `--hide-histogram`.
+    pub hide_histogram: bool,
+    pub sections: Vec<Section>,
+}
+
 /// The whole document: configuration, run information, then one object per section
 /// (`ALL STATS`, or the RUN #n / BEST / WORST / AGGREGATED AVERAGE sections for several runs).
 pub fn render(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> String {
     let config = view.config;
-    let mut doc = Map::new();
-    doc.insert(
-        "configuration".into(),
-        super::memtier_config::configuration(view, runs.len().max(1), requests_per_client(view)),
-    );
-    let threads = config.threads.max(1);
+    let requests_per_client = requests_per_client(view);
+    write(&Document {
+        configuration: super::memtier_config::configuration(view, runs.len().max(1), requests_per_client),
+        threads: config.threads.max(1),
+        connections: config.connections,
+        seconds: match config.stop {
+            StopAfter::Duration(d) => Some(d.as_secs()),
+            _ => None,
+        },
+        requests_per_client,
+        cluster: config.cluster.is_some(),
+        percentiles: view.sorted_percentiles(),
+        hide_histogram: view.options.hide_histogram,
+        sections: sections(view, runs, pooled),
+    })
+}
+
+/// The text of `doc`, key for key as memtier writes it.
+pub fn write(doc: &Document) -> String {
+    let mut out = Map::new();
+    out.insert("configuration".into(), doc.configuration.clone());
+    let threads = doc.threads.max(1);
     let mut info = Map::new();
     info.insert("Threads".into(), json!(threads));
-    info.insert("Connections per thread".into(), json!(config.connections / threads));
-    match config.stop {
-        StopAfter::Duration(d) => info.insert("Seconds".into(), json!(d.as_secs())),
-        _ => info.insert("Requests per client".into(), json!(requests_per_client(view))),
+    info.insert("Connections per thread".into(), json!(doc.connections / threads));
+    match doc.seconds {
+        Some(secs) => info.insert("Seconds".into(), json!(secs)),
+        None => info.insert("Requests per client".into(), json!(doc.requests_per_client)),
     };
     info.insert("Format version".into(), json!(2));
-    doc.insert("run information".into(), Value::Object(info));
-    for section in sections(view, runs, pooled) {
-        doc.insert(section.title.clone(), stats(view, &section));
+    out.insert("run information".into(), Value::Object(info));
+    for section in &doc.sections {
+        out.insert(section.title.clone(), stats(doc, section));
     }
-    serde_json::to_string_pretty(&Value::Object(doc)).expect("a JSON value serialises") + "\n"
+    serde_json::to_string_pretty(&Value::Object(out)).expect("a JSON value serialises") + "\n"
 }
 
 fn requests_per_client(view: &MemtierView<'_>) -> u64 {
@@ -45,7 +81,7 @@ fn requests_per_client(view: &MemtierView<'_>) -> u64 {
 
 /// One section: Runtime, a block per row, Totals, then (staircase) Active Clients and (unless
 /// --hide-histogram) the latency distribution of each command.
-fn stats(view: &MemtierView<'_>, s: &Section) -> Value {
+fn stats(doc: &Document, s: &Section) -> Value {
     let mut m = Map::new();
     m.insert(
         "Runtime".into(),
@@ -58,13 +94,13 @@ fn stats(view: &MemtierView<'_>, s: &Section) -> Value {
         }),
     );
     for row in &s.rows {
-        m.insert(row.block.clone(), block(view, s, row, (0, 0.0), None));
+        m.insert(row.block.clone(), block(doc, s, row, (0, 0.0), None));
     }
     let errors = (s.connection_errors, s.connection_errors_per_sec);
-    let redirects = view.config.cluster.is_some().then_some(s.redirects_per_sec);
-    m.insert("Totals".into(), block(view, s, &s.totals, errors, redirects));
+    let redirects = doc.cluster.then_some(s.redirects_per_sec);
+    m.insert("Totals".into(), block(doc, s, &s.totals, errors, redirects));
     if s.active.iter().any(Option::is_some) {
-        let threads = view.config.threads.max(1) as u64;
+        let threads = doc.threads.max(1) as u64;
         let mut active = Map::new();
         for (second, n) in s.seconds.iter().zip(&s.active) {
             let n = n.unwrap_or(0);
@@ -75,7 +111,7 @@ fn stats(view: &MemtierView<'_>, s: &Section) -> Value {
         }
         m.insert("Active Clients".into(), Value::Object(active));
     }
-    if !view.options.hide_histogram {
+    if !doc.hide_histogram {
         for row in &s.rows {
             let points: Vec<Value> = distribution(&row.op.latency_ns)
                 .into_iter()
@@ -105,7 +141,7 @@ fn accumulated_ms(sum_ns: u64) -> u64 {
 }
 
 fn block(
-    view: &MemtierView<'_>,
+    doc: &Document,
     s: &Section,
     row: &Row,
     (errors, errors_per_sec): (u64, f64),
@@ -138,7 +174,7 @@ fn block(
     m.insert("KB/sec RX/TX".into(), json!(round(r.kb(), 2)));
     m.insert("KB/sec RX".into(), json!(round(r.kb_rx, 2)));
     m.insert("KB/sec TX".into(), json!(round(r.kb_tx, 2)));
-    let percentiles = view.sorted_percentiles();
+    let percentiles = &doc.percentiles;
     let mut series = Map::new();
     for (second, op) in s.seconds.iter().zip(&row.series) {
         let h = &op.latency_ns;
@@ -151,7 +187,7 @@ fn block(
             one.insert("Accumulated Latency".into(), json!(accumulated_ms(op.latency_sum_ns)));
             one.insert("Min Latency".into(), json!(round(ms(h.min() as f64), 3)));
             one.insert("Max Latency".into(), json!(round(ms(h.max() as f64), 3)));
-            for &p in &percentiles {
+            for &p in percentiles {
                 one.insert(key(p, 2), json!(round(at_percentile(h, p), 3)));
             }
         }
@@ -159,7 +195,7 @@ fn block(
     }
     m.insert("Time-Serie".into(), Value::Object(series));
     let mut pct = Map::new();
-    for &p in &percentiles {
+    for &p in percentiles {
         pct.insert(key(p, 3), json!(round(at_percentile(h, p), 3)));
     }
     pct.insert("Histogram log format".into(), json!({ "Compressed Histogram": compressed(h) }));

@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 
 use crate::config::Config;
 use crate::engine::Outcome;
-use crate::stats::{OpStats, Window};
+use crate::stats::OpStats;
 
 /// memtier's output options, as the memtier front-end passes them on.
 #[derive(Debug, Clone, Default)]
@@ -57,7 +57,7 @@ pub struct RowRates {
 }
 
 impl RowRates {
-    fn of(op: &OpStats, secs: f64) -> RowRates {
+    pub(crate) fn of(op: &OpStats, secs: f64) -> RowRates {
         let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         RowRates {
             ops: per(op.count),
@@ -123,15 +123,36 @@ pub struct Section {
     pub redirects_per_sec: (f64, f64),
 }
 
+/// How memtier lays out rows and sections, from its command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Layout {
+    /// `--command` was given: one row per command name (no Waits, no hit columns).
+    pub arbitrary: bool,
+    /// `--command-stats-breakdown=line`: one row per command line.
+    pub by_line: bool,
+    /// `--print-all-runs`: each run's section as well.
+    pub print_all_runs: bool,
+}
+
+impl MemtierView<'_> {
+    pub fn layout(&self) -> Layout {
+        Layout { arbitrary: self.arbitrary, by_line: self.options.by_line, print_all_runs: self.options.print_all_runs }
+    }
+}
+
 /// The rows' command indices: by name (memtier's default) or one per command line.
 pub(crate) fn groups(view: &MemtierView<'_>, o: &Outcome) -> Vec<(String, Vec<usize>)> {
-    let live: Vec<usize> = (0..o.command_names.len()).filter(|&i| !o.ops[i].unit).collect();
-    if !view.arbitrary {
+    group(view.layout(), &o.command_names, &o.ops)
+}
+
+/// [`groups`] of any rows: names and their figures (a sequence's unit row is no row).
+pub(crate) fn group(layout: Layout, names: &[String], ops: &[OpStats]) -> Vec<(String, Vec<usize>)> {
+    let live: Vec<usize> = (0..names.len()).filter(|&i| !ops.get(i).is_some_and(|op| op.unit)).collect();
+    if !layout.arbitrary {
         // memtier always shows Sets, Gets and Waits, empty or not; its SETRANGE (--data-offset)
         // counts as a set, its MGETs (--multi-key-get) and GETRANGEs as gets.
-        let find = |names: &[&str]| {
-            live.iter().copied().filter(|&i| names.contains(&base_name(&o.command_names[i]))).collect::<Vec<_>>()
-        };
+        let find =
+            |want: &[&str]| live.iter().copied().filter(|&i| want.contains(&base_name(&names[i]))).collect::<Vec<_>>();
         return vec![
             ("SET".into(), find(&["SET", "SETRANGE"])),
             ("GET".into(), find(&["GET", "MGET", "GETRANGE"])),
@@ -140,9 +161,9 @@ pub(crate) fn groups(view: &MemtierView<'_>, o: &Outcome) -> Vec<(String, Vec<us
     }
     let mut out: Vec<(String, Vec<usize>)> = Vec::new();
     for i in live {
-        let name = base_name(&o.command_names[i]).to_string();
+        let name = base_name(&names[i]).to_string();
         match out.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, members)) if !view.options.by_line => members.push(i),
+            Some((_, members)) if !layout.by_line => members.push(i),
             _ => out.push((name, vec![i])),
         }
     }
@@ -178,59 +199,117 @@ pub fn block_name(name: &str) -> String {
     }
 }
 
-fn series(timeline: &[crate::engine::Interval], pick: impl Fn(&Window) -> OpStats) -> Vec<OpStats> {
-    timeline.iter().map(|i| pick(&i.window)).collect()
+/// One second (interval) of a run: its index, the connections open when the run varied them,
+/// each command's figures and the totals.
+pub struct Second<'a> {
+    pub index: u64,
+    pub active: Option<u64>,
+    pub ops: &'a [OpStats],
+    pub total: OpStats,
+}
+
+/// What a section is computed from: a run as the engine measured it ([`Measured::of`]) or as
+/// a merged result holds it (`memtier_merge`).
+pub struct Measured<'a> {
+    /// The rows' names, as the result names its commands (`SET`, `SET#2`).
+    pub names: &'a [String],
+    /// Per name, over the run.
+    pub ops: &'a [OpStats],
+    pub total: OpStats,
+    pub seconds: Vec<Second<'a>>,
+    pub started_unix_ms: u64,
+    /// The measured phase's length.
+    pub elapsed: std::time::Duration,
+    pub interrupted: bool,
+    /// Connections that failed (memtier counts a connection error each time).
+    pub connection_errors: u64,
+    /// Cluster redirects followed.
+    pub moved: u64,
+    pub asked: u64,
+}
+
+impl Measured<'_> {
+    pub fn of(o: &Outcome) -> Measured<'_> {
+        Measured {
+            names: &o.command_names,
+            ops: &o.ops,
+            total: o.total(),
+            seconds: o
+                .timeline
+                .iter()
+                .map(|i| Second {
+                    index: i.index,
+                    active: i.active_connections,
+                    ops: &i.window.ops,
+                    total: i.window.total(),
+                })
+                .collect(),
+            started_unix_ms: o.started_unix_ms,
+            elapsed: o.elapsed,
+            interrupted: o.interrupted,
+            connection_errors: o.outages.iter().map(|out| out.connections as u64).sum(),
+            moved: o.moved,
+            asked: o.asked,
+        }
+    }
+
+    fn secs(&self) -> f64 {
+        self.elapsed.as_secs_f64()
+    }
 }
 
 impl Section {
     /// One run's section.
     pub fn of(view: &MemtierView<'_>, title: &str, o: &Outcome) -> Section {
-        let secs = o.elapsed.as_secs_f64();
+        Section::build(view.layout(), title, &Measured::of(o))
+    }
+
+    /// One section of what `m` measured.
+    pub fn build(layout: Layout, title: &str, m: &Measured<'_>) -> Section {
+        let secs = m.secs();
         let mut rows = Vec::new();
-        for (name, members) in groups(view, o) {
-            let op = merged(&o.ops, &members);
-            let reads = !view.arbitrary && name == "GET";
+        for (name, members) in group(layout, m.names, m.ops) {
+            let op = merged(m.ops, &members);
+            let reads = !layout.arbitrary && name == "GET";
             rows.push(Row {
                 block: block_name(&name),
                 rates: RowRates::of(&op, secs),
-                series: series(&o.timeline, |w| merged(&w.ops, &members)),
+                series: m.seconds.iter().map(|s| merged(s.ops, &members)).collect(),
                 name,
                 op,
                 reads,
             });
         }
-        let total = o.total();
         let totals = Row {
             block: "Totals".into(),
             name: "Totals".into(),
-            rates: RowRates::of(&total, secs),
-            series: series(&o.timeline, Window::total),
-            op: total,
+            rates: RowRates::of(&m.total, secs),
+            series: m.seconds.iter().map(|s| s.total.clone()).collect(),
+            op: m.total.clone(),
             reads: true,
         };
-        // memtier counts a connection error each time a connection fails.
-        let connection_errors = o.outages.iter().map(|out| out.connections as u64).sum::<u64>();
+        let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         Section {
             title: title.to_string(),
-            start_ms: o.started_unix_ms,
-            finish_ms: o.started_unix_ms + o.elapsed.as_millis() as u64,
-            interrupted: o.interrupted,
+            start_ms: m.started_unix_ms,
+            finish_ms: m.started_unix_ms + m.elapsed.as_millis() as u64,
+            interrupted: m.interrupted,
             rows,
             totals,
-            seconds: o.timeline.iter().map(|i| i.index).collect(),
-            active: o.timeline.iter().map(|i| i.active_connections).collect(),
-            connection_errors,
-            connection_errors_per_sec: if secs > 0.0 { connection_errors as f64 / secs } else { 0.0 },
-            redirects_per_sec: if secs > 0.0 { (o.moved as f64 / secs, o.asked as f64 / secs) } else { (0.0, 0.0) },
+            seconds: m.seconds.iter().map(|s| s.index).collect(),
+            active: m.seconds.iter().map(|s| s.active).collect(),
+            connection_errors: m.connection_errors,
+            connection_errors_per_sec: per_sec(m.connection_errors),
+            redirects_per_sec: (per_sec(m.moved), per_sec(m.asked)),
         }
     }
 
     /// memtier's `AGGREGATED AVERAGE RESULTS`: counts and histograms of all runs together,
     /// rates averaged over the runs; no per-second series (seconds of different runs).
-    pub fn average(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Section {
+    pub fn average(layout: Layout, runs: &[Measured<'_>], pooled: &Measured<'_>) -> Section {
         let title = format!("AGGREGATED AVERAGE RESULTS ({} runs)", runs.len());
-        let each: Vec<Section> = runs.iter().map(|o| Section::of(view, "", o)).collect();
-        let mut s = Section::of(view, &title, pooled);
+        let each: Vec<Section> = runs.iter().map(|m| Section::build(layout, "", m)).collect();
+        let mut s = Section::build(layout, &title, pooled);
         let n = each.len().max(1) as f64;
         let rows = s.rows.iter_mut().chain(std::iter::once(&mut s.totals));
         for (i, row) in rows.enumerate() {
@@ -245,8 +324,8 @@ impl Section {
         }
         s.seconds.clear();
         s.active.clear();
-        s.start_ms = runs.first().map_or(0, |o| o.started_unix_ms);
-        s.finish_ms = runs.last().map_or(0, |o| o.started_unix_ms + o.elapsed.as_millis() as u64);
+        s.start_ms = runs.first().map_or(0, |m| m.started_unix_ms);
+        s.finish_ms = runs.last().map_or(0, |m| m.started_unix_ms + m.elapsed.as_millis() as u64);
         s.connection_errors_per_sec = each.iter().map(|r| r.connection_errors_per_sec).sum::<f64>() / n;
         let moved = each.iter().map(|r| r.redirects_per_sec.0).sum::<f64>() / n;
         s.redirects_per_sec = (moved, each.iter().map(|r| r.redirects_per_sec.1).sum::<f64>() / n);
@@ -261,30 +340,37 @@ impl Section {
 
 /// The sections memtier prints for these runs, in its order.
 pub fn sections(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Vec<Section> {
+    let measured: Vec<Measured<'_>> = runs.iter().map(Measured::of).collect();
+    sections_of(view.layout(), &measured, &Measured::of(pooled))
+}
+
+/// [`sections`] of any runs: `ALL STATS` for one, else (each run,) the best, the worst and
+/// their average.
+pub fn sections_of(layout: Layout, runs: &[Measured<'_>], pooled: &Measured<'_>) -> Vec<Section> {
     if runs.len() <= 1 {
-        return vec![Section::of(view, "ALL STATS", runs.first().unwrap_or(pooled))];
+        return vec![Section::build(layout, "ALL STATS", runs.first().unwrap_or(pooled))];
     }
     let mut out = Vec::new();
-    if view.options.print_all_runs {
-        for (i, o) in runs.iter().enumerate() {
-            out.push(Section::of(view, &format!("RUN #{} RESULTS", i + 1), o));
+    if layout.print_all_runs {
+        for (i, m) in runs.iter().enumerate() {
+            out.push(Section::build(layout, &format!("RUN #{} RESULTS", i + 1), m));
         }
     }
     // memtier compares whole ops/sec; the first of equals wins.
-    let rate = |o: &Outcome| (o.total().count as f64 / o.elapsed.as_secs_f64().max(1e-6)) as u64;
+    let rate = |m: &Measured| (m.total.count as f64 / m.secs().max(1e-6)) as u64;
     let mut best = &runs[0];
     let mut worst = &runs[0];
-    for o in &runs[1..] {
-        if rate(o) > rate(best) {
-            best = o;
+    for m in &runs[1..] {
+        if rate(m) > rate(best) {
+            best = m;
         }
-        if rate(o) < rate(worst) {
-            worst = o;
+        if rate(m) < rate(worst) {
+            worst = m;
         }
     }
-    out.push(Section::of(view, "BEST RUN RESULTS", best));
-    out.push(Section::of(view, "WORST RUN RESULTS", worst));
-    out.push(Section::average(view, runs, pooled));
+    out.push(Section::build(layout, "BEST RUN RESULTS", best));
+    out.push(Section::build(layout, "WORST RUN RESULTS", worst));
+    out.push(Section::average(layout, runs, pooled));
     out
 }
 

@@ -4,6 +4,8 @@
 //! clock; the server's telemetry is taken once, not once per shard. The merged document is a
 //! normal result (`respbench report` and `compare` take it) and can itself be merged again.
 
+pub mod memtier;
+
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
@@ -41,13 +43,7 @@ struct Row {
 
 impl Row {
     fn add(&mut self, summary: &Value, pair: &Value) -> Result<(), String> {
-        let mut op = OpStats::default();
-        let n = |k: &str| summary[k].as_u64().unwrap_or(0);
-        (op.count, op.hits, op.misses, op.errors) = (n("count"), n("hits"), n("misses"), n("errors"));
-        (op.bytes_in, op.bytes_out) = (n("bytes_in"), n("bytes_out"));
-        op.latency_ns = hist(&pair["latency"])?;
-        op.service_ns = hist(&pair["service"])?;
-        op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
+        let op = op_stats(summary, pair)?;
         match self.op.as_mut() {
             Some(mine) => mine.merge(&op),
             None => self.op = Some(op),
@@ -58,6 +54,19 @@ impl Row {
     fn op(&self) -> OpStats {
         self.op.clone().unwrap_or_default()
     }
+}
+
+/// A row of a saved result as figures: its summary's counters (`count`, `hits`, ...) and its
+/// pair of histograms (`latency`, `service`).
+pub(crate) fn op_stats(summary: &Value, pair: &Value) -> Result<OpStats, String> {
+    let mut op = OpStats::default();
+    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+    (op.count, op.hits, op.misses, op.errors) = (n("count"), n("hits"), n("misses"), n("errors"));
+    (op.bytes_in, op.bytes_out) = (n("bytes_in"), n("bytes_out"));
+    op.latency_ns = hist(&pair["latency"])?;
+    op.service_ns = hist(&pair["service"])?;
+    op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
+    Ok(op)
 }
 
 fn hist(v: &Value) -> Result<Histogram<u64>, String> {

@@ -1,0 +1,325 @@
+//! memtier_benchmark's JSON (`--json-out-file`) of a merged result (`respbench merge
+//! --memtier-json`): the writer's input built from the merged document, so that scripts that
+//! read memtier's file read the whole run. Rows and totals come from the merged histograms
+//! (percentiles of every shard's samples), the Time-Serie from the merged intervals (aligned
+//! by wall clock), the configuration from the shards' common one.
+//!
+//! Where one memtier process has a value that shards add up, the file says the whole run:
+//! `threads` (and run information's `Threads`) is every shard's threads, `clients` the
+//! connections per thread, so `threads × clients` is every connection of every shard;
+//! `requests` is per connection of the whole run and `rate_limit` per connection. memtier's
+//! key set has no room for a note: README.md says this. What a result does not record
+//! (TLS, RESP3, the Gaussian and Zipf parameters, memtier-only options) takes memtier's
+//! defaults, and a command's bytes in a second are its whole-run share (results keep them per
+//! interval for the totals only; counts and latencies are exact everywhere).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::op_stats;
+use crate::report::memtier_json::{self, Document};
+use crate::report::memtier_stats::{Layout, Measured, Second, base_name, sections_of};
+use crate::stats::OpStats;
+
+/// Commands memtier's default layout shows as Sets, Gets and Waits.
+const MEMTIER_ROWS: [&str; 6] = ["SET", "SETRANGE", "GET", "MGET", "GETRANGE", "WAIT"];
+
+/// One interval's figures, owned (the `Measured` the writer reads borrows them).
+struct Slot {
+    index: u64,
+    active: Option<u64>,
+    ops: Vec<OpStats>,
+    total: OpStats,
+}
+
+/// memtier's output options that `respbench merge` takes.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--print-percentiles`, in percent.
+    pub percentiles: Vec<f64>,
+    /// `--print-all-runs`: with `--runs`, each run's section as well.
+    pub print_all_runs: bool,
+    /// `--hide-histogram`: no latency distribution blocks.
+    pub hide_histogram: bool,
+}
+
+/// memtier's JSON of the merged document `doc`.
+pub fn render(doc: &Value, options: &Options) -> Result<String, String> {
+    let config = &doc["configuration"];
+    let names = row_names(doc);
+    let histograms = &doc["histograms"];
+    let mut ops = Vec::new();
+    for (name, unit) in &names {
+        let mut op = op_stats(&doc["commands"][name], &histograms["commands"][name])?;
+        op.unit = *unit;
+        ops.push(op);
+    }
+    let names: Vec<String> = names.into_iter().map(|(n, _)| n).collect();
+    let pooled_total = op_stats(&doc["totals"], &histograms["totals"])?;
+
+    // Every interval, by run, with each command's figures from its own histogram.
+    let by_key: BTreeMap<(u64, u64), &Value> = histograms["intervals"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| ((h["run"].as_u64().unwrap_or(0), h["index"].as_u64().unwrap_or(0)), h))
+        .collect();
+    let ramp = !config["ramp"].is_null();
+    let mut runs: BTreeMap<u64, Vec<Slot>> = BTreeMap::new();
+    for p in doc["time_series"].as_array().into_iter().flatten() {
+        let key = (p["run"].as_u64().unwrap_or(0), p["index"].as_u64().unwrap_or(0));
+        let h = by_key.get(&key).ok_or_else(|| format!("interval {} of run {} has no histograms", key.1, key.0))?;
+        let mut slot_ops = Vec::new();
+        for (name, whole) in names.iter().zip(&ops) {
+            let count = json!({ "count": p["commands"][name].as_u64().unwrap_or(0) });
+            let mut op = op_stats(&count, &h["commands"][name])?;
+            share(&mut op, whole);
+            slot_ops.push(op);
+        }
+        runs.entry(key.0).or_default().push(Slot {
+            index: key.1,
+            active: ramp.then(|| p["active_connections"].as_u64().unwrap_or(0)),
+            ops: slot_ops,
+            total: op_stats(p, h)?,
+        });
+    }
+
+    let started = doc["started_unix_ms"].as_u64().unwrap_or(0);
+    let secs = |v: &Value| Duration::from_secs_f64(v.as_f64().unwrap_or(0.0).max(0.0));
+    let whole = Whole {
+        names: &names,
+        interrupted: doc["interrupted"] == true,
+        connection_errors: doc["faults"]["outages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o["connections"].as_u64())
+            .sum(),
+        moved: doc["cluster"]["moved"].as_u64().unwrap_or(0),
+        asked: doc["cluster"]["asked"].as_u64().unwrap_or(0),
+    };
+    let layout = Layout { arbitrary: arbitrary(&names), by_line: false, print_all_runs: options.print_all_runs };
+    let sections = if runs.len() <= 1 {
+        let slots: Vec<Slot> = runs.into_values().next().unwrap_or_default();
+        let pooled = whole.measured(&ops, pooled_total, &slots, started, secs(&doc["duration_secs"]));
+        sections_of(layout, &[], &pooled)
+    } else {
+        // --runs: each run's rows are the sums of its intervals; the runs follow one another.
+        let mut per_run: Vec<(Vec<OpStats>, OpStats, u64, Duration)> = Vec::new();
+        let mut at = started;
+        for (run, slots) in &runs {
+            let mut run_ops: Vec<OpStats> = names.iter().map(|_| OpStats::default()).collect();
+            for s in slots {
+                run_ops.iter_mut().zip(&s.ops).for_each(|(mine, op)| mine.merge(op));
+            }
+            let mut run_total = OpStats::default();
+            slots.iter().for_each(|s| run_total.merge(&s.total));
+            for (op, whole) in run_ops.iter_mut().zip(&ops) {
+                op.unit = whole.unit;
+            }
+            let elapsed = secs(&doc["runs"][*run as usize]["duration_secs"]);
+            per_run.push((run_ops, run_total, at, elapsed));
+            at += elapsed.as_millis() as u64;
+        }
+        let each: Vec<Measured> = per_run
+            .iter()
+            .zip(runs.values())
+            .map(|((o, t, at, elapsed), slots)| whole.measured(o, t.clone(), slots, *at, *elapsed))
+            .collect();
+        let pooled = whole.measured(&ops, pooled_total, &[], started, secs(&doc["duration_secs"]));
+        sections_of(layout, &each, &pooled)
+    };
+
+    let threads = config["threads"].as_u64().unwrap_or(1).max(1) as usize;
+    let connections = config["connections"].as_u64().unwrap_or(1).max(1) as usize;
+    let requests_per_client = config["requests"].as_u64().unwrap_or(0) / connections as u64;
+    let seconds = config["duration_secs"].as_f64().map(|d| d as u64);
+    let mut sorted = options.percentiles.clone();
+    sorted.sort_by(f64::total_cmp);
+    let document = Document {
+        configuration: configuration(config, &layout, threads, connections, seconds, requests_per_client),
+        threads,
+        connections,
+        seconds,
+        requests_per_client,
+        cluster: !doc["cluster"].is_null(),
+        percentiles: sorted,
+        hide_histogram: options.hide_histogram,
+        sections,
+    };
+    Ok(memtier_json::write(&document))
+}
+
+/// What every section of the merged result shares.
+struct Whole<'a> {
+    names: &'a [String],
+    interrupted: bool,
+    connection_errors: u64,
+    moved: u64,
+    asked: u64,
+}
+
+impl<'a> Whole<'a> {
+    fn measured(
+        &self,
+        ops: &'a [OpStats],
+        total: OpStats,
+        slots: &'a [Slot],
+        started_unix_ms: u64,
+        elapsed: Duration,
+    ) -> Measured<'a> {
+        Measured {
+            names: self.names,
+            ops,
+            total,
+            seconds: slots
+                .iter()
+                .map(|s| Second { index: s.index, active: s.active, ops: &s.ops, total: s.total.clone() })
+                .collect(),
+            started_unix_ms,
+            elapsed,
+            interrupted: self.interrupted,
+            connection_errors: self.connection_errors,
+            moved: self.moved,
+            asked: self.asked,
+        }
+    }
+}
+
+/// The result's rows in the order of its commands (`SET`, `SET#2` for a second SET), then
+/// any other (a sequence's unit row), each with whether it is a unit row.
+fn row_names(doc: &Value) -> Vec<(String, bool)> {
+    let mut names: Vec<String> = Vec::new();
+    for c in doc["configuration"]["commands"].as_array().into_iter().flatten() {
+        let name = c["name"].as_str().unwrap_or_default();
+        let seen = names.iter().filter(|n| base_name(n) == name).count();
+        names.push(if seen == 0 { name.to_string() } else { format!("{name}#{}", seen + 1) });
+    }
+    let commands = doc["commands"].as_object();
+    let present = |n: &String| commands.is_some_and(|c| c.contains_key(n));
+    let mut out: Vec<(String, bool)> = names.iter().filter(|n| present(n)).map(|n| (n.clone(), false)).collect();
+    for name in commands.into_iter().flat_map(|c| c.keys()) {
+        if !names.contains(name) {
+            out.push((name.clone(), true));
+        }
+    }
+    out
+}
+
+/// memtier's own layout (Sets, Gets, Waits) when every command is one it has a row for,
+/// else one row per command, as memtier's `--command` gives.
+fn arbitrary(names: &[String]) -> bool {
+    !names.iter().all(|n| MEMTIER_ROWS.contains(&base_name(n)))
+}
+
+/// An interval's bytes, hits and misses of one command: the result keeps them per interval
+/// for the totals only, so a command's interval gets its whole-run share per request.
+fn share(op: &mut OpStats, whole: &OpStats) {
+    let part = |n: u64| if whole.count > 0 { (n as u128 * op.count as u128 / whole.count as u128) as u64 } else { 0 };
+    (op.bytes_in, op.bytes_out) = (part(whole.bytes_in), part(whole.bytes_out));
+    (op.hits, op.misses, op.errors) = (part(whole.hits), part(whole.misses), part(whole.errors));
+    op.unit = whole.unit;
+}
+
+/// The `configuration` block from the merged result's configuration (shards' fields added).
+fn configuration(
+    c: &Value,
+    layout: &Layout,
+    threads: usize,
+    connections: usize,
+    seconds: Option<u64>,
+    requests_per_client: u64,
+) -> Value {
+    let flag = |b: bool| json!(if b { "true" } else { "false" });
+    let target = c["target"].as_str().unwrap_or_default();
+    let (server, port, socket) = match target.strip_prefix("unix:") {
+        Some(path) => (Value::Null, 0, json!(path)),
+        None => {
+            let (host, port) = target.rsplit_once(':').unwrap_or((target, "0"));
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            (json!(host), port.parse::<u64>().unwrap_or(0), Value::Null)
+        }
+    };
+    let v = &c["value_size"];
+    let (data_size, range, list) = if let Some(n) = v["fixed"].as_u64() {
+        (n, "0:0".to_string(), String::new())
+    } else if !v["range"].is_null() {
+        (0, format!("{}:{}", v["range"]["min"], v["range"]["max"]), String::new())
+    } else {
+        let items = v["list"].as_array().into_iter().flatten();
+        (0, "0:0".into(), items.map(|p| format!("{}:{}", p[0], p[1])).collect::<Vec<_>>().join(","))
+    };
+    let commands: Vec<&Value> = c["commands"].as_array().into_iter().flatten().collect();
+    let find = |name: &str| commands.iter().find(|x| x["name"] == name);
+    let weight = |name: &str| find(name).and_then(|x| x["weight"].as_u64()).unwrap_or(0);
+    let letter = |name: &str| find(name).and_then(|x| x["key_pattern"].as_str()).unwrap_or("R").to_string();
+    let ratio = if layout.arbitrary { "1:10".to_string() } else { format!("{}:{}", weight("SET"), weight("GET")) };
+    let rate = c["rate_per_sec"].as_f64().map_or(0, |r| (r / connections as f64).round() as u64);
+    let expiry = c["expiry_range_secs"].as_array().map_or("0:0".to_string(), |r| format!("{}:{}", r[0], r[1]));
+    let mut m = Map::new();
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
+    put("server", server);
+    put("port", json!(port));
+    put("uri", json!(""));
+    put("unix socket", socket);
+    put("address family", json!("Unspecified"));
+    put("protocol", json!("redis"));
+    put("out_file", Value::Null);
+    put("tls", flag(false));
+    put("cert", Value::Null);
+    put("key", Value::Null);
+    put("cacert", Value::Null);
+    put("tls_skip_verify", flag(false));
+    put("sni", Value::Null);
+    put("client_stats", Value::Null);
+    put("run_count", json!(c["runs"].as_u64().unwrap_or(1)));
+    put("debug", json!(0));
+    put("requests", json!(if seconds.is_some() { 0 } else { requests_per_client }));
+    put("rate_limit", json!(rate));
+    put("clients", json!(connections / threads));
+    put("threads", json!(threads));
+    put("test_time", json!(seconds.unwrap_or(0)));
+    put("ratio", json!(ratio));
+    put("pipeline", json!(c["pipeline"].as_u64().unwrap_or(1)));
+    put("data_size", json!(data_size));
+    put("data_offset", json!(0));
+    put("random_data", flag(c["random_data"] == true));
+    put("data_size_range", json!(range));
+    put("data_size_list", json!(list));
+    put("data_size_pattern", json!("R"));
+    put("expiry_range", json!(expiry));
+    put("data_import", Value::Null);
+    put("data_verify", flag(false));
+    put("verify_only", flag(false));
+    put("generate_keys", flag(false));
+    put("key_prefix", json!(c["key_prefix"].as_str().unwrap_or_default()));
+    put("key_minimum", json!(c["key_min"].as_u64().unwrap_or(0)));
+    put("key_maximum", json!(c["key_max"].as_u64().unwrap_or(0)));
+    put("key_pattern", json!(format!("{}:{}", letter("SET"), letter("GET"))));
+    put("key_stddev", json!(0.0));
+    put("key_median", json!(0.0));
+    put("key_zipf_exp", json!(0.0));
+    put("reconnect_interval", json!(0));
+    put("connection_timeout", json!(0));
+    put("thread_conn_start_min_jitter_micros", json!(0));
+    put("thread_conn_start_max_jitter_micros", json!(0));
+    put("multi_key_get", json!(0));
+    put("authenticate", json!(if c["user"].is_null() { "" } else { "(set)" }));
+    put("select-db", json!(c["db"].as_u64().unwrap_or(0)));
+    put("no-expiry", flag(false));
+    put("wait-ratio", json!("0:0"));
+    put("num-slaves", json!("0:0"));
+    put("wait-timeout", json!("0-0"));
+    put("print-all-runs", flag(layout.print_all_runs));
+    if !c["ramp"].is_null() {
+        let per_thread = |k: &str| c["ramp"][k].as_u64().unwrap_or(0) / threads as u64;
+        put("clients_start", json!(per_thread("start")));
+        put("clients_step", json!(per_thread("step")));
+        put("step_duration", json!(c["ramp"]["step_duration_secs"].as_f64().unwrap_or(0.0) as u64));
+    }
+    Value::Object(m)
+}
