@@ -8,6 +8,7 @@
 //! loop, in `worker/`) and `collect` (windows merged into a timeline, in `collect.rs`).
 
 mod collect;
+mod dialer;
 mod open;
 mod outcome;
 mod pacer;

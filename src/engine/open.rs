@@ -1,50 +1,18 @@
 //! The open phase: each worker thread opens its connections (a link per server node) before
-//! the run starts, a few at a time so that TLS handshakes and logins overlap.
+//! the run starts, all at once through non-blocking dials (`dialer.rs`) so that TLS
+//! handshakes and logins overlap, or one by one with memtier's connection-start jitter.
 
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
+use super::dialer;
 use super::router::Router;
 use super::worker::{self, Conn, Link};
 use super::{Msg, Pacer, Prepared};
 use crate::config::{Config, ServerOptions};
 use crate::net::{ConnectError, Session};
 use crate::workload::RequestGen;
-
-/// Connections one worker opens at the same time.
-const CONNECT_PARALLELISM: usize = 16;
-
-/// Opens connections `range` a few at a time on helper threads: a TLS handshake or a login
-/// costs round trips and CPU, and hundreds of them one after another would take seconds.
-fn open_in_parallel<T: Send>(
-    range: std::ops::Range<usize>,
-    open: impl Fn(usize) -> Result<T, ConnectError> + Sync,
-) -> Result<Vec<T>, ConnectError> {
-    let helpers = range.len().clamp(1, CONNECT_PARALLELISM);
-    let mut opened: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..helpers)
-            .map(|h| {
-                let (open, range) = (&open, range.clone());
-                scope.spawn(move || {
-                    range.skip(h).step_by(helpers).map(|i| open(i).map(|t| (i, t))).collect::<Result<Vec<_>, _>>()
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        let mut failure = None;
-        for handle in handles {
-            match handle.join() {
-                Ok(Ok(some)) => all.extend(some),
-                Ok(Err(e)) => failure = failure.or(Some(e)),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        failure.map_or(Ok(all), Err)
-    })?;
-    opened.sort_by_key(|(i, _)| *i);
-    Ok(opened.into_iter().map(|(_, t)| t).collect())
-}
 
 /// Opens connections one after the other with a random pause from `min..=max` between them
 /// (memtier's `--thread-conn-start-{min,max}-jitter-micros`).
@@ -106,7 +74,30 @@ pub(super) fn open(
         let (first, last) =
             (t * config.connections / prepared.threads, (t + 1) * config.connections / prepared.threads);
         let conns = match config.conn_jitter {
-            None => open_in_parallel(first..last, open_one)?,
+            None => {
+                // All at once, non-blocking: a link per node for each connection that joins now.
+                let joins = |i: usize| worker::join_delay(config, prepared.threads, i).is_zero();
+                let now: Vec<usize> = (first..last).filter(|&i| joins(i)).collect();
+                let jobs: Vec<&ServerOptions> = now.iter().flat_map(|_| targets.iter().map(|(_, o)| o)).collect();
+                let mut opened = dialer::open_all(&jobs, config.faults.connect_timeout)?.into_iter();
+                let conn = |i: usize| {
+                    let requests = RequestGen::new(Arc::clone(&prepared.workload), config, i);
+                    let mut links = Vec::new();
+                    if joins(i) {
+                        for (node, _) in &targets {
+                            let (io, rest) = opened.next().expect("a link per node of each connection");
+                            let mut link = Link::new(io, config.pipeline, prepared.max_request);
+                            link.prefill(&rest);
+                            if links.len() <= *node {
+                                links.resize_with(node + 1, || None);
+                            }
+                            links[*node] = Some(link);
+                        }
+                    }
+                    Conn::new(links, requests, Pacer::Closed, config.quota(i))
+                };
+                (first..last).map(conn).collect()
+            }
             Some(pause) => open_with_jitter(first..last, pause, config.seed, open_one)?,
         };
         Ok((conns, router))

@@ -110,6 +110,15 @@ impl Link {
     pub(super) fn idle(&self) -> bool {
         self.inflight.is_empty()
     }
+
+    /// Puts bytes read while logging in (after the login's replies) where replies are read.
+    pub fn prefill(&mut self, bytes: &[u8]) {
+        if self.rbuf.len() - self.rend < bytes.len() {
+            self.rbuf.resize(self.rend + bytes.len(), 0);
+        }
+        self.rbuf[self.rend..self.rend + bytes.len()].copy_from_slice(bytes);
+        self.rend += bytes.len();
+    }
 }
 
 /// A logical client and everything it owns.

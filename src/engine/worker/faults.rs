@@ -244,11 +244,8 @@ impl Worker<'_> {
                 let (io, rest) = dial.finish();
                 let target = self.target_of(node);
                 self.link_up(conn, node, io, (down, outage, &target), Instant::now());
-                if let Some(link) = conn.links[node].as_mut()
-                    && !rest.is_empty()
-                {
-                    link.rbuf[..rest.len()].copy_from_slice(&rest);
-                    link.rend = rest.len();
+                if let Some(link) = conn.links[node].as_mut() {
+                    link.prefill(&rest);
                 }
                 self.fill_and_flush(conn, c, Instant::now());
             }
