@@ -97,6 +97,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
+    // Fill and capacity phases feed it too, as the process's endpoint.
+    report::metrics::set_ambient(metrics.clone());
     let stop = super::install_sigint();
     let scratch = std::env::temp_dir().join(format!("respbench-run-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&scratch) {

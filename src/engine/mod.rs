@@ -106,18 +106,22 @@ pub fn run(
     std::thread::scope(|scope| {
         for t in 0..prepared.threads {
             let (tx, prepared, meeting) = (tx.clone(), &prepared, &meeting);
-            scope.spawn(move || {
-                let Some(opened) = open::open(config, prepared, t, &tx) else {
+            // Named so that `--metrics-listen` finds each worker's CPU in /proc (`report::metrics`).
+            let named = std::thread::Builder::new().name(format!("{}{t}", crate::report::metrics::WORKER_THREAD));
+            named
+                .spawn_scoped(scope, move || {
+                    let Some(opened) = open::open(config, prepared, t, &tx) else {
+                        meeting.connected.wait();
+                        meeting.go.wait();
+                        return;
+                    };
                     meeting.connected.wait();
                     meeting.go.wait();
-                    return;
-                };
-                meeting.connected.wait();
-                meeting.go.wait();
-                if !meeting.abort.load(Ordering::SeqCst) {
-                    drive(config, prepared, meeting, t, opened, stop, tx);
-                }
-            });
+                    if !meeting.abort.load(Ordering::SeqCst) {
+                        drive(config, prepared, meeting, t, opened, stop, tx);
+                    }
+                })
+                .expect("a worker thread starts (as scope.spawn would panic)");
         }
         drop(tx);
         let began = start(config, run, &meeting, &rx, stop)?;
