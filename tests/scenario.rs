@@ -233,3 +233,56 @@ fn fill_and_capacity_refuse_save_scenario_which_would_do_nothing_there() {
         assert!(stderr(&out).contains(flag[0]) && stderr(&out).lines().count() == 1, "{}", stderr(&out));
     }
 }
+
+#[test]
+fn a_report_of_several_files_compares_them_with_ops_per_price() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut results = Vec::new();
+    for (name, price) in [("small", "0.126"), ("large", "0.504")] {
+        let file = write(
+            dir.path(),
+            &format!("{name}.toml"),
+            &format!(
+                "[price]\nper_hour = {price}\ncurrency = \"USD\"\n[mixes.m]\nset = 1\nget = 1\n\
+                 [[phase]]\nkind = \"fill\"\nkeyspace = \"k\"\n[keyspaces.k]\nmax = 499\n\
+                 [[phase]]\nkind = \"run\"\nname = \"mixed\"\nmix = \"m\"\nrequests = \"2000\"\nconnections = 2\nthreads = 1\n"
+            ),
+        );
+        let json = dir.path().join(format!("{name}.json"));
+        let out = respbench()
+            .args(["run", &file, "-p", &server.port_arg(), "--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        results.push(json);
+    }
+    let html = dir.path().join("cmp.html");
+    let out = respbench().arg("report").args(&results).args(["-o", html.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for (json, price) in results.iter().zip([0.126, 0.504]) {
+        let doc = read_json(json);
+        assert_eq!(doc["scenario"]["price"]["per_hour"], price);
+        assert_eq!(doc["scenario"]["price"]["currency"], "USD");
+        // The fill is not compared: one row per file, its run phase.
+        let stem = json.file_stem().unwrap().to_str().unwrap();
+        let row = text.lines().find(|l| l.starts_with(stem)).unwrap_or_else(|| panic!("no row {stem}: {text}"));
+        assert!(row.contains("mixed"), "{row}");
+        let ops = doc["phases"][1]["result"]["totals"]["ops_per_sec"].as_f64().unwrap();
+        let per_dollar = format!("{:.0}", ops * 3600.0 / price);
+        assert!(row.ends_with(&per_dollar), "{per_dollar} in {row}");
+        assert!(row.contains(&format!("{ops:.0}")), "{row}");
+        assert!(page.contains(&format!("<td>{per_dollar}</td>")), "{per_dollar} in {page}");
+    }
+    assert_eq!(text.lines().filter(|l| l.contains("mixed")).count(), 2, "{text}");
+}
+
+#[test]
+fn a_price_must_be_above_zero() {
+    let err = refused("[price]\nper_hour = 0\n[[phase]]\nkind = \"run\"\n");
+    assert!(err.contains("bad.toml:2:1") && err.contains("per_hour"), "{err}");
+    let err = refused("[price]\nper_hour = 1\ncurrencey = \"EUR\"\n[[phase]]\nkind = \"run\"\n");
+    assert!(err.contains("bad.toml:3:1") && err.contains("currencey"), "{err}");
+}

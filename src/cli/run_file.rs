@@ -129,7 +129,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let doc = json!({
+    let mut doc = json!({
         "scenario": {
             "file": file.display().to_string(),
             "sha256": hex(&Sha256::digest(loaded.text.as_bytes())),
@@ -137,6 +137,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         },
         "phases": phases,
     });
+    if let Some(price) = &loaded.scenario.price {
+        let price = price.get_ref();
+        doc["scenario"]["price"] = json!({ "per_hour": price.per_hour, "currency": price.currency() });
+    }
     let mut files = Vec::new();
     if let Some(path) = &args.json {
         files.push((path, serde_json::to_string_pretty(&doc).expect("JSON values serialise") + "\n"));
