@@ -286,3 +286,41 @@ fn a_price_must_be_above_zero() {
     let err = refused("[price]\nper_hour = 1\ncurrencey = \"EUR\"\n[[phase]]\nkind = \"run\"\n");
     assert!(err.contains("bad.toml:3:1") && err.contains("currencey"), "{err}");
 }
+
+/// `respbench redis-benchmark ARGS --save-scenario FILE` on one server, the file on another:
+/// the same commands, as many of each, and the same keys.
+fn redis_benchmark_round_trip(args: &[&str], commands: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rb.toml");
+    let first = Server::start(&[]);
+    let out = respbench()
+        .args(["redis-benchmark", "-p", &first.port_arg(), "-q", "--save-scenario", file.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("scenario saved"), "{}", stderr(&out));
+    let second = Server::start(&[]);
+    let out = respbench().args(["run", file.to_str().unwrap(), "-p", &second.port_arg()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for command in commands {
+        assert!(first.calls(command) > 0, "{command}");
+        assert_eq!(second.calls(command), first.calls(command), "{command}");
+    }
+    assert_eq!(second.dbsize(), first.dbsize());
+}
+
+#[test]
+fn a_redis_benchmark_command_line_saves_its_tests_as_phases() {
+    redis_benchmark_round_trip(
+        &["-t", "set,get,lpush,mset", "-n", "2000", "-r", "500", "-c", "4", "-P", "5", "-d", "64", "--seed", "9"],
+        &["set", "get", "lpush", "mset"],
+    );
+    // Without -r, one key per command; a command after the options; a sequence.
+    redis_benchmark_round_trip(&["-t", "set,incr", "-n", "500", "-c", "2"], &["set", "incr"]);
+    redis_benchmark_round_trip(&["-n", "300", "-r", "50", "hset", "h:__rand_int__", "f", "__data__"], &["hset"]);
+    redis_benchmark_round_trip(
+        &["-n", "200", "-r", "50", "multi", ";", "2", "incr", "c:__rand_int__", ";", "exec"],
+        &["multi", "incr", "exec"],
+    );
+}

@@ -3,6 +3,7 @@
 //! result for the whole scenario: every phase's result, the file's text and its SHA-256.
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,13 +81,17 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Err(msg) => return usage_error(&msg),
     };
     if args.dry_run {
+        let mut out = std::io::stdout().lock();
         for step in &steps {
             let sub = match step.tool {
                 Tool::Native => "",
                 Tool::Fill => " fill",
                 Tool::Capacity => " capacity",
             };
-            println!("# {}\nrespbench{sub} {}", step.label, step.shown());
+            // A closed pipe (`| head`) is not a failure.
+            if writeln!(out, "# {}\nrespbench{sub} {}", step.label, step.shown()).is_err() {
+                break;
+            }
         }
         return ExitCode::SUCCESS;
     }
