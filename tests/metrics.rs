@@ -102,7 +102,8 @@ fn a_scenario_serves_one_endpoint_over_its_phases() {
     let file = dir.path().join("s.toml");
     std::fs::write(
         &file,
-        "[mixes.m]\nset = 1\nget = 1\n[defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n\
+        "[keyspaces.k]\nmax = 499\n[mixes.m]\nset = 1\nget = 1\nkeyspace = \"k\"\n\
+         [defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n[[phase]]\nkind = \"fill\"\n\
          [[phase]]\nkind = \"run\"\nrequests = \"3000\"\n[[phase]]\nkind = \"run\"\nrequests = \"1000\"\n",
     )
     .unwrap();
@@ -128,8 +129,9 @@ fn a_scenario_serves_one_endpoint_over_its_phases() {
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = read_json(&json);
     let phases = doc["phases"].as_array().unwrap();
+    // The fill phase (500 keys) is served too.
     let sets: u64 = phases.iter().map(|p| p["result"]["commands"]["SET"]["count"].as_u64().unwrap()).sum();
-    assert_eq!(sets, 2000);
+    assert_eq!(sets, 2500);
     assert_eq!(end["respbench_requests_total{command=SET}"], sets as f64, "{end}");
 }
 
