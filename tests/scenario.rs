@@ -21,7 +21,22 @@ fn a_saved_command_line_replays_the_same_requests() {
     let first = Server::start(&[]);
     let out = run_ok(
         &first,
-        &["--seed", "7", "-n", "5000", "--ratio", "1:3", "-q", "--save-scenario", file.to_str().unwrap()],
+        &[
+            "--seed",
+            "7",
+            "-n",
+            "5000",
+            "--ratio",
+            "1:3",
+            "-q",
+            "--save-scenario",
+            file.to_str().unwrap(),
+            // Outputs of this run, not of the file's.
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "1ms",
+        ],
     );
     assert!(stderr(&out).contains("scenario saved"), "{}", stderr(&out));
     let second = Server::start(&[]);

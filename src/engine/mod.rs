@@ -108,20 +108,19 @@ pub fn run(
             let (tx, prepared, meeting) = (tx.clone(), &prepared, &meeting);
             // Named so that `--metrics-listen` finds each worker's CPU in /proc (`report::metrics`).
             let named = std::thread::Builder::new().name(format!("{}{t}", crate::report::metrics::WORKER_THREAD));
-            named
-                .spawn_scoped(scope, move || {
-                    let Some(opened) = open::open(config, prepared, t, &tx) else {
-                        meeting.connected.wait();
-                        meeting.go.wait();
-                        return;
-                    };
+            let work = move || {
+                let Some(opened) = open::open(config, prepared, t, &tx) else {
                     meeting.connected.wait();
                     meeting.go.wait();
-                    if !meeting.abort.load(Ordering::SeqCst) {
-                        drive(config, prepared, meeting, t, opened, stop, tx);
-                    }
-                })
-                .expect("a worker thread starts (as scope.spawn would panic)");
+                    return;
+                };
+                meeting.connected.wait();
+                meeting.go.wait();
+                if !meeting.abort.load(Ordering::SeqCst) {
+                    drive(config, prepared, meeting, t, opened, stop, tx);
+                }
+            };
+            named.spawn_scoped(scope, work).expect("a worker thread starts (as scope.spawn would panic)");
         }
         drop(tx);
         let began = start(config, run, &meeting, &rx, stop)?;

@@ -33,6 +33,7 @@ const OUTPUTS: &[&str] = &[
     "debug",
     "save_scenario",
     "metrics_listen",
+    "metrics_linger",
     "statsd_host",
     "statsd_port",
     "statsd_prefix",
