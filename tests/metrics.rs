@@ -226,3 +226,24 @@ fn a_fill_serves_metrics_mid_fill() {
     assert_eq!(end["respbench_requests_total{command=SET}"], 100_000.0, "{end}");
     assert_eq!(server.dbsize(), 100_000);
 }
+
+#[test]
+fn a_capacity_search_serves_metrics_over_its_steps() {
+    let server = Server::start(&[]);
+    let mut cmd = respbench();
+    cmd.args(["capacity", "-p", &server.port_arg(), "--slo", "p99=1s", "--start-rate", "400", "--max-rate", "800"])
+        .args(["--precision", "50", "--duration", "2s", "-c", "2", "--threads", "1", "--ratio", "1:1"])
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"]);
+    let mut run = Watched::spawn(cmd);
+    let addr = address(&mut run);
+    let (sets, mid) = first_counts(&addr, "SET");
+    assert!(mid["respbench_requested_rate{}"].as_f64().unwrap() >= 400.0, "{mid}");
+    run.wait_lines(1, |l| l.contains("metrics final"));
+    let end = parse(&scrape(&addr));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Every step's requests: more than the first interval's, and all the server executed.
+    let total = end["respbench_requests_total{command=SET}"].as_f64().unwrap();
+    assert!(total > sets, "{sets} then {total}");
+    assert_eq!(total as u64, server.calls("set"), "{end}");
+}
