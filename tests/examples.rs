@@ -66,3 +66,43 @@ fn valkey_benchmark_quick_check() {
     assert!(!capacity["steps"].as_array().unwrap().is_empty(), "{capacity}");
     assert_eq!(capacity["slo"]["bound_us"], 1000.0);
 }
+
+#[test]
+fn azure_cache_redis_benchmark_passes() {
+    let doc = run_example("azure-cache-redis-benchmark.toml", "0.01");
+    let phases = doc["phases"].as_array().unwrap();
+    let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["pre-test setup", "latency GET", "throughput SET", "throughput GET"]);
+    let counts: Vec<u64> = phases.iter().map(|p| p["result"]["totals"]["count"].as_u64().unwrap()).collect();
+    assert_eq!(counts, [1, 1000, 10000, 10000]);
+    for p in &phases[1..] {
+        let line = p["command_line"].as_str().unwrap();
+        assert!(line.contains("--pipeline 50") && line.contains("--data-size 1024"), "{line}");
+    }
+    // Without -r, one key, as redis-benchmark.
+    assert_eq!(phases[3]["result"]["totals"]["misses"], 0, "{}", phases[3]["result"]["totals"]);
+}
+
+#[test]
+fn valkey_benchmark_manual_examples() {
+    let doc = run_example("valkey-benchmark-manual.toml", "0.01");
+    let phases = doc["phases"].as_array().unwrap();
+    let counts: Vec<(&str, u64)> = phases
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["result"]["totals"]["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("subset SET", 1000),
+            ("subset LPUSH", 1000),
+            ("pipelined SET", 10000),
+            ("pipelined GET", 10000),
+            ("random keys SET", 10000),
+            ("a million keys", 10000),
+            ("custom LPUSH", 100),
+        ]
+    );
+    assert!(phases[2]["command_line"].as_str().unwrap().contains("--pipeline 16"));
+    assert!(phases[5]["command_line"].as_str().unwrap().contains("--key-max 999999"));
+}

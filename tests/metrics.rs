@@ -102,7 +102,8 @@ fn a_scenario_serves_one_endpoint_over_its_phases() {
     let file = dir.path().join("s.toml");
     std::fs::write(
         &file,
-        "[mixes.m]\nset = 1\nget = 1\n[defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n\
+        "[keyspaces.k]\nmax = 499\n[mixes.m]\nset = 1\nget = 1\nkeyspace = \"k\"\n\
+         [defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n[[phase]]\nkind = \"fill\"\n\
          [[phase]]\nkind = \"run\"\nrequests = \"3000\"\n[[phase]]\nkind = \"run\"\nrequests = \"1000\"\n",
     )
     .unwrap();
@@ -128,7 +129,121 @@ fn a_scenario_serves_one_endpoint_over_its_phases() {
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = read_json(&json);
     let phases = doc["phases"].as_array().unwrap();
+    // The fill phase (500 keys) is served too.
     let sets: u64 = phases.iter().map(|p| p["result"]["commands"]["SET"]["count"].as_u64().unwrap()).sum();
-    assert_eq!(sets, 2000);
+    assert_eq!(sets, 2500);
     assert_eq!(end["respbench_requests_total{command=SET}"], sets as f64, "{end}");
+}
+
+/// The address a run prints when it serves its metrics.
+fn address(run: &mut Watched) -> String {
+    run.wait_lines(1, |l| l.contains("metrics on http://"));
+    run.lines()
+        .iter()
+        .find_map(|l| l.split("http://").nth(1))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap()
+        .to_string()
+}
+
+/// Scrapes until `command`'s request counter is above 0 (the first interval is in); its value.
+fn first_counts(addr: &str, command: &str) -> (f64, Value) {
+    let key = format!("respbench_requests_total{{command={command}}}");
+    let mut seen = (0.0, Value::Null);
+    wait_for(&format!("{key} above 0"), std::time::Duration::from_secs(60), || {
+        let parsed = parse(&scrape(addr));
+        seen = (parsed[&key].as_f64().unwrap_or(0.0), parsed);
+        seen.0 > 0.0
+    });
+    seen
+}
+
+#[test]
+fn each_client_thread_has_a_busy_share_every_interval() {
+    let server = Server::start(&[]);
+    let mut cmd = respbench();
+    cmd.args(["-p", &server.port_arg(), "--duration", "4s", "-c", "4", "--threads", "2", "--rate", "2000"]).args([
+        "--progress",
+        "-q",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    let mut run = Watched::spawn(cmd);
+    let addr = address(&mut run);
+    // The first interval gives each thread's starting point, the second its share.
+    run.wait_intervals(2);
+    let mid = parse(&scrape(&addr));
+    for thread in ["0", "1"] {
+        let share = mid[format!("respbench_client_thread_busy_ratio{{thread={thread}}}")].as_f64();
+        assert!(share.is_some_and(|s| (0.0..=1.0).contains(&s)), "thread {thread}: {mid}");
+    }
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn the_memtier_front_end_serves_metrics_mid_run() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("m.json");
+    let mut cmd = respbench();
+    // 2 connections at 500 requests per second each, 1,500 each: three seconds.
+    cmd.args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg(), "-c", "2", "-t", "1", "-n", "1500"])
+        .args(["--rate-limiting=500", "--ratio=1:1", "--hide-histogram", "--metrics-listen=127.0.0.1:0"])
+        .args(["--metrics-linger=60s", &format!("--json-out-file={}", json.display())]);
+    let mut run = Watched::spawn(cmd);
+    let addr = address(&mut run);
+    let (sets, _) = first_counts(&addr, "SET");
+    assert!(sets < 1500.0, "not mid-run: {sets} SETs of 1,500");
+    run.wait_lines(1, |l| l.contains("metrics final"));
+    let end = parse(&scrape(&addr));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = end["respbench_requests_total{command=SET}"].as_f64().unwrap()
+        + end["respbench_requests_total{command=GET}"].as_f64().unwrap();
+    assert_eq!(sent, 3000.0, "{end}");
+    assert_eq!(server.calls("set") + server.calls("get"), 3000);
+}
+
+#[test]
+fn a_fill_serves_metrics_mid_fill() {
+    let server = Server::start(&[]);
+    let mut cmd = respbench();
+    cmd.args(["fill", "-p", &server.port_arg(), "--key-max", "99999", "-c", "1", "--threads", "1"]).args([
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-linger",
+        "60s",
+    ]);
+    let mut run = Watched::spawn(cmd);
+    let addr = address(&mut run);
+    let (sets, _) = first_counts(&addr, "SET");
+    assert!(sets < 100_000.0, "not mid-fill: {sets} SETs of 100,000");
+    run.wait_lines(1, |l| l.contains("metrics final"));
+    let end = parse(&scrape(&addr));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(end["respbench_requests_total{command=SET}"], 100_000.0, "{end}");
+    assert_eq!(server.dbsize(), 100_000);
+}
+
+#[test]
+fn a_capacity_search_serves_metrics_over_its_steps() {
+    let server = Server::start(&[]);
+    let mut cmd = respbench();
+    cmd.args(["capacity", "-p", &server.port_arg(), "--slo", "p99=1s", "--start-rate", "400", "--max-rate", "800"])
+        .args(["--precision", "50", "--duration", "2s", "-c", "2", "--threads", "1", "--ratio", "1:1"])
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"]);
+    let mut run = Watched::spawn(cmd);
+    let addr = address(&mut run);
+    let (sets, mid) = first_counts(&addr, "SET");
+    assert!(mid["respbench_requested_rate{}"].as_f64().unwrap() >= 400.0, "{mid}");
+    run.wait_lines(1, |l| l.contains("metrics final"));
+    let end = parse(&scrape(&addr));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Every step's requests: more than the first interval's, and all the server executed.
+    let total = end["respbench_requests_total{command=SET}"].as_f64().unwrap();
+    assert!(total > sets, "{sets} then {total}");
+    assert_eq!(total as u64, server.calls("set"), "{end}");
 }

@@ -21,7 +21,22 @@ fn a_saved_command_line_replays_the_same_requests() {
     let first = Server::start(&[]);
     let out = run_ok(
         &first,
-        &["--seed", "7", "-n", "5000", "--ratio", "1:3", "-q", "--save-scenario", file.to_str().unwrap()],
+        &[
+            "--seed",
+            "7",
+            "-n",
+            "5000",
+            "--ratio",
+            "1:3",
+            "-q",
+            "--save-scenario",
+            file.to_str().unwrap(),
+            // Outputs of this run, not of the file's.
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "1ms",
+        ],
     );
     assert!(stderr(&out).contains("scenario saved"), "{}", stderr(&out));
     let second = Server::start(&[]);
@@ -225,12 +240,102 @@ fn a_fill_phase_to_a_memory_target_goes_through_respbench_fill() {
 }
 
 #[test]
-fn fill_and_capacity_refuse_the_flags_that_would_do_nothing_there() {
+fn fill_and_capacity_refuse_save_scenario_which_would_do_nothing_there() {
     for (sub, extra) in [("fill", vec![]), ("capacity", vec!["--slo", "p99=1ms"])] {
-        for flag in [["--save-scenario", "x.toml"], ["--metrics-listen", "127.0.0.1:0"]] {
-            let out = respbench().arg(sub).args(&extra).args(flag).output().unwrap();
-            assert_eq!(out.status.code(), Some(2), "{sub} {flag:?}: {}", stderr(&out));
-            assert!(stderr(&out).contains(flag[0]) && stderr(&out).lines().count() == 1, "{}", stderr(&out));
-        }
+        let flag = ["--save-scenario", "x.toml"];
+        let out = respbench().arg(sub).args(&extra).args(flag).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{sub} {flag:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(flag[0]) && stderr(&out).lines().count() == 1, "{}", stderr(&out));
     }
+}
+
+#[test]
+fn a_report_of_several_files_compares_them_with_ops_per_price() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut results = Vec::new();
+    for (name, price) in [("small", "0.126"), ("large", "0.504")] {
+        let file = write(
+            dir.path(),
+            &format!("{name}.toml"),
+            &format!(
+                "[price]\nper_hour = {price}\ncurrency = \"USD\"\n[mixes.m]\nset = 1\nget = 1\n\
+                 [[phase]]\nkind = \"fill\"\nkeyspace = \"k\"\n[keyspaces.k]\nmax = 499\n\
+                 [[phase]]\nkind = \"run\"\nname = \"mixed\"\nmix = \"m\"\nrequests = \"2000\"\nconnections = 2\nthreads = 1\n"
+            ),
+        );
+        let json = dir.path().join(format!("{name}.json"));
+        let out = respbench()
+            .args(["run", &file, "-p", &server.port_arg(), "--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        results.push(json);
+    }
+    let html = dir.path().join("cmp.html");
+    let out = respbench().arg("report").args(&results).args(["-o", html.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for (json, price) in results.iter().zip([0.126, 0.504]) {
+        let doc = read_json(json);
+        assert_eq!(doc["scenario"]["price"]["per_hour"], price);
+        assert_eq!(doc["scenario"]["price"]["currency"], "USD");
+        // The fill is not compared: one row per file, its run phase.
+        let stem = json.file_stem().unwrap().to_str().unwrap();
+        let row = text.lines().find(|l| l.starts_with(stem)).unwrap_or_else(|| panic!("no row {stem}: {text}"));
+        assert!(row.contains("mixed"), "{row}");
+        let ops = doc["phases"][1]["result"]["totals"]["ops_per_sec"].as_f64().unwrap();
+        let per_dollar = format!("{:.0}", ops * 3600.0 / price);
+        assert!(row.ends_with(&per_dollar), "{per_dollar} in {row}");
+        assert!(row.contains(&format!("{ops:.0}")), "{row}");
+        assert!(page.contains(&format!("<td>{per_dollar}</td>")), "{per_dollar} in {page}");
+    }
+    assert_eq!(text.lines().filter(|l| l.contains("mixed")).count(), 2, "{text}");
+}
+
+#[test]
+fn a_price_must_be_above_zero() {
+    let err = refused("[price]\nper_hour = 0\n[[phase]]\nkind = \"run\"\n");
+    assert!(err.contains("bad.toml:2:1") && err.contains("per_hour"), "{err}");
+    let err = refused("[price]\nper_hour = 1\ncurrencey = \"EUR\"\n[[phase]]\nkind = \"run\"\n");
+    assert!(err.contains("bad.toml:3:1") && err.contains("currencey"), "{err}");
+}
+
+/// `respbench redis-benchmark ARGS --save-scenario FILE` on one server, the file on another:
+/// the same commands, as many of each, and the same keys.
+fn redis_benchmark_round_trip(args: &[&str], commands: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rb.toml");
+    let first = Server::start(&[]);
+    let out = respbench()
+        .args(["redis-benchmark", "-p", &first.port_arg(), "-q", "--save-scenario", file.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("scenario saved"), "{}", stderr(&out));
+    let second = Server::start(&[]);
+    let out = respbench().args(["run", file.to_str().unwrap(), "-p", &second.port_arg()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for command in commands {
+        assert!(first.calls(command) > 0, "{command}");
+        assert_eq!(second.calls(command), first.calls(command), "{command}");
+    }
+    assert_eq!(second.dbsize(), first.dbsize());
+}
+
+#[test]
+fn a_redis_benchmark_command_line_saves_its_tests_as_phases() {
+    redis_benchmark_round_trip(
+        &["-t", "set,get,lpush,mset", "-n", "2000", "-r", "500", "-c", "4", "-P", "5", "-d", "64", "--seed", "9"],
+        &["set", "get", "lpush", "mset"],
+    );
+    // Without -r, one key per command; a command after the options; a sequence.
+    redis_benchmark_round_trip(&["-t", "set,incr", "-n", "500", "-c", "2"], &["set", "incr"]);
+    redis_benchmark_round_trip(&["-n", "300", "-r", "50", "hset", "h:__rand_int__", "f", "__data__"], &["hset"]);
+    redis_benchmark_round_trip(
+        &["-n", "200", "-r", "50", "multi", ";", "2", "incr", "c:__rand_int__", ";", "exec"],
+        &["multi", "incr", "exec"],
+    );
 }

@@ -99,13 +99,23 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let mut run = args.run;
     let json = run.json.take();
     let step_length = run.duration.take().unwrap_or(Duration::from_secs(3));
+    let scenario_flags = run.scenario.clone();
     let (mut config, _) = match run.into_config() {
         Ok(c) => c,
         Err(msg) => return usage_error(&msg),
     };
     config.stop = StopAfter::Duration(step_length);
+    let metrics = match scenario_flags.serve_ambient() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
     let stop = super::install_sigint();
-    match search(&mut config, slo, start, max, precision, &stop) {
+    let found = search(&mut config, slo, start, max, precision, &stop);
+    scenario_flags.finish_ambient(metrics);
+    match found {
         Ok((steps, best, interrupted)) => {
             print!("{}", render(&steps, best, slo));
             if let Some(path) = &json {

@@ -114,17 +114,26 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
     let (target, memory) = (args.memory_target, args.memory);
     let json = args.run.json.clone();
+    let scenario_flags = args.run.scenario.clone();
     let (mut config, _) = match args.run.into_config() {
         Ok(c) => c,
         Err(msg) => return usage_error(&msg),
     };
     config.stop = StopAfter::AllKeys;
     config.commands = vec![CommandSpec::set(1, KeyPattern::Parallel, config.expiry.is_some())];
+    let metrics = match scenario_flags.serve_ambient() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
     let stop = super::install_sigint();
     let result = match target {
         None => fill_range(&mut config, &stop),
         Some(target) => fill_to_target(&mut config, target, memory, &stop),
     };
+    scenario_flags.finish_ambient(metrics);
     let report = match result {
         Ok(r) => r,
         Err(msg) => {
@@ -160,7 +169,15 @@ fn pass(
     config.keys.max = to;
     let live = std::io::stderr().is_terminal();
     let started = Instant::now();
+    // The process's `--metrics-listen` endpoint (its own, or its scenario's) sees the fill.
+    let metrics = crate::report::metrics::ambient();
+    if let Some(m) = &metrics {
+        m.run_started(config);
+    }
     let mut observe = |p: &Progress| {
+        if let Some(m) = &metrics {
+            m.interval(p);
+        }
         if live {
             let done = done_before + p.total_ops;
             let rate = p.total_ops as f64 / started.elapsed().as_secs_f64().max(1e-3);

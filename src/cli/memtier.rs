@@ -87,6 +87,8 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["statsd-prefix"], true, Map::Flag("--statsd-prefix")),
     opt(&["statsd-run-label"], true, Map::Flag("--statsd-run-label")),
     opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
+    opt(&["metrics-listen"], true, Map::Flag("--metrics-listen")),
+    opt(&["metrics-linger"], true, Map::Flag("--metrics-linger")),
     opt(&["graphite-port"], true, Map::Flag("--graphite-port")),
     opt(&["rate-limiting"], true, Map::Special),
     opt(&["clients-start"], true, Map::Special),

@@ -27,6 +27,10 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
             o.host, o.port, o.prefix, o.run_label
         );
     }
+    let (metrics, own_metrics) = match super::live_metrics(output) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
     let threads = config.threads.min(config.connections).max(1);
     let view = MemtierView {
         config,
@@ -52,7 +56,14 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
         if let Some(s) = statsd.as_mut() {
             s.run_started(run, threads, config.connections / threads);
         }
+        if let Some(m) = &metrics {
+            m.run_started(config);
+        }
         let mut observe = |p: &engine::Progress| {
+            // Live outputs first: once the line is out, a scrape sees this interval.
+            if let Some(m) = &metrics {
+                m.interval(p);
+            }
             eprint!("{}", progressed.line(&view, id, p));
             if let Some(s) = statsd.as_mut() {
                 s.interval(p);
@@ -118,6 +129,10 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
     if let Some(path) = &output.memtier_json {
         eprintln!("Saving JSON output file: {}", path.display());
         eprintln!("Json file closed.");
+    }
+    if let (Some(m), true) = (&metrics, own_metrics) {
+        m.finish();
+        m.linger(output.scenario.metrics_linger.unwrap_or_default());
     }
     if pooled.interrupted {
         return ExitCode::from(signals::interrupted_exit_code());

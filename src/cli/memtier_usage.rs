@@ -118,6 +118,8 @@ Results Output Options:
       --command-stats-breakdown=command|line  Group command statistics
       --statsd-host=HOST, --statsd-port=PORT, --statsd-prefix=PREFIX,
       --statsd-run-label=LABEL, --graphite-port=PORT   Live metrics to StatsD/Graphite
+      --metrics-listen=ADDR:PORT Live OpenMetrics at http://ADDR:PORT/metrics (respbench;
+                                 --metrics-linger=D keeps the final values until scraped)
 
 Test Options:
   -n, --requests=NUMBER          Requests per client (default: 10000); allkeys: the whole key range

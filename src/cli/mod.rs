@@ -168,9 +168,22 @@ fn measure(
     config: &Config,
     runs: usize,
     stop: &AtomicBool,
-    extra: impl FnMut(&Progress),
+    mut extra: impl FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    measure_runs(config, runs, false, stop, extra, |_, _| {}).map(|runs| Outcome::pool(runs).expect("at least one run"))
+    // A capacity step or a redis-benchmark test feeds the process's endpoint, if it serves one.
+    let metrics = report::metrics::ambient();
+    let observe = |p: &Progress| {
+        if let Some(m) = &metrics {
+            m.interval(p);
+        }
+        extra(p);
+    };
+    let edge = |_, ended| {
+        if let (Some(m), false) = (&metrics, ended) {
+            m.run_started(config);
+        }
+    };
+    measure_runs(config, runs, false, stop, observe, edge).map(|runs| Outcome::pool(runs).expect("at least one run"))
 }
 
 /// Runs the plan `runs` times (fewer after a stop signal) with the live line on a terminal, or
@@ -248,17 +261,9 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
         Ok(s) => s,
         Err(code) => return code,
     };
-    let own_metrics = output.metrics.is_none();
-    let metrics = match (&output.metrics, output.scenario.metrics_listen) {
-        (Some(live), _) => Some(std::sync::Arc::clone(live)),
-        (None, Some(addr)) => match report::metrics::Live::serve(addr) {
-            Ok(live) => Some(live),
-            Err(e) => {
-                eprintln!("respbench: {e}");
-                return ExitCode::from(EXIT_FAILURE);
-            }
-        },
-        (None, None) => None,
+    let (metrics, own_metrics) = match live_metrics(output) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
     // The interval hook and the run hook both send: they take turns on the one sender.
     let statsd = std::cell::RefCell::new(statsd);
@@ -350,6 +355,22 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS
+}
+
+/// The live metrics a run feeds: the endpoint it was handed (a scenario's), else its own
+/// `--metrics-listen` (then `true`: the run ends it). `Err` carries the exit code.
+fn live_metrics(output: &Output) -> Result<(Option<std::sync::Arc<report::metrics::Live>>, bool), ExitCode> {
+    match (&output.metrics, output.scenario.metrics_listen) {
+        (Some(live), _) => Ok((Some(std::sync::Arc::clone(live)), false)),
+        (None, Some(addr)) => match report::metrics::Live::serve(addr) {
+            Ok(live) => Ok((Some(live), true)),
+            Err(e) => {
+                eprintln!("respbench: {e}");
+                Err(ExitCode::from(EXIT_FAILURE))
+            }
+        },
+        (None, None) => Ok((None, false)),
+    }
 }
 
 /// The checks before a run, their warnings printed (and kept for the report), and the server

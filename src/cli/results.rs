@@ -17,8 +17,10 @@ use crate::report::{self, chart::escape};
 #[derive(Debug, Parser)]
 #[command(name = "respbench report", version, max_term_width = 100)]
 struct ReportArgs {
-    /// The result file.
-    result: PathBuf,
+    /// The result file; several are set side by side in one table (ops per price from each
+    /// scenario's [price]).
+    #[arg(required = true, num_args = 1..)]
+    results: Vec<PathBuf>,
     /// Write the HTML report here.
     #[arg(short = 'o', long = "output", value_name = "FILE.html")]
     html: Option<PathBuf>,
@@ -74,7 +76,10 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let doc = match load(&args.result) {
+    if args.results.len() > 1 {
+        return several(&args);
+    }
+    let doc = match load(&args.results[0]) {
         Ok(d) => d,
         Err(msg) => return usage_error(&msg),
     };
@@ -115,6 +120,29 @@ fn scenario_report(args: &ReportArgs, doc: &Value) -> ExitCode {
             }
         }
         None => print!("{}", report::scenario_html::markdown(doc)),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Several results: the table across them on stdout, and as a page with `-o`.
+fn several(args: &ReportArgs) -> ExitCode {
+    if args.csv.is_some() || args.csv_timeline.is_some() || args.markdown.is_some() {
+        return usage_error("several results render as one table: on stdout, and as HTML with -o");
+    }
+    let mut files = Vec::new();
+    for path in &args.results {
+        match load(path) {
+            Ok(doc) => files.push((name_of(path, &doc), doc)),
+            Err(msg) => return usage_error(&msg),
+        }
+    }
+    let rows = report::scenario_compare::rows(&files);
+    print!("{}", report::scenario_compare::text(&rows));
+    if let Some(path) = &args.html
+        && let Err(msg) = write(path, &report::scenario_compare::html(&rows, &files))
+    {
+        eprintln!("respbench: {msg}");
+        return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS
 }

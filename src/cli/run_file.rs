@@ -3,6 +3,7 @@
 //! result for the whole scenario: every phase's result, the file's text and its SHA-256.
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,13 +81,17 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Err(msg) => return usage_error(&msg),
     };
     if args.dry_run {
+        let mut out = std::io::stdout().lock();
         for step in &steps {
             let sub = match step.tool {
                 Tool::Native => "",
                 Tool::Fill => " fill",
                 Tool::Capacity => " capacity",
             };
-            println!("# {}\nrespbench{sub} {}", step.label, step.shown());
+            // A closed pipe (`| head`) is not a failure.
+            if writeln!(out, "# {}\nrespbench{sub} {}", step.label, step.shown()).is_err() {
+                break;
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -97,6 +102,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
+    // Fill and capacity phases feed it too, as the process's endpoint.
+    report::metrics::set_ambient(metrics.clone());
     let stop = super::install_sigint();
     let scratch = std::env::temp_dir().join(format!("respbench-run-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&scratch) {
@@ -127,7 +134,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let doc = json!({
+    let mut doc = json!({
         "scenario": {
             "file": file.display().to_string(),
             "sha256": hex(&Sha256::digest(loaded.text.as_bytes())),
@@ -135,6 +142,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         },
         "phases": phases,
     });
+    if let Some(price) = &loaded.scenario.price {
+        let price = price.get_ref();
+        doc["scenario"]["price"] = json!({ "per_hour": price.per_hour, "currency": price.currency() });
+    }
     let mut files = Vec::new();
     if let Some(path) = &args.json {
         files.push((path, serde_json::to_string_pretty(&doc).expect("JSON values serialise") + "\n"));

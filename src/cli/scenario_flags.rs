@@ -4,8 +4,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
+
+use crate::report::metrics::{self, Live};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScenarioFlags {
@@ -23,19 +26,33 @@ pub struct ScenarioFlags {
 }
 
 impl ScenarioFlags {
-    /// `respbench fill` and `capacity` take the run's flags but not these: a one-line refusal.
+    /// `respbench fill` and `capacity` take the run's flags but not `--save-scenario`: a
+    /// one-line refusal.
     pub fn refuse_in(&self, subcommand: &str) -> Result<(), String> {
         if self.save_scenario.is_some() {
             return Err(format!(
                 "--save-scenario is not available with respbench {subcommand}: write a {subcommand} phase in a scenario file"
             ));
         }
-        if self.metrics_listen.is_some() {
-            return Err(format!(
-                "--metrics-listen is not available with respbench {subcommand}: it serves the intervals of a run"
-            ));
-        }
         Ok(())
+    }
+
+    /// `respbench fill` and `capacity`: serves `--metrics-listen` as the process's endpoint,
+    /// which every engine run of the fill or search feeds. The endpoint it started, if any.
+    pub fn serve_ambient(&self) -> Result<Option<Arc<Live>>, String> {
+        let Some(addr) = self.metrics_listen else { return Ok(None) };
+        let live = Live::serve(addr)?;
+        metrics::set_ambient(Some(Arc::clone(&live)));
+        Ok(Some(live))
+    }
+
+    /// The end of a fill or a search: the final values, served until read (`--metrics-linger`).
+    pub fn finish_ambient(&self, live: Option<Arc<Live>>) {
+        if let Some(live) = live {
+            live.finish();
+            live.linger(self.metrics_linger.unwrap_or_default());
+            metrics::set_ambient(None);
+        }
     }
 }
 

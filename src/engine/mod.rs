@@ -107,7 +107,9 @@ pub fn run(
     std::thread::scope(|scope| {
         for t in 0..prepared.threads {
             let (tx, prepared, meeting) = (tx.clone(), &prepared, &meeting);
-            scope.spawn(move || {
+            // Named so that `--metrics-listen` finds each worker's CPU in /proc (`report::metrics`).
+            let named = std::thread::Builder::new().name(format!("{}{t}", crate::report::metrics::WORKER_THREAD));
+            let work = move || {
                 let Some(opened) = open::open(config, prepared, t, &tx) else {
                     meeting.connected.wait();
                     meeting.go.wait();
@@ -118,7 +120,8 @@ pub fn run(
                 if !meeting.abort.load(Ordering::SeqCst) {
                     drive(config, prepared, meeting, t, opened, stop, tx);
                 }
-            });
+            };
+            named.spawn_scoped(scope, work).expect("a worker thread starts (as scope.spawn would panic)");
         }
         drop(tx);
         let began = start(config, run, &meeting, &rx, stop)?;

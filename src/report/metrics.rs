@@ -2,7 +2,8 @@
 //! collector's per-interval callback adds each completed interval here; a tiny HTTP responder
 //! thread (std `TcpListener`, no async runtime) encodes the current values with
 //! `prometheus-client` on every request. Counters only grow, across `--runs` and across a
-//! scenario's phases, so `rate()` is ops per second.
+//! scenario's phases, so `rate()` is ops per second. Each worker thread's busy share is read
+//! from /proc once per interval, on the collector's thread, never on the workers'.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -24,6 +25,24 @@ use crate::engine::Progress;
 
 type Labels = Vec<(String, String)>;
 
+/// The name of an engine worker thread, before its index: how the busy share finds them.
+pub const WORKER_THREAD: &str = "respbench-w";
+
+/// The endpoint this process serves, if any: a scenario's, or a fill's or a capacity search's
+/// own. There is one per process (it owns a port), so code that runs the engine for a fill or a
+/// search step feeds it without every caller passing it down.
+static AMBIENT: Mutex<Option<Arc<Live>>> = Mutex::new(None);
+
+/// The endpoint the process serves, for the runs that are not handed one.
+pub fn ambient() -> Option<Arc<Live>> {
+    AMBIENT.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Makes `live` the process's endpoint (`None`: no more).
+pub fn set_ambient(live: Option<Arc<Live>>) {
+    *AMBIENT.lock().unwrap_or_else(|e| e.into_inner()) = live;
+}
+
 /// Upper bounds of the latency buckets, in seconds: 10 µs to 10 s.
 const BUCKETS: &[f64] = &[
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
@@ -43,6 +62,10 @@ struct State {
     server_cpu: Option<f64>,
     server_memory: Option<u64>,
     intervals: u64,
+    /// Each worker thread's busy share over the last interval, by its index.
+    busy: BTreeMap<usize, f64>,
+    /// Each worker thread's run and run-queue wait (ns) when last read, and when, by thread id.
+    cpu_seen: BTreeMap<u64, (u64, Instant)>,
     /// The run (or scenario) is over: these are the final values.
     finished: bool,
 }
@@ -97,6 +120,8 @@ impl Live {
         s.names = config.commands.iter().map(|c| c.name.clone()).collect();
         s.requested_rate = config.rate.map(|r| r.per_sec);
         s.finished = false;
+        // This run's threads are new: the gauges of the last run's are stale.
+        s.busy.clear();
     }
 
     /// One completed interval.
@@ -123,6 +148,7 @@ impl Live {
             s.server_memory = Some(server.used_memory_bytes);
         }
         s.intervals += 1;
+        threads_busy(&mut s);
     }
 
     /// Every value is final: a scrape from now on sees the end of the run.
@@ -182,6 +208,36 @@ impl Live {
     }
 }
 
+/// Reads each worker thread's CPU from /proc (run time and run-queue wait, as the report's
+/// `ThreadCpu::busy` counts them) and sets its busy share since the last read, capped at 1.
+/// A thread seen for the first time only gives the starting point.
+fn threads_busy(s: &mut State) {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return };
+    let now = Instant::now();
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<u64>().ok()) else { continue };
+        let dir = task.path();
+        let Ok(comm) = std::fs::read_to_string(dir.join("comm")) else { continue };
+        let Some(index) = comm.trim().strip_prefix(WORKER_THREAD).and_then(|i| i.parse::<usize>().ok()) else {
+            continue;
+        };
+        let Some(ns) = std::fs::read_to_string(dir.join("schedstat")).ok().and_then(|text| {
+            let mut words = text.split_whitespace().map(|w| w.parse::<u64>().ok());
+            Some(words.next()?? + words.next()??)
+        }) else {
+            continue;
+        };
+        if let Some((before, then)) = s.cpu_seen.insert(tid, (ns, now)) {
+            let wall = now.duration_since(then).as_nanos() as f64;
+            if wall > 0.0 {
+                s.busy.insert(index, (ns.saturating_sub(before) as f64 / wall).min(1.0));
+            }
+        }
+    }
+    // Threads of finished runs are gone: forget them.
+    s.cpu_seen.retain(|_, (_, when)| *when == now);
+}
+
 /// The OpenMetrics text of the current values.
 fn encode(s: &State) -> String {
     let mut registry = Registry::with_prefix("respbench");
@@ -224,6 +280,15 @@ fn encode(s: &State) -> String {
     if let Some(mem) = s.server_memory {
         registry.register("server_used_memory_bytes", "The server's used_memory", gauge(mem as f64));
     }
+    let busy = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    for (thread, share) in &s.busy {
+        busy.get_or_create(&vec![("thread".into(), thread.to_string())]).set(*share);
+    }
+    registry.register(
+        "client_thread_busy_ratio",
+        "Share of the last interval each client worker thread ran or waited for a core (1 = it set the pace)",
+        busy,
+    );
     registry.register("intervals", "Intervals completed", {
         let c = Counter::<u64>::default();
         c.inc_by(s.intervals);

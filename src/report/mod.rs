@@ -14,6 +14,7 @@ pub mod memtier_stats;
 pub mod memtier_text;
 pub mod merge;
 pub mod metrics;
+pub mod scenario_compare;
 pub mod scenario_html;
 pub mod statsd;
 pub mod tables;

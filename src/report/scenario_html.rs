@@ -31,7 +31,7 @@ fn rows(doc: &Value) -> Vec<[String; 8]> {
                 if capacity.is_null() { num(&t["ops_per_sec"], 1.0, 0) } else { num(capacity, 1.0, 0) },
                 num(&t["latency_us"]["p50_us"], 1e-3, 3),
                 num(&t["latency_us"]["p99_us"], 1e-3, 3),
-                num(&t["latency_us"]["p999_us"], 1e-3, 3),
+                num(&t["latency_us"]["p99.9_us"], 1e-3, 3),
                 t["errors"].as_u64().map_or(String::new(), |e| e.to_string()),
                 if p["ok"].as_bool() == Some(false) { "failed" } else { "ok" }.to_string(),
             ]

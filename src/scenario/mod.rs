@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-pub use schema::{Kind, Phase, Scenario};
+pub use schema::{Kind, Phase, Price, Scenario};
 
 /// A scenario file as read: its text (kept in the result, with its hash) and its contents.
 pub struct Loaded {
@@ -112,6 +112,12 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
     let loaded = Loaded { path: path.to_path_buf(), text, scenario };
     if loaded.scenario.phases.is_empty() {
         return Err(format!("{}: no [[phase]]: a scenario runs at least one phase", path.display()));
+    }
+    if let Some(price) = &loaded.scenario.price
+        && !(price.get_ref().per_hour > 0.0 && price.get_ref().per_hour.is_finite())
+    {
+        let msg = format!("price per_hour {} must be a price above 0", price.get_ref().per_hour);
+        return Err(loaded.at_key("per_hour", &msg));
     }
     if loaded.scenario.defaults.kind.is_some() {
         return Err(loaded.at_key("[defaults]", "'kind' belongs to a [[phase]], not to [defaults]"));

@@ -33,6 +33,7 @@ const OUTPUTS: &[&str] = &[
     "debug",
     "save_scenario",
     "metrics_listen",
+    "metrics_linger",
     "statsd_host",
     "statsd_port",
     "statsd_prefix",
@@ -48,6 +49,42 @@ fn named(s: &str) -> Option<Spanned<String>> {
 /// one it drew when it was given none, so the file replays the same streams). `notes` get what
 /// the user must know (the password's variable).
 pub fn from_command_line(argv: &[OsString], seed: u64, notes: &mut Vec<String>) -> Result<String, String> {
+    render(&scenario_of(argv, seed, notes)?, argv)
+}
+
+/// A front-end's run of several engine runs (redis-benchmark's tests) as one scenario: each
+/// `(name, respbench argv)` one phase, in order. The target, keyspace and values are the
+/// first's (the runs share them); `shown` is the command line the user typed.
+pub fn from_runs(
+    shown: &[OsString],
+    runs: &[(String, Vec<OsString>)],
+    seed: u64,
+    notes: &mut Vec<String>,
+) -> Result<String, String> {
+    let mut all: Option<Scenario> = None;
+    for (name, argv) in runs {
+        let mut quiet = Vec::new();
+        let mut sc = scenario_of(argv, seed, if all.is_none() { &mut *notes } else { &mut quiet })?;
+        for phase in &mut sc.phases {
+            phase.get_mut().name = Some(name.clone());
+        }
+        match &mut all {
+            None => all = Some(sc),
+            Some(first) => first.phases.append(&mut sc.phases),
+        }
+    }
+    let all = all.ok_or("--save-scenario: there is no test to save")?;
+    render(&all, shown)
+}
+
+fn render(sc: &Scenario, argv: &[OsString]) -> Result<String, String> {
+    let body = toml::to_string_pretty(sc).map_err(|e| format!("cannot write the scenario: {e}"))?;
+    let shown: Vec<String> = mask(argv);
+    Ok(format!("# Saved by respbench from:\n#   {}\n# Run it with: respbench run FILE.toml\n\n{body}", shown.join(" ")))
+}
+
+/// The scenario of one native command line.
+fn scenario_of(argv: &[OsString], seed: u64, notes: &mut Vec<String>) -> Result<Scenario, String> {
     let cmd = crate::cli::Args::command();
     let matches = cmd.clone().try_get_matches_from(argv).map_err(|e| e.to_string())?;
     let mut sc = Scenario::default();
@@ -181,9 +218,7 @@ pub fn from_command_line(argv: &[OsString], seed: u64, notes: &mut Vec<String>) 
         phase.values = named("main");
     }
     sc.phases.push(Spanned::new(0..0, phase));
-    let body = toml::to_string_pretty(&sc).map_err(|e| format!("cannot write the scenario: {e}"))?;
-    let shown: Vec<String> = mask(argv);
-    Ok(format!("# Saved by respbench from:\n#   {}\n# Run it with: respbench run FILE.toml\n\n{body}", shown.join(" ")))
+    Ok(sc)
 }
 
 /// The command line with passwords (and URIs, which may hold one) masked.

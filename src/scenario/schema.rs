@@ -22,6 +22,11 @@ pub struct Scenario {
     /// The server.
     #[serde(default)]
     pub target: Target,
+    /// What the target costs per hour: `respbench report A.json B.json` then shows operations
+    /// per unit of currency (ops/s × 3600 / per_hour) beside each file's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Price>")]
+    pub price: Option<Spanned<Price>>,
     /// Named key ranges and how keys are drawn from them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub keyspaces: BTreeMap<String, Keyspace>,
@@ -81,6 +86,24 @@ pub struct Target {
     pub password_file: Option<Spanned<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db: Option<u32>,
+}
+
+/// The target's price per hour (an instance's on-demand price, say), for ops per dollar.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// The price of one hour of the target, in `currency`: 0.126 for an instance at
+    /// $0.126 an hour. Above 0.
+    pub per_hour: f64,
+    /// The currency of `per_hour`, as the report labels it (default "USD").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+}
+
+impl Price {
+    pub fn currency(&self) -> &str {
+        self.currency.as_deref().unwrap_or("USD")
+    }
 }
 
 /// How keys are drawn from a keyspace.

@@ -47,6 +47,9 @@ struct Plan {
     payload: usize,
     /// Said on stderr before the run (how TLS is verified).
     notice: Option<String>,
+    /// respbench's flags for the whole command line, and `--save-scenario`'s file.
+    native: Vec<OsString>,
+    save: Option<std::path::PathBuf>,
 }
 
 /// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
@@ -59,6 +62,9 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
     };
     if let Some(notice) = &plan.notice {
         eprintln!("{notice}");
+    }
+    if let Some(code) = suite::save_scenario(&plan, tool, args) {
+        return code;
     }
     let stop = super::install_sigint();
     if plan.idle {
@@ -219,8 +225,9 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
              (respbench --tls checks both)"
         ));
     }
-    let args = <super::Args as clap::Parser>::try_parse_from(native).map_err(|e| super::clap_message(&e))?;
-    let (mut base, _) = args.into_config()?;
+    let args = <super::Args as clap::Parser>::try_parse_from(&native).map_err(|e| super::clap_message(&e))?;
+    let (mut base, output) = args.into_config()?;
+    let save = output.scenario.save_scenario;
     if stdin_arg {
         let mut last = String::new();
         std::io::stdin()
@@ -247,7 +254,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
     }
-    Ok(Some(Plan { base, tests, quiet, csv, precision, looping, idle, payload, notice }))
+    Ok(Some(Plan { base, tests, quiet, csv, precision, looping, idle, payload, notice, native, save }))
 }
 
 /// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).

@@ -47,6 +47,7 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["shard-count"], true, Map::Flag("--shard-count")),
     opt(&["start-at"], true, Map::Flag("--start-at")),
     opt(&["rps"], true, Map::Flag("--rate")),
+    opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
     opt(&["duration"], true, Map::Special),
     opt(&["warmup"], true, Map::Special),
     opt(&["cluster"], false, Map::Flag("--cluster")),
@@ -118,6 +119,8 @@ pub fn help(tool: &str) -> String {
          --shard-count <N>  The number of shards when only the index is given (respbench)\n \
          --start-at <time>  Start the measured phase at this instant (respbench)\n \
          --rps <requests>   Requests per second in total (default: as fast as possible)\n \
+         --save-scenario <file.toml>  Write the tests as a scenario, a phase each (respbench run\n                    \
+         FILE.toml sends the same commands)\n \
          --duration <secs>  Run each test this long instead of -n requests\n \
          --warmup <secs>    Run each test this long first, unmeasured\n \
          --mptcp            Connect with multipath TCP (falls back to TCP if the server lacks it)\n \
