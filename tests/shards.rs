@@ -174,3 +174,40 @@ fn the_front_ends_pass_the_shard_options_on() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is in the past"), "{}", stderr(&out));
 }
+
+#[test]
+fn memtier_command_lines_run_as_shards_merge_through_their_respbench_results() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..2).map(|i| dir.path().join(format!("m{i}.json")).display().to_string()).collect();
+    let shards: Vec<Child> = (0..2)
+        .map(|i| {
+            let (shard, json) = (format!("--shard={i}/2"), format!("--respbench-json={}", files[i]));
+            let memtier_json = format!("--json-out-file={}", dir.path().join(format!("memtier{i}.json")).display());
+            let args = ["memtier", "-c", "2", "-t", "1", "-n", "1000", "--ratio=1:1", "--hide-histogram"];
+            spawn_shard_with(&server, &args, &[&shard, &json, &memtier_json])
+        })
+        .collect();
+    shards.into_iter().for_each(wait_ok);
+    let merged = dir.path().join("merged.json");
+    let out = respbench().arg("merge").args(&files).args(["--json", merged.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&merged);
+    // The command line's total (2 connections x 1,000 requests) is split between the shards.
+    assert_eq!(doc["totals"]["count"], 2000, "{}", doc["totals"]);
+    assert_eq!(server.calls("set") + server.calls("get"), 2000);
+    // memtier's own file is still written, as memtier writes it.
+    assert!(dir.path().join("memtier0.json").exists());
+}
+
+/// A front-end shard: the front-end's own words first, then `-p PORT`, then `extra`.
+fn spawn_shard_with(server: &Server, front: &[&str], extra: &[&str]) -> Child {
+    respbench()
+        .args(front)
+        .args(["-p", &server.port_arg()])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}

@@ -88,6 +88,7 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["statsd-run-label"], true, Map::Flag("--statsd-run-label")),
     opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
     opt(&["metrics-listen"], true, Map::Flag("--metrics-listen")),
+    opt(&["respbench-json"], true, Map::Flag("--json")),
     opt(&["metrics-linger"], true, Map::Flag("--metrics-linger")),
     opt(&["graphite-port"], true, Map::Flag("--graphite-port")),
     opt(&["rate-limiting"], true, Map::Special),

@@ -120,6 +120,13 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
     if let Some(path) = &output.memtier_json {
         files.push((path.clone(), memtier_json::render(&view, &runs, &pooled).into_bytes()));
     }
+    // respbench's own result beside memtier's outputs: what `respbench merge` adds up when
+    // memtier command lines run as shards (memtier's JSON keeps no histograms to merge).
+    if let Some(path) = &output.json {
+        let run =
+            report::Run { config, outcome: &pooled, label: output.label.as_deref(), percentiles: &output.percentiles };
+        files.push((path.clone(), report::Format::render(&report::json::Json, &run).into_bytes()));
+    }
     for (path, bytes) in &files {
         if let Err(e) = report::write_atomic(path, bytes) {
             eprintln!("respbench: cannot write {}: {e}", path.display());

@@ -146,6 +146,7 @@ Several load machines (respbench):
       --shard=I/N                Run shard I of N: key range, requests and rate split
       --shard-count=N            The number of shards when only the index is given
       --start-at=TIME            Start the measured phase at this instant (RFC 3339, Unix seconds)
+      --respbench-json=FILE      Also write respbench's result, which respbench merge adds up
 
 Arbitrary command:
       --command=COMMAND          A command to send, in quotes (repeatable); __key__ and __data__
