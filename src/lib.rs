@@ -11,6 +11,7 @@
 //! - [`report`] renders the outcome: the text table, one summary line, JSON.
 
 pub mod cli;
+pub mod codec;
 pub mod config;
 pub mod engine;
 pub mod net;

@@ -1,0 +1,2 @@
+//! TEMPORARY until the codec seam lands.
+pub mod memcache;
