@@ -23,7 +23,7 @@ pub struct Extras {
     pub client_stats: bool,
 }
 
-/// valkey-benchmark's connection options: how the socket is opened, what login asks for.
+/// Connection options: how the socket is opened, what it speaks and what login asks for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SessionExtras {
     /// `--mptcp`: open TCP sockets as multipath TCP (the kernel falls back to TCP when the
@@ -31,6 +31,8 @@ pub struct SessionExtras {
     pub mptcp: bool,
     /// `--enable-tracking`: send `CLIENT TRACKING on` after logging in.
     pub tracking: bool,
+    /// The wire protocol (`--protocol`): RESP unless memcached is asked for.
+    pub protocol: crate::codec::Protocol,
 }
 
 /// `--data-import`: the items, and what of them is used.

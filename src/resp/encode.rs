@@ -12,10 +12,41 @@ pub enum Part {
     Hole(usize),
 }
 
+/// How a computed number is written into a request (text protocols spell it in decimal,
+/// binary ones as big-endian integers of a fixed width).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LenForm {
+    Decimal,
+    U16Be,
+    U32Be,
+}
+
+/// One piece of a request written as it is, for protocols without RESP's per-argument length
+/// prefixes (memcached): bytes, holes, and numbers computed from holes per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawPart {
+    Lit(Vec<u8>),
+    Hole(usize),
+    /// The byte lengths of the named holes added, plus `plus`: a text `set`'s byte count, a
+    /// binary header's key and body lengths.
+    Len {
+        holes: Vec<usize>,
+        plus: usize,
+        form: LenForm,
+    },
+    /// The hole's decimal digits (empty: 0) written in `form`: a binary request's expiry.
+    Num {
+        hole: usize,
+        form: LenForm,
+    },
+}
+
 #[derive(Debug, Clone)]
 enum Piece {
     Bytes(Range<usize>),
     Hole(usize),
+    Len { holes: Vec<usize>, plus: usize, form: LenForm },
+    Num { hole: usize, form: LenForm },
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +139,25 @@ impl Template {
         Template { bytes, ops: vec![Op::Raw(pieces)] }
     }
 
+    /// Compiles a request written piece by piece, with no RESP framing (the memcached codecs).
+    pub fn raw(parts: &[RawPart]) -> Template {
+        let mut bytes = Vec::new();
+        let pieces = parts
+            .iter()
+            .map(|part| match part {
+                RawPart::Lit(lit) => {
+                    let start = bytes.len();
+                    bytes.extend_from_slice(lit);
+                    Piece::Bytes(start..bytes.len())
+                }
+                RawPart::Hole(i) => Piece::Hole(*i),
+                RawPart::Len { holes, plus, form } => Piece::Len { holes: holes.clone(), plus: *plus, form: *form },
+                RawPart::Num { hole, form } => Piece::Num { hole: *hole, form: *form },
+            })
+            .collect();
+        Template { bytes, ops: vec![Op::Raw(pieces)] }
+    }
+
     /// Bytes of the command apart from its holes and their length prefixes.
     pub fn fixed_len(&self) -> usize {
         self.bytes.len()
@@ -153,6 +203,11 @@ impl Template {
             match piece {
                 Piece::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
                 Piece::Hole(i) => out.extend_from_slice(hole(*i)),
+                Piece::Len { holes, plus, form } => {
+                    let len = holes.iter().map(|i| hole(*i).len()).sum::<usize>() + plus;
+                    push_number(out, len as u64, *form);
+                }
+                Piece::Num { hole: i, form } => push_number(out, parse_decimal(hole(*i)), *form),
             }
         }
     }
@@ -169,6 +224,24 @@ fn part_len(part: &Part) -> usize {
 fn push_decimal(out: &mut Vec<u8>, n: usize) {
     let mut buf = itoa::Buffer::new();
     out.extend_from_slice(buf.format(n).as_bytes());
+}
+
+#[inline]
+fn push_number(out: &mut Vec<u8>, n: u64, form: LenForm) {
+    match form {
+        LenForm::Decimal => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        LenForm::U16Be => out.extend_from_slice(&(n.min(u64::from(u16::MAX)) as u16).to_be_bytes()),
+        LenForm::U32Be => out.extend_from_slice(&(n.min(u64::from(u32::MAX)) as u32).to_be_bytes()),
+    }
+}
+
+/// The value of ASCII decimal digits (the workload writes holes in decimal); 0 when empty.
+#[inline]
+fn parse_decimal(digits: &[u8]) -> u64 {
+    digits
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .fold(0u64, |n, d| n.saturating_mul(10).saturating_add(u64::from(d - b'0')))
 }
 
 /// Encodes a whole command from plain arguments (control path: handshakes, INFO).
@@ -221,6 +294,33 @@ mod tests {
         out.clear();
         t.encode(&mut out, &[b"7"]);
         assert_eq!(out, b"GET k:7\r\n");
+    }
+
+    #[test]
+    fn raw_templates_compute_lengths_and_numbers() {
+        let t = Template::raw(&[
+            RawPart::Lit(b"set k:".to_vec()),
+            RawPart::Hole(0),
+            RawPart::Lit(b" 0 0 ".to_vec()),
+            RawPart::Len { holes: vec![1], plus: 0, form: LenForm::Decimal },
+            RawPart::Lit(b"\r\n".to_vec()),
+            RawPart::Hole(1),
+            RawPart::Lit(b"\r\n".to_vec()),
+        ]);
+        let mut out = Vec::new();
+        t.encode(&mut out, &[b"17", b"hello"]);
+        assert_eq!(out, b"set k:17 0 0 5\r\nhello\r\n");
+        let t = Template::raw(&[
+            RawPart::Len { holes: vec![0, 1], plus: 2, form: LenForm::U16Be },
+            RawPart::Len { holes: vec![0], plus: 0, form: LenForm::U32Be },
+            RawPart::Num { hole: 1, form: LenForm::U32Be },
+        ]);
+        out.clear();
+        t.encode(&mut out, &[b"abc", b"300"]);
+        assert_eq!(out, [0, 8, 0, 0, 0, 3, 0, 0, 1, 44]);
+        out.clear();
+        t.encode(&mut out, &[b"", b""]);
+        assert_eq!(out, [0, 2, 0, 0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod hint;
 mod scan;
 pub mod value;
 
-pub use encode::{Part, Template, encode_command};
+pub use encode::{LenForm, Part, RawPart, Template, encode_command};
 pub use hint::{Hint, hint};
 pub use scan::{
     Limits, MAX_BULK_LEN, MAX_DEPTH, MAX_LINE, ReplyClass, ScanError, Scanned, count_misses, scan, scan_within,

@@ -46,6 +46,9 @@ pub struct Scanned {
     /// Bytes the reply occupies, including its final CRLF.
     pub len: usize,
     pub class: ReplyClass,
+    /// What the reply says it answers (a memcached binary reply's opaque); 0: nothing, the
+    /// order of replies matches them to requests (RESP, text protocols).
+    pub id: u32,
 }
 
 /// The bytes are not a valid RESP reply; the connection cannot be resynchronised.
@@ -65,6 +68,9 @@ pub enum ScanError {
     /// A bulk string or aggregate declared larger than `--max-reply-size`.
     #[error("a declared length of {len} at byte offset {offset} exceeds --max-reply-size {limit}")]
     TooLarge { len: i64, offset: usize, limit: i64 },
+    /// A reply line the protocol does not define (the memcached codecs).
+    #[error("an unrecognised reply at byte offset {offset}")]
+    Unrecognised { offset: usize },
 }
 
 /// Scans one reply at the start of `buf`.
@@ -75,7 +81,7 @@ pub fn scan(buf: &[u8]) -> Result<Option<Scanned>, ScanError> {
 /// Scans one reply at the start of `buf`, refusing anything beyond `limits`.
 pub fn scan_within(buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
     match scan_at(buf, 0, 0, limits)? {
-        Some((end, class)) => Ok(Some(Scanned { len: end, class })),
+        Some((end, class)) => Ok(Some(Scanned { len: end, class, id: 0 })),
         None => Ok(None),
     }
 }
@@ -246,7 +252,7 @@ mod tests {
 
     #[test]
     fn scans_every_resp2_type() {
-        assert_eq!(whole(b"+OK\r\n"), Scanned { len: 5, class: ReplyClass::Value });
+        assert_eq!(whole(b"+OK\r\n"), Scanned { len: 5, class: ReplyClass::Value, id: 0 });
         assert_eq!(whole(b":-12\r\n").class, ReplyClass::Value);
         assert_eq!(whole(b"$3\r\nabc\r\n").len, 9);
         assert_eq!(whole(b"$-1\r\n").class, ReplyClass::Nil);

@@ -98,9 +98,25 @@ pub struct Workload {
     expiry: Option<(u64, u64)>,
     /// The range `__rand_int__` draws from.
     rand_range: (u64, u64),
+    /// How replies are read (hits and misses of a multi-key read).
+    protocol: crate::codec::Protocol,
 }
 
 impl Workload {
+    /// Whether the run's protocol can send every command of the mix: the one-line error
+    /// (a usage error) names the first it cannot. [`compile`](Self::compile) relies on it.
+    pub fn check(config: &Config) -> Result<(), String> {
+        let protocol = config.server.session.protocol;
+        let prefix = config.keys.prefix.as_bytes();
+        for spec in &config.commands {
+            let (mut d, mut ranges) = (Draws::default(), Vec::new());
+            let args: Vec<Vec<Part>> =
+                spec.args.iter().map(|arg| arg_parts(arg, prefix, &mut d, &mut ranges)).collect();
+            protocol.template(&spec.name, &args, spec.inline, 1)?;
+        }
+        Ok(())
+    }
+
     pub fn compile(config: &Config) -> Workload {
         let prefix = config.keys.prefix.as_bytes();
         let mut templates = Vec::new();
@@ -109,59 +125,11 @@ impl Workload {
         for spec in &config.commands {
             let mut d = Draws::default();
             let mut ranges = Vec::new();
-            let args: Vec<Vec<Part>> = spec
-                .args
-                .iter()
-                .map(|arg| {
-                    let mut parts = Vec::new();
-                    for part in arg {
-                        match part {
-                            ArgPart::Lit(bytes) => parts.push(Part::Lit(bytes.clone())),
-                            ArgPart::Key => {
-                                parts.push(Part::Lit(prefix.to_vec()));
-                                parts.push(Part::Hole(HOLE_KEY));
-                            }
-                            ArgPart::Data => {
-                                d.data = true;
-                                parts.push(Part::Hole(HOLE_DATA));
-                            }
-                            ArgPart::Expiry => {
-                                d.expiry = true;
-                                parts.push(Part::Hole(HOLE_EXPIRY));
-                            }
-                            ArgPart::Tag => parts.push(Part::Hole(HOLE_TAG)),
-                            ArgPart::RandShared(i) => {
-                                d.shared |= 1 << i;
-                                parts.push(Part::Hole(HOLE_SHARED + usize::from(*i)));
-                            }
-                            ArgPart::RandInt => {
-                                // The front-ends check the count; past it, draws repeat the last.
-                                parts.push(Part::Hole(HOLE_RAND_INT + d.rand_ints.min(MAX_RAND_INTS - 1)));
-                                d.rand_ints = (d.rand_ints + 1).min(MAX_RAND_INTS);
-                            }
-                            ArgPart::MultiKey(i) => {
-                                d.multi_keys = d.multi_keys.max(i + 1);
-                                parts.push(Part::Lit(prefix.to_vec()));
-                                parts.push(Part::Hole(HOLE_MULTI + usize::from(*i)));
-                            }
-                            ArgPart::Between { min, max, normal } => {
-                                // The front-ends build these (WAIT has two); past the cap, draws repeat.
-                                parts.push(Part::Hole(HOLE_BETWEEN + usize::from(d.between).min(MAX_BETWEEN - 1)));
-                                if usize::from(d.between) < MAX_BETWEEN {
-                                    ranges.push((*min, *max, *normal));
-                                    d.between += 1;
-                                }
-                            }
-                            ArgPart::Cursor => {
-                                d.cursor = true;
-                                parts.push(Part::Hole(HOLE_CURSOR));
-                            }
-                        }
-                    }
-                    parts
-                })
-                .collect();
-            templates.push(if spec.inline { Template::inline(&args) } else { Template::new(&args) });
+            let args: Vec<Vec<Part>> =
+                spec.args.iter().map(|arg| arg_parts(arg, prefix, &mut d, &mut ranges)).collect();
+            let id = templates.len() as u32 + 1;
+            let template = config.server.session.protocol.template(&spec.name, &args, spec.inline, id);
+            templates.push(template.expect("Workload::check refuses what the protocol cannot send"));
             draws.push(d);
             between.push(ranges);
         }
@@ -229,6 +197,7 @@ impl Workload {
             values: config.values.clone(),
             expiry: config.expiry,
             rand_range: (config.keys.min, config.keys.max),
+            protocol: config.server.session.protocol,
         }
     }
 
@@ -249,12 +218,10 @@ impl Workload {
     pub fn hits_misses(&self, i: usize, class: ReplyClass, reply: &[u8]) -> (u64, u64) {
         match (self.reads[i], class) {
             (ReadKind::No, _) => (0, 0),
+            // Before Nil: a memcached multi-key get that missed every key reads as a miss.
+            (ReadKind::Multi, _) => self.protocol.hits_misses_multi(reply, u64::from(self.draws[i].multi_keys)),
             (_, ReplyClass::Nil) => (0, 1),
             (ReadKind::Empty, _) if reply.starts_with(b"$0\r\n") => (0, 1),
-            (ReadKind::Multi, _) => match crate::resp::count_misses(reply) {
-                Some((elements, misses)) => (elements - misses, misses),
-                None => (1, 0),
-            },
             _ => (1, 0),
         }
     }
@@ -293,6 +260,57 @@ impl Workload {
             }
         }
     }
+}
+
+/// One argument of a command as template parts: literals as they are, and a hole for each
+/// thing drawn per request (key digits, value, expiry, ...), noted in `d` and `ranges`.
+fn arg_parts(arg: &[ArgPart], prefix: &[u8], d: &mut Draws, ranges: &mut Vec<(u64, u64, bool)>) -> Vec<Part> {
+    let mut parts = Vec::new();
+    for part in arg {
+        match part {
+            ArgPart::Lit(bytes) => parts.push(Part::Lit(bytes.clone())),
+            ArgPart::Key => {
+                parts.push(Part::Lit(prefix.to_vec()));
+                parts.push(Part::Hole(HOLE_KEY));
+            }
+            ArgPart::Data => {
+                d.data = true;
+                parts.push(Part::Hole(HOLE_DATA));
+            }
+            ArgPart::Expiry => {
+                d.expiry = true;
+                parts.push(Part::Hole(HOLE_EXPIRY));
+            }
+            ArgPart::Tag => parts.push(Part::Hole(HOLE_TAG)),
+            ArgPart::RandShared(i) => {
+                d.shared |= 1 << i;
+                parts.push(Part::Hole(HOLE_SHARED + usize::from(*i)));
+            }
+            ArgPart::RandInt => {
+                // The front-ends check the count; past it, draws repeat the last.
+                parts.push(Part::Hole(HOLE_RAND_INT + d.rand_ints.min(MAX_RAND_INTS - 1)));
+                d.rand_ints = (d.rand_ints + 1).min(MAX_RAND_INTS);
+            }
+            ArgPart::MultiKey(i) => {
+                d.multi_keys = d.multi_keys.max(i + 1);
+                parts.push(Part::Lit(prefix.to_vec()));
+                parts.push(Part::Hole(HOLE_MULTI + usize::from(*i)));
+            }
+            ArgPart::Between { min, max, normal } => {
+                // The front-ends build these (WAIT has two); past the cap, draws repeat.
+                parts.push(Part::Hole(HOLE_BETWEEN + usize::from(d.between).min(MAX_BETWEEN - 1)));
+                if usize::from(d.between) < MAX_BETWEEN {
+                    ranges.push((*min, *max, *normal));
+                    d.between += 1;
+                }
+            }
+            ArgPart::Cursor => {
+                d.cursor = true;
+                parts.push(Part::Hole(HOLE_CURSOR));
+            }
+        }
+    }
+    parts
 }
 
 /// memtier's `--data-size-pattern S`: key `key` of `lo..=hi` gets a size spread evenly over

@@ -6,11 +6,10 @@
 
 pub mod binary;
 mod meta;
-mod seam;
 pub mod stats;
 mod text;
 
-pub use seam::{LenForm, RawPart, ScanError, Scanned};
+pub use crate::resp::{LenForm, RawPart, ScanError, Scanned};
 
 use crate::resp::{Limits, MAX_LINE, Part};
 

@@ -7,7 +7,7 @@
 //! its key's slot and redirects (`MOVED`, `ASK`) are followed. A failed link reconnects with
 //! backoff while the run goes on.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -19,11 +19,11 @@ mod due;
 mod faults;
 mod guard;
 mod ramp;
+mod read;
 
+use conn::InFlight;
 pub use conn::{Conn, Link};
-use conn::{InFlight, make_room};
 use due::DueQueue;
-use faults::{MAX_REDIRECTS, redirect_of};
 pub use ramp::join_delay;
 
 use super::router::Router;
@@ -31,7 +31,7 @@ use super::timer::Timer;
 use super::{Msg, ThreadCpu};
 use crate::config::{Faults, ServerOptions};
 use crate::net::cluster;
-use crate::resp::{self, ReplyClass};
+use crate::resp;
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
@@ -311,162 +311,6 @@ impl<'p> Worker<'p> {
         let _ = tx.send(Msg::Window { worker: self.plan.index, interval: self.interval, window });
         self.interval += 1;
         self.next_flush += self.plan.interval;
-    }
-
-    /// Reads and scans everything available on one link, then refills. Returns the clock.
-    fn on_event(&mut self, conn: &mut Conn, c: usize, node: usize, mut now: Instant) -> Instant {
-        loop {
-            let Some(link) = conn.links[node].as_mut() else { return now };
-            if link.rend == link.rbuf.len() {
-                make_room(link);
-            }
-            let Some(io) = link.io.as_mut() else { return now };
-            let space = link.rbuf.len() - link.rend;
-            match io.read(&mut link.rbuf[link.rend..]) {
-                Ok(0) => {
-                    self.fail(conn, node, ErrorKind::Io, now);
-                    return now;
-                }
-                Ok(n) => {
-                    let drained = n < space && io.short_read_drains();
-                    link.rend += n;
-                    now = Instant::now();
-                    if !self.consume(conn, c, node, now) {
-                        return now;
-                    }
-                    // A short read drained the socket: the next arrival raises a new edge.
-                    if drained {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    self.fail(conn, node, ErrorKind::Io, now);
-                    return now;
-                }
-            }
-        }
-        if let (Some(every), Some(link)) = (self.plan.faults.reconnect_every, conn.links[node].as_ref())
-            && link.served >= every
-            && conn.remaining != Some(0)
-        {
-            if !link.inflight.is_empty() {
-                return now; // the rest of its replies first, then a fresh connection
-            }
-            self.recycle(conn, c, node, now);
-            now = Instant::now();
-        }
-        self.fill_and_flush(conn, c, now);
-        now
-    }
-
-    /// Scans every complete reply in a link's read buffer. False if the link failed.
-    fn consume(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) -> bool {
-        loop {
-            let Some(link) = conn.links[node].as_mut() else { return false };
-            let scanned = match resp::scan_within(
-                &link.rbuf[link.rstart..link.rend],
-                guard::limits(self.plan.faults.max_reply),
-            ) {
-                Ok(Some(s)) => s,
-                Ok(None) => break,
-                Err(e) => {
-                    let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
-                    guard::protocol(&self.plan.server.target, &e, start);
-                    self.fail(conn, node, ErrorKind::Protocol, now);
-                    return false;
-                }
-            };
-            let at = link.rstart;
-            link.rstart += scanned.len;
-            link.healthy = true;
-            if scanned.class == ReplyClass::Push {
-                continue;
-            }
-            let Some(req) = link.inflight.pop_front() else {
-                // A reply to nothing we sent: the stream cannot be trusted any more.
-                self.fail(conn, node, ErrorKind::Protocol, now);
-                return false;
-            };
-            if let ReplyClass::Error { msg_start, msg_end } = scanned.class
-                && self.router.is_some()
-                && req.tries < MAX_REDIRECTS
-                && let Some((slot, to, ask)) = redirect_of(&link.rbuf[at + msg_start..at + msg_end])
-            {
-                // Follow the redirect: the same bytes, to the node named, keeping the intended time.
-                let bytes: Vec<u8> = link.journal.drain(..req.len as usize).collect();
-                self.redirect(conn, c, (slot, &to, ask), bytes, req, now);
-                continue;
-            }
-            if req.len > 0 {
-                link.journal.drain(..req.len as usize);
-            }
-            if req.asking {
-                continue;
-            }
-            link.served += u64::from(req.ends_unit);
-            if req.ends_unit {
-                conn.units_in_flight -= 1;
-            }
-            if req.intended < self.plan.measure_from {
-                continue; // a warmup request: not counted
-            }
-            let response = now.saturating_duration_since(req.intended).as_nanos() as u64;
-            let service = self.paced.then(|| now.saturating_duration_since(req.sent).as_nanos() as u64);
-            let failed = matches!(scanned.class, ReplyClass::Error { .. });
-            self.window.successes += u64::from(!failed);
-            if let Some(row) = self.plan.unit_row {
-                conn.unit_failed |= failed;
-                if req.ends_unit {
-                    let unit = &mut self.window.ops[row];
-                    unit.count += 1;
-                    unit.errors += u64::from(std::mem::take(&mut conn.unit_failed));
-                    unit.record(response, service);
-                }
-            }
-            if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
-                per_node.count += 1;
-                per_node.errors += u64::from(failed);
-                per_node.bytes_in += scanned.len as u64;
-                per_node.record(response, service);
-            }
-            let reply = conn.links[node].as_ref().map_or(&[][..], |l| &l.rbuf[at..at + scanned.len]);
-            if conn.requests.workload().follows_cursor() {
-                conn.requests.scan_reply(req.command, scanned.class, reply);
-            }
-            let op = &mut self.window.ops[req.command];
-            op.count += 1;
-            op.bytes_in += scanned.len as u64;
-            let mut read = (0, 0);
-            match scanned.class {
-                ReplyClass::Value | ReplyClass::Nil => {
-                    let (hits, misses) = conn.requests.workload().hits_misses(req.command, scanned.class, reply);
-                    op.hits += hits;
-                    op.misses += misses;
-                    read = (hits, misses);
-                }
-                ReplyClass::Error { msg_start, msg_end } => {
-                    op.errors += 1;
-                    let link = conn.links[node].as_ref().expect("the link being read");
-                    let msg = &link.rbuf[at + msg_start..at + msg_end];
-                    self.window.errors.add_server(resp::error_prefix(msg));
-                    guard::error_reply(&self.plan.server.target, msg);
-                }
-                _ => {}
-            }
-            op.record(response, service);
-            if let Some(stats) = conn.client_stats.as_mut() {
-                stats.replied(req.command, scanned.len as u64, response, read, now);
-            }
-        }
-        if let Some(link) = conn.links[node].as_mut()
-            && link.rstart == link.rend
-        {
-            link.rstart = 0;
-            link.rend = 0;
-        }
-        true
     }
 
     /// Queues every unit the pipeline and the pacer allow, then writes each link's queue.
