@@ -2,6 +2,7 @@
 //! non-blocking transports the engine drives, and one-off calls such as INFO.
 
 pub mod cluster;
+mod memcache;
 pub mod mptcp;
 mod silence;
 mod tls;
@@ -121,6 +122,8 @@ pub struct Session {
     target: String,
     /// Every call must be answered by then (`open_by_deadline`), else it fails as `Silent`.
     deadline: Option<(Instant, Duration)>,
+    /// RESP, or one of memcached's: how control calls are written and read.
+    protocol: crate::codec::Protocol,
 }
 
 impl Session {
@@ -203,10 +206,14 @@ impl Session {
                 Stream::Unix(s)
             }
         };
-        let mut session = Session { stream, target, deadline: None };
+        let mut session = Session { stream, target, deadline: None, protocol: opts.session.protocol };
         if deadline {
             // What connecting took is spent: the login shares the rest.
             session.deadline = Some((started + timeout, timeout));
+        }
+        if let Some(dialect) = opts.session.protocol.dialect() {
+            session.memcache_login(opts, dialect)?;
+            return Ok(session);
         }
         if opts.resp3 {
             // HELLO 3 switches the protocol and logs in at once.
@@ -253,11 +260,54 @@ impl Session {
         &self.target
     }
 
-    /// Sends one command and waits for its reply.
+    /// Sends one command and waits for its reply. On memcached, the control commands the
+    /// engine asks (INFO, DBSIZE, EXISTS, PING, FLUSHALL) are memcached's own underneath.
     pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, CallError> {
+        let command = args.first().copied().unwrap_or_default();
+        match self.protocol.dialect() {
+            None => {
+                let mut out = Vec::new();
+                resp::encode_command(&mut out, args);
+                self.exchange(&out, command)
+            }
+            Some(dialect) => {
+                let (out, ask) = memcache::request(dialect, args).map_err(CallError::Server)?;
+                let reply = self.exchange(&out, command)?;
+                memcache::answer(dialect, ask, &reply.0).map(Reply).map_err(CallError::Server)
+            }
+        }
+    }
+
+    /// memcached's login: SASL PLAIN over the binary protocol when a user and password are
+    /// given, then `version` to see that it answers.
+    fn memcache_login(
+        &mut self,
+        opts: &ServerOptions,
+        dialect: crate::codec::memcache::Dialect,
+    ) -> Result<(), ConnectError> {
+        if let (crate::codec::memcache::Dialect::Binary, Some(user), Some(password)) =
+            (dialect, &opts.user, &opts.password)
+        {
+            self.exchange(&memcache::sasl_plain(user, password), b"SASL PLAIN").map_err(|e| match e {
+                CallError::Server(message) => {
+                    let why = if message.contains("Unknown command") {
+                        "memcached was not started with SASL (-S)".to_string()
+                    } else {
+                        format!("{} (check --authenticate USER:PASS, or --user and -a)", message.trim_end_matches('.'))
+                    };
+                    ConnectError::Auth { target: self.target.clone(), message: format!("SASL PLAIN as {user}: {why}") }
+                }
+                CallError::Connect(e) => e,
+            })?;
+        }
+        self.call_checked(&[b"PING"]).map(|_| ())
+    }
+
+    /// Writes one request and reads its one reply, as the session's protocol frames it.
+    fn exchange(&mut self, out: &[u8], command: &[u8]) -> Result<Reply, CallError> {
         let silent = |target: &str| ConnectError::Silent {
             target: target.to_string(),
-            command: String::from_utf8_lossy(args.first().copied().unwrap_or_default()).into_owned(),
+            command: String::from_utf8_lossy(command).into_owned(),
             waited: self.deadline.map_or(Duration::ZERO, |(_, budget)| budget),
         };
         if let Some((deadline, _)) = self.deadline {
@@ -266,14 +316,12 @@ impl Session {
                 return Err(silent(&self.target).into());
             }
         }
-        let mut out = Vec::new();
-        resp::encode_command(&mut out, args);
         let io_err = |source| ConnectError::Io { target: self.target.clone(), source };
-        self.stream.write_all(&out).map_err(io_err)?;
+        self.stream.write_all(out).map_err(io_err)?;
         let mut buf = Vec::with_capacity(4096);
         let mut chunk = [0u8; 16 * 1024];
         loop {
-            match resp::scan_within(&buf, CONTROL_LIMITS) {
+            match self.protocol.scan(&buf, CONTROL_LIMITS) {
                 Ok(Some(scanned)) => {
                     buf.truncate(scanned.len);
                     return match scanned.class {
@@ -434,7 +482,7 @@ impl ServerInfo {
                     info.name = "redis".into();
                     info.version = value.into();
                 }
-                "valkey_version" | "dragonfly_version" => {
+                "valkey_version" | "dragonfly_version" | "memcached_version" => {
                     info.name = field.trim_end_matches("_version").into();
                     info.version = value.into();
                 }
