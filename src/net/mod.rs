@@ -191,7 +191,9 @@ impl Session {
                         let tls_error = |message| ConnectError::Tls { target: target.clone(), message };
                         let config = tls::client_config(tls_opts).map_err(tls_error)?;
                         let name = tls::server_name(tls_opts, host).map_err(tls_error)?;
-                        Stream::Tls(Box::new(tls::handshake(config, name, s).map_err(tls_error)?))
+                        Stream::Tls(Box::new(
+                            tls::handshake(config, name, s, opts.session.protocol).map_err(tls_error)?,
+                        ))
                     }
                     None => Stream::Tcp(s),
                 }
