@@ -184,3 +184,20 @@ fn what_memcached_cannot_do_is_refused_on_one_line() {
     }
     assert_eq!(server.stat("cmd_set") + server.stat("cmd_get"), 0);
 }
+
+#[test]
+fn data_verify_reads_back_over_each_protocol() {
+    for protocol in ["memcache_text", "memcache_binary"] {
+        let server = Memcached::start(&[]);
+        let port = server.port_arg();
+        let run = ["memtier", "-s", "127.0.0.1", "-p", &port, "-P", protocol, "-d", "8", "--ratio=1:0"];
+        let keys = ["--key-pattern=P:P", "--key-maximum=99", "-n", "allkeys", "--data-verify"];
+        let out = respbench().args(run).args(keys).output().unwrap();
+        assert!(stderr(&out).contains("Verified 100 keys: 0 mismatches"), "{protocol}: {}", stderr(&out));
+        // A get after the set, so that the helper's read ends at its END.
+        server.text("set memtier-7 0 0 7\r\nxxxxxxx\r\nget memtier-7\r\n");
+        let verify = ["memtier", "-s", "127.0.0.1", "-p", &port, "-P", protocol, "--verify-only", "-d", "8"];
+        let out = respbench().args(verify).arg("--key-maximum=99").output().unwrap();
+        assert!(stderr(&out).contains("Verified 100 keys: 1 mismatches"), "{protocol}: {}", stderr(&out));
+    }
+}
