@@ -259,14 +259,21 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(d in dialect(), bytes in proptest::collection::vec(any::<u8>(), 0..200), max in 0i64..100) {
-        let _ = scan(d, &bytes, Limits { max_bulk: max });
+        if let Ok(Some(reply)) = scan(d, &bytes, Limits { max_bulk: max }) {
+            // A complete reply lies within the input and scans the same on its own.
+            prop_assert!(reply.len <= bytes.len());
+            prop_assert_eq!(scan(d, &bytes[..reply.len], Limits { max_bulk: max }), Ok(Some(reply)));
+        }
         let _ = hits_misses_multi(d, &bytes, 3);
     }
 
     #[test]
     fn shaped_noise_never_panics(d in dialect(), bytes in proptest::collection::vec(prop_oneof![
             Just(b'\r'), Just(b'\n'), Just(b' '), Just(b'1'), Just(0x81u8), Just(0u8), Just(b'V'), Just(b'A'), any::<u8>()], 0..300)) {
-        let _ = scan(d, &bytes, Limits::default());
-        let _ = scan(d, &bytes, Limits { max_bulk: 4 });
+        for limits in [Limits::default(), Limits { max_bulk: 4 }] {
+            if let Ok(Some(reply)) = scan(d, &bytes, limits) {
+                prop_assert_eq!(scan(d, &bytes[..reply.len], limits), Ok(Some(reply)));
+            }
+        }
     }
 }
