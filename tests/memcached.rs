@@ -108,6 +108,8 @@ fn binary_sasl_logs_in_with_the_right_password_and_refuses_a_wrong_one() {
     // No login at all: memcached refuses the first command, named once.
     let out = mc(&server, &["--protocol", "memcache-binary", "-n", "10"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("memcached wants a SASL login: --authenticate USER:PASS"), "{}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
 }
 
 #[test]
@@ -200,4 +202,26 @@ fn data_verify_reads_back_over_each_protocol() {
         let out = respbench().args(verify).arg("--key-maximum=99").output().unwrap();
         assert!(stderr(&out).contains("Verified 100 keys: 1 mismatches"), "{protocol}: {}", stderr(&out));
     }
+}
+
+#[test]
+fn expiry_range_becomes_each_items_exptime_in_every_protocol() {
+    let server = Memcached::start(&[]);
+    for protocol in ["memcache-text", "memcache-binary", "memcache-meta"] {
+        let prefix = format!("{protocol}-");
+        let args = ["--protocol", protocol, "-n", "20", "-c", "1", "--ratio", "1:0", "--expiry-range", "100-200"];
+        mc_ok(&server, &[&args[..], &["--key-prefix", &prefix, "-q"]].concat());
+    }
+    let dump = server.text("lru_crawler metadump all\r\n");
+    let mut items = 0;
+    for line in dump.lines().filter(|l| l.starts_with("key=")) {
+        let field = |name: &str| -> i64 {
+            let token = line.split(' ').find_map(|t| t.strip_prefix(name)).unwrap();
+            token.parse().unwrap()
+        };
+        let ttl = field("exp=") - field("la=");
+        assert!((99..=201).contains(&ttl), "{line}");
+        items += 1;
+    }
+    assert!(items >= 50, "{dump}");
 }

@@ -62,6 +62,11 @@ pub(super) fn request(dialect: Dialect, args: &[&[u8]]) -> Result<(Vec<u8>, Ask)
     })
 }
 
+/// A binary NOOP: answered only after a login where memcached wants one.
+pub(super) fn noop() -> Vec<u8> {
+    binary::request(OP_NOOP, b"", b"", b"", 0)
+}
+
 /// SASL PLAIN's one step: `\0user\0password` under the mechanism name.
 pub(super) fn sasl_plain(user: &str, password: &str) -> Vec<u8> {
     let mut value = vec![0];

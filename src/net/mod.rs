@@ -302,7 +302,16 @@ impl Session {
                 CallError::Connect(e) => e,
             })?;
         }
-        self.call_checked(&[b"PING"]).map(|_| ())
+        self.call_checked(&[b"PING"])?;
+        if dialect == crate::codec::memcache::Dialect::Binary && opts.password.is_none() {
+            // version answers before a login; a NOOP tells whether memcached wants one.
+            if let Err(CallError::Server(message)) = self.exchange(&memcache::noop(), b"NOOP") {
+                let message =
+                    format!("{message} memcached wants a SASL login: --authenticate USER:PASS, or --user and -a");
+                return Err(ConnectError::Auth { target: self.target.clone(), message });
+            }
+        }
+        Ok(())
     }
 
     /// Writes one request and reads its one reply, as the session's protocol frames it.
