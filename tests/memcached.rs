@@ -225,3 +225,17 @@ fn expiry_range_becomes_each_items_exptime_in_every_protocol() {
     }
     assert!(items >= 50, "{dump}");
 }
+
+#[test]
+fn the_wrong_protocol_is_named_on_one_line() {
+    let server = Memcached::start(&[]);
+    let out = mc(&server, &["-n", "10"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is this memcached? (add --protocol memcache-text"), "{}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    let redis = Server::start(&[]);
+    let out = respbench().args(["-p", &redis.port_arg(), "--protocol", "memcache-meta", "-n", "10"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no memcached reply from"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is this a Redis-protocol server? (drop --protocol)"), "{}", stderr(&out));
+}

@@ -51,16 +51,16 @@ pub enum ConnectError {
     Refused { target: String, command: String, message: String },
     #[error("{target}: {source}")]
     Io { target: String, source: io::Error },
-    #[error("{target} sent a reply that is not RESP: {source}")]
-    Protocol { target: String, source: resp::ScanError },
+    #[error("{target} sent a reply that is not {protocol}: {source}")]
+    Protocol { target: String, source: resp::ScanError, protocol: &'static str },
     #[error("{target}: {message}")]
     Tls { target: String, message: String },
     /// No reply within the connect timeout's deadline.
     #[error("{target} did not answer {command} within {waited:?} (--connect-timeout)")]
     Silent { target: String, command: String, waited: Duration },
     /// The first bytes are not RESP at all: the wrong port or protocol.
-    #[error("no RESP reply from {target}: got bytes {bytes} — {guess}")]
-    NotResp { target: String, bytes: String, guess: &'static str },
+    #[error("no {protocol} reply from {target}: got bytes {bytes} — {guess}")]
+    NotResp { target: String, bytes: String, guess: &'static str, protocol: &'static str },
 }
 
 /// A blocking connection, used to log in and for control calls.
@@ -348,7 +348,7 @@ impl Session {
                     };
                 }
                 Ok(None) => {}
-                Err(source) => return Err(silence::not_resp(&self.target, &buf, source).into()),
+                Err(source) => return Err(silence::not_resp(&self.target, &buf, source, self.protocol).into()),
             }
             let n = match self.stream.read(&mut chunk) {
                 Err(e) if self.deadline.is_some() && silence::timed_out(&e) => return Err(silent(&self.target).into()),
