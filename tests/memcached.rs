@@ -24,11 +24,15 @@ fn mc_ok(server: &Memcached, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn memtier_command_lines_run_unchanged_over_text_and_binary() {
+    // Through a link named memtier_benchmark, as a script that calls memtier would.
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("memtier_benchmark");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_respbench"), &link).unwrap();
     for protocol in ["memcache_text", "memcache_binary"] {
         let server = Memcached::start(&[]);
         let port = server.port_arg();
-        let args = ["memtier", "-s", "127.0.0.1", "-p", &port, "-P", protocol, "-c", "5", "-t", "1", "-n", "1000"];
-        let out = respbench().args(args).args(["--ratio", "1:1"]).output().unwrap();
+        let args = ["-s", "127.0.0.1", "-p", &port, "-P", protocol, "-c", "5", "-t", "1", "-n", "1000"];
+        let out = std::process::Command::new(&link).args(args).args(["--ratio", "1:1"]).output().unwrap();
         assert!(out.status.success(), "{protocol}: {}", stderr(&out));
         assert!(stdout(&out).contains("Totals"), "{protocol}: {}", stdout(&out));
         assert_eq!((server.stat("cmd_set"), server.stat("cmd_get")), (2500, 2500), "{protocol}");
