@@ -10,6 +10,8 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v memcached >/dev/null || missing+=(memcached)
+# saslpasswd2 writes the SASL password database the memcached SASL test starts memcached with.
+command -v saslpasswd2 >/dev/null || missing+=(sasl2-bin)
 command -v taskset >/dev/null || missing+=(util-linux)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v slurmctld >/dev/null || missing+=(slurm-wlm)

@@ -166,7 +166,10 @@ fn memtier_help_and_version() {
 #[test]
 fn memtier_options_not_supported_yet_are_named_on_one_line() {
     for (args, needle) in [
-        (&["memtier", "--protocol", "memcache_text"][..], "--protocol memcache_text is not supported"),
+        (
+            &["memtier", "--protocol", "memcache"][..],
+            "'memcache' (redis, resp2, resp3, memcache_text or memcache_binary)",
+        ),
         (&["memtier", "--data-size-pattern", "Q"][..], "'Q'"),
         (&["memtier", "--print-percentiles", "50,101"][..], "'101' is not a percentile"),
         (&["memtier", "--no-such-thing"][..], "'--no-such-thing'"),

@@ -212,9 +212,11 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                     "protocol" => match v.as_str() {
                         "redis" | "resp2" => {}
                         "resp3" => out.push("--resp3".into()),
+                        "memcache_text" => out.extend(["--protocol".into(), "memcache-text".into()]),
+                        "memcache_binary" => out.extend(["--protocol".into(), "memcache-binary".into()]),
                         other => {
                             return Err(format!(
-                                "memtier_benchmark's --protocol {other} is not supported yet (memcache)"
+                                "invalid value for --protocol: '{other}' (redis, resp2, resp3, memcache_text or memcache_binary)"
                             ));
                         }
                     },

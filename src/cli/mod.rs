@@ -13,6 +13,7 @@ mod merge;
 mod mix;
 mod native;
 pub mod parse;
+mod protocol_flags;
 mod redis_benchmark;
 mod results;
 mod run_file;

@@ -4,7 +4,10 @@
 //! A [`Protocol`] is chosen once per run and is `Copy`: the worker matches on it per reply,
 //! a branch the CPU predicts, with no dynamic dispatch and nothing allocated.
 
+pub mod memcache;
+
 use crate::resp::{self, Limits, Part, ScanError, Scanned, Template};
+use memcache::Dialect;
 
 /// The protocol a run speaks to its servers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -36,13 +39,33 @@ impl Protocol {
         self != Protocol::Resp
     }
 
+    /// Which of memcached's protocols, `None` for RESP.
+    #[inline]
+    pub fn dialect(self) -> Option<Dialect> {
+        match self {
+            Protocol::Resp => None,
+            Protocol::MemcacheText => Some(Dialect::Text),
+            Protocol::MemcacheBinary => Some(Dialect::Binary),
+            Protocol::MemcacheMeta => Some(Dialect::Meta),
+        }
+    }
+
+    /// The protocol a native `--protocol` value names.
+    pub fn from_name(name: &str) -> Option<Protocol> {
+        [Protocol::Resp, Protocol::MemcacheText, Protocol::MemcacheBinary, Protocol::MemcacheMeta]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
+
     /// Scans one reply at the start of `buf`: `Ok(None)` until it is complete; an error when
     /// the bytes cannot be a reply (the connection cannot be resynchronised).
     #[inline]
     pub fn scan(self, buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
         match self {
             Protocol::Resp => resp::scan_within(buf, limits),
-            _ => Err(ScanError::Unrecognised { offset: 0 }),
+            Protocol::MemcacheText => memcache::scan(Dialect::Text, buf, limits),
+            Protocol::MemcacheBinary => memcache::scan(Dialect::Binary, buf, limits),
+            Protocol::MemcacheMeta => memcache::scan(Dialect::Meta, buf, limits),
         }
     }
 
@@ -51,11 +74,10 @@ impl Protocol {
     /// key, value and expiry holes), `inline` whether RESP sends it as an inline command, and
     /// `id` what a reply names to say it answers it (command index + 1).
     pub fn template(self, name: &str, args: &[Vec<Part>], inline: bool, id: u32) -> Result<Template, String> {
-        let _ = (name, id);
-        match self {
-            Protocol::Resp if inline => Ok(Template::inline(args)),
-            Protocol::Resp => Ok(Template::new(args)),
-            other => Err(format!("--protocol {} is not available yet", other.name())),
+        match self.dialect() {
+            None if inline => Ok(Template::inline(args)),
+            None => Ok(Template::new(args)),
+            Some(dialect) => Ok(Template::raw(&memcache::template(dialect, name, args, id)?)),
         }
     }
 
@@ -63,13 +85,12 @@ impl Protocol {
     /// for the `keys` asked for.
     #[inline]
     pub fn hits_misses_multi(self, reply: &[u8], keys: u64) -> (u64, u64) {
-        let _ = keys;
-        match self {
-            Protocol::Resp => match resp::count_misses(reply) {
+        match self.dialect() {
+            None => match resp::count_misses(reply) {
                 Some((elements, misses)) => (elements - misses, misses),
                 None => (1, 0),
             },
-            _ => (0, keys),
+            Some(dialect) => memcache::hits_misses_multi(dialect, reply, keys),
         }
     }
 }

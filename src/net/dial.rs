@@ -242,7 +242,9 @@ impl Dial {
                     at += s.len;
                 }
                 Ok(None) => return Ok(false),
-                Err(source) => return Err(ConnectError::Protocol { target: self.target.clone(), source }),
+                Err(source) => {
+                    return Err(ConnectError::Protocol { target: self.target.clone(), source, protocol: "RESP" });
+                }
             }
         }
         // TLS: our side is done only once rustls says so (a login of zero replies).

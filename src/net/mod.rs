@@ -3,6 +3,7 @@
 
 pub mod cluster;
 mod dial;
+mod memcache;
 pub mod mptcp;
 mod silence;
 mod tls;
@@ -52,16 +53,16 @@ pub enum ConnectError {
     Refused { target: String, command: String, message: String },
     #[error("{target}: {source}")]
     Io { target: String, source: io::Error },
-    #[error("{target} sent a reply that is not RESP: {source}")]
-    Protocol { target: String, source: resp::ScanError },
+    #[error("{target} sent a reply that is not {protocol}: {source}")]
+    Protocol { target: String, source: resp::ScanError, protocol: &'static str },
     #[error("{target}: {message}")]
     Tls { target: String, message: String },
     /// No reply within the connect timeout's deadline.
     #[error("{target} did not answer {command} within {waited:?} (--connect-timeout)")]
     Silent { target: String, command: String, waited: Duration },
     /// The first bytes are not RESP at all: the wrong port or protocol.
-    #[error("no RESP reply from {target}: got bytes {bytes} — {guess}")]
-    NotResp { target: String, bytes: String, guess: &'static str },
+    #[error("no {protocol} reply from {target}: got bytes {bytes} — {guess}")]
+    NotResp { target: String, bytes: String, guess: &'static str, protocol: &'static str },
 }
 
 /// A blocking connection, used to log in and for control calls.
@@ -123,6 +124,8 @@ pub struct Session {
     target: String,
     /// Every call must be answered by then (`open_by_deadline`), else it fails as `Silent`.
     deadline: Option<(Instant, Duration)>,
+    /// RESP, or one of memcached's: how control calls are written and read.
+    protocol: crate::codec::Protocol,
 }
 
 impl Session {
@@ -190,7 +193,9 @@ impl Session {
                         let tls_error = |message| ConnectError::Tls { target: target.clone(), message };
                         let config = tls::client_config(tls_opts).map_err(tls_error)?;
                         let name = tls::server_name(tls_opts, host).map_err(tls_error)?;
-                        Stream::Tls(Box::new(tls::handshake(config, name, s).map_err(tls_error)?))
+                        Stream::Tls(Box::new(
+                            tls::handshake(config, name, s, opts.session.protocol).map_err(tls_error)?,
+                        ))
                     }
                     None => Stream::Tcp(s),
                 }
@@ -205,10 +210,14 @@ impl Session {
                 Stream::Unix(s)
             }
         };
-        let mut session = Session { stream, target, deadline: None };
+        let mut session = Session { stream, target, deadline: None, protocol: opts.session.protocol };
         if deadline {
             // What connecting took is spent: the login shares the rest.
             session.deadline = Some((started + timeout, timeout));
+        }
+        if let Some(dialect) = opts.session.protocol.dialect() {
+            session.memcache_login(opts, dialect)?;
+            return Ok(session);
         }
         if opts.resp3 {
             // HELLO 3 switches the protocol and logs in at once.
@@ -255,11 +264,63 @@ impl Session {
         &self.target
     }
 
-    /// Sends one command and waits for its reply.
+    /// Sends one command and waits for its reply. On memcached, the control commands the
+    /// engine asks (INFO, DBSIZE, EXISTS, PING, FLUSHALL) are memcached's own underneath.
     pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, CallError> {
+        let command = args.first().copied().unwrap_or_default();
+        match self.protocol.dialect() {
+            None => {
+                let mut out = Vec::new();
+                resp::encode_command(&mut out, args);
+                self.exchange(&out, command)
+            }
+            Some(dialect) => {
+                let (out, ask) = memcache::request(dialect, args).map_err(CallError::Server)?;
+                let reply = self.exchange(&out, command)?;
+                memcache::answer(dialect, ask, &reply.0).map(Reply).map_err(CallError::Server)
+            }
+        }
+    }
+
+    /// memcached's login: SASL PLAIN over the binary protocol when a user and password are
+    /// given, then `version` to see that it answers.
+    fn memcache_login(
+        &mut self,
+        opts: &ServerOptions,
+        dialect: crate::codec::memcache::Dialect,
+    ) -> Result<(), ConnectError> {
+        if let (crate::codec::memcache::Dialect::Binary, Some(user), Some(password)) =
+            (dialect, &opts.user, &opts.password)
+        {
+            self.exchange(&memcache::sasl_plain(user, password), b"SASL PLAIN").map_err(|e| match e {
+                CallError::Server(message) => {
+                    let why = if message.contains("Unknown command") {
+                        "memcached was not started with SASL (-S)".to_string()
+                    } else {
+                        format!("{} (check --authenticate USER:PASS, or --user and -a)", message.trim_end_matches('.'))
+                    };
+                    ConnectError::Auth { target: self.target.clone(), message: format!("SASL PLAIN as {user}: {why}") }
+                }
+                CallError::Connect(e) => e,
+            })?;
+        }
+        self.call_checked(&[b"PING"])?;
+        if dialect == crate::codec::memcache::Dialect::Binary && opts.password.is_none() {
+            // version answers before a login; a NOOP tells whether memcached wants one.
+            if let Err(CallError::Server(message)) = self.exchange(&memcache::noop(), b"NOOP") {
+                let message =
+                    format!("{message} memcached wants a SASL login: --authenticate USER:PASS, or --user and -a");
+                return Err(ConnectError::Auth { target: self.target.clone(), message });
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes one request and reads its one reply, as the session's protocol frames it.
+    fn exchange(&mut self, out: &[u8], command: &[u8]) -> Result<Reply, CallError> {
         let silent = |target: &str| ConnectError::Silent {
             target: target.to_string(),
-            command: String::from_utf8_lossy(args.first().copied().unwrap_or_default()).into_owned(),
+            command: String::from_utf8_lossy(command).into_owned(),
             waited: self.deadline.map_or(Duration::ZERO, |(_, budget)| budget),
         };
         if let Some((deadline, _)) = self.deadline {
@@ -268,14 +329,12 @@ impl Session {
                 return Err(silent(&self.target).into());
             }
         }
-        let mut out = Vec::new();
-        resp::encode_command(&mut out, args);
         let io_err = |source| ConnectError::Io { target: self.target.clone(), source };
-        self.stream.write_all(&out).map_err(io_err)?;
+        self.stream.write_all(out).map_err(io_err)?;
         let mut buf = Vec::with_capacity(4096);
         let mut chunk = [0u8; 16 * 1024];
         loop {
-            match resp::scan_within(&buf, CONTROL_LIMITS) {
+            match self.protocol.scan(&buf, CONTROL_LIMITS) {
                 Ok(Some(scanned)) => {
                     buf.truncate(scanned.len);
                     return match scanned.class {
@@ -291,7 +350,7 @@ impl Session {
                     };
                 }
                 Ok(None) => {}
-                Err(source) => return Err(silence::not_resp(&self.target, &buf, source).into()),
+                Err(source) => return Err(silence::not_resp(&self.target, &buf, source, self.protocol).into()),
             }
             let n = match self.stream.read(&mut chunk) {
                 Err(e) if self.deadline.is_some() && silence::timed_out(&e) => return Err(silent(&self.target).into()),
@@ -436,7 +495,7 @@ impl ServerInfo {
                     info.name = "redis".into();
                     info.version = value.into();
                 }
-                "valkey_version" | "dragonfly_version" => {
+                "valkey_version" | "dragonfly_version" | "memcached_version" => {
                     info.name = field.trim_end_matches("_version").into();
                     info.version = value.into();
                 }

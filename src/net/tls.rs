@@ -155,6 +155,7 @@ pub fn handshake(
     config: Arc<ClientConfig>,
     name: ServerName<'static>,
     sock: TcpStream,
+    protocol: crate::codec::Protocol,
 ) -> Result<StreamOwned<ClientConnection, TcpStream>, String> {
     let conn = ClientConnection::new(config, name.clone()).map_err(|e| format!("TLS setup: {e}"))?;
     let mut stream = StreamOwned::new(conn, sock);
@@ -164,12 +165,20 @@ pub fn handshake(
         }
     }
     // With TLS 1.3 the server judges a client certificate after the client has finished its
-    // side of the handshake: one PING (any reply, even NOAUTH) proves we were accepted.
+    // side of the handshake: one PING (any reply, even NOAUTH) proves we were accepted. A
+    // memcached is asked its version, in the protocol the connection will speak.
+    let probe = match protocol.dialect() {
+        None => b"*1\r\n$4\r\nPING\r\n".to_vec(),
+        Some(crate::codec::memcache::Dialect::Binary) => {
+            crate::codec::memcache::binary::request(crate::codec::memcache::binary::OP_VERSION, b"", b"", b"", 0)
+        }
+        Some(_) => b"version\r\n".to_vec(),
+    };
     let mut reply = Vec::new();
     let mut chunk = [0u8; 512];
-    let result = stream.write_all(b"*1\r\n$4\r\nPING\r\n").and_then(|()| stream.flush()).and_then(|()| {
+    let result = stream.write_all(&probe).and_then(|()| stream.flush()).and_then(|()| {
         loop {
-            if matches!(crate::resp::scan(&reply), Ok(Some(_)) | Err(_)) {
+            if matches!(protocol.scan(&reply, crate::resp::Limits::default()), Ok(Some(_)) | Err(_)) {
                 return Ok(());
             }
             match stream.read(&mut chunk)? {

@@ -218,9 +218,10 @@ impl Workload {
     pub fn hits_misses(&self, i: usize, class: ReplyClass, reply: &[u8]) -> (u64, u64) {
         match (self.reads[i], class) {
             (ReadKind::No, _) => (0, 0),
+            // Before Nil: a memcached multi-key get that missed every key reads as a miss.
+            (ReadKind::Multi, _) => self.protocol.hits_misses_multi(reply, u64::from(self.draws[i].multi_keys)),
             (_, ReplyClass::Nil) => (0, 1),
             (ReadKind::Empty, _) if reply.starts_with(b"$0\r\n") => (0, 1),
-            (ReadKind::Multi, _) => self.protocol.hits_misses_multi(reply, u64::from(self.draws[i].multi_keys)),
             _ => (1, 0),
         }
     }

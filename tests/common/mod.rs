@@ -354,3 +354,182 @@ impl Watched {
         Output { status, stdout, stderr }
     }
 }
+
+/// A memcached on a free loopback port, stopped on drop. Its `stats` are read over the text
+/// protocol, or over the binary one after SASL PLAIN for a server started with SASL.
+pub struct Memcached {
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+    child: Child,
+    /// The SASL user and password it was started with.
+    sasl: Option<(String, String)>,
+}
+
+impl Memcached {
+    /// Starts memcached with `extra` arguments (`-m 8`, ...).
+    pub fn start(extra: &[&str]) -> Memcached {
+        Memcached::start_with(extra, None, plain)
+    }
+
+    /// Starts memcached with SASL (-S), one user in a sasldb written with saslpasswd2.
+    pub fn start_sasl(user: &str, password: &str) -> Memcached {
+        Memcached::start_with(&["-S"], Some((user, password)), plain)
+    }
+
+    /// Starts memcached with `listen(port)`'s listener options (a TLS port beside the plain
+    /// one, `port`, that the helper reads stats on).
+    pub fn start_listening(extra: &[&str], listen: impl Fn(u16) -> Vec<String>) -> Memcached {
+        Memcached::start_with(extra, None, listen)
+    }
+
+    fn start_with(extra: &[&str], sasl: Option<(&str, &str)>, listen: impl Fn(u16) -> Vec<String>) -> Memcached {
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let port = free_port();
+            let mut cmd = Command::new("memcached");
+            cmd.args(["-u", "root", "-U", "0"]).args(listen(port)).args(extra);
+            if let Some((user, password)) = sasl {
+                let db = dir.path().join("sasldb");
+                let mut passwd = Command::new("saslpasswd2")
+                    .args(["-p", "-a", "memcached", "-c", "-f", db.to_str().unwrap(), user])
+                    .stdin(Stdio::piped())
+                    .spawn()
+                    .expect("saslpasswd2 is installed (make deps installs sasl2-bin)");
+                passwd.stdin.take().unwrap().write_all(password.as_bytes()).unwrap();
+                assert!(passwd.wait().unwrap().success());
+                let conf = format!("mech_list: plain\nsasldb_path: {}\n", db.display());
+                std::fs::write(dir.path().join("memcached.conf"), conf).unwrap();
+                cmd.env("SASL_CONF_PATH", dir.path());
+            }
+            let child = cmd
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("memcached is installed (make deps installs it)");
+            let sasl = sasl.map(|(u, p)| (u.to_string(), p.to_string()));
+            let mut server = Memcached { port, dir, child, sasl };
+            if server.wait_ready() {
+                return server;
+            }
+        }
+        panic!("memcached did not start");
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn port_arg(&self) -> String {
+        self.port.to_string()
+    }
+
+    /// Sends text-protocol `request` on a fresh connection and reads until `END\r\n`.
+    pub fn text(&self, request: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut reply = Vec::new();
+        let mut chunk = [0u8; 65536];
+        while !reply.ends_with(b"END\r\n") {
+            let n = s.read(&mut chunk).unwrap();
+            assert!(n > 0, "memcached closed the connection after {request:?}");
+            reply.extend_from_slice(&chunk[..n]);
+        }
+        String::from_utf8_lossy(&reply).into_owned()
+    }
+
+    /// Every `stats` figure, by name.
+    pub fn stats(&self) -> std::collections::HashMap<String, String> {
+        let pairs: Vec<(String, String)> = match &self.sasl {
+            None => self
+                .text("stats\r\n")
+                .lines()
+                .filter_map(|l| l.strip_prefix("STAT "))
+                .filter_map(|l| l.split_once(' '))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            Some((user, password)) => binary_stats(self.port, user, password),
+        };
+        pairs.into_iter().collect()
+    }
+
+    /// One `stats` figure, as a number.
+    pub fn stat(&self, name: &str) -> u64 {
+        let stats = self.stats();
+        stats.get(name).unwrap_or_else(|| panic!("memcached's stats have no {name}")).parse().unwrap()
+    }
+
+    /// The keys it holds (`lru_crawler metadump all`), sorted.
+    pub fn keys(&self) -> Vec<String> {
+        let dump = self.text("lru_crawler metadump all\r\n");
+        let mut keys: Vec<String> = dump
+            .lines()
+            .filter_map(|l| l.strip_prefix("key="))
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect();
+        keys.sort();
+        keys
+    }
+}
+
+/// memcached's listener: loopback, `port`.
+fn plain(port: u16) -> Vec<String> {
+    vec!["-l".into(), "127.0.0.1".into(), "-p".into(), port.to_string()]
+}
+
+/// A binary request packet.
+fn binary_packet(opcode: u8, key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut p = vec![0x80, opcode];
+    p.extend_from_slice(&(key.len() as u16).to_be_bytes());
+    p.extend_from_slice(&[0; 4]);
+    p.extend_from_slice(&((key.len() + value.len()) as u32).to_be_bytes());
+    p.extend_from_slice(&[0; 12]);
+    p.extend_from_slice(key);
+    p.extend_from_slice(value);
+    p
+}
+
+/// Reads one binary reply packet: (opcode, status, key, value).
+fn binary_reply(s: &mut TcpStream) -> (u8, u16, Vec<u8>, Vec<u8>) {
+    let mut h = [0u8; 24];
+    s.read_exact(&mut h).unwrap();
+    let keylen = u16::from_be_bytes([h[2], h[3]]) as usize;
+    let body = u32::from_be_bytes([h[8], h[9], h[10], h[11]]) as usize;
+    let mut b = vec![0u8; body];
+    s.read_exact(&mut b).unwrap();
+    let extlen = h[4] as usize;
+    (h[1], u16::from_be_bytes([h[6], h[7]]), b[extlen..extlen + keylen].to_vec(), b[extlen + keylen..].to_vec())
+}
+
+/// `stats` over the binary protocol, after SASL PLAIN.
+fn binary_stats(port: u16, user: &str, password: &str) -> Vec<(String, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let plain = [b"\0", user.as_bytes(), b"\0", password.as_bytes()].concat();
+    s.write_all(&binary_packet(0x21, b"PLAIN", &plain)).unwrap();
+    assert_eq!(binary_reply(&mut s).1, 0, "SASL login for stats");
+    s.write_all(&binary_packet(0x10, b"", b"")).unwrap();
+    let mut pairs = Vec::new();
+    loop {
+        let (_, _, key, value) = binary_reply(&mut s);
+        if key.is_empty() {
+            return pairs;
+        }
+        pairs.push((String::from_utf8_lossy(&key).into_owned(), String::from_utf8_lossy(&value).into_owned()));
+    }
+}
+
+impl Drop for Memcached {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

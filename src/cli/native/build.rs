@@ -130,7 +130,7 @@ impl Args {
                 session: crate::config::SessionExtras {
                     mptcp: self.session.mptcp,
                     tracking: self.session.enable_tracking,
-                    protocol: crate::codec::Protocol::Resp,
+                    protocol: self.wire.protocol,
                 },
             },
             connections,
@@ -220,6 +220,7 @@ impl Args {
             metrics: None,
         };
         crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
+        crate::cli::protocol_flags::check(&config)?;
         crate::workload::Workload::check(&config)?;
         if output.verify || output.verify_only {
             crate::cli::verify::check(&config)?;

@@ -303,6 +303,8 @@ pub struct Args {
     pub memtier_out: super::memtier_out::MemtierOutputFlags,
     #[command(flatten)]
     pub session: super::session_flags::SessionFlags,
+    #[command(flatten)]
+    pub wire: super::protocol_flags::ProtocolFlags,
     /// Print what connecting and reconnecting do on stderr.
     #[arg(long, hide = true)]
     pub debug: bool,
