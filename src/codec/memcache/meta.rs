@@ -3,7 +3,7 @@
 //! key (`k`), and `MN` closes the one reply. Other lines (`VERSION`, `STAT`, the `*ERROR`
 //! lines) are the text protocol's.
 
-use super::{Arg, LenForm, Op, RawPart, ScanError, Scanned, line_end, text, value_len, within_total};
+use super::{LenForm, Op, RawPart, ScanError, Scanned, keyed, line_end, lit, text, value_len, within_total};
 use crate::resp::{Limits, ReplyClass};
 
 /// One reply: where it ends, its class, and how many values it held.
@@ -80,16 +80,6 @@ pub(super) fn values(reply: &[u8]) -> u64 {
         Ok(Some((_, values))) => values,
         _ => 0,
     }
-}
-
-fn lit(bytes: &[u8]) -> RawPart {
-    RawPart::Lit(bytes.to_vec())
-}
-
-fn keyed(out: &mut Vec<RawPart>, word: &[u8], key: &Arg, tail: &[u8]) {
-    out.push(lit(word));
-    out.extend(key.parts.iter().cloned());
-    out.push(lit(tail));
 }
 
 pub(super) fn template(op: &Op) -> Vec<RawPart> {

@@ -91,6 +91,18 @@ struct Arg {
     lit_len: usize,
 }
 
+/// A literal piece of a request.
+fn lit(bytes: &[u8]) -> RawPart {
+    RawPart::Lit(bytes.to_vec())
+}
+
+/// `word`, the key's parts, then `tail`: how every text and meta request starts.
+fn keyed(out: &mut Vec<RawPart>, word: &[u8], key: &Arg, tail: &[u8]) {
+    out.push(lit(word));
+    out.extend(key.parts.iter().cloned());
+    out.push(lit(tail));
+}
+
 impl Arg {
     fn new(arg: &[Part]) -> Arg {
         let mut out = Arg { parts: Vec::new(), holes: Vec::new(), lit_len: 0 };

@@ -1,7 +1,7 @@
 //! memcached's text protocol: `set`/`get`/`delete`/`incr` requests and their replies
 //! (`STORED`, `VALUE ... END`, `DELETED`, a number, the `*ERROR` lines).
 
-use super::{Arg, LenForm, Op, RawPart, ScanError, Scanned, line_end, number, value_len, within_total};
+use super::{LenForm, Op, RawPart, ScanError, Scanned, keyed, line_end, lit, number, value_len, within_total};
 use crate::resp::{Limits, ReplyClass};
 
 /// One reply: where it ends, its class, and how many values it held.
@@ -82,16 +82,6 @@ pub(super) fn values(reply: &[u8]) -> u64 {
         Ok(Some((_, values))) => values,
         _ => 0,
     }
-}
-
-fn lit(bytes: &[u8]) -> RawPart {
-    RawPart::Lit(bytes.to_vec())
-}
-
-fn keyed(out: &mut Vec<RawPart>, word: &[u8], key: &Arg, tail: &[u8]) {
-    out.push(lit(word));
-    out.extend(key.parts.iter().cloned());
-    out.push(lit(tail));
 }
 
 pub(super) fn template(op: &Op) -> Vec<RawPart> {
