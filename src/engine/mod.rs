@@ -143,7 +143,9 @@ fn prepare(config: &Config) -> Result<(Probe, Prepared), ConnectError> {
             Err(_) => (None, None),
         }
     };
-    let sampler = if silent.is_none() { ServerSampler::open(&config.server, config.cluster.is_some()) } else { None };
+    let bound = server_stats::sample_timeout(config.interval);
+    let sampler =
+        silent.is_none().then(|| ServerSampler::open(&config.server, config.cluster.is_some(), bound)).flatten();
     let workload = Arc::new(Workload::compile(config));
     let max_request = config.values.max() + config.keys.prefix.len() + workload.longest_fixed() + 128;
     let probe = Probe { server, silent, sampler };
@@ -281,6 +283,13 @@ fn collect(
     });
     outcome.server_peak_memory = sampler.as_ref().map(|s| s.peak_used_memory);
     outcome.warnings = telemetry_warnings(&outcome, sampler.is_some(), probe.silent.as_deref());
+    if let Some(stalled) = sampler.as_ref().map(ServerSampler::stalled).filter(|&n| n > 0) {
+        let bound = server_stats::sample_timeout(config.interval);
+        outcome.warnings.push(format!(
+            "{stalled} server node(s) did not answer INFO within {bound:?} during the run: server telemetry is \
+             missing from then on"
+        ));
+    }
     outcome.runs = vec![outcome.figures()];
     outcome
 }
