@@ -38,6 +38,9 @@ enum Behaviour {
     StopsAfter(u64),
     /// Control calls answered; writes refused as on a replica, reads answered.
     ReadOnly,
+    /// Everything answered (data `+OK`) except INFO after the first `n` on a connection:
+    /// from then on that connection gets no reply at all.
+    InfoStallsAfter(u64),
 }
 
 /// Answers the control calls a run makes before and beside its load.
@@ -61,6 +64,7 @@ fn serve(mut stream: TcpStream, behaviour: Behaviour) {
     let mut buf = [0u8; 64 * 1024];
     let mut data = 0u64;
     let mut authed = false;
+    let mut infos = 0u64;
     while let Ok(n) = stream.read(&mut buf) {
         if n == 0 {
             return;
@@ -79,6 +83,13 @@ fn serve(mut stream: TcpStream, behaviour: Behaviour) {
                 } else {
                     control(&request).unwrap_or_else(|| b"+OK\r\n".to_vec())
                 }
+            }
+            Behaviour::InfoStallsAfter(n) if request.contains("INFO") => {
+                infos += 1;
+                if infos > n {
+                    continue;
+                }
+                control(&request).unwrap()
             }
             _ if control(&request).is_some() => control(&request).unwrap(),
             Behaviour::HugeArray => b"*2147483647\r\n".to_vec(),
@@ -112,6 +123,7 @@ fn serve(mut stream: TcpStream, behaviour: Behaviour) {
                 b"-READONLY You can't write against a read only replica.\r\n".to_vec()
             }
             Behaviour::ReadOnly => b"$-1\r\n".to_vec(),
+            Behaviour::InfoStallsAfter(_) => b"+OK\r\n".to_vec(),
         };
         if !matches!(behaviour, Behaviour::NotResp | Behaviour::WantsPassword(_)) && control(&request).is_none() {
             data += 1;
@@ -176,6 +188,22 @@ fn a_server_that_never_replies_is_named_and_the_run_ends_on_time() {
     assert!(!text.contains("refused INFO") && !err.contains("refused INFO"), "nothing refused: {text}");
     let doc = doc.expect("results written");
     assert!(errors_of(&doc, "timeout") >= 4, "{}", doc["errors"]);
+}
+
+#[test]
+fn a_silent_server_costs_the_connect_timeout_once_not_twice() {
+    // Default --connect-timeout 5s: the checks before the run spend it; the engine's INFO probe
+    // must not wait a second 5 s. The bound is the duration, one deadline and the drain grace.
+    let port = fake(Behaviour::Silent);
+    let started = Instant::now();
+    let out =
+        respbench().args(["-p", &port.to_string(), "-c", "4", "--threads", "1", "--duration", "1s"]).output().unwrap();
+    let took = started.elapsed();
+    let err = stderr(&out);
+    assert!(took < Duration::from_secs(1 + 5 + 2), "took {took:?}: {err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("within 5s (--connect-timeout)"), "{err}");
+    assert!(stdout(&out).contains("did not answer INFO within 5s"), "{}", stdout(&out));
 }
 
 #[test]
@@ -362,4 +390,46 @@ fn a_read_only_replica_is_named_once_with_the_fix() {
     assert_eq!(out.status.code(), Some(0), "the reads succeeded: {err}");
     assert_eq!(err.matches("read-only replica: point respbench at the primary").count(), 1, "said once: {err}");
     assert!(stdout(&out).contains("READONLY"), "{}", stdout(&out));
+}
+
+/// A `--duration 3s` run (1-second intervals) against `port`: it must end within the
+/// duration plus 2 s (and `slack` for the checks before it) with its results written.
+fn run_ends_in_time_with_results(port: u16, slack: Duration, extra: &[&str]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let started = Instant::now();
+    let out = respbench()
+        .args(["-p", &port.to_string(), "-c", "4", "--threads", "1", "--duration", "3s"])
+        .args(["--json", json.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = stderr(&out);
+    assert!(took < Duration::from_secs(3 + 2) + slack, "took {took:?}: {err}");
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    assert!(doc["totals"]["count"].as_u64().unwrap_or(0) > 0, "{}", doc["totals"]);
+    (stdout(&out), doc)
+}
+
+#[test]
+fn a_server_that_stalls_info_mid_run_does_not_hold_up_the_run() {
+    // The sampler's connection gets its first two INFOs (open, begin), then none: each later
+    // reading would have waited 5 s.
+    let port = fake(Behaviour::InfoStallsAfter(2));
+    let (text, doc) = run_ends_in_time_with_results(port, Duration::ZERO, &[]);
+    assert!(text.contains("did not answer INFO within 1s during the run"), "{text}");
+    // Missing, not made up: no interval has server figures, nor has the run.
+    let series = doc["time_series"].as_array().unwrap();
+    assert!(!series.is_empty());
+    assert!(series.iter().all(|p| p["server"].is_null()), "{}", doc["time_series"]);
+    assert!(doc["server_cpu"].is_null(), "{}", doc["server_cpu"]);
+}
+
+#[test]
+fn a_server_that_never_answers_info_still_runs_with_its_results() {
+    let port = fake(Behaviour::InfoStallsAfter(0));
+    let (text, _) = run_ends_in_time_with_results(port, Duration::from_millis(300), &["--connect-timeout", "300ms"]);
+    assert!(text.contains("did not answer INFO within 300ms"), "{text}");
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, parse, parse_args, usage_error};
+use super::{Args, EXIT_FAILURE, parse, parse_args, usage_error};
 use crate::config::{Config, Rate, StopAfter};
 use crate::engine::Outcome;
 
@@ -125,7 +125,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
                     return ExitCode::from(EXIT_FAILURE);
                 }
             }
-            if interrupted { ExitCode::from(EXIT_INTERRUPTED) } else { ExitCode::SUCCESS }
+            if interrupted { super::exit::interrupted() } else { ExitCode::SUCCESS }
         }
         Err(e) => {
             eprintln!("respbench: {e}");

@@ -2,9 +2,17 @@
 //! whatever the report says, and `--fail-on-errors` / `--max-error-rate` let CI pipelines
 //! fail a run with (too many) errors.
 
+use std::process::ExitCode;
+
 use super::native::Output;
 use crate::config::Config;
 use crate::engine::Outcome;
+
+/// The exit status of a run a stop signal ended: 128 + the signal (SIGINT 130, SIGTERM 143,
+/// SIGHUP 129), for every subcommand and front-end alike.
+pub fn interrupted() -> ExitCode {
+    ExitCode::from(super::signals::interrupted_exit_code())
+}
 
 /// Parses a fraction from 0 to 1 (`0.01`), or a percentage (`1%`).
 pub fn fraction(s: &str) -> Result<f64, String> {

@@ -13,7 +13,7 @@ use std::time::Instant;
 use clap::Parser;
 use serde::Serialize;
 
-use super::{Args, EXIT_FAILURE, EXIT_INTERRUPTED, parse_args, usage_error};
+use super::{Args, EXIT_FAILURE, parse_args, usage_error};
 use crate::config::{CommandSpec, Config, KeyPattern, StopAfter};
 use crate::engine::{self, Info, Progress};
 use crate::net::Session;
@@ -150,7 +150,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     }
-    if report.interrupted { ExitCode::from(EXIT_INTERRUPTED) } else { ExitCode::SUCCESS }
+    if report.interrupted { super::exit::interrupted() } else { ExitCode::SUCCESS }
 }
 
 /// Fills keys `from..=to`, with a progress bar over `done_before + this pass` of `total`.

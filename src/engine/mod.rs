@@ -132,15 +132,24 @@ pub fn run(
 /// Asks the server what it is (one deadline for connecting and INFO), opens the sampler that
 /// reads its INFO each interval, and compiles the workload.
 fn prepare(config: &Config) -> Result<(Probe, Prepared), ConnectError> {
-    let mut control = Session::open_by_deadline(&config.server, config.faults.connect_timeout)?;
+    let budget = config.faults.connect_timeout;
+    let target = config.server.target.to_string();
     // Refused (an error reply) and silent are told apart: only a refusal is "INFO refused".
-    let (server, silent) = match ServerInfo::ask(&mut control) {
-        Ok(info) => (Some(info), None),
-        Err(CallError::Connect(e @ ConnectError::Silent { .. })) => (None, Some(e.to_string())),
-        Err(_) => (None, None),
+    // The checks just before shared this deadline: a server they found silent is not waited
+    // for again (its deadline is spent, as a call after it would say).
+    let (server, silent) = if preflight::take_found_silent(&target) {
+        (None, Some(ConnectError::Silent { target, command: "INFO".into(), waited: budget }.to_string()))
+    } else {
+        let mut control = Session::open_by_deadline(&config.server, budget)?;
+        match ServerInfo::ask(&mut control) {
+            Ok(info) => (Some(info), None),
+            Err(CallError::Connect(e @ ConnectError::Silent { .. })) => (None, Some(e.to_string())),
+            Err(_) => (None, None),
+        }
     };
-    drop(control);
-    let sampler = if silent.is_none() { ServerSampler::open(&config.server, config.cluster.is_some()) } else { None };
+    let bound = server_stats::sample_timeout(config.interval);
+    let sampler =
+        silent.is_none().then(|| ServerSampler::open(&config.server, config.cluster.is_some(), bound)).flatten();
     let workload = Arc::new(Workload::compile(config));
     let max_request = config.values.max() + config.keys.prefix.len() + workload.longest_fixed() + 128;
     let probe = Probe { server, silent, sampler };
@@ -278,6 +287,13 @@ fn collect(
     });
     outcome.server_peak_memory = sampler.as_ref().map(|s| s.peak_used_memory);
     outcome.warnings = telemetry_warnings(&outcome, sampler.is_some(), probe.silent.as_deref());
+    if let Some(stalled) = sampler.as_ref().map(ServerSampler::stalled).filter(|&n| n > 0) {
+        let bound = server_stats::sample_timeout(config.interval);
+        outcome.warnings.push(format!(
+            "{stalled} server node(s) did not answer INFO within {bound:?} during the run: server telemetry is \
+             missing from then on"
+        ));
+    }
     outcome.runs = vec![outcome.figures()];
     outcome
 }

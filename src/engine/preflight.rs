@@ -3,6 +3,8 @@
 //! them share one deadline (`--connect-timeout`); a server that wants a password or does not
 //! speak RESP stops the run here, with the fix in words.
 
+use std::sync::Mutex;
+
 use crate::config::{Config, StopAfter};
 use crate::net::{CallError, ConnectError, Reply, Session};
 
@@ -10,6 +12,19 @@ use super::server_stats::Info;
 
 /// Keys sampled across the read range to tell whether it is filled.
 const SAMPLED_KEYS: u64 = 32;
+
+/// Servers the checks found silent (the shared deadline spent), by target: the run's own INFO
+/// probe, which comes next, must not wait the whole `--connect-timeout` a second time.
+static FOUND_SILENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Whether the checks just before this run found `target` silent; told once (a later run
+/// of `--runs` asks the server again).
+pub(super) fn take_found_silent(target: &str) -> bool {
+    let mut found = FOUND_SILENT.lock().unwrap_or_else(|e| e.into_inner());
+    let before = found.len();
+    found.retain(|t| t != target);
+    found.len() != before
+}
 
 /// Warnings about the server and the plan, before any load is sent.
 pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
@@ -60,8 +75,14 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
             ));
         }
     }
-    if !session.silent && Info::read(session.session).is_some_and(|i| i.aof) {
+    // Asked like the others, so that a server silent to INFO alone is noticed as silent.
+    let info = session.ask(&[b"INFO"])?.and_then(|r| Info::parse(&String::from_utf8_lossy(r.text())));
+    if info.is_some_and(|i| i.aof) {
         session.warnings.push("the server appends every write to disk (appendonly yes): writes pay for it".into());
+    }
+    if session.silent {
+        let target = session.session.target().to_string();
+        FOUND_SILENT.lock().unwrap_or_else(|e| e.into_inner()).push(target);
     }
     Ok(warnings)
 }

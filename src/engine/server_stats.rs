@@ -1,13 +1,47 @@
 //! The server seen from the inside while the load runs: `INFO` sampled once an interval over a
 //! connection of its own (never one of the measured ones): CPU, memory, hits and misses,
 //! evictions, expirations, clients and the server's own command rate.
+//!
+//! The sampler runs on the collector's thread, so each reading is bounded
+//! ([`sample_timeout`]): a server that stalls INFO alone must not hold up the interval lines
+//! or the run's end. A node that lets a reading time out gives no more samples this run (its
+//! connection is out of step, and each retry would cost the bound again): its figures are
+//! missing from then on, never made up.
 
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::config::ServerOptions;
-use crate::net::Session;
+use crate::net::{CallError, ConnectError, Session, Stream};
+
+/// Longest the collector waits for one INFO reading during a run.
+pub fn sample_timeout(interval: Duration) -> Duration {
+    interval.min(Duration::from_secs(1)).max(Duration::from_millis(10))
+}
+
+/// Bounds every later read on `session` by `timeout`.
+fn bound_reads(session: &Session, timeout: Duration) {
+    let _ = match &session.stream {
+        Stream::Tcp(s) => s.set_read_timeout(Some(timeout)),
+        Stream::Unix(s) => s.set_read_timeout(Some(timeout)),
+        Stream::Tls(s) => s.sock.set_read_timeout(Some(timeout)),
+    };
+}
+
+/// One bounded reading: `Err(true)` when it timed out, `Err(false)` for any other failure
+/// (a dropped connection, a refusal, an unparsable reply).
+fn read_bounded(session: &mut Session) -> Result<Info, bool> {
+    match session.call(&[b"INFO"]) {
+        Ok(reply) => Info::parse(&String::from_utf8_lossy(reply.text())).ok_or(false),
+        Err(CallError::Connect(ConnectError::Io { source, .. }))
+            if matches!(source.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+        {
+            Err(true)
+        }
+        Err(_) => Err(false),
+    }
+}
 
 /// Server CPU as a share of one core (1.0 = one core fully busy).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -139,19 +173,35 @@ struct NodeSampler {
     last: Option<(Instant, Info)>,
     /// Highest used_memory seen.
     pub peak_used_memory: u64,
+    /// Bound on each reading.
+    timeout: Duration,
+    /// A reading timed out: no more samples from this node.
+    stalled: bool,
 }
 
 impl NodeSampler {
     /// `None` when the server cannot be reached or refuses INFO.
-    fn open(server: &ServerOptions) -> Option<NodeSampler> {
+    fn open(server: &ServerOptions, timeout: Duration) -> Option<NodeSampler> {
         let mut session = Session::open(server).ok()?;
         Info::read(&mut session)?;
-        Some(NodeSampler { session, server: server.clone(), first: None, last: None, peak_used_memory: 0 })
+        bound_reads(&session, timeout);
+        let server = server.clone();
+        Some(NodeSampler { session, server, first: None, last: None, peak_used_memory: 0, timeout, stalled: false })
+    }
+
+    /// One reading within the bound; a timeout stalls the node for the rest of the run.
+    fn read(&mut self) -> Result<Info, bool> {
+        if self.stalled {
+            return Err(true);
+        }
+        let read = read_bounded(&mut self.session);
+        self.stalled = read == Err(true);
+        read
     }
 
     /// Starts the measured span now.
     fn begin(&mut self) {
-        if let Some(info) = Info::read(&mut self.session) {
+        if let Ok(info) = self.read() {
             let now = Instant::now();
             self.peak_used_memory = info.used_memory;
             self.first = Some((now, info));
@@ -162,11 +212,13 @@ impl NodeSampler {
     /// The span since the previous sample (or `begin`). After a dropped connection it logs in
     /// again; a restarted server's counters start over, so the spans start over from there.
     fn sample(&mut self) -> Option<ServerSample> {
-        let info = match Info::read(&mut self.session) {
-            Some(info) => info,
-            None => {
-                self.session = Session::open_within(&self.server, Duration::from_millis(500)).ok()?;
-                let info = Info::read(&mut self.session)?;
+        let info = match self.read() {
+            Ok(info) => info,
+            Err(true) => return None,
+            Err(false) => {
+                self.session = Session::open_within(&self.server, self.timeout.min(Duration::from_millis(500))).ok()?;
+                bound_reads(&self.session, self.timeout);
+                let info = self.read().ok()?;
                 let now = Instant::now();
                 self.first = Some((now, info));
                 self.last = Some((now, info));
@@ -180,8 +232,12 @@ impl NodeSampler {
         span
     }
 
-    /// The whole span from `begin` to the last sample.
+    /// The whole span from `begin` to the last sample; `None` once stalled (the run's end was
+    /// not read: a shorter span would pass for the whole run).
     fn overall(&self) -> Option<ServerSample> {
+        if self.stalled {
+            return None;
+        }
         let ((t0, first), (t1, last)) = (self.first?, self.last?);
         (t1 > t0).then(|| sample(&first, &last, t1.duration_since(t0)))
     }
@@ -197,7 +253,7 @@ pub struct ServerSampler {
 impl ServerSampler {
     /// `None` when the server cannot be reached or refuses INFO. In cluster mode, every
     /// primary of the map is sampled.
-    pub fn open(server: &ServerOptions, cluster: bool) -> Option<ServerSampler> {
+    pub fn open(server: &ServerOptions, cluster: bool, timeout: Duration) -> Option<ServerSampler> {
         let targets: Vec<ServerOptions> = if cluster {
             let mut session = Session::open(server).ok()?;
             let shards = crate::net::cluster::shards(&mut session, server).ok()?;
@@ -205,7 +261,7 @@ impl ServerSampler {
         } else {
             vec![server.clone()]
         };
-        let nodes: Vec<NodeSampler> = targets.iter().filter_map(NodeSampler::open).collect();
+        let nodes: Vec<NodeSampler> = targets.iter().filter_map(|t| NodeSampler::open(t, timeout)).collect();
         (!nodes.is_empty()).then_some(ServerSampler { nodes, peak_used_memory: 0 })
     }
 
@@ -222,6 +278,11 @@ impl ServerSampler {
         let used: u64 = self.nodes.iter().map(|n| n.last.map_or(0, |(_, i)| i.used_memory)).sum();
         self.peak_used_memory = self.peak_used_memory.max(used);
         combine(&samples)
+    }
+
+    /// Nodes whose INFO timed out during the run: their figures are missing from then on.
+    pub fn stalled(&self) -> usize {
+        self.nodes.iter().filter(|n| n.stalled).count()
     }
 
     pub fn overall(&self) -> Option<ServerSample> {

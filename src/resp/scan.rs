@@ -132,14 +132,19 @@ fn parse_int(digits: &[u8]) -> Result<i64, ScanError> {
     if digits.is_empty() {
         return Err(ScanError::BadNumber);
     }
+    // Accumulated with its sign, so that i64::MIN (a valid integer reply) fits.
     let mut value: i64 = 0;
     for &d in digits {
         if !d.is_ascii_digit() {
             return Err(ScanError::BadNumber);
         }
-        value = value.checked_mul(10).and_then(|v| v.checked_add(i64::from(d - b'0'))).ok_or(ScanError::BadNumber)?;
+        let digit = i64::from(d - b'0');
+        value = value
+            .checked_mul(10)
+            .and_then(|v| if neg { v.checked_sub(digit) } else { v.checked_add(digit) })
+            .ok_or(ScanError::BadNumber)?;
     }
-    Ok(if neg { -value } else { value })
+    Ok(value)
 }
 
 /// Reads the header line at `pos` (type byte already known) and returns (content, next pos).
@@ -296,6 +301,11 @@ mod tests {
         assert_eq!(scan(b"$abc\r\n"), Err(ScanError::BadNumber));
         assert_eq!(scan(b"$3\r\nabcXY"), Err(ScanError::MissingCrlf));
         assert_eq!(scan(b"$-2\r\n"), Err(ScanError::BadNumber));
+        // Found by the differential check against the reference reader: i64's edges.
+        assert_eq!(whole(b":-9223372036854775808\r\n").class, ReplyClass::Value);
+        assert_eq!(whole(b":9223372036854775807\r\n").class, ReplyClass::Value);
+        assert_eq!(scan(b":-9223372036854775809\r\n"), Err(ScanError::BadNumber));
+        assert_eq!(scan(b":9223372036854775808\r\n"), Err(ScanError::BadNumber));
         let deep = "*1\r\n".repeat(MAX_DEPTH + 2);
         assert_eq!(scan(deep.as_bytes()), Err(ScanError::TooDeep));
     }

@@ -13,7 +13,7 @@ mod options;
 mod suite;
 
 use super::dialect::{Found, scan};
-use super::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE};
+use super::{EXIT_FAILURE, EXIT_USAGE};
 use crate::config::{CommandSpec, Config, StopAfter};
 use crate::engine::Outcome;
 use crate::stats::OpStats;
@@ -94,7 +94,7 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
             };
             print!("{}", render(&plan, test, &config, &outcome));
             if outcome.interrupted || stop.load(Ordering::SeqCst) {
-                return ExitCode::from(EXIT_INTERRUPTED);
+                return super::exit::interrupted();
             }
         }
         if !plan.looping {
@@ -361,7 +361,7 @@ fn idle(config: &Config, stop: &AtomicBool) -> ExitCode {
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    ExitCode::from(EXIT_INTERRUPTED)
+    super::exit::interrupted()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Hostile and silent servers during the run: the reply limits, the one-line messages that
 //! name a protocol error or a fixable error reply (each said once per process, not per reply),
-//! and the drain after the deadline, which gives replies in flight at most [`DRAIN_GRACE`].
+//! the drain after the deadline, which gives replies in flight at most [`DRAIN_GRACE`], and
+//! the drain after a stop signal, which gives them at most [`STOP_GRACE`].
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -11,6 +12,10 @@ use crate::stats::ErrorKind;
 
 /// After the deadline, how long a request in flight may still wait for its reply.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// After a stop signal (SIGINT, SIGTERM, SIGHUP), how long replies already in flight may
+/// still come: short, since whoever sent the signal wants the process gone.
+pub const STOP_GRACE: Duration = Duration::from_millis(200);
 
 /// Messages already said: hint bits, and the protocol bit below.
 static SAID: AtomicU8 = AtomicU8::new(0);
@@ -97,6 +102,39 @@ impl Worker<'_> {
             }
         }
         self.active == 0
+    }
+}
+
+impl Worker<'_> {
+    /// Once a stop signal has come (at `stopped`): nothing more is sent, replies already in
+    /// flight are counted as they arrive, and a connection still waiting when [`STOP_GRACE`]
+    /// is over is let go with its missing replies uncounted (neither answered nor failed: the
+    /// run was interrupted, the server was not slow). True when every connection is done.
+    pub(super) fn stop_drain(&mut self, conns: &mut [Conn], stopped: Instant, now: Instant) -> bool {
+        let over = now >= stopped + STOP_GRACE;
+        for conn in conns.iter_mut().filter(|c| !c.finished) {
+            conn.remaining = Some(0);
+            let waiting = conn.links.iter().flatten().any(|l| l.io.is_some() && !l.inflight.is_empty());
+            if over || !waiting {
+                self.let_go(conn);
+            }
+        }
+        self.active == 0
+    }
+
+    /// Closes a connection at a stop, its requests in flight forgotten.
+    fn let_go(&mut self, conn: &mut Conn) {
+        for link in conn.links.iter_mut().flatten() {
+            if let Some(mut io) = link.io.take() {
+                let _ = self.poll.registry().deregister(&mut io);
+            }
+            if link.down.take().is_some() {
+                self.down -= 1;
+            }
+            link.inflight.clear();
+        }
+        conn.units_in_flight = 0;
+        self.finish(conn);
     }
 }
 

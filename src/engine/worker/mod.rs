@@ -77,6 +77,8 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
     let cpu_before = ThreadCpu::now();
     let mut now = Instant::now();
     let loop_start = now;
+    // When the worker first saw a stop signal: replies in flight get a grace from then.
+    let mut stopped: Option<Instant> = None;
     for (c, conn) in conns.iter_mut().enumerate() {
         worker.fill_and_flush(conn, c, now);
     }
@@ -88,6 +90,9 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
         }
         if let Some(join) = worker.next_join {
             wake = wake.min(join);
+        }
+        if let Some(stopped) = stopped {
+            wake = wake.min(stopped + guard::STOP_GRACE);
         }
         // Paced sends are batched at a grain: each timer wake-up costs more than a send, so at
         // high rates a send may leave up to one grain late (counted in its response time and
@@ -188,7 +193,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             now = Instant::now();
             worker.refreshed = now;
         }
-        if plan.stop.load(Ordering::Relaxed) {
+        if plan.stop.load(Ordering::Relaxed) && worker.stop_drain(&mut conns, *stopped.get_or_insert(now), now) {
             break;
         }
         if let Some(deadline) = plan.deadline
