@@ -43,8 +43,6 @@ use crate::report::{self, Format, Run};
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a run that could not be done (server unreachable, login refused, ...).
 pub const EXIT_FAILURE: u8 = 1;
-/// Exit code for a run ended by Ctrl-C (its results are still printed and written).
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// The whole program: what `main` calls.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {

@@ -9,7 +9,7 @@ mod silence;
 mod tls;
 
 pub use dial::{Dial, Login, Progress};
-pub use silence::{guess as resp_guess, hex};
+pub use silence::{guess_for as reply_guess, hex};
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};

@@ -46,12 +46,8 @@ pub fn hex(buf: &[u8]) -> String {
 }
 
 /// What a reply that does not start like RESP probably is; `None` when it does start like RESP.
-pub fn guess(buf: &[u8]) -> Option<&'static str> {
-    guess_for(buf, Protocol::Resp)
-}
-
 /// What a reply that does not start like `protocol`'s probably is; `None` when it does.
-fn guess_for(buf: &[u8], protocol: Protocol) -> Option<&'static str> {
+pub fn guess_for(buf: &[u8], protocol: Protocol) -> Option<&'static str> {
     let first = *buf.first()?;
     let resp = matches!(
         first,

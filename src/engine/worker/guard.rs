@@ -36,11 +36,11 @@ pub(super) fn limits(max_reply: i64) -> Limits {
 /// Names a protocol error once: what limit or rule, and where (the offset counts from the
 /// start of the reply, whose first bytes are `start`).
 #[cold]
-pub(super) fn protocol(target: &dyn std::fmt::Display, e: &ScanError, start: &[u8]) {
+pub(super) fn protocol(target: &dyn std::fmt::Display, spoken: crate::codec::Protocol, e: &ScanError, start: &[u8]) {
     if !first(SAID_PROTOCOL) {
         return;
     }
-    let guess = match crate::net::resp_guess(start) {
+    let guess = match crate::net::reply_guess(start, spoken) {
         Some(guess) => format!(" (got bytes {}: {guess})", crate::net::hex(start)),
         None => String::new(),
     };

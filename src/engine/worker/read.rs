@@ -71,7 +71,7 @@ impl Worker<'_> {
                     Ok(None) => break,
                     Err(e) => {
                         let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
-                        guard::protocol(&self.plan.server.target, &e, start);
+                        guard::protocol(&self.plan.server.target, self.plan.server.session.protocol, &e, start);
                         self.fail(conn, node, ErrorKind::Protocol, now);
                         return false;
                     }
