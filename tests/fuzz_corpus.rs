@@ -1,5 +1,5 @@
 //! Replays every fuzz corpus file (seeds and anything cargo-fuzz found, see docs/fuzzing.md)
-//! under plain `cargo test` on stable: the scanner, the command parser and the URI parser
+//! under plain `cargo test` on stable: the scanners (RESP and memcached's), the command parser and the URI parser
 //! must never panic, and a complete reply must scan the same on its own.
 
 use std::path::{Path, PathBuf};
@@ -24,6 +24,22 @@ fn every_scanner_corpus_file_scans_without_panicking() {
             assert_eq!(scan(&data[..reply.len]), Ok(Some(reply)), "{}", path.display());
         }
         let _ = scan_within(&data, Limits { max_bulk: 16 });
+    }
+}
+
+#[test]
+fn every_memcached_corpus_file_scans_without_panicking() {
+    use respbench::codec::Protocol;
+    for path in files("memcache") {
+        let data = std::fs::read(&path).unwrap();
+        for protocol in [Protocol::MemcacheText, Protocol::MemcacheBinary, Protocol::MemcacheMeta] {
+            if let Ok(Some(reply)) = protocol.scan(&data, Limits::default()) {
+                assert!(reply.len <= data.len(), "{}", path.display());
+                assert_eq!(protocol.scan(&data[..reply.len], Limits::default()), Ok(Some(reply)), "{}", path.display());
+                let _ = protocol.hits_misses_multi(&data[..reply.len], 4);
+            }
+            let _ = protocol.scan(&data, Limits { max_bulk: 16 });
+        }
     }
 }
 
