@@ -31,28 +31,9 @@ impl Login {
             return Some(Login::default());
         }
         let mut login = Login::default();
-        if opts.resp3 {
-            let mut args: Vec<&[u8]> = vec![b"HELLO", b"3"];
-            if let Some(password) = &opts.password {
-                args.extend([&b"AUTH"[..], opts.user.as_deref().unwrap_or("default").as_bytes(), password.as_bytes()]);
-            }
+        for step in steps(opts, replica) {
+            let args: Vec<&[u8]> = step.args.iter().map(Vec::as_slice).collect();
             login.push(&args);
-        } else if let Some(password) = &opts.password {
-            let mut args: Vec<&[u8]> = vec![b"AUTH"];
-            if let Some(user) = &opts.user {
-                args.push(user.as_bytes());
-            }
-            args.push(password.as_bytes());
-            login.push(&args);
-        }
-        if let Some(db) = opts.db {
-            login.push(&[b"SELECT", db.to_string().as_bytes()]);
-        }
-        if opts.session.tracking {
-            login.push(&[b"CLIENT", b"TRACKING", b"on"]);
-        }
-        if replica {
-            login.push(&[b"READONLY"]);
         }
         if opts.tls.is_some() && login.replies == 0 {
             // With TLS 1.3 the server judges a client certificate after our side of the
@@ -66,6 +47,55 @@ impl Login {
         resp::encode_command(&mut self.bytes, args);
         self.replies += 1;
     }
+}
+
+/// What one login command is, for the words of its refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StepKind {
+    /// `HELLO 3 [AUTH ...]`: switches to RESP3 and logs in.
+    Hello,
+    /// `AUTH [user] password`.
+    Auth,
+    /// SELECT, CLIENT TRACKING, READONLY: refused, they name themselves.
+    Other,
+}
+
+/// One command of a RESP login.
+pub(super) struct Step {
+    pub(super) args: Vec<Vec<u8>>,
+    pub(super) kind: StepKind,
+}
+
+/// The commands a RESP connection sends after connecting, in order: HELLO 3 (with AUTH) or AUTH,
+/// SELECT, CLIENT TRACKING, and READONLY on a cluster replica. The blocking login and the dial
+/// both send these.
+pub(super) fn steps(opts: &ServerOptions, replica: bool) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut push = |args: &[&[u8]], kind| steps.push(Step { args: args.iter().map(|a| a.to_vec()).collect(), kind });
+    if opts.resp3 {
+        let mut args: Vec<&[u8]> = vec![b"HELLO", b"3"];
+        if let Some(password) = &opts.password {
+            args.extend([&b"AUTH"[..], opts.user.as_deref().unwrap_or("default").as_bytes(), password.as_bytes()]);
+        }
+        push(&args, StepKind::Hello);
+    } else if let Some(password) = &opts.password {
+        let mut args: Vec<&[u8]> = vec![b"AUTH"];
+        if let Some(user) = &opts.user {
+            args.push(user.as_bytes());
+        }
+        args.push(password.as_bytes());
+        push(&args, StepKind::Auth);
+    }
+    if let Some(db) = opts.db {
+        push(&[b"SELECT", db.to_string().as_bytes()], StepKind::Other);
+    }
+    if opts.session.tracking {
+        push(&[b"CLIENT", b"TRACKING", b"on"], StepKind::Other);
+    }
+    if replica {
+        push(&[b"READONLY"], StepKind::Other);
+    }
+    steps
 }
 
 /// Where an attempt stands.

@@ -219,37 +219,32 @@ impl Session {
             session.memcache_login(opts, dialect)?;
             return Ok(session);
         }
-        if opts.resp3 {
-            // HELLO 3 switches the protocol and logs in at once.
-            let mut args: Vec<&[u8]> = vec![b"HELLO", b"3"];
-            if let Some(password) = &opts.password {
-                args.extend([&b"AUTH"[..], opts.user.as_deref().unwrap_or("default").as_bytes(), password.as_bytes()]);
-            }
-            session.call(&args).map_err(|e| match e {
-                CallError::Server(message) if message.starts_with("WRONGPASS") || message.starts_with("NOAUTH") => {
-                    ConnectError::Auth { target: session.target.clone(), message }
+        // HELLO 3 switches the protocol and logs in at once; a refused HELLO or AUTH is a login
+        // failure, the rest name themselves.
+        for step in dial::steps(opts, false) {
+            let args: Vec<&[u8]> = step.args.iter().map(Vec::as_slice).collect();
+            match step.kind {
+                dial::StepKind::Other => {
+                    session.call_checked(&args)?;
                 }
-                CallError::Server(message) => {
-                    ConnectError::Refused { target: session.target.clone(), command: "HELLO 3 (RESP3)".into(), message }
+                kind => {
+                    session.call(&args).map_err(|e| match e {
+                        CallError::Server(message)
+                            if kind == dial::StepKind::Auth
+                                || message.starts_with("WRONGPASS")
+                                || message.starts_with("NOAUTH") =>
+                        {
+                            ConnectError::Auth { target: session.target.clone(), message }
+                        }
+                        CallError::Server(message) => ConnectError::Refused {
+                            target: session.target.clone(),
+                            command: "HELLO 3 (RESP3)".into(),
+                            message,
+                        },
+                        CallError::Connect(e) => e,
+                    })?;
                 }
-                CallError::Connect(e) => e,
-            })?;
-        } else if let Some(password) = &opts.password {
-            let mut args: Vec<&[u8]> = vec![b"AUTH"];
-            if let Some(user) = &opts.user {
-                args.push(user.as_bytes());
             }
-            args.push(password.as_bytes());
-            session.call(&args).map_err(|e| match e {
-                CallError::Server(message) => ConnectError::Auth { target: session.target.clone(), message },
-                CallError::Connect(e) => e,
-            })?;
-        }
-        if let Some(db) = opts.db {
-            session.call_checked(&[b"SELECT", db.to_string().as_bytes()])?;
-        }
-        if opts.session.tracking {
-            session.call_checked(&[b"CLIENT", b"TRACKING", b"on"])?;
         }
         Ok(session)
     }
