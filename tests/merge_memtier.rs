@@ -4,22 +4,17 @@
 
 mod common;
 mod memtier_shape;
+mod shard_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 
-use base64::Engine as _;
 use common::*;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 use memtier_shape::shape;
 use serde_json::Value;
-
-fn decode(text: &Value) -> Histogram<u64> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(text.as_str().unwrap()).unwrap();
-    Deserializer::new().deserialize(&mut std::io::Cursor::new(bytes)).unwrap()
-}
+use shard_support::*;
 
 /// The union of the shards' histograms at `pick`, built here from each shard's own.
 fn union(docs: &[Value], pick: impl Fn(&Value) -> &Value) -> Histogram<u64> {
@@ -50,16 +45,6 @@ fn assert_memtiers_shape(ours: &Value, fixture: &str) {
     assert!(differences.is_empty(), "{fixture}:\n{}", differences.join("\n"));
     let order = |doc: &Value| doc.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
     assert_eq!(order(ours), order(&theirs));
-}
-
-fn spawn_shard(server: &Server, args: &[&str]) -> Child {
-    respbench()
-        .args(["-p", &server.port_arg()])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
 }
 
 #[test]

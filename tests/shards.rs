@@ -4,35 +4,14 @@
 //! on one instant and refuses a past one.
 
 mod common;
+mod shard_support;
 
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use common::*;
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 use serde_json::Value;
-
-fn spawn_shard(server: &Server, args: &[&str]) -> Child {
-    respbench()
-        .args(["-p", &server.port_arg()])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn wait_ok(child: Child) {
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "a shard failed: {}", stderr(&out));
-}
-
-fn decode(text: &Value) -> Histogram<u64> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(text.as_str().unwrap()).unwrap();
-    Deserializer::new().deserialize(&mut std::io::Cursor::new(bytes)).unwrap()
-}
+use shard_support::*;
 
 /// Within the histograms' precision (3 significant digits).
 fn close(a: f64, b: f64) -> bool {
@@ -198,16 +177,4 @@ fn memtier_command_lines_run_as_shards_merge_through_their_respbench_results() {
     assert_eq!(server.calls("set") + server.calls("get"), 2000);
     // memtier's own file is still written, as memtier writes it.
     assert!(dir.path().join("memtier0.json").exists());
-}
-
-/// A front-end shard: the front-end's own words first, then `-p PORT`, then `extra`.
-fn spawn_shard_with(server: &Server, front: &[&str], extra: &[&str]) -> Child {
-    respbench()
-        .args(front)
-        .args(["-p", &server.port_arg()])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
 }
