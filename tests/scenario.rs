@@ -290,6 +290,13 @@ fn a_report_of_several_files_compares_them_with_ops_per_price() {
         assert!(row.ends_with(&per_dollar), "{per_dollar} in {row}");
         assert!(row.contains(&format!("{ops:.0}")), "{row}");
         assert!(page.contains(&format!("<td>{per_dollar}</td>")), "{per_dollar} in {page}");
+        // One scenario's own page shows its price and each phase's operations per dollar.
+        let own = dir.path().join(format!("{stem}.html"));
+        let out = respbench().arg("report").arg(json).args(["-o", own.to_str().unwrap()]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let own = std::fs::read_to_string(&own).unwrap();
+        assert!(own.contains(&format!("Price: {price} USD per hour")), "{own}");
+        assert!(own.contains("<th>ops per USD</th>") && own.contains(&format!("<td>{per_dollar}</td>")), "{own}");
     }
     assert_eq!(text.lines().filter(|l| l.contains("mixed")).count(), 2, "{text}");
 }

@@ -59,14 +59,26 @@ pub fn render(doc: &Value) -> String {
     let empty = Vec::new();
     let phases = doc["phases"].as_array().unwrap_or(&empty);
     let table = rows(doc);
+    // With a `[price]`: what an hour costs, and each phase's operations per unit of currency.
+    let price = doc["scenario"]["price"]["per_hour"].as_f64().filter(|p| *p > 0.0);
+    let currency = escape(doc["scenario"]["price"]["currency"].as_str().unwrap_or("USD"));
+    let price_line = price.map_or(String::new(), |p| {
+        format!("<p>Price: {p} {currency} per hour; ops per {currency} = ops/s × 3600 ÷ {p}.</p>\n")
+    });
+    let price_head = if price.is_some() { format!("<th>ops per {currency}</th>") } else { String::new() };
     let mut rows = String::new();
     let mut sections = String::new();
     for (i, p) in phases.iter().enumerate() {
         let name = escape(p["name"].as_str().unwrap_or(""));
         let kind = escape(p["kind"].as_str().unwrap_or(""));
         let cells: Vec<String> = table[i].iter().skip(2).map(|c| format!("<td>{}</td>", escape(c))).collect();
+        let per_price = match (price, p["result"]["totals"]["ops_per_sec"].as_f64()) {
+            (Some(price), Some(ops)) => format!("<td>{:.0}</td>", ops * 3600.0 / price),
+            (Some(_), None) => "<td></td>".to_string(),
+            (None, _) => String::new(),
+        };
         rows.push_str(&format!(
-            "<tr><td><a href=\"#phase-{i}\">{name}</a></td><td>{kind}</td>{}</tr>\n",
+            "<tr><td><a href=\"#phase-{i}\">{name}</a></td><td>{kind}</td>{}{per_price}</tr>\n",
             cells.concat()
         ));
         let body = if p["result"].get("totals").is_some() {
@@ -89,8 +101,8 @@ pub fn render(doc: &Value) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>respbench scenario {}</title>\
          <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;\
          padding:4px 8px;text-align:right}}td:first-child,td:nth-child(2){{text-align:left}}</style></head><body>\n\
-         <h1>Scenario {}</h1><p>SHA-256 <code>{}</code></p>\n<h2>Phases compared</h2>\n<table><tr><th>phase</th><th>kind</th>\
-         <th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>errors</th><th>result</th></tr>\n{rows}</table>\n\
+         <h1>Scenario {}</h1><p>SHA-256 <code>{}</code></p>\n{price_line}<h2>Phases compared</h2>\n<table><tr><th>phase</th><th>kind</th>\
+         <th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>errors</th><th>result</th>{price_head}</tr>\n{rows}</table>\n\
          {sections}<h2>Scenario file</h2><pre>{}</pre></body></html>\n",
         escape(file),
         escape(file),
