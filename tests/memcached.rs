@@ -126,7 +126,7 @@ fn fill_leaves_exactly_the_keys_asked_for_and_reaches_a_memory_target() {
     assert_eq!(server.keys(), want);
     assert_eq!(server.stat("cmd_set"), 250);
     let server = Memcached::start(&["-m", "8"]);
-    let out = mc_ok(&server, &["fill", "--protocol", "memcache-meta", "--memory-target", "75%", "-d", "1000"]);
+    let out = mc_ok(&server, &["fill", "--protocol", "memcache-meta", "--target-fraction", "0.75", "-d", "1000"]);
     let (bytes, limit) = (server.stat("bytes"), server.stat("limit_maxbytes"));
     let fraction = bytes as f64 / limit as f64;
     assert!((0.70..=0.76).contains(&fraction), "{bytes} of {limit}: {}", stdout(&out));

@@ -42,6 +42,14 @@ pub fn memory_target(s: &str) -> Result<MemoryTarget, String> {
     memory_size(s).map(MemoryTarget::Bytes)
 }
 
+/// `0.75`: a share of the server's memory, as a fraction (`--target-fraction`).
+pub fn fraction(s: &str) -> Result<MemoryTarget, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(MemoryTarget::Percent(f * 100.0)),
+        _ => Err(format!("expected a fraction above 0 and at most 1 such as 0.75, got '{s}'")),
+    }
+}
+
 /// A memory size in bytes, 1024-based: `64mb`, `2GiB`, `1t`, `1048576`.
 pub fn memory_size(s: &str) -> Result<u64, String> {
     let lower = s.trim().to_ascii_lowercase();
@@ -72,6 +80,9 @@ struct FillArgs {
     /// (2gb). Without it, the key range --key-min..--key-max is filled.
     #[arg(long, value_parser = memory_target, help_heading = "Fill")]
     memory_target: Option<MemoryTarget>,
+    /// The same as a fraction of the server's memory: 0.75 is --memory-target 75%.
+    #[arg(long, value_parser = fraction, conflicts_with = "memory_target", help_heading = "Fill")]
+    target_fraction: Option<MemoryTarget>,
     /// The server's memory, for a percentage target when the server hides maxmemory (64mb).
     #[arg(long, value_parser = memory_size, help_heading = "Fill")]
     memory: Option<u64>,
@@ -109,10 +120,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     if run.requests.is_some() || run.duration.is_some() || run.rate.is_some() || run.ratio.is_some() || run.runs > 1 {
         return usage_error("fill writes every key once with SET: drop -n, --duration, --rate, --ratio and --runs");
     }
-    if args.memory.is_some() && !matches!(args.memory_target, Some(MemoryTarget::Percent(_))) {
+    let target = args.memory_target.or(args.target_fraction);
+    if args.memory.is_some() && !matches!(target, Some(MemoryTarget::Percent(_))) {
         return usage_error("--memory is what a percentage --memory-target is of: give --memory-target N% with it");
     }
-    let (target, memory) = (args.memory_target, args.memory);
+    let memory = args.memory;
     let json = args.run.json.clone();
     let scenario_flags = args.run.scenario.clone();
     let (mut config, _) = match args.run.into_config() {
@@ -415,6 +427,8 @@ mod tests {
     #[test]
     fn parses_targets_and_sizes() {
         assert_eq!(memory_target("75%"), Ok(MemoryTarget::Percent(75.0)));
+        assert_eq!(fraction("0.75"), Ok(MemoryTarget::Percent(75.0)));
+        assert!(fraction("75").is_err() && fraction("0").is_err());
         assert_eq!(memory_target("2gb"), Ok(MemoryTarget::Bytes(2 << 30)));
         assert_eq!(memory_size("64MiB"), Ok(64 << 20));
         assert_eq!(memory_size("1048576"), Ok(1 << 20));
