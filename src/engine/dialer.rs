@@ -51,6 +51,9 @@ fn dial(
     // Started in order with one timeout, so deadlines come in order too.
     let mut started = std::collections::VecDeque::new();
     let (mut next, mut in_flight) = (0, 0);
+    // Every connection to a host shares one lookup: thousands of resolver calls (DNS for a
+    // managed cache's name) would take longer than the connects.
+    let mut addrs: Vec<(String, Option<std::net::SocketAddr>)> = Vec::new();
     loop {
         while in_flight < IN_FLIGHT && next < targets.len() {
             let j = next;
@@ -59,7 +62,20 @@ fn dial(
                 blocking.push(j);
                 continue;
             };
-            let dial = Dial::start(targets[j], login, Instant::now() + timeout).and_then(|mut d| {
+            let key = targets[j].target.to_string();
+            let addr = match addrs.iter().find(|(k, _)| *k == key) {
+                Some((_, addr)) => *addr,
+                None => {
+                    let addr = crate::net::resolve(targets[j]).ok();
+                    addrs.push((key, addr));
+                    addr
+                }
+            };
+            if addr.is_none() && matches!(targets[j].target, crate::config::Target::Tcp { .. }) {
+                blocking.push(j); // the blocking path says why the name does not resolve
+                continue;
+            }
+            let dial = Dial::start(targets[j], addr, login, Instant::now() + timeout).and_then(|mut d| {
                 let interest = Interest::READABLE | Interest::WRITABLE;
                 poll.registry().register(d.source(), Token(j), interest).map_err(poll_error).map(|()| d)
             });

@@ -6,7 +6,7 @@
 //! cannot do without blocking: MPTCP sockets and memcached SASL logins.
 
 use std::io::{self, Read, Write};
-use std::net::ToSocketAddrs;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Instant;
 
 use super::{ConnectError, Transport, tls};
@@ -98,6 +98,17 @@ pub(super) fn steps(opts: &ServerOptions, replica: bool) -> Vec<Step> {
     steps
 }
 
+/// The first address of a TCP target's host (a blocking lookup: DNS for a name).
+pub fn resolve(opts: &ServerOptions) -> io::Result<SocketAddr> {
+    let Target::Tcp { host, port } = &opts.target else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a TCP target"));
+    };
+    (host.as_str(), *port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "host has no address"))
+}
+
 /// Where an attempt stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -135,16 +146,22 @@ pub struct Dial {
 impl Dial {
     /// Starts connecting (returns at once); register [`source`](Self::source) with the event
     /// loop for readable and writable events, then call [`advance`](Self::advance) on each.
-    pub fn start(opts: &ServerOptions, login: Login, deadline: Instant) -> Result<Dial, ConnectError> {
+    /// `addr`: the host's address when the caller resolved it already (many connections to one
+    /// host ask the resolver once); `None` resolves it now.
+    pub fn start(
+        opts: &ServerOptions,
+        addr: Option<SocketAddr>,
+        login: Login,
+        deadline: Instant,
+    ) -> Result<Dial, ConnectError> {
         let target = opts.target.to_string();
         let unreachable = |source| ConnectError::Unreachable { target: target.clone(), source };
         let io = match &opts.target {
-            Target::Tcp { host, port } => {
-                let addr = (host.as_str(), *port)
-                    .to_socket_addrs()
-                    .map_err(unreachable)?
-                    .next()
-                    .ok_or_else(|| unreachable(io::Error::new(io::ErrorKind::NotFound, "host has no address")))?;
+            Target::Tcp { host, .. } => {
+                let addr = match addr {
+                    Some(addr) => addr,
+                    None => resolve(opts).map_err(unreachable)?,
+                };
                 let sock = mio::net::TcpStream::connect(addr).map_err(unreachable)?;
                 sock.set_nodelay(true).map_err(unreachable)?;
                 match &opts.tls {

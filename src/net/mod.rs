@@ -8,7 +8,7 @@ pub mod mptcp;
 mod silence;
 mod tls;
 
-pub use dial::{Dial, Login, Progress};
+pub use dial::{Dial, Login, Progress, resolve};
 pub use silence::{guess_for as reply_guess, hex};
 
 use std::io::{self, Read, Write};

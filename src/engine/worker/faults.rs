@@ -214,7 +214,7 @@ impl Worker<'_> {
             return self.connect_blocking(conn, c, node, (&opts, replica, timeout), now);
         };
         let token = Token(c * LINKS + node);
-        let started = Dial::start(&opts, login, now + timeout).and_then(|mut dial| {
+        let started = Dial::start(&opts, None, login, now + timeout).and_then(|mut dial| {
             let registered =
                 self.poll.registry().register(dial.source(), token, Interest::READABLE | Interest::WRITABLE);
             registered.map(|()| dial).map_err(|source| ConnectError::Io { target: opts.target.to_string(), source })
