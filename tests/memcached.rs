@@ -114,6 +114,10 @@ fn binary_sasl_logs_in_with_the_right_password_and_refuses_a_wrong_one() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("memcached wants a SASL login: --authenticate USER:PASS"), "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    // The text protocol gets no answer from a SASL server: the silence is explained.
+    let out = mc(&server, &["--protocol", "memcache-text", "-n", "10", "--connect-timeout", "300ms"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("answers only the binary protocol: --protocol memcache-binary"), "{}", stderr(&out));
 }
 
 #[test]

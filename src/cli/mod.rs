@@ -34,6 +34,7 @@ use clap::Parser;
 pub use fill::memory_size;
 pub use native::{Args, Output};
 
+use crate::codec::Protocol;
 use crate::config::Config;
 use crate::engine::{self, Outcome, Progress};
 use crate::net::ConnectError;
@@ -376,7 +377,16 @@ fn live_metrics(output: &Output) -> Result<(Option<std::sync::Arc<report::metric
 /// a bug report would describe; `Err` carries the exit code of a server that cannot be run against.
 fn checks_before_the_run(config: &Config) -> Result<Vec<String>, ExitCode> {
     let warnings = engine::preflight(config).map_err(|e| {
-        eprintln!("respbench: {e}");
+        // memcached started with -S (SASL) does not answer the text protocols at all.
+        let sasl = matches!(e, crate::net::ConnectError::Silent { .. })
+            && matches!(config.server.session.protocol, Protocol::MemcacheText | Protocol::MemcacheMeta);
+        let hint = if sasl {
+            "; a memcached started with -S (SASL) answers only the binary protocol: --protocol memcache-binary \
+             --authenticate USER:PASS"
+        } else {
+            ""
+        };
+        eprintln!("respbench: {e}{hint}");
         ExitCode::from(EXIT_FAILURE)
     })?;
     for warning in &warnings {
