@@ -74,7 +74,7 @@ pub fn packet(buf: &[u8], pos: usize, limits: Limits) -> Result<Option<Packet>, 
     }))
 }
 
-fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError> {
+pub(super) fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError> {
     let Some(first) = packet(buf, 0, limits)? else {
         return Ok(None);
     };
@@ -113,18 +113,6 @@ fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError>
         (None, _) => ReplyClass::Error { msg_start: last.value.0, msg_end: last.value.1 },
     };
     Ok(Some((Scanned { len: last.end, class, id: last.opaque }, hits)))
-}
-
-pub(super) fn scan(buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
-    Ok(walk(buf, limits)?.map(|(s, _)| s))
-}
-
-/// Hits in a complete multi-key get's reply.
-pub(super) fn hits(reply: &[u8]) -> u64 {
-    match walk(reply, Limits::default()) {
-        Ok(Some((_, hits))) => hits,
-        _ => 0,
-    }
 }
 
 /// A request header: magic, opcode, key length, extras length, body length, opaque, CAS 0.

@@ -7,7 +7,7 @@ use super::{LenForm, Op, RawPart, ScanError, Scanned, keyed, line_end, lit, text
 use crate::resp::{Limits, ReplyClass};
 
 /// One reply: where it ends, its class, and how many values it held.
-fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError> {
+pub(super) fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError> {
     let mut pos = 0;
     let mut values = 0u64;
     // Inside a multi-key get (a value with its key came first): lines until `MN`.
@@ -67,18 +67,6 @@ fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError>
             class = this;
         }
         pos = next;
-    }
-}
-
-pub(super) fn scan(buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
-    Ok(walk(buf, limits)?.map(|(s, _)| s))
-}
-
-/// Values in a complete reply (a multi-key get's hits).
-pub(super) fn values(reply: &[u8]) -> u64 {
-    match walk(reply, Limits::default()) {
-        Ok(Some((_, values))) => values,
-        _ => 0,
     }
 }
 

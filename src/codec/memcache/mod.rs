@@ -34,24 +34,29 @@ impl Dialect {
 /// The commands a memcached run can send, as the refusal of any other names them.
 pub const ALLOWED: &str = "SET (set), GET (get), MGET (a multi-key get, --multi-key-get), DEL (delete) and INCR (incr)";
 
+/// One reply at the start of `buf`, and the values (hits) it holds: `Ok(None)` until it is
+/// complete.
+#[inline]
+fn walk(dialect: Dialect, buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError> {
+    match dialect {
+        Dialect::Text => text::walk(buf, limits),
+        Dialect::Binary => binary::walk(buf, limits),
+        Dialect::Meta => meta::walk(buf, limits),
+    }
+}
+
 /// Scans one reply at the start of `buf`: `Ok(None)` until it is complete.
 #[inline]
 pub fn scan(dialect: Dialect, buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
-    match dialect {
-        Dialect::Text => text::scan(buf, limits),
-        Dialect::Binary => binary::scan(buf, limits),
-        Dialect::Meta => meta::scan(buf, limits),
-    }
+    Ok(walk(dialect, buf, limits)?.map(|(s, _)| s))
 }
 
 /// A multi-key get's reply: `(hits, misses)` of the `keys` asked for.
 pub fn hits_misses_multi(dialect: Dialect, reply: &[u8], keys: u64) -> (u64, u64) {
-    let hits = match dialect {
-        Dialect::Text => text::values(reply),
-        Dialect::Binary => binary::hits(reply),
-        Dialect::Meta => meta::values(reply),
-    }
-    .min(keys);
+    let hits = match walk(dialect, reply, Limits::default()) {
+        Ok(Some((_, hits))) => hits.min(keys),
+        _ => 0,
+    };
     (hits, keys - hits)
 }
 

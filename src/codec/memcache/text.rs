@@ -72,18 +72,6 @@ pub(super) fn line_class(line: &[u8], pos: usize) -> Option<ReplyClass> {
     }
 }
 
-pub(super) fn scan(buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
-    Ok(walk(buf, limits)?.map(|(s, _)| s))
-}
-
-/// Values in a complete get reply (its hits).
-pub(super) fn values(reply: &[u8]) -> u64 {
-    match walk(reply, Limits::default()) {
-        Ok(Some((_, values))) => values,
-        _ => 0,
-    }
-}
-
 pub(super) fn template(op: &Op) -> Vec<RawPart> {
     let mut out = Vec::new();
     match op {
