@@ -6,30 +6,17 @@
 
 #[path = "support/resp_reference.rs"]
 mod reference;
+#[path = "support/scanner_verdict.rs"]
+mod scanner_verdict;
 
 use std::path::Path;
 
-use reference::{Class, Verdict};
-use respbench::resp::{Limits, MAX_BULK_LEN, MAX_DEPTH, MAX_LINE, ReplyClass, scan_within};
+use reference::Verdict;
+use respbench::resp::{MAX_BULK_LEN, MAX_DEPTH, MAX_LINE};
+use scanner_verdict::scanner;
 
 /// The limits each input is read under: the default and a tiny one.
 const LIMITS: [i64; 3] = [MAX_BULK_LEN, 16, 0];
-
-fn scanner(data: &[u8], max_len: i64) -> Verdict {
-    match scan_within(data, Limits { max_bulk: max_len }) {
-        Ok(Some(s)) => Verdict::Complete {
-            len: s.len,
-            class: match s.class {
-                ReplyClass::Value => Class::Value,
-                ReplyClass::Nil => Class::Nil,
-                ReplyClass::Push => Class::Push,
-                ReplyClass::Error { msg_start, msg_end } => Class::Error { msg_start, msg_end },
-            },
-        },
-        Ok(None) => Verdict::Incomplete,
-        Err(_) => Verdict::Invalid,
-    }
-}
 
 /// Both readers agree on `data` under every limit; returns the reference's default verdict.
 fn agree(data: &[u8], what: &str) -> Verdict {

@@ -4,28 +4,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use respbench::resp::{Limits, MAX_BULK_LEN, ReplyClass, scan_within};
+use respbench::resp::MAX_BULK_LEN;
 
 #[path = "../../tests/support/resp_reference.rs"]
 mod reference;
+#[path = "../../tests/support/scanner_verdict.rs"]
+mod scanner_verdict;
 
-use reference::{Class, Verdict};
-
-fn scanner(data: &[u8], max_len: i64) -> Verdict {
-    match scan_within(data, Limits { max_bulk: max_len }) {
-        Ok(Some(s)) => Verdict::Complete {
-            len: s.len,
-            class: match s.class {
-                ReplyClass::Value => Class::Value,
-                ReplyClass::Nil => Class::Nil,
-                ReplyClass::Push => Class::Push,
-                ReplyClass::Error { msg_start, msg_end } => Class::Error { msg_start, msg_end },
-            },
-        },
-        Ok(None) => Verdict::Incomplete,
-        Err(_) => Verdict::Invalid,
-    }
-}
+use scanner_verdict::scanner;
 
 fuzz_target!(|data: &[u8]| {
     for max_len in [MAX_BULK_LEN, 16] {
