@@ -396,20 +396,11 @@ fn a_read_only_replica_is_named_once_with_the_fix() {
 /// A `--duration 3s` run (1-second intervals) against `port`: it must end within the
 /// duration plus 2 s (and `slack` for the checks before it) with its results written.
 fn run_ends_in_time_with_results(port: u16, slack: Duration, extra: &[&str]) -> (String, serde_json::Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let started = Instant::now();
-    let out = respbench()
-        .args(["-p", &port.to_string(), "-c", "4", "--threads", "1", "--duration", "3s"])
-        .args(["--json", json.to_str().unwrap()])
-        .args(extra)
-        .output()
-        .unwrap();
-    let took = started.elapsed();
+    let (out, took, doc) = timed_run(port, extra);
     let err = stderr(&out);
     assert!(took < Duration::from_secs(3 + 2) + slack, "took {took:?}: {err}");
     assert!(out.status.success(), "{err}");
-    let doc = read_json(&json);
+    let doc = doc.unwrap_or_else(|| panic!("no results written: {err}"));
     assert!(doc["totals"]["count"].as_u64().unwrap_or(0) > 0, "{}", doc["totals"]);
     (stdout(&out), doc)
 }

@@ -57,14 +57,7 @@ fn live_metrics_parse_and_end_equal_to_the_result() {
         .args(["--ratio", "1:4", "--key-max", "999", "--progress", "-q", "--json", json.to_str().unwrap()])
         .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"]);
     let mut run = Watched::spawn(cmd);
-    run.wait_lines(1, |l| l.contains("metrics on http://"));
-    let addr = run
-        .lines()
-        .iter()
-        .find_map(|l| l.split("http://").nth(1))
-        .and_then(|rest| rest.strip_suffix("/metrics"))
-        .unwrap()
-        .to_string();
+    let addr = address(&mut run);
     // Mid-run: after the first interval, its counts are there.
     run.wait_intervals(1);
     let mid = parse(&scrape(&addr));
@@ -117,13 +110,7 @@ fn a_scenario_serves_one_endpoint_over_its_phases() {
     ]);
     let mut run = Watched::spawn(cmd);
     run.wait_lines(1, |l| l.contains("metrics final"));
-    let addr = run
-        .lines()
-        .iter()
-        .find_map(|l| l.split("http://").nth(1))
-        .and_then(|rest| rest.strip_suffix("/metrics"))
-        .unwrap()
-        .to_string();
+    let addr = metrics_addr(&run);
     let end = parse(&scrape(&addr));
     let out = run.finish();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -138,12 +125,7 @@ fn a_scenario_serves_one_endpoint_over_its_phases() {
 /// The address a run prints when it serves its metrics.
 fn address(run: &mut Watched) -> String {
     run.wait_lines(1, |l| l.contains("metrics on http://"));
-    run.lines()
-        .iter()
-        .find_map(|l| l.split("http://").nth(1))
-        .and_then(|rest| rest.strip_suffix("/metrics"))
-        .unwrap()
-        .to_string()
+    metrics_addr(run)
 }
 
 /// Scrapes until `command`'s request counter is above 0 (the first interval is in); its value.
@@ -246,4 +228,14 @@ fn a_capacity_search_serves_metrics_over_its_steps() {
     let total = end["respbench_requests_total{command=SET}"].as_f64().unwrap();
     assert!(total > sets, "{sets} then {total}");
     assert_eq!(total as u64, server.calls("set"), "{end}");
+}
+
+/// The address a run said it serves its metrics on (`metrics on http://ADDR/metrics`).
+fn metrics_addr(run: &Watched) -> String {
+    run.lines()
+        .iter()
+        .find_map(|l| l.split("http://").nth(1))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap()
+        .to_string()
 }
