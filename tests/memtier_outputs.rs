@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::{Server, read_json, respbench, stderr, stdout};
-use memtier_shape::shape;
+use memtier_shape::{assert_same_as_fixture, shape};
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
@@ -33,19 +33,7 @@ fn memtier(server: &Server, dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 fn assert_same_shape(ours: &Path, theirs: &str) {
-    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
-    shape(&read_json(ours), String::new(), &mut a);
-    shape(&read_json(&fixture(theirs)), String::new(), &mut b);
-    let differences: Vec<String> = a
-        .keys()
-        .chain(b.keys())
-        .filter(|k| a.get(*k) != b.get(*k))
-        .map(|k| format!("{k}: ours {:?}, memtier {:?}", a.get(k), b.get(k)))
-        .collect();
-    assert!(differences.is_empty(), "{theirs}:\n{}", differences.join("\n"));
-    // The same keys in the same order where memtier's order is fixed.
-    let order = |doc: &Value| doc.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-    assert_eq!(order(&read_json(ours)), order(&read_json(&fixture(theirs))));
+    assert_same_as_fixture(&read_json(ours), theirs);
 }
 
 /// A text with its figures masked and runs of spaces folded: its layout.

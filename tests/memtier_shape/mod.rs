@@ -2,8 +2,29 @@
 //! tests compare with what memtier 2.3 wrote (tests/fixtures/memtier-2.3).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::Value;
+
+/// `ours` has the key set, value types and top-level key order of memtier 2.3's `fixture`
+/// (a file of tests/fixtures/memtier-2.3).
+pub fn assert_same_as_fixture(ours: &Value, fixture: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memtier-2.3").join(fixture);
+    let theirs: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+    shape(ours, String::new(), &mut a);
+    shape(&theirs, String::new(), &mut b);
+    let differences: Vec<String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| format!("{k}: ours {:?}, memtier {:?}", a.get(k), b.get(k)))
+        .collect();
+    assert!(differences.is_empty(), "{fixture}:\n{}", differences.join("\n"));
+    // The same keys in the same order where memtier's order is fixed.
+    let order = |doc: &Value| doc.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(order(ours), order(&theirs));
+}
 
 /// Every path of a JSON document with its value's type; per-second keys and array items
 /// collapse to `#` and `[]`.
