@@ -207,11 +207,13 @@ impl Worker<'_> {
             self.attempt_failed(conn, node, down, &opts.target.to_string(), now);
             return;
         }
+        // A link that was out (not a first connect or `--reconnect-every`): its downtime is an outage.
+        let outage = down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since;
         self.window.reconnect_attempts += 1;
         let replica = self.router.as_ref().is_some_and(|r| r.is_replica(node));
         let timeout = opts.connect_timeout.unwrap_or(RECONNECT_TIMEOUT);
         let Some(login) = Login::of(&opts, replica) else {
-            return self.connect_blocking(conn, c, node, (&opts, replica, timeout), now);
+            return self.connect_blocking(conn, c, node, (&opts, replica, timeout), (down, outage), now);
         };
         let token = Token(c * LINKS + node);
         let started = Dial::start(&opts, None, login, now + timeout).and_then(|mut dial| {
@@ -222,7 +224,6 @@ impl Worker<'_> {
         let link = conn.links[node].as_mut().expect("checked above");
         match started {
             Ok(dial) => {
-                let outage = down.attempts > 0 || !link.inflight.is_empty() || down.retry_at > down.since;
                 link.down = Some(Down { retry_at: dial.deadline, ..down });
                 link.dialing = Some(Box::new(Dialing { dial, outage }));
             }
@@ -266,9 +267,9 @@ impl Worker<'_> {
         c: usize,
         node: usize,
         (opts, replica, timeout): (&ServerOptions, bool, Duration),
+        (down, outage): (Down, bool),
         now: Instant,
     ) {
-        let Some(down) = conn.links[node].as_ref().and_then(|l| l.down) else { return };
         let opened = Session::open_within(opts, timeout).ok().and_then(|mut session| {
             if replica {
                 session.call_checked(&[b"READONLY"]).ok()?;
@@ -281,12 +282,7 @@ impl Worker<'_> {
         });
         let target = opts.target.to_string();
         match registered {
-            Some(io) => {
-                let outage = down.attempts > 0
-                    || conn.links[node].as_ref().is_some_and(|l| !l.inflight.is_empty())
-                    || down.retry_at > down.since;
-                self.link_up(conn, node, io, (down, outage, &target), Instant::now());
-            }
+            Some(io) => self.link_up(conn, node, io, (down, outage, &target), Instant::now()),
             None => self.attempt_failed(conn, node, down, &target, now),
         }
     }
