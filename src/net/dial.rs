@@ -49,6 +49,10 @@ impl Login {
     }
 }
 
+/// Most bytes a login's replies may take (OK, +PONG, a HELLO map: a few hundred bytes): a
+/// server that sends more while we log in is not answering the login.
+const LOGIN_REPLIES_MAX: usize = 64 * 1024;
+
 /// What one login command is, for the words of its refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum StepKind {
@@ -256,6 +260,14 @@ impl Dial {
                     let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "server closed the connection");
                     return Err(self.tls_or_io(eof));
                 }
+                Ok(n) if self.replies.len() + n > LOGIN_REPLIES_MAX => {
+                    let message = format!("login replies longer than {LOGIN_REPLIES_MAX} bytes");
+                    return Err(ConnectError::Refused {
+                        target: self.target.clone(),
+                        command: "login".into(),
+                        message,
+                    });
+                }
                 Ok(n) => self.replies.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -309,5 +321,39 @@ impl Dial {
             Transport::Tls(_) => ConnectError::Tls { target: self.target.clone(), message: format!("TLS: {source}") },
             _ => ConnectError::Io { target: self.target.clone(), source },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Target;
+
+    #[test]
+    fn a_server_flooding_the_login_fails_the_dial_within_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flood.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        std::thread::spawn(move || {
+            let (mut sock, _) = listener.accept().unwrap();
+            // A bulk string "reply" to AUTH far larger than any login reply, sent endlessly.
+            let _ = sock.write_all(b"$400000000\r\n");
+            let chunk = [b'x'; 16 * 1024];
+            while sock.write_all(&chunk).is_ok() {}
+        });
+        let mut opts = crate::config::tests::sample().server;
+        opts.target = Target::Unix(path);
+        opts.password = Some("pw".into());
+        let login = Login::of(&opts, false).unwrap();
+        let mut dial = Dial::start(&opts, None, login, Instant::now()).unwrap();
+        let failed = loop {
+            match dial.advance() {
+                Progress::Pending => std::thread::yield_now(),
+                Progress::Ready => panic!("a flood is not a login"),
+                Progress::Failed(e) => break e,
+            }
+        };
+        assert!(failed.to_string().contains("login replies longer than 65536 bytes"), "{failed}");
+        assert!(dial.replies.len() <= LOGIN_REPLIES_MAX);
     }
 }
