@@ -161,6 +161,9 @@ fn memtier_help_and_version() {
     let out = respbench().args(["memtier", "--help"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("--test-time=SECS"));
+    // memcached's protocols are offered, not marked unsupported.
+    assert!(stdout(&out).contains("memcache_text or memcache_binary"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("not supported"), "{}", stdout(&out));
 }
 
 #[test]

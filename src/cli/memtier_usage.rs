@@ -74,7 +74,7 @@ pub fn usage() -> String {
     format!(
         "Usage: memtier_benchmark [options]\n\
          This is respbench {}'s memtier_benchmark front-end: memtier_benchmark 2.3's options with memtier's\n\
-         meaning, run by respbench (the memcache protocols, marked *, are not supported; see docs/compatibility.md).\n\
+         meaning, run by respbench (see docs/compatibility.md for the few differences).\n\
          {USAGE}",
         env!("CARGO_PKG_VERSION")
     )
@@ -88,8 +88,9 @@ Connection and General Options:
   -S, --unix-socket=SOCKET       UNIX domain socket name (default: none)
   -4, --ipv4                     Resolve the server address to IPv4 only
   -6, --ipv6                     Resolve the server address to IPv6 only
-  -P, --protocol=PROTOCOL        redis (default), resp2 or resp3 (memcache_text, memcache_binary *)
-  -a, --authenticate=CREDENTIALS A password, or USER:PASSWORD for an ACL user
+  -P, --protocol=PROTOCOL        redis (default), resp2, resp3, memcache_text or memcache_binary
+  -a, --authenticate=CREDENTIALS A password, or USER:PASSWORD for an ACL user (memcache_binary:
+                                 a SASL PLAIN login)
   -u, --uri=URI                  redis://user:password@host:port/dbnum (all but the host optional);
                                  rediss:// for TLS
       --tls                      Connect with TLS
