@@ -20,9 +20,20 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESPBENCH = os.path.join(ROOT, "target", "release", "respbench")
+IO_PATHS = [("epoll", "epoll")]
 KEYS = 100_000
 VALUE = 100
 CONNECTIONS = 50
+
+
+def io_paths():
+    """respbench's I/O paths to measure: epoll always, io_uring where this kernel allows it."""
+    paths = [("epoll", "epoll")]
+    probe = subprocess.run([RESPBENCH, "--io", "uring", "-p", "1", "-n", "1", "--connect-timeout", "1ms"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if "io_uring is not available" not in probe.stderr:
+        paths.append(("uring", "io_uring"))
+    return paths
 
 
 def free_port():
@@ -76,9 +87,11 @@ def measure(argv):
 
 def clients(port, requests, pipeline, core):
     pin = ["taskset", "-c", core]
+    ours = [RESPBENCH, "-p", str(port), "-c", str(CONNECTIONS), "--threads", "1", "-n", str(requests),
+            "-P", str(pipeline), "--ratio", "0:1", "--key-max", str(KEYS - 1), "-d", str(VALUE), "-q"]
     out = {
-        "respbench": pin + [RESPBENCH, "-p", str(port), "-c", str(CONNECTIONS), "--threads", "1", "-n", str(requests),
-                            "-P", str(pipeline), "--ratio", "0:1", "--key-max", str(KEYS - 1), "-d", str(VALUE), "-q"],
+        # Each I/O path on its own row (io_uring only where this kernel allows it).
+        **{f"respbench ({name})": pin + ours + ["--io", io] for io, name in IO_PATHS},
         "redis-benchmark": pin + ["redis-benchmark", "-p", str(port), "-c", str(CONNECTIONS), "-n", str(requests),
                                   "-P", str(pipeline), "-t", "get", "-r", str(KEYS), "-d", str(VALUE), "-q"],
     }
@@ -103,6 +116,8 @@ def main():
     for tool in ("redis-server", "redis-benchmark", "redis-cli", "taskset"):
         if not shutil.which(tool):
             sys.exit(f"bench: {tool} is not installed (make bench installs redis-server and redis-tools)")
+    global IO_PATHS
+    IO_PATHS = io_paths()
     server_core, client_core = cores()
     workdir = tempfile.mkdtemp(prefix="respbench-bench-")
     port = free_port()
@@ -124,17 +139,21 @@ def main():
                     results.setdefault(name, []).append((args.requests / wall, (user + sys_) / args.requests * 1e6,
                                                          user / args.requests * 1e6, sys_ / args.requests * 1e6))
             print(f"\npipeline {pipeline}")
-            print(f"{'client':<20}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}{'CPU vs respbench':>18}{'ops/s vs respbench':>20}")
-            ours = {k: statistics.median(v[i] for v in results["respbench"]) for i, k in enumerate(("ops", "cpu"))}
+            print(f"{'client':<22}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}")
+            medians = {}
             for name, rows in results.items():
-                ops = statistics.median(r[0] for r in rows)
-                cpu = statistics.median(r[1] for r in rows)
-                user = statistics.median(r[2] for r in rows)
-                sys_ = statistics.median(r[3] for r in rows)
-                print(f"{name:<20}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}"
-                      f"{ours['cpu'] / cpu:>17.2f}x{ours['ops'] / ops:>19.2f}x")
-        print("\n'CPU vs respbench' is respbench's client CPU per request divided by the other client's "
-              "(below 1 means respbench is cheaper); 'ops/s vs respbench' is respbench's throughput divided by theirs.")
+                ops, cpu, user, sys_ = (statistics.median(r[i] for r in rows) for i in range(4))
+                medians[name] = (ops, cpu)
+                print(f"{name:<22}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
+            peers = {n: m for n, m in medians.items() if not n.startswith("respbench")}
+            cheapest = min(peers, key=lambda n: peers[n][1])
+            for name in (n for n in medians if n.startswith("respbench")):
+                ops, cpu = medians[name]
+                vs = "  ".join(f"{cpu / peers[p][1]:.2f}x {p}" for p in peers)
+                print(f"{name}: CPU per request {cpu / peers[cheapest][1]:.2f}x the cheapest peer ({cheapest}); "
+                      f"against each: {vs}; throughput {ops / peers[cheapest][0]:.2f}x {cheapest}'s")
+        print("\nCPU per request is the client process's user + system time (getrusage) over the requests; "
+              "below 1x respbench is cheaper. The target is at most 0.6x the cheapest peer.")
     finally:
         server.terminate()
         server.wait()

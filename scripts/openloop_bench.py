@@ -14,8 +14,10 @@ count: Ir of the whole process and of the worker's event loop (inclusive), per r
 Several builds can be compared in one go, alternating run by run so that the machine's
 drift hits them alike: --binary before=/tmp/old,after=target/release/respbench.
 
-Usage: scripts/openloop_bench.py [--binary [LABEL=]PATH,...] [--conns 50,1000,10000] [--runs 3]
-                                 [--rate 20000] [--duration 6s] [--no-closed] [--callgrind]
+Each I/O path runs on its own rows (--io epoll,uring; io_uring only where the kernel allows it).
+
+Usage: scripts/openloop_bench.py [--binary [LABEL=]PATH,...] [--io epoll,uring] [--conns 50,1000,10000]
+                                 [--runs 3] [--rate 20000] [--duration 6s] [--no-closed] [--callgrind]
 """
 
 import argparse
@@ -47,8 +49,8 @@ def start_server(port, workdir):
     return bench.start_server(port, "0", workdir, ["--maxclients", "20000"])
 
 
-def common(binary, port, conns):
-    return [binary, "-p", str(port), "-c", str(conns), "--threads", "1", "--ratio", "1:4", "-d", str(VALUE),
+def common(binary, port, conns, io="auto"):
+    return [binary, "--io", io, "-p", str(port), "-c", str(conns), "--threads", "1", "--ratio", "1:4", "-d", str(VALUE),
             "--key-max", str(KEYS - 1), "-q"]
 
 
@@ -74,10 +76,10 @@ def measure(argv, json_path):
     }
 
 
-def callgrind(binary, port, conns, requests, rate, workdir):
+def callgrind(binary, port, conns, requests, rate, workdir, io):
     out = os.path.join(workdir, f"callgrind.{conns}.out")
     argv = ["taskset", "-c", "1", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    argv += common(binary, port, conns) + ["-n", str(requests), "--rate", str(rate)]
+    argv += common(binary, port, conns, io) + ["-n", str(requests), "--rate", str(rate)]
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     text = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], check=True, capture_output=True,
                           text=True).stdout
@@ -94,6 +96,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "respbench"))
     ap.add_argument("--conns", default="50,1000,10000")
+    ap.add_argument("--io", default="epoll,uring", help="the I/O paths to measure")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rate", type=int, default=20000)
     ap.add_argument("--duration", default="6s")
@@ -110,15 +113,20 @@ def main():
     port = free_port()
     server = start_server(port, workdir)
     try:
-        binaries = [b.split("=", 1) if "=" in b else [os.path.basename(b), b] for b in args.binary.split(",")]
-        subprocess.run([binaries[-1][1], "-p", str(port), "-n", "allkeys", "--key-min", "0", "--key-max", str(KEYS - 1),
+        builds = [b.split("=", 1) if "=" in b else [os.path.basename(b), b] for b in args.binary.split(",")]
+        paths = [io for io in args.io.split(",") if io != "uring" or "uring" in [p for p, _ in bench.io_paths()]]
+        names = {"epoll": "epoll", "uring": "io_uring"}
+        # Each build on each path: (label, binary, io).
+        binaries = [(names[io] if len(builds) == 1 else f"{label}/{names[io]}", binary, io)
+                    for label, binary in builds for io in paths]
+        subprocess.run([builds[-1][1], "-p", str(port), "-n", "allkeys", "--key-min", "0", "--key-max", str(KEYS - 1),
                         "-d", str(VALUE), "-q"], check=True, stdout=subprocess.DEVNULL)
         if args.callgrind:
             print(f"callgrind: -n {args.cg_requests} --rate {args.cg_rate}")
             print(f"{'build':<10}{'conns':>7}{'Ir/req (process)':>18}{'Ir/req (event loop)':>21}")
             for conns in conn_counts:
-                for label, binary in binaries:
-                    total, loop = callgrind(binary, port, conns, args.cg_requests, args.cg_rate, workdir)
+                for label, binary, io in binaries:
+                    total, loop = callgrind(binary, port, conns, args.cg_requests, args.cg_rate, workdir, io)
                     print(f"{label:<10}{conns:>7}{total:>18,.0f}{loop:>21,.0f}", flush=True)
             return
         pin = ["taskset", "-c", "1"]
@@ -131,10 +139,10 @@ def main():
             if not args.no_closed:
                 modes.append(("closed", ["--duration", args.duration]))
             for name, extra in modes:
-                runs = {label: [] for label, _ in binaries}
+                runs = {label: [] for label, _, _ in binaries}
                 for _ in range(args.runs):
-                    for label, binary in binaries:
-                        argv = pin + common(binary, port, conns) + extra
+                    for label, binary, io in binaries:
+                        argv = pin + common(binary, port, conns, io) + extra
                         runs[label].append(measure(argv, os.path.join(workdir, "run.json")))
                 for label, rs in runs.items():
                     med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "sends")}

@@ -1,8 +1,10 @@
 //! Connection options valkey-benchmark brought (multipath TCP, client-side caching's
-//! tracking), as respbench flags: flattened into the native ones, kept here so that
-//! `native/` does not grow.
+//! tracking) and the I/O path (`--io`), as respbench flags: flattened into the native ones,
+//! kept here so that `native/` does not grow.
 
 use clap::Args as ClapArgs;
+
+use crate::net::driver::IoChoice;
 
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct SessionFlags {
@@ -14,4 +16,16 @@ pub struct SessionFlags {
     /// keys read and pushes invalidations; use with --resp3 to receive them).
     #[arg(long, help_heading = "Connection")]
     pub enable_tracking: bool,
+    /// How the worker threads drive their sockets: uring (io_uring: a loop turn's sends and
+    /// receives for every connection in one system call), epoll, or auto (io_uring where the
+    /// kernel allows it, else epoll). Every front-end reads RESPBENCH_IO.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "auto|epoll|uring",
+        default_value_t,
+        env = "RESPBENCH_IO",
+        help_heading = "Connection"
+    )]
+    pub io: IoChoice,
 }

@@ -21,6 +21,8 @@ pub struct Extras {
     pub start_at: Option<std::time::SystemTime>,
     /// memtier's `--client-stats`: each connection keeps its own per-second figures.
     pub client_stats: bool,
+    /// `--io` (or `RESPBENCH_IO`): how the workers drive their sockets.
+    pub io: crate::net::driver::IoChoice,
 }
 
 /// Connection options: how the socket is opened, what it speaks and what login asks for.

@@ -17,7 +17,6 @@ mod router;
 mod server_stats;
 mod start_at;
 mod telemetry;
-mod timer;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +34,7 @@ pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
 use worker::{Conn, WorkerPlan};
 
 use crate::config::{Config, StopAfter};
+use crate::net::driver::IoKind;
 use crate::net::{CallError, ConnectError, ServerInfo, Session};
 use crate::stats::{ClientStats, Window};
 use crate::workload::Workload;
@@ -68,6 +68,8 @@ struct Prepared {
     /// Cluster mode: each command's key argument, and whether it reads.
     key_args: Vec<Option<usize>>,
     reads: Vec<bool>,
+    /// How the workers drive their sockets (checked when the configuration was built).
+    io: IoKind,
 }
 
 /// How the main thread and the workers meet: every worker has opened its connections
@@ -161,6 +163,7 @@ fn prepare(config: &Config) -> Result<(Probe, Prepared), ConnectError> {
             key_args: config.key_args(),
             reads: config.commands.iter().map(|c| c.reads).collect(),
             workload,
+            io: config.extras.io.resolve().unwrap_or(IoKind::Epoll),
         },
     ))
 }
@@ -240,6 +243,7 @@ fn drive(
         key_args: &prepared.key_args,
         reads: &prepared.reads,
         max_request: prepared.max_request,
+        io: prepared.io,
     };
     worker::run(plan, conns, router, tx);
 }

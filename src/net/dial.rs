@@ -224,8 +224,8 @@ impl Dial {
         if self.stage == Stage::Connecting {
             let sock = match &self.io {
                 Transport::Tcp(s) => Some(s),
-                Transport::Tls(s) => Some(&s.sock),
-                Transport::Unix(_) => None,
+                Transport::Tls(s) => s.mio_socket(),
+                Transport::Unix(_) | Transport::Ring(_) => None,
             };
             if let Some(sock) = sock {
                 if let Some(e) = sock.take_error().map_err(io_err)? {

@@ -3,6 +3,7 @@
 
 pub mod cluster;
 mod dial;
+pub mod driver;
 mod memcache;
 pub mod mptcp;
 mod silence;
@@ -402,6 +403,8 @@ pub enum Transport {
     Tcp(mio::net::TcpStream),
     Unix(mio::net::UnixStream),
     Tls(Box<tls::TlsStream>),
+    /// A TCP or unix socket under io_uring (`driver::Driver::register` makes it).
+    Ring(driver::RingSocket),
 }
 
 impl Transport {
@@ -420,6 +423,7 @@ impl Read for Transport {
             Transport::Tcp(s) => s.read(buf),
             Transport::Unix(s) => s.read(buf),
             Transport::Tls(s) => s.read(buf),
+            Transport::Ring(s) => s.read(buf),
         }
     }
 }
@@ -431,6 +435,7 @@ impl Write for Transport {
             Transport::Tcp(s) => s.write(buf),
             Transport::Unix(s) => s.write(buf),
             Transport::Tls(s) => s.write(buf),
+            Transport::Ring(s) => s.write(buf),
         }
     }
     /// Sends what TLS still holds encrypted; nothing to do for plain sockets.
@@ -443,27 +448,28 @@ impl Write for Transport {
     }
 }
 
+impl Transport {
+    /// The socket mio watches; a socket under io_uring has none.
+    fn source(&mut self) -> io::Result<&mut dyn mio::event::Source> {
+        let source: Option<&mut dyn mio::event::Source> = match self {
+            Transport::Tcp(s) => Some(s),
+            Transport::Unix(s) => Some(s),
+            Transport::Tls(s) => s.mio_socket_mut().map(|s| s as &mut dyn mio::event::Source),
+            Transport::Ring(_) => None,
+        };
+        source.ok_or_else(|| io::Error::new(io::ErrorKind::Unsupported, "a socket under io_uring has no readiness"))
+    }
+}
+
 impl mio::event::Source for Transport {
     fn register(&mut self, r: &mio::Registry, t: mio::Token, i: mio::Interest) -> io::Result<()> {
-        match self {
-            Transport::Tcp(s) => s.register(r, t, i),
-            Transport::Unix(s) => s.register(r, t, i),
-            Transport::Tls(s) => s.sock.register(r, t, i),
-        }
+        self.source()?.register(r, t, i)
     }
     fn reregister(&mut self, r: &mio::Registry, t: mio::Token, i: mio::Interest) -> io::Result<()> {
-        match self {
-            Transport::Tcp(s) => s.reregister(r, t, i),
-            Transport::Unix(s) => s.reregister(r, t, i),
-            Transport::Tls(s) => s.sock.reregister(r, t, i),
-        }
+        self.source()?.reregister(r, t, i)
     }
     fn deregister(&mut self, r: &mio::Registry) -> io::Result<()> {
-        match self {
-            Transport::Tcp(s) => s.deregister(r),
-            Transport::Unix(s) => s.deregister(r),
-            Transport::Tls(s) => s.sock.deregister(r),
-        }
+        self.source()?.deregister(r)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
 use rustls::client::WebPkiServerVerifier;
@@ -12,6 +13,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme, StreamOwned};
 
+use super::driver::RingSocket;
 use crate::config::TlsOptions;
 
 /// The configuration for `opts`, built on first use and reused by every later connection.
@@ -247,7 +249,14 @@ fn explain(e: &io::Error, name: &ServerName<'_>) -> String {
 #[derive(Debug)]
 pub struct TlsStream {
     conn: ClientConnection,
-    pub sock: mio::net::TcpStream,
+    sock: TlsSock,
+}
+
+/// The socket under a TLS connection: one mio watches, or one under io_uring.
+#[derive(Debug)]
+enum TlsSock {
+    Mio(mio::net::TcpStream),
+    Ring(RingSocket),
 }
 
 impl TlsStream {
@@ -259,7 +268,7 @@ impl TlsStream {
         sock: mio::net::TcpStream,
     ) -> Result<TlsStream, String> {
         let conn = ClientConnection::new(config, name).map_err(|e| format!("TLS setup: {e}"))?;
-        Ok(TlsStream { conn, sock })
+        Ok(TlsStream { conn, sock: TlsSock::Mio(sock) })
     }
 
     pub fn is_handshaking(&self) -> bool {
@@ -269,7 +278,55 @@ impl TlsStream {
     pub fn from_blocking(stream: StreamOwned<ClientConnection, TcpStream>) -> io::Result<TlsStream> {
         let StreamOwned { conn, sock } = stream;
         sock.set_nonblocking(true)?;
-        Ok(TlsStream { conn, sock: mio::net::TcpStream::from_std(sock) })
+        Ok(TlsStream { conn, sock: TlsSock::Mio(mio::net::TcpStream::from_std(sock)) })
+    }
+
+    /// The socket, while mio watches it.
+    pub fn mio_socket(&self) -> Option<&mio::net::TcpStream> {
+        match &self.sock {
+            TlsSock::Mio(s) => Some(s),
+            TlsSock::Ring(_) => None,
+        }
+    }
+
+    pub fn mio_socket_mut(&mut self) -> Option<&mut mio::net::TcpStream> {
+        match &mut self.sock {
+            TlsSock::Mio(s) => Some(s),
+            TlsSock::Ring(_) => None,
+        }
+    }
+
+    /// The same session over the socket handed to io_uring (`adopt` takes its descriptor).
+    pub fn over_ring(self, adopt: impl FnOnce(OwnedFd) -> RingSocket) -> TlsStream {
+        let sock = match self.sock {
+            TlsSock::Mio(s) => TlsSock::Ring(adopt(OwnedFd::from(s))),
+            ring => ring,
+        };
+        TlsStream { conn: self.conn, sock }
+    }
+}
+
+impl Read for TlsSock {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            TlsSock::Mio(s) => s.read(buf),
+            TlsSock::Ring(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for TlsSock {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            TlsSock::Mio(s) => s.write(buf),
+            TlsSock::Ring(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

@@ -154,6 +154,8 @@ struct Configuration<'a> {
     connections: usize,
     threads: usize,
     pipeline: usize,
+    /// The I/O path the workers took: `io_uring` or `epoll`.
+    io: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     requests: Option<u64>,
     all_keys: bool,
@@ -289,6 +291,7 @@ fn configuration(config: &Config, runs: usize) -> Configuration<'_> {
         connections: config.connections,
         threads: config.threads,
         pipeline: config.pipeline,
+        io: config.extras.io.resolve().map_or("epoll", crate::net::driver::IoKind::name),
         requests: config.planned_requests(),
         all_keys: config.stop == StopAfter::AllKeys,
         duration_secs: match config.stop {

@@ -62,12 +62,13 @@ impl Format for Table {
         };
         let _ = writeln!(
             out,
-            "respbench {}: {server} at {}, {} connections on {} threads, pipeline {}",
+            "respbench {}: {server} at {}, {} connections on {} threads, pipeline {}, {}",
             env!("CARGO_PKG_VERSION"),
             config.server.target,
             config.connections,
             config.threads,
             config.pipeline,
+            config.extras.io.resolve().map_or("epoll", crate::net::driver::IoKind::name),
         );
         let _ = writeln!(
             out,

@@ -46,6 +46,8 @@ impl Args {
         self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
         let mut extras = self.memtier.extras(!self.command.is_empty())?;
         extras.client_stats = self.memtier_out.memtier_client_stats.is_some();
+        extras.io = self.session.io;
+        extras.io.resolve()?;
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::mix::Mix {
                 set_weight,

@@ -6,8 +6,6 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mio::{Interest, Token};
-
 use super::conn::{Conn, Dialing, Down, InFlight, Link};
 use super::{LINKS, Worker};
 use crate::config::ServerOptions;
@@ -86,7 +84,7 @@ impl Worker<'_> {
     pub(super) fn fail(&mut self, conn: &mut Conn, node: usize, kind: ErrorKind, now: Instant) {
         let Some(link) = conn.links[node].as_mut() else { return };
         if let Some(mut io) = link.io.take() {
-            let _ = self.poll.registry().deregister(&mut io);
+            self.driver.deregister(&mut io);
         }
         let ending = self.plan.stop.load(Ordering::Relaxed) || self.plan.deadline.is_some_and(|d| now >= d);
         // A server that never made sense (garbage from the first reply) will not after a
@@ -156,7 +154,7 @@ impl Worker<'_> {
             return;
         }
         if let Some(mut io) = link.io.take() {
-            let _ = self.poll.registry().deregister(&mut io);
+            self.driver.deregister(&mut io);
         }
         link.rstart = 0;
         link.rend = 0;
@@ -202,7 +200,7 @@ impl Worker<'_> {
             None => self.plan.server.clone(),
         };
         if let Some(mut dialing) = link.dialing.take() {
-            let _ = self.poll.registry().deregister(dialing.dial.source());
+            self.driver.deregister_dial(dialing.dial.source());
             crate::net::debug(|| format!("reconnecting to {}: no login within the connect timeout", opts.target));
             self.attempt_failed(conn, node, down, &opts.target.to_string(), now);
             return;
@@ -215,10 +213,9 @@ impl Worker<'_> {
         let Some(login) = Login::of(&opts, replica) else {
             return self.connect_blocking(conn, c, node, (&opts, replica, timeout), (down, outage), now);
         };
-        let token = Token(c * LINKS + node);
+        let token = c * LINKS + node;
         let started = Dial::start(&opts, None, login, now + timeout).and_then(|mut dial| {
-            let registered =
-                self.poll.registry().register(dial.source(), token, Interest::READABLE | Interest::WRITABLE);
+            let registered = self.driver.register_dial(dial.source(), token);
             registered.map(|()| dial).map_err(|source| ConnectError::Io { target: opts.target.to_string(), source })
         });
         let link = conn.links[node].as_mut().expect("checked above");
@@ -244,6 +241,9 @@ impl Worker<'_> {
                 let Dialing { dial, outage } = *link.dialing.take().expect("dialing");
                 let (io, rest) = dial.finish();
                 let target = self.target_of(node);
+                let Ok(io) = self.driver.dialed(io, c * LINKS + node) else {
+                    return self.attempt_failed(conn, node, down, &target, now);
+                };
                 self.link_up(conn, node, io, (down, outage, &target), Instant::now());
                 if let Some(link) = conn.links[node].as_mut() {
                     link.prefill(&rest);
@@ -252,7 +252,7 @@ impl Worker<'_> {
             }
             Progress::Failed(e) => {
                 let mut dialing = link.dialing.take().expect("dialing");
-                let _ = self.poll.registry().deregister(dialing.dial.source());
+                self.driver.deregister_dial(dialing.dial.source());
                 crate::net::debug(|| format!("reconnecting: {e}"));
                 let target = self.target_of(node);
                 self.attempt_failed(conn, node, down, &target, now);
@@ -276,10 +276,7 @@ impl Worker<'_> {
             }
             session.into_transport().ok()
         });
-        let token = Token(c * LINKS + node);
-        let registered = opened.and_then(|mut io| {
-            self.poll.registry().register(&mut io, token, Interest::READABLE | Interest::WRITABLE).ok().map(|()| io)
-        });
+        let registered = opened.and_then(|io| self.driver.register(io, c * LINKS + node).ok());
         let target = opts.target.to_string();
         match registered {
             Some(io) => self.link_up(conn, node, io, (down, outage, &target), Instant::now()),
@@ -346,10 +343,10 @@ impl Worker<'_> {
             self.window.down.push((down.since, now));
         }
         if let Some(mut dialing) = link.dialing.take() {
-            let _ = self.poll.registry().deregister(dialing.dial.source());
+            self.driver.deregister_dial(dialing.dial.source());
         }
         if let Some(mut io) = link.io.take() {
-            let _ = self.poll.registry().deregister(&mut io);
+            self.driver.deregister(&mut io);
         }
         let pending: Vec<InFlight> = link.inflight.drain(..).filter(|r| !r.asking).collect();
         for req in &pending {
@@ -368,13 +365,13 @@ impl Worker<'_> {
         let mut lost = 0;
         for link in conn.links.iter_mut().flatten() {
             if let Some(mut io) = link.io.take() {
-                let _ = self.poll.registry().deregister(&mut io);
+                self.driver.deregister(&mut io);
             }
             if link.down.take().is_some() {
                 self.down -= 1;
             }
             if let Some(mut dialing) = link.dialing.take() {
-                let _ = self.poll.registry().deregister(dialing.dial.source());
+                self.driver.deregister_dial(dialing.dial.source());
             }
             for req in link.inflight.drain(..).filter(|r| !r.asking) {
                 count_failed(&mut self.window, self.plan.unit_row, &req);

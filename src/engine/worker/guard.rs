@@ -98,7 +98,14 @@ impl Worker<'_> {
                 }
             }
             if !conn.finished && conn.idle() {
-                self.abandon(conn, ErrorKind::Timeout);
+                // Done: its sockets close when the worker ends, after the run's end is taken
+                // (closing thousands of them here would delay the last replies' reading).
+                // A link down or dialing is given up now.
+                if conn.links.iter().flatten().any(|l| l.down.is_some() || l.dialing.is_some()) {
+                    self.abandon(conn, ErrorKind::Timeout);
+                } else {
+                    self.finish(conn);
+                }
             }
         }
         self.active == 0
@@ -126,7 +133,7 @@ impl Worker<'_> {
     fn let_go(&mut self, conn: &mut Conn) {
         for link in conn.links.iter_mut().flatten() {
             if let Some(mut io) = link.io.take() {
-                let _ = self.poll.registry().deregister(&mut io);
+                self.driver.deregister(&mut io);
             }
             if link.down.take().is_some() {
                 self.down -= 1;

@@ -12,8 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use mio::{Events, Interest, Poll, Token};
-
 mod conn;
 mod due;
 mod faults;
@@ -27,10 +25,10 @@ use due::DueQueue;
 pub use ramp::join_delay;
 
 use super::router::Router;
-use super::timer::Timer;
 use super::{Msg, ThreadCpu};
 use crate::config::{Faults, ServerOptions};
 use crate::net::cluster;
+use crate::net::driver::{Driver, IoKind};
 use crate::resp;
 use crate::stats::{ErrorKind, OpStats, Window};
 
@@ -56,6 +54,8 @@ pub struct WorkerPlan<'a> {
     pub key_args: &'a [Option<usize>],
     pub reads: &'a [bool],
     pub max_request: usize,
+    /// epoll or io_uring.
+    pub io: IoKind,
 }
 
 /// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
@@ -73,7 +73,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             return;
         }
     };
-    let mut events = Events::with_capacity(1024);
+    let mut events = Vec::with_capacity(1024);
     let cpu_before = ThreadCpu::now();
     let mut now = Instant::now();
     let loop_start = now;
@@ -113,30 +113,15 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
                 wake = wake.min(sent + timeout);
             }
         }
-        let timeout = wake.saturating_duration_since(now);
-        let polled = match worker.timer.as_mut() {
-            // Open loop: the timerfd wakes us to the microsecond (set from a fresh clock: `now`
-            // is as old as the sends just made).
-            Some(timer) if !timeout.is_zero() => {
-                timer.arm(wake, Instant::now()).and_then(|()| worker.poll.poll(&mut events, None))
-            }
-            _ => worker.poll.poll(&mut events, Some(timeout)),
-        };
-        if let Err(e) = polled
-            && e.kind() != io::ErrorKind::Interrupted
-        {
+        // Paced workers wake to the microsecond (the driver's timer is set from a fresh
+        // clock: `now` is as old as the sends just made).
+        if let Err(e) = worker.driver.wait(wake, &mut events) {
             eprintln!("respbench: worker {} event loop failed: {e}", plan.index);
             break;
         }
         now = Instant::now();
-        for event in events.iter() {
-            if event.token() == TIMER {
-                if let Some(timer) = worker.timer.as_mut() {
-                    timer.fired();
-                }
-                continue;
-            }
-            let (c, node) = (event.token().0 / LINKS, event.token().0 % LINKS);
+        for event in &events {
+            let (c, node) = (event.token / LINKS, event.token % LINKS);
             let conn = &mut conns[c];
             let link = conn.links.get(node).and_then(Option::as_ref);
             let (up, dialing) = link.map_or((false, false), |l| (l.io.is_some(), l.dialing.is_some()));
@@ -147,7 +132,7 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
             } else if !conn.finished && up {
                 now = worker.on_event(conn, c, node, now);
                 // The close came with the last bytes (one edge for both): nothing more will.
-                if event.is_read_closed() {
+                if event.read_closed {
                     worker.closed_by_peer(conn, node, now);
                 }
                 worker.requeue(conn, c);
@@ -224,9 +209,6 @@ pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, t
     let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu, clients });
 }
 
-/// The event-loop token of the pacing timer (connections use their index).
-const TIMER: Token = Token(usize::MAX);
-
 /// Shortest sleep between paced sends of one worker thread.
 pub const TIMER_GRAIN: Duration = Duration::from_micros(20);
 
@@ -235,9 +217,7 @@ const REFRESH_EVERY: Duration = Duration::from_millis(100);
 
 struct Worker<'p> {
     plan: &'p WorkerPlan<'p>,
-    poll: Poll,
-    /// Open loop only.
-    timer: Option<Timer>,
+    driver: Driver,
     window: Window,
     /// Index of the interval `window` belongs to.
     interval: u64,
@@ -264,29 +244,23 @@ struct Worker<'p> {
 
 impl<'p> Worker<'p> {
     fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>) -> io::Result<Worker<'p>> {
-        let poll = Poll::new()?;
+        let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
+        let sockets = conns.iter().map(|c| c.links.len()).sum();
+        let mut driver = Driver::new(plan.io, paced, sockets)?;
         for (c, conn) in conns.iter_mut().enumerate() {
             for (node, link) in conn.links.iter_mut().enumerate() {
-                if let Some(io) = link.as_mut().and_then(|l| l.io.as_mut()) {
-                    // Edge-triggered: registered once, never re-armed per request.
-                    poll.registry().register(io, Token(c * LINKS + node), Interest::READABLE | Interest::WRITABLE)?;
+                if let Some(link) = link.as_mut()
+                    && let Some(io) = link.io.take()
+                {
+                    link.io = Some(driver.register(io, c * LINKS + node)?);
                 }
             }
         }
-        let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
-        let timer = if paced {
-            let timer = Timer::new()?;
-            timer.register(poll.registry(), TIMER)?;
-            Some(timer)
-        } else {
-            None
-        };
         let journal = plan.faults.retry > 0 || router.is_some();
         let held = conns.iter().filter(|c| c.join_at.is_some()).count();
         let mut worker = Worker {
             plan,
-            poll,
-            timer,
+            driver,
             window: Window::new(plan.rows, plan.unit_row),
             interval: 0,
             next_flush: plan.measure_from + plan.interval,

@@ -5,8 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use mio::{Interest, Token};
-
 use super::conn::{Conn, Down, Link};
 use super::{LINKS, Worker};
 use crate::config::Config;
@@ -72,10 +70,7 @@ impl Worker<'_> {
         }
         let (pipeline, max_request) = (self.plan.pipeline, self.plan.max_request);
         let opened = Session::open_within(self.plan.server, JOIN_TIMEOUT).ok().and_then(|s| s.into_transport().ok());
-        let token = Token(c * LINKS);
-        let registered = opened.and_then(|mut io| {
-            self.poll.registry().register(&mut io, token, Interest::READABLE | Interest::WRITABLE).ok().map(|()| io)
-        });
+        let registered = opened.and_then(|io| self.driver.register(io, c * LINKS).ok());
         let link = match registered {
             Some(io) => Link::new(io, pipeline, max_request),
             None => {

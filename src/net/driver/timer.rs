@@ -1,4 +1,4 @@
-//! A timerfd registered with the event loop: wakes an open-loop worker at the next intended
+//! A timerfd registered with the epoll driver: wakes an open-loop worker at the next intended
 //! send time with microsecond precision (epoll's own timeout is whole milliseconds, which
 //! would make every paced send up to a millisecond late).
 

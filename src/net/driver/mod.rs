@@ -1,0 +1,153 @@
+//! The I/O driver seam: how a worker's sockets are waited on, read and written. The worker
+//! calls one [`Driver`] and never a poller directly, so the event loop is the same for both
+//! paths: epoll through mio (`epoll.rs`, readiness, the worker's reads and writes are system
+//! calls) and io_uring (`uring.rs`, completions: every send and receive of a loop turn goes to
+//! the kernel in one `io_uring_enter`, the worker's reads and writes copy to and from buffers
+//! the ring owns). `--io auto` (the default) takes io_uring when this kernel allows it.
+
+mod epoll;
+mod timer;
+mod uring;
+
+use std::io;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+pub use uring::RingSocket;
+
+use super::Transport;
+
+/// What `--io` (or `RESPBENCH_IO`) asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoChoice {
+    // io_uring when the kernel allows it, else epoll.
+    #[default]
+    Auto,
+    Epoll,
+    Uring,
+}
+
+/// The path a run takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    Epoll,
+    Uring,
+}
+
+impl IoKind {
+    /// As reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoKind::Epoll => "epoll",
+            IoKind::Uring => "io_uring",
+        }
+    }
+}
+
+impl IoChoice {
+    /// The path to take: `--io uring` where io_uring is unavailable is an error naming why.
+    pub fn resolve(self) -> Result<IoKind, String> {
+        match (self, uring_support()) {
+            (IoChoice::Epoll, _) | (IoChoice::Auto, Err(_)) => Ok(IoKind::Epoll),
+            (IoChoice::Uring | IoChoice::Auto, Ok(())) => Ok(IoKind::Uring),
+            (IoChoice::Uring, Err(why)) => {
+                Err(format!("--io uring: io_uring is not available here ({why}); use --io epoll"))
+            }
+        }
+    }
+}
+
+/// Whether this process may use io_uring with what the driver needs (checked once).
+fn uring_support() -> Result<(), String> {
+    static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
+    // On a thread of its own: closing a ring leaves the kernel work to do on the thread that
+    // used it, which would interrupt that thread's next blocking read (EINTR) with a timeout.
+    let probe = || std::thread::spawn(uring::probe).join().unwrap_or_else(|_| Err("the probe failed".into()));
+    SUPPORT.get_or_init(probe).clone()
+}
+
+/// A readiness or completion on a registered socket: the worker reads it until `WouldBlock`.
+#[derive(Debug, Clone, Copy)]
+pub struct Event {
+    pub token: usize,
+    /// The peer closed its side (the last bytes may have come with it).
+    pub read_closed: bool,
+}
+
+/// One worker's poller.
+pub enum Driver {
+    Epoll(epoll::Epoll),
+    Uring(Box<uring::Uring>),
+}
+
+impl Driver {
+    /// `precise`: the worker paces sends and must wake to the microsecond.
+    pub fn new(kind: IoKind, precise: bool, sockets: usize) -> io::Result<Driver> {
+        Ok(match kind {
+            IoKind::Epoll => Driver::Epoll(epoll::Epoll::new(precise)?),
+            IoKind::Uring => Driver::Uring(Box::new(uring::Uring::new(sockets)?)),
+        })
+    }
+
+    /// Takes a logged-in socket under the driver, as `token`; returns the socket to read and
+    /// write (under io_uring, one whose reads and writes go through the ring).
+    pub fn register(&mut self, io: Transport, token: usize) -> io::Result<Transport> {
+        match self {
+            Driver::Epoll(d) => d.register(io, token),
+            Driver::Uring(d) => d.register(io, token),
+        }
+    }
+
+    /// Lets a socket go (it is closed when dropped).
+    pub fn deregister(&mut self, io: &mut Transport) {
+        if let Driver::Epoll(d) = self {
+            d.deregister(io);
+        }
+    }
+
+    /// Watches a connection attempt's socket for readiness (`net::Dial` reads and writes it
+    /// itself, until it is logged in).
+    pub fn register_dial(&mut self, io: &mut Transport, token: usize) -> io::Result<()> {
+        match self {
+            Driver::Epoll(d) => d.register_dial(io, token),
+            Driver::Uring(d) => d.register_dial(io, token),
+        }
+    }
+
+    /// Stops watching a connection attempt that failed.
+    pub fn deregister_dial(&mut self, io: &mut Transport) {
+        match self {
+            Driver::Epoll(d) => d.deregister(io),
+            Driver::Uring(d) => d.deregister_dial(io),
+        }
+    }
+
+    /// A connection attempt logged in: its socket becomes a registered one.
+    pub fn dialed(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
+        match self {
+            Driver::Epoll(_) => Ok(io), // already registered under its token
+            Driver::Uring(d) => {
+                d.deregister_dial(&mut io);
+                d.register(io, token)
+            }
+        }
+    }
+
+    /// Sends what was written since the last call and waits until something happens or
+    /// `wake`, whichever is first; `events` gets what happened.
+    pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+        events.clear();
+        match self {
+            Driver::Epoll(d) => d.wait(wake, events),
+            Driver::Uring(d) => d.wait(wake, events),
+        }
+    }
+
+    pub fn kind(&self) -> IoKind {
+        match self {
+            Driver::Epoll(_) => IoKind::Epoll,
+            Driver::Uring(_) => IoKind::Uring,
+        }
+    }
+}

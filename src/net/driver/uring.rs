@@ -1,0 +1,468 @@
+//! The io_uring path: completions instead of readiness. Each registered socket has a slot
+//! that owns its buffers: a receive is always armed into the slot's input buffer, and what
+//! the worker writes is queued in the slot and sent by the ring. A loop turn's sends and
+//! re-armed receives, for every connection, go to the kernel in the one `io_uring_enter`
+//! that also waits (to the nanosecond, so a paced worker needs no timer descriptor).
+//!
+//! The worker still reads and writes [`RingSocket`]s as it reads and writes sockets: a read
+//! copies what a receive brought (`WouldBlock` once it is used up), a write appends to the
+//! slot's queue. A buffer the kernel may touch is never moved or freed: the slot keeps it
+//! until the operation's completion comes back, even after its socket was dropped.
+//!
+//! Connection attempts (`net::Dial`) need readiness: their sockets are watched by a mio
+//! poller of their own, whose descriptor the ring polls.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use io_uring::{IoUring, opcode, squeue, types};
+use mio::{Events, Interest, Poll, Token};
+
+use super::{Event, Transport};
+
+/// A slot's first input buffer; a receive that fills it doubles it, up to `RECV_MAX`.
+const RECV_START: usize = 8 * 1024;
+const RECV_MAX: usize = 256 * 1024;
+
+/// An operation's user data: the slot number shifted left by one, and which operation.
+const RECV: u64 = 0;
+const SEND: u64 = 1;
+/// The poll on the dial poller's descriptor.
+const WAKE: u64 = u64::MAX;
+/// A cancellation (its own completion is of no interest).
+const CANCEL: u64 = u64::MAX - 1;
+
+/// A receive's flag (`IORING_RECVSEND_POLL_FIRST`, Linux 5.19; older kernels ignore it): wait
+/// for data before the first attempt, which would find none.
+const RECVSEND_POLL_FIRST: u16 = 1;
+
+/// How long dropping the driver waits for operations still in flight before it leaks their
+/// buffers rather than free memory the kernel may still write.
+const DRAIN_AT_DROP: Duration = Duration::from_secs(1);
+
+/// Whether io_uring can be used here as this driver uses it.
+pub(super) fn probe() -> Result<(), String> {
+    let ring = build(8, 16).map_err(|e| e.to_string())?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err("the kernel cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)".into());
+    }
+    let mut probe = io_uring::Probe::new();
+    ring.submitter().register_probe(&mut probe).map_err(|e| e.to_string())?;
+    for (code, name) in [(opcode::Send::CODE, "send"), (opcode::Recv::CODE, "recv"), (opcode::PollAdd::CODE, "poll")] {
+        if !probe.is_supported(code) {
+            return Err(format!("the kernel's io_uring has no {name} operation"));
+        }
+    }
+    Ok(())
+}
+
+/// A ring for one thread: deferred task work (completions are processed when the thread
+/// waits, in a batch) where the kernel has it (6.1), else cooperative task work (5.19). Both
+/// keep the ring from interrupting the thread's blocking calls (a reconnect's login).
+fn build(entries: u32, completions: u32) -> io::Result<IoUring> {
+    IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_submit_all()
+        .setup_cqsize(completions)
+        .build(entries)
+        .or_else(|_| {
+            IoUring::builder().setup_coop_taskrun().setup_submit_all().setup_cqsize(completions).build(entries)
+        })
+}
+
+/// One socket's state, shared by its [`RingSocket`] and the driver.
+struct Slot {
+    token: usize,
+    /// Closed when the slot is freed: after its socket was dropped and the ring is done.
+    fd: Option<OwnedFd>,
+    /// What the last receive brought, `inbuf[in_pos..in_len]` not read yet.
+    inbuf: Vec<u8>,
+    in_pos: usize,
+    in_len: usize,
+    /// The send in flight (`out[out_pos..]` not sent yet) and what was written meanwhile.
+    out: Vec<u8>,
+    out_pos: usize,
+    queued: Vec<u8>,
+    recv_busy: bool,
+    send_busy: bool,
+    /// In the dirty list.
+    listed: bool,
+    eof: bool,
+    /// The errno a receive or send failed with: every read and write fails from then on.
+    err: Option<i32>,
+    /// Its socket was dropped: its operations are cancelled; freed (and its descriptor
+    /// closed) once idle.
+    closed: bool,
+    cancelled: bool,
+}
+
+impl Slot {
+    fn new(token: usize, fd: Option<OwnedFd>) -> Slot {
+        Slot {
+            token,
+            fd,
+            inbuf: Vec::new(),
+            in_pos: 0,
+            in_len: 0,
+            out: Vec::new(),
+            out_pos: 0,
+            queued: Vec::new(),
+            recv_busy: false,
+            send_busy: false,
+            listed: false,
+            eof: false,
+            err: None,
+            closed: false,
+            cancelled: false,
+        }
+    }
+
+    fn idle(&self) -> bool {
+        !self.recv_busy && !self.send_busy
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+}
+
+/// The slots and the list of those with something for the ring to do.
+#[derive(Default)]
+struct Shared {
+    slots: RefCell<Vec<Slot>>,
+    dirty: RefCell<Vec<u32>>,
+}
+
+impl Shared {
+    fn mark(&self, slot: &mut Slot, index: u32) {
+        if !slot.listed {
+            slot.listed = true;
+            self.dirty.borrow_mut().push(index);
+        }
+    }
+}
+
+/// A socket under the ring. Dropping it cancels its operations in flight; its slot, which
+/// owns the descriptor and the buffers, closes and frees them once the ring is done.
+pub struct RingSocket {
+    shared: Rc<Shared>,
+    slot: u32,
+}
+
+impl fmt::Debug for RingSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RingSocket").field("slot", &self.slot).finish()
+    }
+}
+
+impl Read for RingSocket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut slots = self.shared.slots.borrow_mut();
+        let s = &mut slots[self.slot as usize];
+        if s.in_pos < s.in_len {
+            let n = buf.len().min(s.in_len - s.in_pos);
+            buf[..n].copy_from_slice(&s.inbuf[s.in_pos..s.in_pos + n]);
+            s.in_pos += n;
+            if s.in_pos == s.in_len {
+                self.shared.mark(s, self.slot); // receive again
+            }
+            return Ok(n);
+        }
+        match s.err {
+            Some(errno) => Err(io::Error::from_raw_os_error(errno)),
+            None if s.eof || buf.is_empty() => Ok(0),
+            None => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+}
+
+impl Write for RingSocket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut slots = self.shared.slots.borrow_mut();
+        let s = &mut slots[self.slot as usize];
+        if let Some(errno) = s.err {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        s.queued.extend_from_slice(buf);
+        self.shared.mark(s, self.slot);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RingSocket {
+    fn drop(&mut self) {
+        let mut slots = self.shared.slots.borrow_mut();
+        let s = &mut slots[self.slot as usize];
+        s.closed = true;
+        if s.idle() {
+            s.fd = None; // closed now, as a socket under epoll would be
+        }
+        self.shared.mark(s, self.slot);
+    }
+}
+
+/// Connection attempts' sockets, watched for readiness.
+struct Dials {
+    poll: Poll,
+    events: Events,
+    /// The ring's poll on `poll`'s descriptor is in flight.
+    armed: bool,
+}
+
+pub struct Uring {
+    ring: IoUring,
+    shared: Rc<Shared>,
+    free: Vec<u32>,
+    /// The dirty list being worked through (swapped with `Shared::dirty`, capacity kept).
+    work: Vec<u32>,
+    dials: Option<Dials>,
+}
+
+impl Uring {
+    /// A ring sized for `sockets` sockets (a receive and a send each).
+    pub fn new(sockets: usize) -> io::Result<Uring> {
+        let ops = (sockets * 2 + 64).next_power_of_two();
+        let ring = build(ops.clamp(256, 4096) as u32, ops.clamp(1024, 1 << 16) as u32)?;
+        Ok(Uring { ring, shared: Rc::default(), free: Vec::new(), work: Vec::new(), dials: None })
+    }
+
+    pub fn register(&mut self, io: Transport, token: usize) -> io::Result<Transport> {
+        Ok(match io {
+            Transport::Tcp(s) => Transport::Ring(self.adopt(OwnedFd::from(s), token)),
+            Transport::Unix(s) => Transport::Ring(self.adopt(OwnedFd::from(s), token)),
+            Transport::Tls(tls) => Transport::Tls(Box::new(tls.over_ring(|fd| self.adopt(fd, token)))),
+            ring @ Transport::Ring(_) => ring,
+        })
+    }
+
+    /// Gives a socket a slot (a free one, or a new one) and arms its first receive.
+    fn adopt(&mut self, fd: OwnedFd, token: usize) -> RingSocket {
+        let mut slots = self.shared.slots.borrow_mut();
+        let slot = Slot { inbuf: vec![0; RECV_START], ..Slot::new(token, Some(fd)) };
+        let index = match self.free.pop() {
+            Some(index) => {
+                slots[index as usize] = slot;
+                index
+            }
+            None => {
+                slots.push(slot);
+                (slots.len() - 1) as u32
+            }
+        };
+        self.shared.mark(&mut slots[index as usize], index);
+        RingSocket { shared: Rc::clone(&self.shared), slot: index }
+    }
+
+    pub fn register_dial(&mut self, io: &mut Transport, token: usize) -> io::Result<()> {
+        let dials = match &mut self.dials {
+            Some(dials) => dials,
+            None => self.dials.insert(Dials { poll: Poll::new()?, events: Events::with_capacity(64), armed: false }),
+        };
+        dials.poll.registry().register(io, Token(token), Interest::READABLE | Interest::WRITABLE)
+    }
+
+    pub fn deregister_dial(&mut self, io: &mut Transport) {
+        if let Some(dials) = &self.dials {
+            let _ = dials.poll.registry().deregister(io);
+        }
+    }
+
+    pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+        self.submit_work()?;
+        let timeout = wake.saturating_duration_since(Instant::now());
+        let ts = types::Timespec::from(timeout);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => {}
+            Err(e) => return Err(e),
+        }
+        self.reap(events);
+        Ok(())
+    }
+
+    /// Queues what the dirty slots need: the next send, a receive to arm, a slot to free.
+    fn submit_work(&mut self) -> io::Result<()> {
+        std::mem::swap(&mut self.work, &mut *self.shared.dirty.borrow_mut());
+        let mut work = std::mem::take(&mut self.work);
+        let result = self.submit_slots(&work);
+        work.clear();
+        self.work = work;
+        result?;
+        if let Some(dials) = self.dials.as_mut().filter(|d| !d.armed) {
+            dials.armed = true;
+            let fd = types::Fd(dials.poll.as_raw_fd());
+            let sqe = opcode::PollAdd::new(fd, libc::POLLIN as u32).build().user_data(WAKE);
+            push(&mut self.ring, &sqe)?;
+        }
+        Ok(())
+    }
+
+    fn submit_slots(&mut self, work: &[u32]) -> io::Result<()> {
+        let shared = Rc::clone(&self.shared);
+        let mut slots = shared.slots.borrow_mut();
+        for &index in work {
+            let s = &mut slots[index as usize];
+            s.listed = false;
+            if s.closed {
+                if s.idle() {
+                    if s.fd.is_some() || !s.inbuf.is_empty() {
+                        // Its descriptor and buffers go; the slot is reused by the next socket.
+                        *s = Slot { closed: true, ..Slot::new(usize::MAX, None) };
+                        self.free.push(index);
+                    }
+                } else if !s.cancelled {
+                    s.cancelled = true;
+                    let sqe = opcode::AsyncCancel2::new(types::CancelBuilder::fd(types::Fd(s.raw_fd())).all())
+                        .build()
+                        .user_data(CANCEL);
+                    push(&mut self.ring, &sqe)?;
+                }
+                continue;
+            }
+            if s.err.is_some() {
+                continue;
+            }
+            if !s.send_busy {
+                if s.out_pos == s.out.len() {
+                    s.out.clear();
+                    s.out_pos = 0;
+                    std::mem::swap(&mut s.out, &mut s.queued);
+                }
+                if s.out_pos < s.out.len() {
+                    let rest = &s.out[s.out_pos..];
+                    let sqe = opcode::Send::new(types::Fd(s.raw_fd()), rest.as_ptr(), rest.len() as u32)
+                        .flags(libc::MSG_NOSIGNAL)
+                        .build()
+                        .user_data(u64::from(index) << 1 | SEND);
+                    // SAFETY (in `push`): `out` is neither touched nor freed until this send's
+                    // completion clears `send_busy`.
+                    push(&mut self.ring, &sqe)?;
+                    s.send_busy = true;
+                }
+            }
+            if !s.recv_busy && s.in_pos == s.in_len && !s.eof {
+                // A receive that filled the buffer: a bigger one, and more may be there already.
+                // Otherwise the socket was drained: wait for data before trying to read.
+                let filled = s.in_len == s.inbuf.len();
+                if filled && s.inbuf.len() < RECV_MAX {
+                    s.inbuf = vec![0; s.inbuf.len() * 2];
+                }
+                (s.in_pos, s.in_len) = (0, 0);
+                let sqe = opcode::Recv::new(types::Fd(s.raw_fd()), s.inbuf.as_mut_ptr(), s.inbuf.len() as u32)
+                    .ioprio(if filled { 0 } else { RECVSEND_POLL_FIRST })
+                    .build()
+                    .user_data(u64::from(index) << 1 | RECV);
+                // SAFETY (in `push`): `inbuf` is neither read, resized nor freed until this
+                // receive's completion clears `recv_busy`.
+                push(&mut self.ring, &sqe)?;
+                s.recv_busy = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes every completion: data or an end for the worker to read, sends carried on.
+    fn reap(&mut self, events: &mut Vec<Event>) {
+        let shared = Rc::clone(&self.shared);
+        let mut slots = shared.slots.borrow_mut();
+        for cqe in self.ring.completion() {
+            let (data, res) = (cqe.user_data(), cqe.result());
+            if data == CANCEL {
+                continue;
+            }
+            if data == WAKE {
+                if let Some(dials) = self.dials.as_mut() {
+                    dials.armed = false;
+                    if dials.poll.poll(&mut dials.events, Some(Duration::ZERO)).is_ok() {
+                        let ready = dials.events.iter();
+                        events.extend(ready.map(|e| Event { token: e.token().0, read_closed: e.is_read_closed() }));
+                    }
+                }
+                continue;
+            }
+            let index = (data >> 1) as u32;
+            let s = &mut slots[index as usize];
+            let retry = res == -libc::EAGAIN || res == -libc::EINTR || res == -libc::ENOBUFS;
+            if data & 1 == RECV {
+                s.recv_busy = false;
+                if s.closed || retry {
+                    shared.mark(s, index);
+                    continue;
+                }
+                match res {
+                    1.. => (s.in_pos, s.in_len) = (0, res as usize),
+                    0 => s.eof = true,
+                    _ => s.err = Some(-res),
+                }
+                events.push(Event { token: s.token, read_closed: false });
+            } else {
+                s.send_busy = false;
+                if s.closed || retry {
+                    shared.mark(s, index);
+                    continue;
+                }
+                if res < 0 {
+                    s.err = Some(-res);
+                    events.push(Event { token: s.token, read_closed: false });
+                    continue;
+                }
+                s.out_pos += res as usize;
+                if s.out_pos < s.out.len() || !s.queued.is_empty() {
+                    shared.mark(s, index);
+                }
+            }
+        }
+    }
+}
+
+/// Puts an entry on the submission queue, submitting what is there first when it is full.
+fn push(ring: &mut IoUring, sqe: &squeue::Entry) -> io::Result<()> {
+    loop {
+        // SAFETY: every entry pushed points into a slot's buffer that stays in place until
+        // the entry's completion (see the callers), or at no memory at all (the poll).
+        if unsafe { ring.submission().push(sqe) }.is_ok() {
+            return Ok(());
+        }
+        match ring.submit() {
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Drop for Uring {
+    /// Ends what is in flight before the slots' buffers may go: every operation is cancelled,
+    /// then completions are waited for, a bounded time. What has not completed by then keeps
+    /// its buffers for the life of the process.
+    fn drop(&mut self) {
+        let busy = |shared: &Shared| shared.slots.borrow().iter().any(|s| !s.idle());
+        if !busy(&self.shared) {
+            return;
+        }
+        let cancel = opcode::AsyncCancel2::new(types::CancelBuilder::any()).build().user_data(CANCEL);
+        let _ = push(&mut self.ring, &cancel);
+        let until = Instant::now() + DRAIN_AT_DROP;
+        let mut ignored = Vec::new();
+        while busy(&self.shared) && Instant::now() < until {
+            let ts = types::Timespec::from(Duration::from_millis(50));
+            let args = types::SubmitArgs::new().timespec(&ts);
+            let _ = self.ring.submitter().submit_with_args(1, &args);
+            self.reap(&mut ignored);
+            ignored.clear();
+        }
+        if busy(&self.shared) {
+            std::mem::forget(Rc::clone(&self.shared));
+        }
+    }
+}
