@@ -1,4 +1,5 @@
-//! The two I/O paths (`--io epoll`, `--io uring`) send the same requests and say which one ran;
+//! The two I/O paths (`--io epoll`, the default, and `--io uring`) send the same requests and
+//! say which one ran;
 //! `--io auto` falls back to epoll where io_uring is forbidden (a seccomp filter, as container
 //! runtimes install), and `--io uring` there is a usage error that names the cause. The whole
 //! suite runs once per path (`make test`); these check the choosing itself.
@@ -75,8 +76,8 @@ fn auto_falls_back_to_epoll_where_io_uring_is_forbidden() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let sets = server.calls("set");
-    let out = without_io_uring(respbench().env_remove("RESPBENCH_IO"))
-        .args(["-p", &server.port_arg(), "-c", "4", "-n", "2000", "--ratio", "1:0"])
+    let out = without_io_uring(&mut respbench())
+        .args(["-p", &server.port_arg(), "-c", "4", "-n", "2000", "--ratio", "1:0", "--io", "auto"])
         .args(["--json", json.to_str().unwrap()])
         .output()
         .unwrap();

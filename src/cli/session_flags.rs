@@ -16,8 +16,8 @@ pub struct SessionFlags {
     /// keys read and pushes invalidations; use with --resp3 to receive them).
     #[arg(long, help_heading = "Connection")]
     pub enable_tracking: bool,
-    /// How the worker threads drive their sockets: uring (io_uring: a loop turn's sends and
-    /// receives for every connection in one system call), epoll, or auto (io_uring where the
+    /// How the worker threads drive their sockets: epoll, uring (io_uring: a loop turn's sends
+    /// and receives for every connection in one system call), or auto (io_uring where the
     /// kernel allows it, else epoll). Every front-end reads RESPBENCH_IO.
     #[arg(
         long,

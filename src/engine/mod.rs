@@ -28,10 +28,10 @@ use collect::{Collector, telemetry_warnings};
 pub use outcome::{Interval, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::preflight;
-use router::Router;
+
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
 pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
-use worker::{Conn, WorkerPlan};
+use worker::WorkerPlan;
 
 use crate::config::{Config, StopAfter};
 use crate::net::driver::IoKind;
@@ -209,7 +209,7 @@ fn drive(
     prepared: &Prepared,
     meeting: &Meeting,
     t: usize,
-    (mut conns, router): (Vec<Conn>, Option<Router>),
+    (mut conns, router, driver): open::Opened,
     stop: &AtomicBool,
     tx: Sender<Msg>,
 ) {
@@ -243,9 +243,8 @@ fn drive(
         key_args: &prepared.key_args,
         reads: &prepared.reads,
         max_request: prepared.max_request,
-        io: prepared.io,
     };
-    worker::run(plan, conns, router, tx);
+    worker::run(plan, (conns, router, driver), tx);
 }
 
 /// Merges the workers' windows as they come (the live line sees each completed interval),

@@ -11,8 +11,12 @@ use super::router::Router;
 use super::worker::{self, Conn, Link};
 use super::{Msg, Pacer, Prepared};
 use crate::config::{Config, ServerOptions};
+use crate::net::driver::Driver;
 use crate::net::{ConnectError, Session};
 use crate::workload::RequestGen;
+
+/// A worker's connections, its cluster map and its I/O driver (or why it could not start).
+pub(super) type Opened = (Vec<Conn>, Option<Router>, std::io::Result<Driver>);
 
 /// Opens connections one after the other with a random pause from `min..=max` between them
 /// (memtier's `--thread-conn-start-{min,max}-jitter-micros`).
@@ -38,13 +42,9 @@ fn open_with_jitter<T>(
 /// Opens worker `t`'s share of the connections: in cluster mode its own slot map and a link
 /// per primary for each client; a staircase's later connections are opened at their step. A
 /// failure (or a panic, which would leave the others waiting at the barrier) is sent to the
-/// main thread as [`Msg::Failed`] and gives `None`.
-pub(super) fn open(
-    config: &Config,
-    prepared: &Prepared,
-    t: usize,
-    tx: &Sender<Msg>,
-) -> Option<(Vec<Conn>, Option<Router>)> {
+/// main thread as [`Msg::Failed`] and gives `None`. The sockets are then put under the worker's
+/// I/O driver, so that registering thousands (and arming their receives) is not run time.
+pub(super) fn open(config: &Config, prepared: &Prepared, t: usize, tx: &Sender<Msg>) -> Option<Opened> {
     let connect = || -> Result<(Vec<Conn>, Option<Router>), ConnectError> {
         let router = config.cluster.map(|read_from| Router::discover(&config.server, read_from)).transpose()?;
         let targets: Vec<(usize, ServerOptions)> = match &router {
@@ -109,7 +109,10 @@ pub(super) fn open(
         })
     });
     match opened {
-        Ok(opened) => Some(opened),
+        Ok((mut conns, router)) => {
+            let driver = worker::drive_with(prepared.io, config.rate.is_some(), &mut conns);
+            Some((conns, router, driver))
+        }
         Err(e) => {
             let _ = tx.send(Msg::Failed(e));
             None

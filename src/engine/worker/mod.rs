@@ -54,13 +54,33 @@ pub struct WorkerPlan<'a> {
     pub key_args: &'a [Option<usize>],
     pub reads: &'a [bool],
     pub max_request: usize,
-    /// epoll or io_uring.
-    pub io: IoKind,
+}
+
+/// Puts a worker's connections under a new I/O driver (before the run starts: registering
+/// thousands of sockets, and arming their receives, takes milliseconds).
+pub fn drive_with(io: IoKind, paced: bool, conns: &mut [Conn]) -> io::Result<Driver> {
+    let sockets = conns.iter().map(|c| c.links.len()).sum();
+    let mut driver = Driver::new(io, paced, sockets)?;
+    for (c, conn) in conns.iter_mut().enumerate() {
+        for (node, link) in conn.links.iter_mut().enumerate() {
+            if let Some(link) = link.as_mut()
+                && let Some(io) = link.io.take()
+            {
+                link.io = Some(driver.register(io, c * LINKS + node)?);
+            }
+        }
+    }
+    driver.submit()?;
+    Ok(driver)
 }
 
 /// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
-pub fn run(plan: WorkerPlan<'_>, mut conns: Vec<Conn>, router: Option<Router>, tx: Sender<Msg>) {
-    let mut worker = match Worker::new(&plan, &mut conns, router) {
+pub fn run(
+    plan: WorkerPlan<'_>,
+    (mut conns, router, driver): (Vec<Conn>, Option<Router>, io::Result<Driver>),
+    tx: Sender<Msg>,
+) {
+    let mut worker = match driver.map(|driver| Worker::new(&plan, &mut conns, router, driver)) {
         Ok(w) => w,
         Err(e) => {
             // Registration failing is a broken event loop; report every connection as failed.
@@ -243,19 +263,8 @@ struct Worker<'p> {
 }
 
 impl<'p> Worker<'p> {
-    fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>) -> io::Result<Worker<'p>> {
+    fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>, driver: Driver) -> Worker<'p> {
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
-        let sockets = conns.iter().map(|c| c.links.len()).sum();
-        let mut driver = Driver::new(plan.io, paced, sockets)?;
-        for (c, conn) in conns.iter_mut().enumerate() {
-            for (node, link) in conn.links.iter_mut().enumerate() {
-                if let Some(link) = link.as_mut()
-                    && let Some(io) = link.io.take()
-                {
-                    link.io = Some(driver.register(io, c * LINKS + node)?);
-                }
-            }
-        }
         let journal = plan.faults.retry > 0 || router.is_some();
         let held = conns.iter().filter(|c| c.join_at.is_some()).count();
         let mut worker = Worker {
@@ -275,7 +284,7 @@ impl<'p> Worker<'p> {
             live: conns.len() - held,
         };
         worker.window = worker.fresh_window();
-        Ok(worker)
+        worker
     }
 
     /// An empty window, with a row per known node in cluster mode.

@@ -3,7 +3,9 @@
 //! paths: epoll through mio (`epoll.rs`, readiness, the worker's reads and writes are system
 //! calls) and io_uring (`uring.rs`, completions: every send and receive of a loop turn goes to
 //! the kernel in one `io_uring_enter`, the worker's reads and writes copy to and from buffers
-//! the ring owns). `--io auto` (the default) takes io_uring when this kernel allows it.
+//! the ring owns). epoll is the default: measured, io_uring is a little cheaper at pipeline 1
+//! and costs more at 10,000 connections (BENCHMARKS.md); `--io auto` takes io_uring when this
+//! kernel allows it.
 
 mod epoll;
 mod timer;
@@ -22,8 +24,8 @@ use super::Transport;
 #[serde(rename_all = "lowercase")]
 pub enum IoChoice {
     // io_uring when the kernel allows it, else epoll.
-    #[default]
     Auto,
+    #[default]
     Epoll,
     Uring,
 }
@@ -131,6 +133,15 @@ impl Driver {
                 d.deregister_dial(&mut io);
                 d.register(io, token)
             }
+        }
+    }
+
+    /// Hands the kernel what registering and writing queued, without waiting (io_uring: the
+    /// sockets' first receives; epoll has nothing queued).
+    pub fn submit(&mut self) -> io::Result<()> {
+        match self {
+            Driver::Epoll(_) => Ok(()),
+            Driver::Uring(d) => d.submit(),
         }
     }
 

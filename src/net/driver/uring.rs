@@ -33,8 +33,6 @@ const RECV: u64 = 0;
 const SEND: u64 = 1;
 /// The poll on the dial poller's descriptor.
 const WAKE: u64 = u64::MAX;
-/// A cancellation (its own completion is of no interest).
-const CANCEL: u64 = u64::MAX - 1;
 
 /// A receive's flag (`IORING_RECVSEND_POLL_FIRST`, Linux 5.19; older kernels ignore it): wait
 /// for data before the first attempt, which would find none.
@@ -80,7 +78,9 @@ struct Slot {
     token: usize,
     /// Closed when the slot is freed: after its socket was dropped and the ring is done.
     fd: Option<OwnedFd>,
-    /// What the last receive brought, `inbuf[in_pos..in_len]` not read yet.
+    /// What the last receive brought (its length is what the kernel wrote: the buffer is its
+    /// capacity, never touched before a receive, so idle connections cost no memory),
+    /// `inbuf[in_pos..in_len]` not read yet.
     inbuf: Vec<u8>,
     in_pos: usize,
     in_len: usize,
@@ -90,15 +90,17 @@ struct Slot {
     queued: Vec<u8>,
     recv_busy: bool,
     send_busy: bool,
+    /// The send in flight is linked to the receive in flight and reports only a failure:
+    /// the receive's completion says it was all sent.
+    linked: bool,
     /// In the dirty list.
     listed: bool,
     eof: bool,
     /// The errno a receive or send failed with: every read and write fails from then on.
     err: Option<i32>,
-    /// Its socket was dropped: its operations are cancelled; freed (and its descriptor
-    /// closed) once idle.
+    /// Its socket was dropped (and shut down, so that its operations complete): freed, and
+    /// its descriptor closed, once idle.
     closed: bool,
-    cancelled: bool,
 }
 
 impl Slot {
@@ -113,12 +115,12 @@ impl Slot {
             out_pos: 0,
             queued: Vec::new(),
             recv_busy: false,
+            linked: false,
             send_busy: false,
             listed: false,
             eof: false,
             err: None,
             closed: false,
-            cancelled: false,
         }
     }
 
@@ -147,8 +149,10 @@ impl Shared {
     }
 }
 
-/// A socket under the ring. Dropping it cancels its operations in flight; its slot, which
-/// owns the descriptor and the buffers, closes and frees them once the ring is done.
+/// A socket under the ring. Dropping it shuts the connection down, so that its operations in
+/// flight complete (a cancellation by descriptor costs the kernel a walk of every operation
+/// pending: thousands of connections closing at once would be quadratic); its slot, which owns
+/// the descriptor and the buffers, closes and frees them once the ring is done.
 pub struct RingSocket {
     shared: Rc<Shared>,
     slot: u32,
@@ -205,6 +209,8 @@ impl Drop for RingSocket {
         s.closed = true;
         if s.idle() {
             s.fd = None; // closed now, as a socket under epoll would be
+        } else {
+            shut_down(s.raw_fd());
         }
         self.shared.mark(s, self.slot);
     }
@@ -247,7 +253,7 @@ impl Uring {
     /// Gives a socket a slot (a free one, or a new one) and arms its first receive.
     fn adopt(&mut self, fd: OwnedFd, token: usize) -> RingSocket {
         let mut slots = self.shared.slots.borrow_mut();
-        let slot = Slot { inbuf: vec![0; RECV_START], ..Slot::new(token, Some(fd)) };
+        let slot = Slot { inbuf: Vec::with_capacity(RECV_START), ..Slot::new(token, Some(fd)) };
         let index = match self.free.pop() {
             Some(index) => {
                 slots[index as usize] = slot;
@@ -276,18 +282,29 @@ impl Uring {
         }
     }
 
-    pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+    pub fn submit(&mut self) -> io::Result<()> {
         self.submit_work()?;
-        let timeout = wake.saturating_duration_since(Instant::now());
-        let ts = types::Timespec::from(timeout);
-        let args = types::SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(1, &args) {
-            Ok(_) => {}
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => {}
-            Err(e) => return Err(e),
+        self.ring.submit().map(drop)
+    }
+
+    pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+        loop {
+            self.submit_work()?;
+            let timeout = wake.saturating_duration_since(Instant::now());
+            let ts = types::Timespec::from(timeout);
+            let args = types::SubmitArgs::new().timespec(&ts);
+            match self.ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+            self.reap(events);
+            // Only completions the worker has nothing to do with (a send done, a cancellation):
+            // wait on, without a turn of its loop, unless the time has come.
+            if !events.is_empty() || timeout.is_zero() || Instant::now() >= wake {
+                return Ok(());
+            }
         }
-        self.reap(events);
-        Ok(())
     }
 
     /// Queues what the dirty slots need: the next send, a receive to arm, a slot to free.
@@ -314,18 +331,10 @@ impl Uring {
             let s = &mut slots[index as usize];
             s.listed = false;
             if s.closed {
-                if s.idle() {
-                    if s.fd.is_some() || !s.inbuf.is_empty() {
-                        // Its descriptor and buffers go; the slot is reused by the next socket.
-                        *s = Slot { closed: true, ..Slot::new(usize::MAX, None) };
-                        self.free.push(index);
-                    }
-                } else if !s.cancelled {
-                    s.cancelled = true;
-                    let sqe = opcode::AsyncCancel2::new(types::CancelBuilder::fd(types::Fd(s.raw_fd())).all())
-                        .build()
-                        .user_data(CANCEL);
-                    push(&mut self.ring, &sqe)?;
+                // Once idle its descriptor and buffers go; the slot is reused by the next socket.
+                if s.idle() && (s.fd.is_some() || s.inbuf.capacity() > 0) {
+                    *s = Slot { closed: true, ..Slot::new(usize::MAX, None) };
+                    self.free.push(index);
                 }
                 continue;
             }
@@ -339,13 +348,23 @@ impl Uring {
                     std::mem::swap(&mut s.out, &mut s.queued);
                 }
                 if s.out_pos < s.out.len() {
+                    // With a receive to arm too (a reply read, the next request written: closed
+                    // loop's every turn), the send goes first, linked to it and reporting only a
+                    // failure: one completion for both. MSG_WAITALL: a link breaks on a short send.
+                    s.linked = !s.recv_busy && s.in_pos == s.in_len && !s.eof;
                     let rest = &s.out[s.out_pos..];
-                    let sqe = opcode::Send::new(types::Fd(s.raw_fd()), rest.as_ptr(), rest.len() as u32)
-                        .flags(libc::MSG_NOSIGNAL)
+                    let mut sqe = opcode::Send::new(types::Fd(s.raw_fd()), rest.as_ptr(), rest.len() as u32)
+                        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
                         .build()
                         .user_data(u64::from(index) << 1 | SEND);
+                    if s.linked {
+                        sqe = sqe.flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS);
+                        room_for_two(&mut self.ring)?;
+                    }
                     // SAFETY (in `push`): `out` is neither touched nor freed until this send's
-                    // completion clears `send_busy`.
+                    // completion (or its linked receive's) clears `send_busy`. A linked pair
+                    // is submitted together (`room_for_two`): a link cut by a submit between
+                    // its entries would leave the send unlinked and silent.
                     push(&mut self.ring, &sqe)?;
                     s.send_busy = true;
                 }
@@ -353,12 +372,14 @@ impl Uring {
             if !s.recv_busy && s.in_pos == s.in_len && !s.eof {
                 // A receive that filled the buffer: a bigger one, and more may be there already.
                 // Otherwise the socket was drained: wait for data before trying to read.
-                let filled = s.in_len == s.inbuf.len();
-                if filled && s.inbuf.len() < RECV_MAX {
-                    s.inbuf = vec![0; s.inbuf.len() * 2];
+                let filled = s.in_len == s.inbuf.capacity();
+                if filled && s.inbuf.capacity() < RECV_MAX {
+                    s.inbuf = Vec::with_capacity(s.inbuf.capacity() * 2);
                 }
                 (s.in_pos, s.in_len) = (0, 0);
-                let sqe = opcode::Recv::new(types::Fd(s.raw_fd()), s.inbuf.as_mut_ptr(), s.inbuf.len() as u32)
+                s.inbuf.clear();
+                let room = s.inbuf.capacity();
+                let sqe = opcode::Recv::new(types::Fd(s.raw_fd()), s.inbuf.as_mut_ptr(), room as u32)
                     .ioprio(if filled { 0 } else { RECVSEND_POLL_FIRST })
                     .build()
                     .user_data(u64::from(index) << 1 | RECV);
@@ -377,9 +398,6 @@ impl Uring {
         let mut slots = shared.slots.borrow_mut();
         for cqe in self.ring.completion() {
             let (data, res) = (cqe.user_data(), cqe.result());
-            if data == CANCEL {
-                continue;
-            }
             if data == WAKE {
                 if let Some(dials) = self.dials.as_mut() {
                     dials.armed = false;
@@ -395,18 +413,32 @@ impl Uring {
             let retry = res == -libc::EAGAIN || res == -libc::EINTR || res == -libc::ENOBUFS;
             if data & 1 == RECV {
                 s.recv_busy = false;
-                if s.closed || retry {
+                if std::mem::take(&mut s.linked) && res != -libc::ECANCELED {
+                    // The linked send is done, all of it (a failure would have cancelled this).
+                    s.send_busy = false;
+                    s.out_pos = s.out.len();
+                    if !s.queued.is_empty() {
+                        shared.mark(s, index);
+                    }
+                }
+                if s.closed || retry || res == -libc::ECANCELED {
                     shared.mark(s, index);
                     continue;
                 }
                 match res {
-                    1.. => (s.in_pos, s.in_len) = (0, res as usize),
+                    1.. => {
+                        // SAFETY: the kernel wrote `res` bytes (at most the capacity it was
+                        // given) at the start of the buffer.
+                        unsafe { s.inbuf.set_len(res as usize) };
+                        (s.in_pos, s.in_len) = (0, res as usize);
+                    }
                     0 => s.eof = true,
                     _ => s.err = Some(-res),
                 }
                 events.push(Event { token: s.token, read_closed: false });
             } else {
                 s.send_busy = false;
+                s.linked = false;
                 if s.closed || retry {
                     shared.mark(s, index);
                     continue;
@@ -423,6 +455,18 @@ impl Uring {
             }
         }
     }
+}
+
+/// Submits what is queued when fewer than two entries are free.
+fn room_for_two(ring: &mut IoUring) -> io::Result<()> {
+    let (len, capacity) = {
+        let sq = ring.submission();
+        (sq.len(), sq.capacity())
+    };
+    if capacity - len < 2 {
+        ring.submit()?;
+    }
+    Ok(())
 }
 
 /// Puts an entry on the submission queue, submitting what is there first when it is full.
@@ -442,27 +486,36 @@ fn push(ring: &mut IoUring, sqe: &squeue::Entry) -> io::Result<()> {
 }
 
 impl Drop for Uring {
-    /// Ends what is in flight before the slots' buffers may go: every operation is cancelled,
-    /// then completions are waited for, a bounded time. What has not completed by then keeps
-    /// its buffers for the life of the process.
+    /// Ends what is in flight before the slots' buffers may go: every socket with an operation
+    /// in flight is shut down (its receive completes, its send fails), then completions are
+    /// waited for, a bounded time. What has not completed by then keeps its buffers for the
+    /// life of the process.
     fn drop(&mut self) {
-        let busy = |shared: &Shared| shared.slots.borrow().iter().any(|s| !s.idle());
-        if !busy(&self.shared) {
+        let busy = |shared: &Shared| shared.slots.borrow().iter().filter(|s| !s.idle()).count();
+        if busy(&self.shared) == 0 {
             return;
         }
-        let cancel = opcode::AsyncCancel2::new(types::CancelBuilder::any()).build().user_data(CANCEL);
-        let _ = push(&mut self.ring, &cancel);
+        for s in self.shared.slots.borrow().iter().filter(|s| !s.idle() && !s.closed) {
+            shut_down(s.raw_fd());
+        }
         let until = Instant::now() + DRAIN_AT_DROP;
         let mut ignored = Vec::new();
-        while busy(&self.shared) && Instant::now() < until {
+        while busy(&self.shared) > 0 && Instant::now() < until {
             let ts = types::Timespec::from(Duration::from_millis(50));
             let args = types::SubmitArgs::new().timespec(&ts);
             let _ = self.ring.submitter().submit_with_args(1, &args);
             self.reap(&mut ignored);
             ignored.clear();
         }
-        if busy(&self.shared) {
+        if busy(&self.shared) > 0 {
             std::mem::forget(Rc::clone(&self.shared));
         }
     }
+}
+
+/// Shuts a connection down both ways (a receive in flight completes with its end).
+fn shut_down(fd: RawFd) {
+    // SAFETY: shutdown(2) on a descriptor a slot owns; a failure (not a socket any more, not
+    // connected) leaves nothing to do.
+    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
 }
