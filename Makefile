@@ -19,18 +19,18 @@ deps:
 # Unit, property and end-to-end tests (the latter start their own servers on free ports).
 # Without nextest (which runs the timing-sensitive tests alone), one test at a time: tests
 # that measure rates and gaps must not share the 2 cores with a cluster starting up.
-# The engine's tests run once per I/O path: the whole suite on the default (epoll), then the
-# tests that drive the event loop again with RESPBENCH_IO=auto, io_uring where the kernel
-# allows it (RESPBENCH_IO is read by every front-end the tests start).
+# The engine's tests run once per I/O path: the whole suite as `--io auto` (the default)
+# chooses, io_uring where the kernel allows it, then the tests that drive the event loop again
+# on epoll (RESPBENCH_IO is read by every front-end the tests start).
 NOT_ENGINE = binary(=fuzz_corpus) | binary(=json_schema) | binary(=k8s) | binary(=scan_differential) \
 	| binary(=slurm) | binary(=merge_memtier) | binary(=io_paths)
 test: deps
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --no-fail-fast && \
-		RESPBENCH_IO=auto $(CARGO) nextest run --no-fail-fast -E 'kind(test) - ($(NOT_ENGINE))'; \
+		RESPBENCH_IO=epoll $(CARGO) nextest run --no-fail-fast -E 'kind(test) - ($(NOT_ENGINE))'; \
 	else \
 		$(CARGO) test --no-fail-fast -- --test-threads=1 && \
-		RESPBENCH_IO=auto $(CARGO) test --no-fail-fast --tests -- --test-threads=1; \
+		RESPBENCH_IO=epoll $(CARGO) test --no-fail-fast --tests -- --test-threads=1; \
 	fi
 
 lint:

@@ -1,5 +1,4 @@
-//! The two I/O paths (`--io epoll`, the default, and `--io uring`) send the same requests and
-//! say which one ran;
+//! The two I/O paths (`--io epoll`, `--io uring`) send the same requests and say which one ran;
 //! `--io auto` falls back to epoll where io_uring is forbidden (a seccomp filter, as container
 //! runtimes install), and `--io uring` there is a usage error that names the cause. The whole
 //! suite runs once per path (`make test`); these check the choosing itself.

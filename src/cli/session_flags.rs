@@ -16,13 +16,13 @@ pub struct SessionFlags {
     /// keys read and pushes invalidations; use with --resp3 to receive them).
     #[arg(long, help_heading = "Connection")]
     pub enable_tracking: bool,
-    /// How the worker threads drive their sockets: epoll, uring (io_uring: a loop turn's sends
-    /// and receives for every connection in one system call), or auto (io_uring where the
-    /// kernel allows it, else epoll). Every front-end reads RESPBENCH_IO.
+    /// How the worker threads drive their sockets: auto (io_uring where the kernel allows it,
+    /// else epoll), uring (io_uring: a loop turn's sends and receives for every connection in
+    /// one system call) or epoll. Every front-end reads RESPBENCH_IO.
     #[arg(
         long,
         value_enum,
-        value_name = "auto|epoll|uring",
+        value_name = "auto|uring|epoll",
         default_value_t,
         env = "RESPBENCH_IO",
         help_heading = "Connection"

@@ -3,9 +3,8 @@
 //! paths: epoll through mio (`epoll.rs`, readiness, the worker's reads and writes are system
 //! calls) and io_uring (`uring.rs`, completions: every send and receive of a loop turn goes to
 //! the kernel in one `io_uring_enter`, the worker's reads and writes copy to and from buffers
-//! the ring owns). epoll is the default: measured, io_uring is a little cheaper at pipeline 1
-//! and costs more at 10,000 connections (BENCHMARKS.md); `--io auto` takes io_uring when this
-//! kernel allows it.
+//! the ring owns). `--io auto`, the default, takes io_uring when this kernel allows it:
+//! measured, it costs as much as epoll or less from 50 to 10,000 connections (BENCHMARKS.md).
 
 mod epoll;
 mod timer;
@@ -24,8 +23,8 @@ use super::Transport;
 #[serde(rename_all = "lowercase")]
 pub enum IoChoice {
     // io_uring when the kernel allows it, else epoll.
-    Auto,
     #[default]
+    Auto,
     Epoll,
     Uring,
 }
