@@ -28,7 +28,6 @@ use collect::{Collector, telemetry_warnings};
 pub use outcome::{Interval, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::preflight;
-
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
 pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
 use worker::WorkerPlan;
@@ -163,7 +162,7 @@ fn prepare(config: &Config) -> Result<(Probe, Prepared), ConnectError> {
             key_args: config.key_args(),
             reads: config.commands.iter().map(|c| c.reads).collect(),
             workload,
-            io: config.extras.io.resolve().unwrap_or(IoKind::Epoll),
+            io: config.extras.io.taken(),
         },
     ))
 }

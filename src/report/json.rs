@@ -291,7 +291,7 @@ fn configuration(config: &Config, runs: usize) -> Configuration<'_> {
         connections: config.connections,
         threads: config.threads,
         pipeline: config.pipeline,
-        io: config.extras.io.resolve().map_or("epoll", crate::net::driver::IoKind::name),
+        io: config.extras.io.taken().name(),
         requests: config.planned_requests(),
         all_keys: config.stop == StopAfter::AllKeys,
         duration_secs: match config.stop {

@@ -68,7 +68,7 @@ impl Format for Table {
             config.connections,
             config.threads,
             config.pipeline,
-            config.extras.io.resolve().map_or("epoll", crate::net::driver::IoKind::name),
+            config.extras.io.taken().name(),
         );
         let _ = writeln!(
             out,

@@ -75,11 +75,7 @@ pub fn drive_with(io: IoKind, paced: bool, conns: &mut [Conn]) -> io::Result<Dri
 }
 
 /// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
-pub fn run(
-    plan: WorkerPlan<'_>,
-    (mut conns, router, driver): (Vec<Conn>, Option<Router>, io::Result<Driver>),
-    tx: Sender<Msg>,
-) {
+pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): super::open::Opened, tx: Sender<Msg>) {
     let mut worker = match driver.map(|driver| Worker::new(&plan, &mut conns, router, driver)) {
         Ok(w) => w,
         Err(e) => {

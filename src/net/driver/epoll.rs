@@ -68,7 +68,7 @@ impl Epoll {
                 }
                 continue;
             }
-            events.push(Event { token: event.token().0, read_closed: event.is_read_closed() });
+            events.push(Event::from(event));
         }
         Ok(())
     }

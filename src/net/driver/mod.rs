@@ -47,6 +47,12 @@ impl IoKind {
 }
 
 impl IoChoice {
+    /// The path a run takes: what [`resolve`](Self::resolve) says, which the configuration
+    /// checked when it was built.
+    pub fn taken(self) -> IoKind {
+        self.resolve().unwrap_or(IoKind::Epoll)
+    }
+
     /// The path to take: `--io uring` where io_uring is unavailable is an error naming why.
     pub fn resolve(self) -> Result<IoKind, String> {
         match (self, uring_support()) {
@@ -74,6 +80,12 @@ pub struct Event {
     pub token: usize,
     /// The peer closed its side (the last bytes may have come with it).
     pub read_closed: bool,
+}
+
+impl From<&mio::event::Event> for Event {
+    fn from(e: &mio::event::Event) -> Event {
+        Event { token: e.token().0, read_closed: e.is_read_closed() }
+    }
 }
 
 /// One worker's poller.
@@ -151,13 +163,6 @@ impl Driver {
         match self {
             Driver::Epoll(d) => d.wait(wake, events),
             Driver::Uring(d) => d.wait(wake, events),
-        }
-    }
-
-    pub fn kind(&self) -> IoKind {
-        match self {
-            Driver::Epoll(_) => IoKind::Epoll,
-            Driver::Uring(_) => IoKind::Uring,
         }
     }
 }

@@ -80,10 +80,9 @@ struct Slot {
     fd: Option<OwnedFd>,
     /// What the last receive brought (its length is what the kernel wrote: the buffer is its
     /// capacity, never touched before a receive, so idle connections cost no memory),
-    /// `inbuf[in_pos..in_len]` not read yet.
+    /// `inbuf[in_pos..]` not read yet.
     inbuf: Vec<u8>,
     in_pos: usize,
-    in_len: usize,
     /// The send in flight (`out[out_pos..]` not sent yet) and what was written meanwhile.
     out: Vec<u8>,
     out_pos: usize,
@@ -110,7 +109,6 @@ impl Slot {
             fd,
             inbuf: Vec::new(),
             in_pos: 0,
-            in_len: 0,
             out: Vec::new(),
             out_pos: 0,
             queued: Vec::new(),
@@ -126,6 +124,16 @@ impl Slot {
 
     fn idle(&self) -> bool {
         !self.recv_busy && !self.send_busy
+    }
+
+    /// Everything the last receive brought has been read.
+    fn drained(&self) -> bool {
+        self.in_pos == self.inbuf.len()
+    }
+
+    /// A receive is to be armed: none in flight, the last one read, the peer not gone.
+    fn wants_recv(&self) -> bool {
+        !self.recv_busy && self.drained() && !self.eof
     }
 
     fn raw_fd(&self) -> RawFd {
@@ -168,11 +176,11 @@ impl Read for RingSocket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let mut slots = self.shared.slots.borrow_mut();
         let s = &mut slots[self.slot as usize];
-        if s.in_pos < s.in_len {
-            let n = buf.len().min(s.in_len - s.in_pos);
+        if !s.drained() {
+            let n = buf.len().min(s.inbuf.len() - s.in_pos);
             buf[..n].copy_from_slice(&s.inbuf[s.in_pos..s.in_pos + n]);
             s.in_pos += n;
-            if s.in_pos == s.in_len {
+            if s.drained() {
                 self.shared.mark(s, self.slot); // receive again
             }
             return Ok(n);
@@ -299,7 +307,7 @@ impl Uring {
                 Err(e) => return Err(e),
             }
             self.reap(events);
-            // Only completions the worker has nothing to do with (a send done, a cancellation):
+            // Only completions the worker has nothing to do with (a send done, a receive to retry):
             // wait on, without a turn of its loop, unless the time has come.
             if !events.is_empty() || timeout.is_zero() || Instant::now() >= wake {
                 return Ok(());
@@ -351,7 +359,7 @@ impl Uring {
                     // With a receive to arm too (a reply read, the next request written: closed
                     // loop's every turn), the send goes first, linked to it and reporting only a
                     // failure: one completion for both. MSG_WAITALL: a link breaks on a short send.
-                    s.linked = !s.recv_busy && s.in_pos == s.in_len && !s.eof;
+                    s.linked = s.wants_recv();
                     let rest = &s.out[s.out_pos..];
                     let mut sqe = opcode::Send::new(types::Fd(s.raw_fd()), rest.as_ptr(), rest.len() as u32)
                         .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
@@ -369,14 +377,14 @@ impl Uring {
                     s.send_busy = true;
                 }
             }
-            if !s.recv_busy && s.in_pos == s.in_len && !s.eof {
+            if s.wants_recv() {
                 // A receive that filled the buffer: a bigger one, and more may be there already.
                 // Otherwise the socket was drained: wait for data before trying to read.
-                let filled = s.in_len == s.inbuf.capacity();
+                let filled = s.inbuf.len() == s.inbuf.capacity();
                 if filled && s.inbuf.capacity() < RECV_MAX {
                     s.inbuf = Vec::with_capacity(s.inbuf.capacity() * 2);
                 }
-                (s.in_pos, s.in_len) = (0, 0);
+                s.in_pos = 0;
                 s.inbuf.clear();
                 let room = s.inbuf.capacity();
                 let sqe = opcode::Recv::new(types::Fd(s.raw_fd()), s.inbuf.as_mut_ptr(), room as u32)
@@ -402,8 +410,7 @@ impl Uring {
                 if let Some(dials) = self.dials.as_mut() {
                     dials.armed = false;
                     if dials.poll.poll(&mut dials.events, Some(Duration::ZERO)).is_ok() {
-                        let ready = dials.events.iter();
-                        events.extend(ready.map(|e| Event { token: e.token().0, read_closed: e.is_read_closed() }));
+                        events.extend(dials.events.iter().map(Event::from));
                     }
                 }
                 continue;
@@ -430,7 +437,7 @@ impl Uring {
                         // SAFETY: the kernel wrote `res` bytes (at most the capacity it was
                         // given) at the start of the buffer.
                         unsafe { s.inbuf.set_len(res as usize) };
-                        (s.in_pos, s.in_len) = (0, res as usize);
+                        s.in_pos = 0;
                     }
                     0 => s.eof = true,
                     _ => s.err = Some(-res),
