@@ -7,7 +7,6 @@ mod memtier_shape;
 mod shard_support;
 
 use std::collections::BTreeMap;
-use std::process::Child;
 
 use common::*;
 use hdrhistogram::Histogram;
@@ -34,37 +33,8 @@ fn memtier_ms(h: &Histogram<u64>, percent: f64) -> f64 {
 fn three_shards_merge_into_memtiers_json_with_union_percentiles() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<String> = (0..3).map(|i| dir.path().join(format!("s{i}.json")).display().to_string()).collect();
-    let shards: Vec<Child> = (0..3)
-        .map(|i| {
-            let shard = format!("{i}/3");
-            let args = [
-                "-n",
-                "30000",
-                "--ratio",
-                "1:4",
-                "--key-max",
-                "10000",
-                "-d",
-                "100",
-                "-c",
-                "4",
-                "--threads",
-                "2",
-                "--shard",
-                &shard,
-                "--json",
-                &files[i],
-                "-q",
-            ];
-            spawn_shard(&server, &args)
-        })
-        .collect();
-    for child in shards {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "a shard failed: {}", stderr(&out));
-    }
-    let docs: Vec<Value> = files.iter().map(|f| read_json(f.as_ref())).collect();
+    let common = ["-n", "30000", "--ratio", "1:4", "--key-max", "10000", "-d", "100", "-c", "4", "--threads", "2"];
+    let (files, docs) = run_shards(&server, dir.path(), "s", 3, &common);
     let memtier = dir.path().join("merged-memtier.json");
     let mut args = vec!["merge".to_string()];
     args.extend(files.iter().cloned());
@@ -160,21 +130,8 @@ fn merge_with_memtier_json_refuses_different_workloads() {
 fn shards_of_several_runs_merge_into_memtiers_run_sections() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<String> = (0..2).map(|i| dir.path().join(format!("r{i}.json")).display().to_string()).collect();
-    let shards: Vec<Child> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            let args = [
-                "-n", "2000", "--ratio", "1:1", "-c", "5", "--runs", "2", "--shard", &shard, "--json", &files[i], "-q",
-            ];
-            spawn_shard(&server, &args)
-        })
-        .collect();
-    for child in shards {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "a shard failed: {}", stderr(&out));
-    }
-    let docs: Vec<Value> = files.iter().map(|f| read_json(f.as_ref())).collect();
+    let common = ["-n", "2000", "--ratio", "1:1", "-c", "5", "--runs", "2"];
+    let (files, docs) = run_shards(&server, dir.path(), "r", 2, &common);
     let memtier = dir.path().join("runs-memtier.json");
     let out = respbench()
         .args(["merge", &files[0], &files[1], "--print-all-runs", "--hide-histogram", "--memtier-json"])

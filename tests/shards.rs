@@ -22,36 +22,11 @@ fn close(a: f64, b: f64) -> bool {
 fn two_shards_fill_the_range_exactly_and_merge_exactly() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<String> = (0..2).map(|i| dir.path().join(format!("shard{i}.json")).display().to_string()).collect();
-    let shards: Vec<Child> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            let args = [
-                "-n",
-                "allkeys",
-                "--key-min",
-                "1",
-                "--key-max",
-                "100000",
-                "--key-pattern",
-                "P:P",
-                "-c",
-                "4",
-                "--seed",
-                "7",
-                "--shard",
-                &shard,
-                "--json",
-                &files[i],
-                "-q",
-            ];
-            spawn_shard(&server, &args)
-        })
-        .collect();
-    shards.into_iter().for_each(wait_ok);
+    let common =
+        ["-n", "allkeys", "--key-min", "1", "--key-max", "100000", "--key-pattern", "P:P", "-c", "4", "--seed", "7"];
+    let (files, docs) = run_shards(&server, dir.path(), "shard", 2, &common);
     assert_eq!(server.dbsize(), 100_000);
     assert_eq!(server.calls("set"), 100_000);
-    let docs: Vec<Value> = files.iter().map(|f| read_json(f.as_ref())).collect();
     assert_eq!(docs[0]["shard"]["key_part"], serde_json::json!([1, 50000]));
     assert_eq!(docs[1]["shard"]["key_part"], serde_json::json!([50001, 100000]));
     assert_ne!(docs[0]["shard"]["stream_seed"], docs[1]["shard"]["stream_seed"]);
@@ -114,16 +89,7 @@ fn shards_started_together_start_within_milliseconds() {
     let dir = tempfile::tempdir().unwrap();
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
     let at = format!("{:.3}", now + 2.0);
-    let files: Vec<String> = (0..2).map(|i| dir.path().join(format!("s{i}.json")).display().to_string()).collect();
-    let shards: Vec<Child> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            let args = ["--duration", "1s", "--shard", &shard, "--start-at", &at, "--json", &files[i], "-q", "-c", "2"];
-            spawn_shard(&server, &args)
-        })
-        .collect();
-    shards.into_iter().for_each(wait_ok);
-    let docs: Vec<Value> = files.iter().map(|f| read_json(f.as_ref())).collect();
+    let (files, docs) = run_shards(&server, dir.path(), "s", 2, &["--duration", "1s", "--start-at", &at, "-c", "2"]);
     let requested: f64 = at.parse::<f64>().unwrap() * 1000.0;
     for d in &docs {
         assert!(close(d["start"]["requested_unix_ms"].as_f64().unwrap(), requested), "{}", d["start"]);
