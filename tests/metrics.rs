@@ -168,15 +168,19 @@ fn the_memtier_front_end_serves_metrics_mid_run() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("m.json");
+    // Each connection's requests stop after 2 KiB (a few dozen) until the test has looked.
+    let gate = gate::Gate::start(server.port, 2048);
     let mut cmd = respbench();
-    // 2 connections at 500 requests per second each, 1,500 each: three seconds.
-    cmd.args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg(), "-c", "2", "-t", "1", "-n", "1500"])
+    // 2 connections at 500 requests per second each, 1,500 each.
+    cmd.args(["memtier", "-s", "127.0.0.1", "-p", &gate.port_arg(), "-c", "2", "-t", "1", "-n", "1500"])
         .args(["--rate-limiting=500", "--ratio=1:1", "--hide-histogram", "--metrics-listen=127.0.0.1:0"])
         .args(["--metrics-linger=60s", &format!("--json-out-file={}", json.display())]);
     let mut run = Watched::spawn(cmd);
     let addr = address(&mut run);
+    gate.wait_held();
     let (sets, _) = first_counts(&addr, "SET");
     assert!(sets < 1500.0, "not mid-run: {sets} SETs of 1,500");
+    gate.open();
     run.wait_lines(1, |l| l.contains("metrics final"));
     let end = parse(&scrape(&addr));
     let out = run.finish();
@@ -190,8 +194,11 @@ fn the_memtier_front_end_serves_metrics_mid_run() {
 #[test]
 fn a_fill_serves_metrics_mid_fill() {
     let server = Server::start(&[]);
+    // The fill's requests stop after 64 KiB (about a thousand SETs) until the test has looked:
+    // an idle machine fills 100,000 keys before its first scrape otherwise.
+    let gate = gate::Gate::start(server.port, 64 * 1024);
     let mut cmd = respbench();
-    cmd.args(["fill", "-p", &server.port_arg(), "--key-max", "99999", "-c", "1", "--threads", "1"]).args([
+    cmd.args(["fill", "-p", &gate.port_arg(), "--key-max", "99999", "-c", "1", "--threads", "1"]).args([
         "--metrics-listen",
         "127.0.0.1:0",
         "--metrics-linger",
@@ -199,8 +206,10 @@ fn a_fill_serves_metrics_mid_fill() {
     ]);
     let mut run = Watched::spawn(cmd);
     let addr = address(&mut run);
+    gate.wait_held();
     let (sets, _) = first_counts(&addr, "SET");
     assert!(sets < 100_000.0, "not mid-fill: {sets} SETs of 100,000");
+    gate.open();
     run.wait_lines(1, |l| l.contains("metrics final"));
     let end = parse(&scrape(&addr));
     let out = run.finish();
