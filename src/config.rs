@@ -8,7 +8,7 @@ mod command;
 mod extras;
 mod shard;
 pub use command::{ArgPart, CommandSpec, Sequence, SequenceParts, Step, split_sequence, split_words};
-pub use extras::{Extras, Import, MonitorPick, ScanFollow, SessionExtras};
+pub use extras::{Extras, Import, IoChoice, MonitorPick, ScanFollow, SessionExtras};
 pub use shard::Shard;
 
 /// Where the server listens.

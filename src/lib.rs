@@ -10,6 +10,9 @@
 //! - The collector merges those windows into a timeline and totals: an [`engine::Outcome`].
 //! - [`report`] renders the outcome: the text table, one summary line, JSON.
 
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod cli;
 pub mod codec;
 pub mod config;

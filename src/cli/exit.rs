@@ -14,19 +14,6 @@ pub fn interrupted() -> ExitCode {
     ExitCode::from(super::signals::interrupted_exit_code())
 }
 
-/// Parses a fraction from 0 to 1 (`0.01`), or a percentage (`1%`).
-pub fn fraction(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let value = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
-    };
-    match value {
-        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("expected a fraction from 0 to 1 such as 0.01, or a percentage such as 1%, got '{s}'")),
-    }
-}
-
 /// Replies that were not errors, over every run.
 pub fn successes(outcome: &Outcome) -> u64 {
     outcome.timeline.iter().map(|i| i.window.successes).sum()
@@ -82,19 +69,4 @@ fn kinds(outcome: &Outcome) -> String {
         return "none".into();
     }
     sorted.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fractions_and_percentages() {
-        assert_eq!(fraction("0.01"), Ok(0.01));
-        assert_eq!(fraction("1%"), Ok(0.01));
-        assert_eq!(fraction("0"), Ok(0.0));
-        for bad in ["2", "-0.1", "x", "", "NaN"] {
-            assert!(fraction(bad).unwrap_err().contains(bad), "{bad}");
-        }
-    }
 }

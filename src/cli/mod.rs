@@ -21,6 +21,8 @@ mod scenario_flags;
 mod secrets;
 mod session_flags;
 mod shard;
+// unsafe: sigaction and the async-signal-safe crash report; each block says why it is sound.
+#[allow(unsafe_code)]
 mod signals;
 mod verify;
 

@@ -16,6 +16,19 @@ pub fn count(s: &str) -> Result<u64, String> {
     n.checked_mul(scale).ok_or_else(|| format!("'{s}' is too large"))
 }
 
+/// Parses a fraction from 0 to 1 (`0.01`), or a percentage (`1%`).
+pub fn fraction(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let value = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match value {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected a fraction from 0 to 1 such as 0.01, or a percentage such as 1%, got '{s}'")),
+    }
+}
+
 /// A count that must be at least 1.
 pub fn positive(s: &str) -> Result<u64, String> {
     match count(s)? {
@@ -234,6 +247,16 @@ pub fn percentiles(s: &str) -> Result<Percentiles, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fractions_and_percentages() {
+        assert_eq!(fraction("0.01"), Ok(0.01));
+        assert_eq!(fraction("1%"), Ok(0.01));
+        assert_eq!(fraction("0"), Ok(0.0));
+        for bad in ["2", "-0.1", "x", "", "NaN"] {
+            assert!(fraction(bad).unwrap_err().contains(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn counts_take_suffixes() {

@@ -22,7 +22,19 @@ pub struct Extras {
     /// memtier's `--client-stats`: each connection keeps its own per-second figures.
     pub client_stats: bool,
     /// `--io` (or `RESPBENCH_IO`): how the workers drive their sockets.
-    pub io: crate::net::driver::IoChoice,
+    pub io: IoChoice,
+}
+
+/// What `--io` (or `RESPBENCH_IO`) asks for; what it means is
+/// `net::driver`'s to say (`IoChoice::resolve`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoChoice {
+    // io_uring when the kernel allows it, else epoll.
+    #[default]
+    Auto,
+    Epoll,
+    Uring,
 }
 
 /// Connection options: how the socket is opened, what it speaks and what login asks for.

@@ -16,6 +16,8 @@ mod preflight;
 mod router;
 mod server_stats;
 mod start_at;
+// unsafe: getrusage(RUSAGE_THREAD) has no safe wrapper; each block says why it is sound.
+#[allow(unsafe_code)]
 mod telemetry;
 mod worker;
 
@@ -37,6 +39,10 @@ use crate::net::driver::IoKind;
 use crate::net::{CallError, ConnectError, ServerInfo, Session};
 use crate::stats::{ClientStats, Window};
 use crate::workload::Workload;
+
+/// The name of a worker thread, before its index: the live metrics find each worker's CPU in
+/// /proc by it.
+pub const WORKER_THREAD: &str = "respbench-w";
 
 /// What a worker sends the collector.
 pub enum Msg {
@@ -109,7 +115,7 @@ pub fn run(
         for t in 0..prepared.threads {
             let (tx, prepared, meeting) = (tx.clone(), &prepared, &meeting);
             // Named so that `--metrics-listen` finds each worker's CPU in /proc (`report::metrics`).
-            let named = std::thread::Builder::new().name(format!("{}{t}", crate::report::metrics::WORKER_THREAD));
+            let named = std::thread::Builder::new().name(format!("{WORKER_THREAD}{t}"));
             let work = move || {
                 let Some(opened) = open::open(config, prepared, t, &tx) else {
                     meeting.connected.wait();
@@ -208,7 +214,7 @@ fn drive(
     prepared: &Prepared,
     meeting: &Meeting,
     t: usize,
-    (mut conns, router, driver): open::Opened,
+    (mut conns, router, driver): worker::Opened,
     stop: &AtomicBool,
     tx: Sender<Msg>,
 ) {

@@ -8,15 +8,11 @@ use std::time::Duration;
 
 use super::dialer;
 use super::router::Router;
-use super::worker::{self, Conn, Link};
+use super::worker::{self, Conn, Link, Opened};
 use super::{Msg, Pacer, Prepared};
 use crate::config::{Config, ServerOptions};
-use crate::net::driver::Driver;
 use crate::net::{ConnectError, Session};
 use crate::workload::RequestGen;
-
-/// A worker's connections, its cluster map and its I/O driver (or why it could not start).
-pub(super) type Opened = (Vec<Conn>, Option<Router>, std::io::Result<Driver>);
 
 /// Opens connections one after the other with a random pause from `min..=max` between them
 /// (memtier's `--thread-conn-start-{min,max}-jitter-micros`).

@@ -20,8 +20,9 @@ pub struct ThreadCpu {
 impl ThreadCpu {
     /// The calling thread's counters so far (wall left at zero).
     pub fn now() -> ThreadCpu {
-        // SAFETY: getrusage writes into the struct we pass and reads nothing else.
+        // SAFETY: rusage is plain integers, for which all zeroes is a valid value.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage writes into the struct we pass and reads nothing else.
         let cpu_secs = if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } == 0 {
             let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
             secs(usage.ru_utime) + secs(usage.ru_stime)

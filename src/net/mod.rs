@@ -5,6 +5,8 @@ pub mod cluster;
 mod dial;
 pub mod driver;
 mod memcache;
+// unsafe: a socket of IPPROTO_MPTCP is made with libc, which std cannot; each block says why it is sound.
+#[allow(unsafe_code)]
 pub mod mptcp;
 mod silence;
 mod tls;

@@ -110,12 +110,10 @@ struct Machine {
 
 impl Machine {
     fn this() -> Machine {
-        let mut buf = [0u8; 256];
-        // SAFETY: gethostname writes at most buf.len() bytes into buf.
-        let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        // The kernel's host name (what gethostname(2) returns), without unsafe code.
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         Machine {
-            hostname: if ok { String::from_utf8_lossy(&buf[..end]).into_owned() } else { String::new() },
+            hostname: hostname.trim_end().to_string(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             os: std::env::consts::OS,
             arch: std::env::consts::ARCH,

@@ -21,12 +21,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::config::Config;
-use crate::engine::Progress;
+use crate::engine::{Progress, WORKER_THREAD};
 
 type Labels = Vec<(String, String)>;
-
-/// The name of an engine worker thread, before its index: how the busy share finds them.
-pub const WORKER_THREAD: &str = "respbench-w";
 
 /// The endpoint this process serves, if any: a scenario's, or a fill's or a capacity search's
 /// own. There is one per process (it owns a port), so code that runs the engine for a fill or a

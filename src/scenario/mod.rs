@@ -522,4 +522,6 @@ impl Compiler<'_> {
 }
 
 #[cfg(test)]
+// unsafe: one test sets an environment variable (set_var is unsafe in edition 2024).
+#[allow(unsafe_code)]
 mod tests;

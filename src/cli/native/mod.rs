@@ -128,7 +128,7 @@ pub struct Args {
     #[arg(long, help_heading = "Faults")]
     pub fail_on_errors: bool,
     /// Exit 1 if more than this fraction of requests failed (0.01 = 1 %).
-    #[arg(long, value_parser = super::exit::fraction, value_name = "R", help_heading = "Faults")]
+    #[arg(long, value_parser = super::parse::fraction, value_name = "R", help_heading = "Faults")]
     pub max_error_rate: Option<f64>,
 
     /// Connections in total, spread over the threads.

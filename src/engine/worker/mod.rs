@@ -58,6 +58,10 @@ pub struct WorkerPlan<'a> {
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
 /// thousands of sockets, and arming their receives, takes milliseconds).
+/// A worker's connections, its cluster map and its I/O driver (or why it could not start): what
+/// the open phase hands the worker.
+pub type Opened = (Vec<Conn>, Option<Router>, io::Result<Driver>);
+
 pub fn drive_with(io: IoKind, paced: bool, conns: &mut [Conn]) -> io::Result<Driver> {
     let sockets = conns.iter().map(|c| c.links.len()).sum();
     let mut driver = Driver::new(io, paced, sockets)?;
@@ -75,7 +79,7 @@ pub fn drive_with(io: IoKind, paced: bool, conns: &mut [Conn]) -> io::Result<Dri
 }
 
 /// Runs the event loop until every connection is done, the deadline passes or `stop` is set.
-pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): super::open::Opened, tx: Sender<Msg>) {
+pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender<Msg>) {
     let mut worker = match driver.map(|driver| Worker::new(&plan, &mut conns, router, driver)) {
         Ok(w) => w,
         Err(e) => {

@@ -7,7 +7,11 @@
 //! measured, it costs as much as epoll or less from 50 to 10,000 connections (BENCHMARKS.md).
 
 mod epoll;
+// unsafe: timerfd(2) has no safe wrapper in std; each block says why it is sound.
+#[allow(unsafe_code)]
 mod timer;
+// unsafe: submission entries point at buffers the kernel fills; each block says why it is sound.
+#[allow(unsafe_code)]
 mod uring;
 
 use std::io;
@@ -18,16 +22,7 @@ pub use uring::RingSocket;
 
 use super::Transport;
 
-/// What `--io` (or `RESPBENCH_IO`) asks for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IoChoice {
-    // io_uring when the kernel allows it, else epoll.
-    #[default]
-    Auto,
-    Epoll,
-    Uring,
-}
+pub use crate::config::IoChoice;
 
 /// The path a run takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
