@@ -14,7 +14,13 @@ fn the_indexed_job_manifest_validates_strictly() {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && text.contains("passed"), "{text}");
     let yaml = std::fs::read_to_string(MANIFEST).unwrap();
-    for wanted in ["completionMode: Indexed", "name: RESPBENCH_SHARDS", "JOB_COMPLETION_INDEX", "--start-at"] {
+    for wanted in [
+        "completionMode: Indexed",
+        "name: RESPBENCH_SHARDS",
+        "JOB_COMPLETION_INDEX",
+        "--start-at",
+        "--allow-late-start",
+    ] {
         assert!(yaml.contains(wanted), "the manifest lacks {wanted}");
     }
     let count = |key: &str| {
