@@ -2,7 +2,7 @@
 # Installs the servers and tools the tests, the demo and the benchmark use, when missing:
 # Debian's redis-server and redis-tools (redis-cli, redis-benchmark), memcached, and chromium, in which
 # the report tests open the HTML reports; Slurm and munge, which the shard test starts as a
-# private one-node cluster; PyPI's kubernetes-validate, which checks examples/k8s, and
+# private one-node cluster; PyPI's kubernetes-validate, which checks deploy/kubernetes, and
 # prometheus-client, whose parser reads --metrics-listen's text in the tests.
 set -euo pipefail
 missing=()

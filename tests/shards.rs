@@ -1,7 +1,7 @@
 //! Several load machines as one run, on real servers and processes: shards fill disjoint parts
 //! of a key range that add up to exactly the range, `respbench merge` adds their histograms
 //! (checked against one built here from the decoded shards), and `--start-at` starts shards
-//! on one instant and refuses a past one.
+//! on one instant and refuses a past one (unless a late shard may start at once).
 
 mod common;
 mod shard_support;
@@ -84,6 +84,24 @@ fn a_start_time_in_the_past_is_refused() {
 }
 
 #[test]
+fn a_late_shard_starts_at_once_when_allowed_and_says_how_late() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("late.json");
+    let late = ["-n", "100", "--start-at", "1000000000", "--allow-late-start", "-q", "--json", json.to_str().unwrap()];
+    let out = run(&server, &late);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--start-at 1000000000.000 passed"), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert_eq!(doc["start"]["requested_unix_ms"], 1e12);
+    assert!(doc["start"]["offset_ms"].as_f64().unwrap() > 0.0, "{}", doc["start"]);
+    assert_eq!(server.calls("set") + server.calls("get"), 100);
+    let out = run(&server, &["-n", "100", "--allow-late-start"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--start-at"), "{}", stderr(&out));
+}
+
+#[test]
 fn shards_started_together_start_within_milliseconds() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
@@ -118,6 +136,10 @@ fn the_front_ends_pass_the_shard_options_on() {
     let out = respbench().args(["redis-benchmark", "-p", &port, "--start-at", "5", "-q"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is in the past"), "{}", stderr(&out));
+    let late =
+        ["redis-benchmark", "-p", &port, "--start-at", "5", "--allow-late-start", "-n", "100", "-t", "set", "-q"];
+    let out = respbench().args(late).output().unwrap();
+    assert!(out.status.success() && stderr(&out).contains("passed"), "{}", stderr(&out));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Shards under a real Slurm: a private one-node cluster (munged, slurmctld and slurmd in a
-//! temporary directory, on free ports, stopped on drop) runs `srun -n 2 respbench`; each task
-//! takes its shard from SLURM_PROCID/SLURM_NTASKS, and `respbench merge` joins their results.
+//! temporary directory, on free ports, stopped on drop) runs `srun -n 2 respbench`, each task
+//! taking its shard from SLURM_PROCID/SLURM_NTASKS, and `respbench merge` joins their results;
+//! and it runs deploy/slurm/respbench.sbatch through `sbatch`, as a user submits it.
 
 mod common;
 
@@ -105,19 +106,25 @@ impl Cluster {
     }
 }
 
-fn installed(program: &str) -> bool {
-    Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success())
-}
-
-#[test]
-fn srun_runs_two_shards_that_fill_the_range_and_merge() {
+/// Whether Slurm and munge are here; says which are missing (the test is then skipped).
+fn slurm_installed() -> bool {
+    let installed = |program: &str| {
+        Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success())
+    };
     let missing: Vec<&str> =
-        ["munged", "slurmctld", "slurmd", "srun", "sinfo"].into_iter().filter(|p| !installed(p)).collect();
+        ["munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo"].into_iter().filter(|p| !installed(p)).collect();
     if !missing.is_empty() {
         eprintln!(
             "skipped: {} not installed (scripts/install-deps.sh installs slurm-wlm and munge)",
             missing.join(", ")
         );
+    }
+    missing.is_empty()
+}
+
+#[test]
+fn srun_runs_two_shards_that_fill_the_range_and_merge() {
+    if !slurm_installed() {
         return;
     }
     let server = Server::start(&[]);
@@ -145,4 +152,73 @@ fn srun_runs_two_shards_that_fill_the_range_and_merge() {
     let doc = read_json(&merged);
     assert_eq!(doc["totals"]["count"], 100_000);
     assert_eq!(doc["merged_from"][1]["shard"], "1/2");
+}
+
+/// The batch script a user submits, run here as they would run it.
+const SBATCH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/slurm/respbench.sbatch");
+
+impl Cluster {
+    /// Submits deploy/slurm/respbench.sbatch with two tasks from `dir`, its settings through
+    /// `--export` as its comment shows, and waits for the job to end (`sbatch --wait` returns
+    /// with the job's exit status); returns that and the job's output file.
+    fn run_sbatch(&self, dir: &Path, settings: &[(&str, &str)]) -> (std::process::Output, String) {
+        let export: String = settings.iter().map(|(k, v)| format!(",{k}={v}")).collect();
+        let out = Command::new("sbatch")
+            .env("SLURM_CONF", self.conf())
+            .args(["--wait", "--ntasks=2", "--time=5", "--chdir", dir.to_str().unwrap()])
+            .arg(format!("--export=ALL{export}"))
+            .arg(SBATCH)
+            .output()
+            .unwrap();
+        let job = stdout(&out).split_whitespace().nth(3).unwrap_or_else(|| panic!("{}", stderr(&out))).to_string();
+        let log = std::fs::read_to_string(dir.join(format!("respbench-{job}.out"))).unwrap_or_default();
+        (out, log)
+    }
+}
+
+#[test]
+fn the_sbatch_script_runs_its_shards_from_one_instant_and_merges_them() {
+    if !slurm_installed() {
+        return;
+    }
+    let server = Server::start(&[]);
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let port = server.port_arg();
+    let settings = [
+        ("RESPBENCH", env!("CARGO_BIN_EXE_respbench")),
+        ("RESPBENCH_HOST", "127.0.0.1"),
+        ("RESPBENCH_PORT", &port),
+        ("RESPBENCH_ARGS", "-n allkeys --key-min 1 --key-max 20000 --seed 3 -c 4"),
+        // Short, for the test's sake: a shard launched after it starts at once all the same.
+        ("RESPBENCH_START_DELAY", "2"),
+        ("RESPBENCH_RESULTS", results.to_str().unwrap()),
+    ];
+    let (out, log) = cluster.run_sbatch(dir.path(), &settings);
+    assert!(out.status.success(), "sbatch: {}{}\njob output:\n{log}", stdout(&out), stderr(&out));
+    assert!(log.contains("shard 0/2 (from SLURM_PROCID=0, SLURM_NTASKS=2)"), "{log}");
+    assert!(log.contains("shard 1/2 (from SLURM_PROCID=1, SLURM_NTASKS=2)"), "{log}");
+    assert_eq!(server.dbsize(), 20_000);
+    let merged = read_json(&results.join("merged.json"));
+    assert_eq!(merged["totals"]["count"], server.calls("set"));
+    assert_eq!(server.calls("set"), 20_000);
+    assert_eq!(merged["merged_from"].as_array().map(Vec::len), Some(2), "{}", merged["merged_from"]);
+    assert!(results.join("merged.html").exists());
+    assert!(log.contains("Totals"), "the merged report ends the job's output: {log}");
+    // Both shards were given the one instant the script computed.
+    let requested: Vec<serde_json::Value> = (0..2)
+        .map(|i| read_json(&results.join(format!("result-{i}.json")))["start"]["requested_unix_ms"].clone())
+        .collect();
+    assert!(requested[0].is_f64() && requested[0] == requested[1], "{requested:?}");
+
+    // A shard that fails fails the job with its exit status, and nothing is merged.
+    let failing = dir.path().join("failing");
+    let mut bad = settings;
+    bad[3] = ("RESPBENCH_ARGS", "-n 1000 --data-size nonsense");
+    bad[5] = ("RESPBENCH_RESULTS", failing.to_str().unwrap());
+    let (out, log) = cluster.run_sbatch(dir.path(), &bad);
+    assert_eq!(out.status.code(), Some(2), "sbatch: {}{}\njob output:\n{log}", stdout(&out), stderr(&out));
+    assert!(log.contains("'nonsense'") && log.contains("a shard failed"), "{log}");
+    assert!(!failing.join("merged.json").exists());
 }

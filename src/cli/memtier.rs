@@ -64,6 +64,7 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["shard"], true, Map::Flag("--shard")),
     opt(&["shard-count"], true, Map::Flag("--shard-count")),
     opt(&["start-at"], true, Map::Flag("--start-at")),
+    opt(&["allow-late-start"], false, Map::Flag("--allow-late-start")),
     opt(&["randomize"], false, Map::Special),
     opt(&["show-config"], false, Map::Special),
     opt(&["print-percentiles"], true, Map::Flag("--percentiles")),

@@ -147,6 +147,7 @@ Several load machines (respbench):
       --shard=I/N                Run shard I of N: key range, requests and rate split
       --shard-count=N            The number of shards when only the index is given
       --start-at=TIME            Start the measured phase at this instant (RFC 3339, Unix seconds)
+      --allow-late-start         Start at once if that instant has passed
       --respbench-json=FILE      Also write respbench's result, which respbench merge adds up
 
 Arbitrary command:

@@ -1,6 +1,7 @@
 //! Several load machines as one run: `--shard I/N` (or the shard a scheduler's environment
 //! gives: Slurm, Kubernetes Indexed Jobs, MPI launchers), `--shard-count`, and `--start-at`,
-//! the instant every shard starts its measured phase. Kept out of `native/` so that the
+//! the instant every shard starts its measured phase (`--allow-late-start` for a shard
+//! launched after it). Kept out of `native/` so that the
 //! common flags stay readable; the splitting itself is `Config::into_shard`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -25,6 +26,11 @@ pub struct ShardFlags {
     /// (2030-01-02T15:04:05Z) or Unix seconds (1893596645.5). Give every shard the same.
     #[arg(long, value_name = "TIME", value_parser = start_time, help_heading = "Shards")]
     pub start_at: Option<SystemTime>,
+    /// Accept a --start-at that has already passed and start at once, as a shard its scheduler
+    /// launched late must (the result's start.offset_ms says how late); without it a past
+    /// time is refused, which catches a mistyped one.
+    #[arg(long, requires = "start_at", help_heading = "Shards")]
+    pub allow_late_start: bool,
 }
 
 /// Where a shard came from, for the one line on stderr and the JSON.
@@ -40,12 +46,20 @@ impl ShardFlags {
     pub fn apply(&self, config: &mut Config) -> Result<(), String> {
         if let Some(at) = self.start_at {
             let now = SystemTime::now();
-            if at <= now {
-                return Err(format!(
-                    "--start-at {} is in the past (it is now {}): give a later time",
+            if let Ok(late) = now.duration_since(at) {
+                if !self.allow_late_start {
+                    return Err(format!(
+                        "--start-at {} is in the past (it is now {}): give a later time, or \
+                         --allow-late-start to start at once",
+                        unix_text(at),
+                        unix_text(now)
+                    ));
+                }
+                eprintln!(
+                    "respbench: --start-at {} passed {:.3} s ago: starting once connected (--allow-late-start)",
                     unix_text(at),
-                    unix_text(now)
-                ));
+                    late.as_secs_f64()
+                );
             }
             config.extras.start_at = Some(at);
         }

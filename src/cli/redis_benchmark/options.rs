@@ -46,6 +46,7 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["shard"], true, Map::Flag("--shard")),
     opt(&["shard-count"], true, Map::Flag("--shard-count")),
     opt(&["start-at"], true, Map::Flag("--start-at")),
+    opt(&["allow-late-start"], false, Map::Flag("--allow-late-start")),
     opt(&["rps"], true, Map::Flag("--rate")),
     opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
     opt(&["duration"], true, Map::Special),
@@ -118,6 +119,7 @@ pub fn help(tool: &str) -> String {
          --shard <I/N>      Run shard I of N of a run spread over N load machines (respbench)\n \
          --shard-count <N>  The number of shards when only the index is given (respbench)\n \
          --start-at <time>  Start the measured phase at this instant (respbench)\n \
+         --allow-late-start  Start at once if that instant has passed (respbench)\n \
          --rps <requests>   Requests per second in total (default: as fast as possible)\n \
          --save-scenario <file.toml>  Write the tests as a scenario, a phase each (respbench run\n                    \
          FILE.toml sends the same commands)\n \
