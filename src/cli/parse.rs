@@ -38,6 +38,10 @@ pub fn positive(s: &str) -> Result<u64, String> {
 }
 
 /// A size in bytes: `32`, `1k`/`1KiB` (1024), `1m`/`1MiB`.
+///
+/// Our own rather than a crate's (bytesize, parse-size): those read `1kb` as 1,000 bytes, where
+/// redis-benchmark, memtier and every respbench release read it as 1,024; and the bound is the
+/// protocol's 512 MiB value limit.
 pub fn size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
@@ -59,6 +63,10 @@ pub fn size(s: &str) -> Result<usize, String> {
 }
 
 /// A duration: `30s`, `5m`, `1h`, `250ms`, or plain seconds (`30`, `1.5`).
+///
+/// Our own rather than humantime's: humantime refuses a bare number (plain seconds, which
+/// memtier's `--test-time` and scripts give) and fractions (`1.5s`), both accepted since the
+/// first release; the grammar is four suffixes.
 pub fn duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let bad = || format!("expected a duration such as 30s, 5m, 1h or 250ms, got '{s}'");
