@@ -1,13 +1,12 @@
 //! `--metrics-listen ADDR`: live OpenMetrics text for dashboards (Prometheus scrapes it). The
-//! collector's per-interval callback adds each completed interval here; a tiny HTTP responder
-//! thread (std `TcpListener`, no async runtime) encodes the current values with
+//! collector's per-interval callback adds each completed interval here; an HTTP thread
+//! (tiny_http, no async runtime) encodes the current values with
 //! `prometheus-client` on every request. Counters only grow, across `--runs` and across a
 //! scenario's phases, so `rate()` is ops per second. Each worker thread's busy share is read
 //! from /proc once per interval, on the collector's thread, never on the workers'.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -86,8 +85,9 @@ impl Live {
     /// Binds `addr` and serves `/metrics` on a thread of its own until the process exits;
     /// prints the address it got (a port of 0 is any free one).
     pub fn serve(addr: SocketAddr) -> Result<Arc<Live>, String> {
-        let listener = TcpListener::bind(addr).map_err(|e| format!("--metrics-listen {addr}: cannot listen: {e}"))?;
-        let addr = listener.local_addr().map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+        let server =
+            tiny_http::Server::http(addr).map_err(|e| format!("--metrics-listen {addr}: cannot listen: {e}"))?;
+        let addr = server.server_addr().to_ip().ok_or_else(|| format!("--metrics-listen {addr}: not an IP address"))?;
         let live = Arc::new(Live {
             state: Mutex::new(State::default()),
             addr,
@@ -99,8 +99,8 @@ impl Live {
         std::thread::Builder::new()
             .name("metrics".into())
             .spawn(move || {
-                for stream in listener.incoming().flatten() {
-                    shared.answer(stream);
+                for request in server.incoming_requests() {
+                    shared.answer(request);
                 }
             })
             .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
@@ -172,31 +172,17 @@ impl Live {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn answer(&self, mut stream: TcpStream) {
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-        let mut reader = BufReader::new(&stream);
-        let mut request = String::new();
-        if reader.read_line(&mut request).is_err() {
-            return;
-        }
-        // The headers: read to the blank line.
-        let mut line = String::new();
-        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "" {
-            line.clear();
-        }
-        let path = request.split_whitespace().nth(1).unwrap_or("");
+    fn answer(&self, request: tiny_http::Request) {
+        let path = request.url();
         let (status, body, finished) = if path == "/metrics" || path.starts_with("/metrics?") {
             let s = self.lock();
-            ("200 OK", encode(&s), s.finished)
+            (200, encode(&s), s.finished)
         } else {
-            ("404 Not Found", "only /metrics is served here\n".to_string(), false)
+            (404, "only /metrics is served here\n".to_string(), false)
         };
-        let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        let sent = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes()));
+        let kind = &b"application/openmetrics-text; version=1.0.0; charset=utf-8"[..];
+        let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind).expect("a valid header");
+        let sent = request.respond(tiny_http::Response::from_string(body).with_status_code(status).with_header(header));
         if sent.is_ok() && finished {
             self.final_scrapes.fetch_add(1, Ordering::SeqCst);
             let _guard = self.lock();
