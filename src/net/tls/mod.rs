@@ -75,28 +75,20 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
                 .map_err(|e| format!("--cert {}: cannot read PEM certificates: {e}", cert.display()))?;
             let key_der = PrivateKeyDer::from_pem_file(key)
                 .map_err(|e| format!("--key {}: cannot read a PEM private key: {e}", key.display()))?;
-            builder.with_client_auth_cert(chain, key_der).map_err(|e| {
-                if is_v1(&e) {
-                    format!(
-                        "--cert {}: an X.509 v1 certificate, which rustls does not accept (UnsupportedCertVersion); \
-                         issue a v3 certificate (openssl x509 -req ... -extfile with extensions)",
-                        cert.display()
-                    )
-                } else {
-                    format!("--cert/--key: the key does not fit the certificate: {e}")
-                }
-            })?
+            if chain.first().is_some_and(v1::is_v1) {
+                let pair = v1::ClientCert::new(chain, key_der, &provider)
+                    .map_err(|e| format!("--cert/--key: {e} ({}, an X.509 v1 certificate)", cert.display()))?;
+                builder.with_client_cert_resolver(Arc::new(pair))
+            } else {
+                builder
+                    .with_client_auth_cert(chain, key_der)
+                    .map_err(|e| format!("--cert/--key: the key does not fit the certificate: {e}"))?
+            }
         }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("--cert and --key go together: a client certificate needs its private key".into()),
     };
     Ok(config)
-}
-
-/// Whether rustls refused a certificate for being X.509 v1 (webpki's UnsupportedCertVersion,
-/// which rustls passes on only as an opaque error).
-fn is_v1(e: &rustls::Error) -> bool {
-    format!("{e:?}").contains("UnsupportedCertVersion")
 }
 
 /// `--cacert`: the certificates of a PEM file, or of every file in a directory (valkey's

@@ -254,6 +254,44 @@ fn spki_of(cert: &CertificateDer<'_>) -> Result<Vec<u8>, Error> {
     Ok(parse(cert)?.tbs_certificate.subject_pki.raw.to_vec())
 }
 
+/// A v1 client certificate with its key (`--cert`, `--key`): rustls's `with_client_auth_cert`
+/// refuses v1 (it reads the certificate with webpki to check the key), so the key is checked
+/// against the certificate here and the pair offered whatever the server asks.
+#[derive(Debug)]
+pub struct ClientCert(Arc<rustls::sign::CertifiedKey>);
+
+impl ClientCert {
+    /// `Err` says, in words, why the key does not go with the certificate.
+    pub fn new(
+        chain: Vec<CertificateDer<'static>>,
+        key: rustls::pki_types::PrivateKeyDer<'static>,
+        provider: &rustls::crypto::CryptoProvider,
+    ) -> Result<ClientCert, String> {
+        let key = provider.key_provider.load_private_key(key).map_err(|e| format!("the key cannot sign: {e}"))?;
+        let spki = chain.first().map(|c| spki_of(c)).transpose().map_err(|e| format!("{e}"))?;
+        match (key.public_key(), spki) {
+            (Some(public), Some(spki)) if public.as_ref() != spki.as_slice() => {
+                Err("the key does not fit the certificate (their public keys differ)".into())
+            }
+            _ => Ok(ClientCert(Arc::new(rustls::sign::CertifiedKey::new(chain, key)))),
+        }
+    }
+}
+
+impl rustls::client::ResolvesClientCert for ClientCert {
+    fn resolve(
+        &self,
+        _hints: &[&[u8]],
+        _schemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(Arc::clone(&self.0))
+    }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
