@@ -273,27 +273,3 @@ fn front_ends_verify_the_chain_but_not_the_host_name() {
     let out = bench(tls_port, &["--tls", "--cacert", ca, "--sni", "db.example.com", "--tls-skip-hostname", "-n", "10"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
-
-#[test]
-fn an_x509_v1_certificate_is_named_as_the_cause() {
-    let dir = tempfile::tempdir().unwrap();
-    let certs = make_certs(dir.path());
-    let (_server, tls_port) = tls_server(&certs, false);
-    // `openssl x509 -req` without extensions makes a version 1 certificate.
-    let key = dir.path().join("v1.key");
-    let csr = dir.path().join("v1.csr");
-    let cert = dir.path().join("v1.crt");
-    let openssl = |args: &[&str]| {
-        let out = std::process::Command::new("openssl").args(args).output().unwrap();
-        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    };
-    let (key_s, csr_s, cert_s) = (key.to_str().unwrap(), csr.to_str().unwrap(), cert.to_str().unwrap());
-    openssl(&["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key_s]);
-    openssl(&["req", "-new", "-key", key_s, "-subj", "/CN=respbench-v1", "-out", csr_s]);
-    openssl(&["x509", "-req", "-in", csr_s, "-signkey", key_s, "-days", "2", "-out", cert_s]);
-    let out = bench(tls_port, &["--tls", "--insecure", "--cert", cert_s, "--key", key_s, "-n", "1"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
-    assert!(err.contains("X.509 v1") && err.contains("v3 certificate"), "{err}");
-    assert!(!err.contains("does not fit"), "{err}");
-}

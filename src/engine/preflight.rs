@@ -31,6 +31,9 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
     let budget = config.faults.connect_timeout;
     let mut session = Session::open_by_deadline(&config.server, budget)?;
     let mut warnings = Vec::new();
+    if let Some(note) = v1_note(config, &session) {
+        warnings.push(note);
+    }
     let mut session = Checked { session: &mut session, warnings: &mut warnings, silent: false };
     let reads = config.commands.iter().any(|c| c.reads && c.weight > 0);
     // In cluster mode each primary holds its share: ask them all.
@@ -85,6 +88,19 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
         FOUND_SILENT.lock().unwrap_or_else(|e| e.into_inner()).push(target);
     }
     Ok(warnings)
+}
+
+/// What the result says when the server's chain held an X.509 v1 certificate, which rustls's
+/// own verifier refuses: that it was accepted, and on what grounds.
+fn v1_note(config: &Config, session: &Session) -> Option<String> {
+    let tls = config.server.tls.as_ref().filter(|t| !t.skip_verify)?;
+    let subject = session.tls_v1_certificate()?;
+    let name = if tls.skip_hostname { "" } else { ", and the host name against its common name" };
+    Some(format!(
+        "the server's certificate chain holds an X.509 v1 certificate ({subject}), which rustls refuses; it was \
+         accepted as OpenSSL accepts it, after checking the chain to a trusted CA, each signature and validity \
+         period{name}"
+    ))
 }
 
 /// A session whose calls tell a check that may be skipped (the server refused the command or

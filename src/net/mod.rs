@@ -257,6 +257,15 @@ impl Session {
         matches!(self.stream, Stream::Tls(_))
     }
 
+    /// The subject of an X.509 v1 certificate in the chain the server presented, if any: such
+    /// a chain was accepted by respbench's own checks rather than webpki's.
+    pub fn tls_v1_certificate(&self) -> Option<String> {
+        match &self.stream {
+            Stream::Tls(s) => tls::v1_certificate(&s.conn),
+            _ => None,
+        }
+    }
+
     /// The address this session is connected to, for messages.
     pub fn target(&self) -> &str {
         &self.target

@@ -2,16 +2,18 @@
 //! connection), the handshake done blocking at connect time with errors that say what failed,
 //! and the non-blocking stream the engine drives afterwards.
 
+mod v1;
+mod verify;
+
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
-use rustls::client::WebPkiServerVerifier;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme, StreamOwned};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use verify::{Check, Verifier};
 
 use super::driver::RingSocket;
 use crate::config::TlsOptions;
@@ -44,35 +46,28 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
     let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&versions)
         .map_err(|e| format!("TLS setup: {e} (do the cipher suites chosen fit the TLS versions allowed?)"))?;
-    let builder = if opts.skip_verify {
-        builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
+    let (check, roots) = if opts.skip_verify {
+        (Check::Nothing, Vec::new())
     } else {
-        let mut roots = RootCertStore::empty();
-        match &opts.cacert {
+        let roots = match &opts.cacert {
             Some(path) => {
                 let certs = ca_certificates(path)?;
                 if certs.is_empty() {
                     return Err(format!("--cacert {}: no certificate in it", path.display()));
                 }
-                for cert in certs {
-                    roots.add(cert).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+                // A CA certificate rustls cannot trust is named here, before any connection.
+                let mut store = RootCertStore::empty();
+                for cert in &certs {
+                    store.add(cert.clone()).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
                 }
+                certs
             }
-            None => {
-                for cert in rustls_native_certs::load_native_certs().certs {
-                    let _ = roots.add(cert);
-                }
-            }
-        }
-        if opts.skip_hostname {
-            let chain = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
-                .build()
-                .map_err(|e| format!("TLS setup: {e}"))?;
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(ChainOnly(chain)))
-        } else {
-            builder.with_root_certificates(roots)
-        }
+            None => rustls_native_certs::load_native_certs().certs,
+        };
+        (if opts.skip_hostname { Check::ChainOnly } else { Check::Everything }, roots)
     };
+    let verifier = Verifier::new(check, roots, Arc::clone(&provider))?;
+    let builder = builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier));
     let config = match (&opts.cert, &opts.key) {
         (Some(cert), Some(key)) => {
             let chain = CertificateDer::pem_file_iter(cert)
@@ -80,28 +75,20 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
                 .map_err(|e| format!("--cert {}: cannot read PEM certificates: {e}", cert.display()))?;
             let key_der = PrivateKeyDer::from_pem_file(key)
                 .map_err(|e| format!("--key {}: cannot read a PEM private key: {e}", key.display()))?;
-            builder.with_client_auth_cert(chain, key_der).map_err(|e| {
-                if is_v1(&e) {
-                    format!(
-                        "--cert {}: an X.509 v1 certificate, which rustls does not accept (UnsupportedCertVersion); \
-                         issue a v3 certificate (openssl x509 -req ... -extfile with extensions)",
-                        cert.display()
-                    )
-                } else {
-                    format!("--cert/--key: the key does not fit the certificate: {e}")
-                }
-            })?
+            if chain.first().is_some_and(v1::is_v1) {
+                let pair = v1::ClientCert::new(chain, key_der, &provider)
+                    .map_err(|e| format!("--cert/--key: {e} ({}, an X.509 v1 certificate)", cert.display()))?;
+                builder.with_client_cert_resolver(Arc::new(pair))
+            } else {
+                builder
+                    .with_client_auth_cert(chain, key_der)
+                    .map_err(|e| format!("--cert/--key: the key does not fit the certificate: {e}"))?
+            }
         }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("--cert and --key go together: a client certificate needs its private key".into()),
     };
     Ok(config)
-}
-
-/// Whether rustls refused a certificate for being X.509 v1 (webpki's UnsupportedCertVersion,
-/// which rustls passes on only as an opaque error).
-fn is_v1(e: &rustls::Error) -> bool {
-    format!("{e:?}").contains("UnsupportedCertVersion")
 }
 
 /// `--cacert`: the certificates of a PEM file, or of every file in a directory (valkey's
@@ -213,13 +200,26 @@ fn explain(e: &io::Error, name: &ServerName<'_>) -> String {
                 "TLS handshake failed: the server's certificate is not valid for the name '{name}' (name mismatch); \
                  connect with --sni NAME (a name it carries), or --tls-skip-hostname to verify the chain only"
             ),
-            Error::InvalidCertificate(_) if is_v1(tls) => "TLS handshake failed: the server's certificate is an \
-                 X.509 v1 certificate, which rustls does not accept (UnsupportedCertVersion); give the server a v3 \
-                 certificate (openssl x509 -req ... -extfile with extensions)"
-                .to_string(),
-            Error::InvalidCertificate(CertificateError::Expired)
-            | Error::InvalidCertificate(CertificateError::ExpiredContext { .. }) => {
+            Error::InvalidCertificate(CertificateError::Expired) => {
                 "TLS handshake failed: the server's certificate has expired".to_string()
+            }
+            Error::InvalidCertificate(CertificateError::ExpiredContext { time, not_after }) => format!(
+                "TLS handshake failed: the server's certificate has expired (its validity ended {} ago)",
+                age(not_after.as_secs(), time.as_secs())
+            ),
+            Error::InvalidCertificate(CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. }) => {
+                "TLS handshake failed: the server's certificate is not valid yet (is this machine's clock right?)"
+                    .to_string()
+            }
+            Error::InvalidCertificate(CertificateError::BadSignature) => {
+                "TLS handshake failed: bad signature: a certificate of the server's chain was not signed by the key \
+                 of the issuer it names (a forged or mismatched certificate)"
+                    .to_string()
+            }
+            Error::InvalidCertificate(CertificateError::Other(other))
+                if let Some(chain) = other.0.downcast_ref::<v1::ChainError>() =>
+            {
+                format!("TLS handshake failed: {chain}")
             }
             Error::InvalidCertificate(other) => format!("TLS handshake failed: the server's certificate: {other:?}"),
             Error::AlertReceived(
@@ -243,6 +243,23 @@ fn explain(e: &io::Error, name: &ServerName<'_>) -> String {
         }
         _ => format!("TLS handshake failed: {e}"),
     }
+}
+
+/// How long ago `then` was at `now` (seconds since the epoch), in the largest whole unit.
+fn age(then: u64, now: u64) -> String {
+    let seconds = now.saturating_sub(then);
+    match seconds {
+        0..120 => format!("{seconds} s"),
+        120..7200 => format!("{} min", seconds / 60),
+        7200..172_800 => format!("{} h", seconds / 3600),
+        _ => format!("{} days", seconds / 86_400),
+    }
+}
+
+/// The subject of an X.509 v1 certificate the server presented, when there is one: such a
+/// chain was verified by our own checks, not webpki's, and the run's result says so.
+pub fn v1_certificate(conn: &ClientConnection) -> Option<String> {
+    v1::first_v1_subject(conn.peer_certificates()?)
 }
 
 /// An established TLS connection on a non-blocking socket.
@@ -372,91 +389,5 @@ impl Write for TlsStream {
             }
         }
         Ok(())
-    }
-}
-
-/// The front-ends' verification (as memtier, redis-benchmark and valkey-benchmark with
-/// OpenSSL do): the chain must lead to a trusted CA, the host name is not checked. webpki
-/// checks the name last, so a name error means everything else passed.
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        use rustls::{CertificateError, Error};
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
-            Err(Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `--tls-skip-verify`: accepts any certificate, still checking the handshake's signatures.
-#[derive(Debug)]
-struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
