@@ -342,6 +342,15 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     Ok(Translated::Run { args: out, notices, show_config, given })
 }
 
+/// The plan a memtier_benchmark command line (without the program name) runs, without running
+/// it: what `respbench memtier ARGS` would hand the engine.
+pub fn plan(args: &[OsString]) -> Result<crate::config::Config, String> {
+    match translate(args)? {
+        Translated::Run { args, .. } => super::plan_flags(&args).map(|(config, _)| config),
+        Translated::Print(_) => Err("the command line asks for help or the version, not a run".into()),
+    }
+}
+
 /// `-4`/`-6`: the host's first address of that family, so that respbench connects to it.
 fn resolve(host: &str, family: u8) -> Result<String, String> {
     use std::net::ToSocketAddrs;

@@ -5,7 +5,7 @@ mod capacity;
 mod dialect;
 mod exit;
 mod fill;
-mod memtier;
+pub mod memtier;
 mod memtier_out;
 mod memtier_run;
 mod memtier_usage;
@@ -14,7 +14,7 @@ mod mix;
 mod native;
 pub mod parse;
 mod protocol_flags;
-mod redis_benchmark;
+pub mod redis_benchmark;
 mod results;
 mod run_file;
 mod scenario_flags;
@@ -68,8 +68,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
             Err(msg) => return memtier_error(&msg),
         };
-        let parsed = Args::try_parse_from(&args).map_err(|e| clap_message(&e)).and_then(Args::into_config);
-        let (config, mut output) = match parsed {
+        let (config, mut output) = match plan_flags(&args) {
             Ok(parsed) => parsed,
             Err(msg) => return memtier_error(&msg),
         };
@@ -139,6 +138,12 @@ fn save_scenario(args: &[impl Into<OsString> + Clone], config: &Config, output: 
         eprintln!("respbench: note: {note}");
     }
     Ok(())
+}
+
+/// The plan of respbench's own flags (program name first), as a front-end's translation or a
+/// scenario step gives them; a mistake is one line.
+pub(crate) fn plan_flags<S: Into<OsString> + Clone>(args: &[S]) -> Result<(Config, Output), String> {
+    Args::try_parse_from(args.iter().cloned()).map_err(|e| clap_message(&e)).and_then(Args::into_config)
 }
 
 /// Parses respbench's own flags; `Err` carries the exit code after printing help or an error.

@@ -15,7 +15,7 @@ use clap::{ArgAction, Parser};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Args, EXIT_FAILURE, clap_message, parse, parse_args, usage_error};
+use super::{EXIT_FAILURE, parse, parse_args, usage_error};
 use crate::report;
 use crate::scenario::{self, Overrides, Step, Tool};
 
@@ -170,8 +170,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 /// the last phase must not cost the hour the first ones take.
 fn check(loaded: &scenario::Loaded, steps: Vec<Step>) -> Result<Vec<Step>, String> {
     for step in steps.iter().filter(|s| s.tool == Tool::Native) {
-        let argv = std::iter::once("respbench".to_string()).chain(step.args.iter().cloned());
-        Args::try_parse_from(argv).map_err(|e| clap_message(&e)).and_then(Args::into_config).map_err(|msg| {
+        step.plan().map_err(|msg| {
             let offset = key_in_phase(loaded, step, &msg).unwrap_or(step.span.start);
             scenario::locate(&loaded.path, &loaded.text, offset, &format!("phase '{}': {msg}", step.label))
         })?;
@@ -211,21 +210,16 @@ fn run_step(
 ) -> (Value, ExitCode) {
     let path = json_path.to_string_lossy().into_owned();
     let code = match step.tool {
-        Tool::Native => {
-            let mut argv = vec!["respbench".to_string()];
-            argv.extend(step.args.iter().cloned());
-            argv.extend(["--json".into(), path, "--label".into(), step.label.clone()]);
-            if progress {
-                argv.push("--progress".into());
+        Tool::Native => match step.plan() {
+            Ok((config, mut output)) => {
+                output.json = Some(json_path.to_path_buf());
+                output.label = Some(step.label.clone());
+                output.progress |= progress;
+                output.metrics = metrics.cloned();
+                super::execute(&config, &output, stop)
             }
-            match Args::try_parse_from(&argv).map_err(|e| clap_message(&e)).and_then(Args::into_config) {
-                Ok((config, mut output)) => {
-                    output.metrics = metrics.cloned();
-                    super::execute(&config, &output, stop)
-                }
-                Err(msg) => usage_error(&msg),
-            }
-        }
+            Err(msg) => usage_error(&msg),
+        },
         Tool::Fill => {
             let mut argv = vec!["respbench fill".to_string()];
             argv.extend(step.args.iter().cloned());

@@ -112,6 +112,19 @@ impl CommandSpec {
     }
 }
 
+impl CommandSpec {
+    /// `__rand_int__` sent as written rather than drawn: every request names one key, as
+    /// redis-benchmark's commands do without `-r`.
+    pub fn with_literal_rand_int(mut self) -> CommandSpec {
+        for part in self.args.iter_mut().flatten() {
+            if *part == ArgPart::RandInt {
+                *part = ArgPart::Lit(b"__rand_int__".to_vec());
+            }
+        }
+        self
+    }
+}
+
 /// A sequence's commands, each with its repeat count, as [`split_sequence`] finds them.
 pub type SequenceParts = Vec<(u32, Vec<String>)>;
 

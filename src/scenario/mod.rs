@@ -1,7 +1,8 @@
 //! Scenario files: a guide's whole procedure (fill, warm up, measure, step, search) in one
 //! reviewed TOML file. Each phase compiles to the very argument vector respbench's own command
 //! line takes, so the file can do whatever the flags can and the flags stay the one source of
-//! truth; `cli::run_file` runs the vectors through the usual code paths.
+//! truth; `cli::run_file` runs the vectors through the usual code paths, and `Step::plan` gives
+//! a step's plan without running it.
 
 pub mod save;
 pub mod schema;
@@ -56,6 +57,22 @@ impl Step {
             mask = a == "-a";
         }
         out.join(" ")
+    }
+}
+
+impl Step {
+    /// The plan this step runs, as `respbench` with the step's flags would build it. A fill up
+    /// to a memory target and a capacity search are several runs, not one plan.
+    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::Output), String> {
+        match self.tool {
+            Tool::Native => {
+                let argv: Vec<&str> =
+                    std::iter::once("respbench").chain(self.args.iter().map(String::as_str)).collect();
+                crate::cli::plan_flags(&argv)
+            }
+            Tool::Fill => Err("a fill up to a memory target is several runs, not one plan".into()),
+            Tool::Capacity => Err("a capacity search is several runs, not one plan".into()),
+        }
     }
 }
 
@@ -417,14 +434,12 @@ impl Compiler<'_> {
         };
         let min = ks.min.unwrap_or(0);
         push("--key-prefix", ks.prefix.clone());
-        push("--key-min", ks.min.map(|n| n.to_string()));
+        push("--key-min", ks.min.map(|n| self.scaled_key(n).to_string()));
         push("--key-max", ks.max.map(|max| self.scaled_max(min, max).to_string()));
         let scale = self.scale;
         push(
             "--key-median",
-            ks.median.map(|m| {
-                if scale == 1.0 { m.to_string() } else { (min as f64 + (m - min as f64) * scale).round().to_string() }
-            }),
+            ks.median.map(|m| if scale == 1.0 { m.to_string() } else { (m * scale).round().to_string() }),
         );
         push(
             "--key-stddev",
@@ -483,12 +498,19 @@ impl Compiler<'_> {
         Ok(())
     }
 
+    /// A key number scaled: a range in the middle of a large one (a guide's hot middle) stays
+    /// in the middle of the scaled one.
+    fn scaled_key(&self, n: u64) -> u64 {
+        if self.scale == 1.0 { n } else { (n as f64 * self.scale).round() as u64 }
+    }
+
+    /// The last key of a range scaled: from the scaled first key, the range's count scaled.
     fn scaled_max(&self, min: u64, max: u64) -> u64 {
         if self.scale == 1.0 {
             return max;
         }
         let keys = ((max.saturating_sub(min) + 1) as f64 * self.scale).round().max(1.0) as u64;
-        min + keys - 1
+        self.scaled_key(min) + keys - 1
     }
 
     fn scaled_count(&self, n: &str) -> Result<String, String> {

@@ -15,8 +15,9 @@ pub struct Scenario {
     /// What this scenario is for (the guide it follows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Multiplies key ranges, request counts, durations and byte memory targets (0.001 runs a
-    /// guide small against a local server); `respbench run --scale` overrides it.
+    /// Multiplies key numbers (a range's first key, its count of keys, median and stddev),
+    /// request counts, durations and byte memory targets (0.001 runs a guide small against a
+    /// local server); `respbench run --scale` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
     /// The server.

@@ -62,6 +62,10 @@ fn scale_shrinks_ranges_counts_and_durations_but_not_rates() {
         "{run}"
     );
     assert!(run.contains("--duration 600ms"), "{run}");
+    // A range in the middle of the keys stays in the middle: its first key scales too.
+    let middle = "[keyspaces.m]\nmin = 27250000\nmax = 47750000\n[[phase]]\nkind = \"fill\"\nkeyspace = \"m\"\n";
+    let fill = compile(middle, Some(0.001)).unwrap()[0].shown();
+    assert!(fill.contains("--key-min 27250 --key-max 47749"), "{fill}");
     let steps = compile("[[phase]]\nkind = \"steps\"\nrequests = \"1m\"\nrates = [5000]\n", Some(0.01)).unwrap();
     assert!(steps[0].shown().contains("--requests 10000 --rate 5000"), "{}", steps[0].shown());
 }

@@ -272,6 +272,9 @@ impl Args {
         let mut sequence = Sequence::of(&parts, pattern(letter), true);
         for c in &mut sequence.commands {
             c.inline = self.inline;
+            if self.literal_rand_int {
+                *c = c.clone().with_literal_rand_int();
+            }
         }
         Ok(Some(sequence))
     }
@@ -328,6 +331,9 @@ impl Args {
     fn custom_command(&self, text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
         let mut spec = CommandSpec::parse(text, weight, key_pattern).map_err(|e| format!("--command: {e}"))?;
         spec.inline = self.inline;
+        if self.literal_rand_int {
+            spec = spec.with_literal_rand_int();
+        }
         let rand_ints = spec.args.iter().flatten().filter(|p| **p == ArgPart::RandInt).count();
         if rand_ints > crate::workload::MAX_RAND_INTS {
             return Err(format!(

@@ -201,6 +201,9 @@ pub struct Args {
     /// Send the --command commands inline (words and CRLF) instead of as RESP arrays.
     #[arg(long, help_heading = "Workload")]
     pub inline: bool,
+    /// Send __rand_int__ in --command as written, not drawn: one key, as redis-benchmark without -r.
+    #[arg(long, help_heading = "Workload")]
+    pub literal_rand_int: bool,
     /// The weight of the --command in the same position [default: 1].
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub command_ratio: Vec<u32>,
@@ -439,6 +442,20 @@ mod tests {
         assert!(parse(&["--key-min", "5", "--key-max", "1"]).unwrap_err().contains("--key-min 5"));
         assert!(parse(&["-n", "10", "--duration", "5s"]).is_err());
         assert!(parse(&["--user", "bob"]).is_err());
+    }
+
+    #[test]
+    fn literal_rand_int_names_one_key() {
+        use crate::config::ArgPart;
+        let get = ["--command", "GET key:__rand_int__"];
+        let (drawn, _) = parse(&get).unwrap();
+        assert_eq!(drawn.commands[0].args[1], [ArgPart::Lit(b"key:".to_vec()), ArgPart::RandInt]);
+        let (literal, _) = parse(&[get[0], get[1], "--literal-rand-int"]).unwrap();
+        let written = [ArgPart::Lit(b"key:".to_vec()), ArgPart::Lit(b"__rand_int__".to_vec())];
+        assert_eq!(literal.commands[0].args[1], written);
+        let (sequence, _) =
+            parse(&["--command", "SET key:__rand_int__ v ; GET key:__rand_int__", "--literal-rand-int"]).unwrap();
+        assert!(sequence.commands.iter().all(|c| c.args[1] == written));
     }
 
     #[test]

@@ -56,8 +56,11 @@ struct Plan {
 /// answers to (`redis-benchmark` or `valkey-benchmark`).
 pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
     let plan = match plan(tool, args) {
-        Ok(Some(plan)) => plan,
-        Ok(None) => return ExitCode::SUCCESS,
+        Ok(Parsed::Run(plan)) => plan,
+        Ok(Parsed::Print(text)) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
         Err(msg) => return usage_error(tool, &msg),
     };
     if let Some(notice) = &plan.notice {
@@ -78,9 +81,7 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
     }
     loop {
         for test in &plan.tests {
-            let mut config = plan.base.clone();
-            config.commands = test.commands.clone();
-            config.sequence = test.sequence.clone();
+            let config = test_config(&plan.base, test);
             if let Err(e) = set_up(&config, test) {
                 eprintln!("respbench: {e}");
                 return ExitCode::from(EXIT_FAILURE);
@@ -103,8 +104,48 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
     }
 }
 
-/// Reads the command line; `None` when it asked for help or the version (printed here).
-fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
+/// One test of a command line, planned: its name as the tool prints it and what the engine runs.
+#[derive(Debug, Clone)]
+pub struct PlannedTest {
+    pub name: String,
+    pub config: Config,
+}
+
+/// The tests a redis-benchmark (or valkey-benchmark, as `tool` says) command line (without the
+/// program name) runs, in order, without running them: what `respbench redis-benchmark ARGS`
+/// hands the engine, test by test. `-l` (loop) and `-I` (idle) are not planned as tests.
+pub fn plan_tests(tool: &str, args: &[OsString]) -> Result<Vec<PlannedTest>, String> {
+    let plan = match plan(tool, args)? {
+        Parsed::Run(plan) => plan,
+        Parsed::Print(_) => return Err("the command line asks for help or the version, not a run".into()),
+    };
+    if plan.idle {
+        return Err("-I opens idle connections: there is no test to plan".into());
+    }
+    Ok(plan
+        .tests
+        .iter()
+        .map(|test| PlannedTest { name: test.name.clone(), config: test_config(&plan.base, test) })
+        .collect())
+}
+
+/// A test's plan: the command line's, with the test's commands.
+fn test_config(base: &Config, test: &Test) -> Config {
+    let mut config = base.clone();
+    config.commands = test.commands.clone();
+    config.sequence = test.sequence.clone();
+    config
+}
+
+/// What a command line asks for.
+enum Parsed {
+    Run(Box<Plan>),
+    /// Print this (help, version) and exit successfully.
+    Print(String),
+}
+
+/// Reads the command line.
+fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     let (found, mut command) = scan(tool, OPTIONS, args, true)?;
     let mut native: Vec<OsString> = vec!["respbench".into(), "--key-prefix".into(), "".into()];
     let (mut requests, mut keyspace, mut selected, mut duration) = (100_000u64, None, None, None);
@@ -175,14 +216,8 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                             native.extend(["--warmup".into(), secs.into()]);
                         }
                     }
-                    "help" => {
-                        print!("{}", options::help(tool));
-                        return Ok(None);
-                    }
-                    "version" => {
-                        print!("{}", options::version(tool));
-                        return Ok(None);
-                    }
+                    "help" => return Ok(Parsed::Print(options::help(tool))),
+                    "version" => return Ok(Parsed::Print(options::version(tool))),
                     _ => unreachable!("every Special option is handled"),
                 }
             }
@@ -254,7 +289,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
     }
-    Ok(Some(Plan { base, tests, quiet, csv, precision, looping, idle, payload, notice, native, save }))
+    Ok(Parsed::Run(Box::new(Plan { base, tests, quiet, csv, precision, looping, idle, payload, notice, native, save })))
 }
 
 /// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).
@@ -372,7 +407,10 @@ mod tests {
 
     fn plan_of(args: &[&str]) -> Result<Plan, String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-        plan("redis-benchmark", &args).map(|p| p.expect("not help"))
+        match plan("redis-benchmark", &args)? {
+            Parsed::Run(plan) => Ok(*plan),
+            Parsed::Print(_) => panic!("help, not a run"),
+        }
     }
 
     #[test]

@@ -172,15 +172,8 @@ pub fn command_spec(words: &[String], random: bool) -> CommandSpec {
 }
 
 /// Without `-r`, redis-benchmark leaves `__rand_int__` as it is: every request hits one key.
-pub fn with_rand(mut spec: CommandSpec, random: bool) -> CommandSpec {
-    if !random {
-        for part in spec.args.iter_mut().flatten() {
-            if *part == ArgPart::RandInt {
-                *part = ArgPart::Lit(b"__rand_int__".to_vec());
-            }
-        }
-    }
-    spec
+pub fn with_rand(spec: CommandSpec, random: bool) -> CommandSpec {
+    if random { spec } else { spec.with_literal_rand_int() }
 }
 
 /// `--save-scenario FILE.toml`: writes the tests as a scenario, one phase each with the same
