@@ -23,7 +23,7 @@ deps:
 # chooses, io_uring where the kernel allows it, then the tests that drive the event loop again
 # on epoll (RESPBENCH_IO is read by every front-end the tests start).
 NOT_ENGINE = binary(=fuzz_corpus) | binary(=json_schema) | binary(=k8s) | binary(=scan_differential) \
-	| binary(=slurm) | binary(=merge_memtier) | binary(=io_paths) | binary(=module_graph)
+	| binary(=slurm) | binary(=merge_memtier) | binary(=io_paths) | binary(=module_graph) | binary(=example_guides)
 test: deps
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --no-fail-fast && \
