@@ -3,6 +3,12 @@
 //! the collector, never by the workers; and Graphite event annotations (an HTTP POST to
 //! `/events/`) when each run starts and ends. Sending never blocks the run for long: UDP is
 //! fire and forget, and a Graphite that does not answer gets one warning and no more posts.
+//!
+//! Written here rather than with cadence: dashboards built on memtier match its packets byte
+//! for byte (`latency_ms:0.123|ms` with three decimals, percentiles with six), and cadence's
+//! typed metrics format values their own way (timers in whole milliseconds). The Graphite POST
+//! is one bounded request per run with nothing to read back, which an HTTP client crate would
+//! not make simpler.
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
