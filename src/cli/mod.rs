@@ -12,6 +12,7 @@ mod memtier_usage;
 mod merge;
 mod mix;
 mod native;
+mod notes;
 pub mod parse;
 mod protocol_flags;
 mod redis_benchmark;
@@ -58,8 +59,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         None
     };
     if let Some(skip) = memtier {
-        let (args, notices, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(memtier::Translated::Run { args, notices, show_config, given }) => (args, notices, show_config, given),
+        let (args, notices, say_notes, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
+            Ok(memtier::Translated::Run { args, notices, say_notes, show_config, given }) => {
+                (args, notices, say_notes, show_config, given)
+            }
             Ok(memtier::Translated::Print(text)) => {
                 print!("{text}");
                 return ExitCode::SUCCESS;
@@ -67,12 +70,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             Err(msg) => return memtier_error(&msg),
         };
         let parsed = Args::try_parse_from(&args).map_err(|e| clap_message(&e)).and_then(Args::into_config);
-        let (config, mut output) = match parsed {
+        let (mut config, mut output) = match parsed {
             Ok(parsed) => parsed,
             Err(msg) => return memtier_error(&msg),
         };
+        // memtier's stderr carries memtier's lines: respbench's notes only with --notes.
+        output.notes = notes::Notes::kept(say_notes);
+        config.faults.tell = say_notes;
         for notice in notices {
-            eprintln!("{notice}");
+            output.notes.note("memtier_benchmark", notice);
         }
         if let Some(text) = show_config {
             // As memtier: the banner on stderr, the values on stdout.
@@ -252,7 +258,7 @@ fn run_verify(config: &Config) -> ExitCode {
 
 /// The run itself and its reports.
 fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
-    let warnings = match checks_before_the_run(config) {
+    let warnings = match checks_before_the_run(config, &output.notes) {
         Ok(w) => w,
         Err(code) => return code,
     };
@@ -304,6 +310,7 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
     };
     let mut outcome = Outcome::pool(runs).expect("at least one run");
     outcome.warnings.splice(0..0, warnings);
+    outcome.notes = output.notes.said.clone();
     let run = Run { config, outcome: &outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
     let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
     let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
@@ -373,9 +380,10 @@ fn live_metrics(output: &Output) -> Result<(Option<std::sync::Arc<report::metric
     }
 }
 
-/// The checks before a run, their warnings printed (and kept for the report), and the server
-/// a bug report would describe; `Err` carries the exit code of a server that cannot be run against.
-fn checks_before_the_run(config: &Config) -> Result<Vec<String>, ExitCode> {
+/// The checks before a run, their warnings kept for the report (and said where `notes` says),
+/// and the server a bug report would describe; `Err` carries the exit code of a server that
+/// cannot be run against.
+fn checks_before_the_run(config: &Config, notes: &notes::Notes) -> Result<Vec<String>, ExitCode> {
     let warnings = engine::preflight(config).map_err(|e| {
         // memcached started with -S (SASL) does not answer the text protocols at all.
         let sasl = matches!(e, crate::net::ConnectError::Silent { .. })
@@ -389,9 +397,7 @@ fn checks_before_the_run(config: &Config) -> Result<Vec<String>, ExitCode> {
         eprintln!("respbench: {e}{hint}");
         ExitCode::from(EXIT_FAILURE)
     })?;
-    for warning in &warnings {
-        eprintln!("respbench: warning: {warning}");
-    }
+    notes.warn("respbench", &warnings);
     signals::describe_server(&config.server);
     Ok(warnings)
 }

@@ -48,6 +48,8 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["start-at"], true, Map::Flag("--start-at")),
     opt(&["rps"], true, Map::Flag("--rate")),
     opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
+    // respbench's own notes on stderr (how TLS is verified); without it stderr is the tool's.
+    opt(&["notes"], false, Map::Special),
     opt(&["duration"], true, Map::Special),
     opt(&["warmup"], true, Map::Special),
     opt(&["cluster"], false, Map::Flag("--cluster")),
