@@ -6,6 +6,7 @@ mod dialect;
 mod exit;
 mod fill;
 mod memtier;
+mod memtier_crash;
 mod memtier_out;
 mod memtier_run;
 mod memtier_usage;
@@ -94,7 +95,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         if let Err(code) = save_scenario(&args, &config, &output) {
             return code;
         }
-        return execute(&config, &output, &install_sigint());
+        return execute(&config, &output, &signals::install(signals::Report::Memtier));
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
     let benchmark = |name: &std::ffi::OsStr| name == "redis-benchmark" || name == "valkey-benchmark";
@@ -166,7 +167,7 @@ fn parse_args<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, 
 /// Ctrl-C (or SIGTERM, SIGHUP) sets the returned flag; a second one while results are written
 /// ends at once. Fatal signals print a bug report (see `signals`).
 fn install_sigint() -> signals::Stop {
-    signals::install()
+    signals::install(signals::Report::Respbench)
 }
 
 /// Runs the plan `runs` times with the live line on a terminal, and pools the runs.
