@@ -202,6 +202,10 @@ pub struct Faults {
     pub connect_timeout: Duration,
     /// Largest bulk string or aggregate length a reply may declare (`--max-reply-size`).
     pub max_reply: i64,
+    /// respbench's own lines about the run's faults on stderr (a connection lost and
+    /// reconnected, a fixable error reply, a protocol error, a timeout): on in the native CLI,
+    /// off under a front-end's name (its stderr is the original's) unless `--notes`.
+    pub tell: bool,
 }
 
 impl Default for Faults {
@@ -216,6 +220,7 @@ impl Default for Faults {
             reconnect_every: None,
             connect_timeout: CONNECT_TIMEOUT,
             max_reply: crate::resp::MAX_BULK_LEN,
+            tell: true,
         }
     }
 }

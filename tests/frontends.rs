@@ -359,7 +359,8 @@ fn memtier_clients_share_one_random_sequence_unless_distinct_client_seed() {
         server.cli(&["HLEN", key]).parse::<u64>().map(|n| (n, stderr(&out))).unwrap()
     };
     let (same, err) = hset("same", &[]);
-    assert!(err.contains("--distinct-client-seed"), "{err}");
+    // respbench's note on it is in its JSON, on stderr only with --notes (memtier's stderr is memtier's).
+    assert!(!err.contains("--distinct-client-seed"), "{err}");
     let (distinct, _) = hset("distinct", &["--distinct-client-seed"]);
     assert_eq!(server.calls("hset"), 20_000);
     // Ten clients replaying one sequence touch the keys of one client's 1,000 draws.
@@ -386,6 +387,8 @@ fn memtier_reconnect_on_error_comes_back_and_says_so() {
     let child = respbench()
         .args(["memtier", "-p", &server.port_arg(), "-c", "2", "-t", "1", "--test-time=4", "--ratio=1:0"])
         .args(["--reconnect-on-error", "--max-reconnect-attempts=20", "--connection-timeout=1"])
+        // respbench's own lines about reconnecting (memtier's words for them are not written yet).
+        .arg("--notes")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -432,4 +435,67 @@ fn memtier_connection_jitter_and_ipv4() {
 fn memtier_ok_raw(server: &Server, args: &[&str]) {
     let out = memtier_raw(server, args);
     assert!(out.status.success(), "memtier {args:?}: {}", stderr(&out));
+}
+
+/// Under memtier's name a fatal signal prints memtier 2.3's bug report: its markers, the
+/// crashing thread marked in the stack section, the client's connections, then the process
+/// dies of the signal.
+#[test]
+fn a_crash_under_memtiers_name_prints_memtiers_bug_report() {
+    use std::os::unix::process::ExitStatusExt;
+    let server = Server::start(&[]);
+    let (_dir, link) = memtier_link();
+    let mut command = std::process::Command::new(&link);
+    command.args(["-p", &server.port_arg(), "-t", "2", "-c", "2", "--test-time", "60", "--ratio", "1:0"]);
+    let run = Watched::spawn(command);
+    server.wait_calls("set", 100);
+    run.signal(libc::SIGSEGV);
+    let out = run.finish();
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "the process dies of the signal: {:?}", out.status);
+    let err = stderr(&out);
+    let report = &err[err.find("=== MEMTIER_BENCHMARK BUG REPORT START").expect(&err)..];
+    let lines: Vec<&str> = report.lines().collect();
+    let stamped = |rest: &str| lines.iter().any(|l| l.split_once(" # ").is_some_and(|(_, r)| r.starts_with(rest)));
+    assert_eq!(lines[0], "=== MEMTIER_BENCHMARK BUG REPORT START: Cut & paste starting from here ===");
+    for rest in [
+        "memtier_benchmark crashed by signal: 11",
+        "Crashed running signal <SIGSEGV>",
+        "Signal code: ",
+        "Fault address: ",
+        "--- STACK TRACE (all threads)",
+        "Thread ",
+        "--- INFO OUTPUT",
+        "--- CLIENT LIST OUTPUT",
+        "For more information, please check the core dump if available.",
+    ] {
+        assert!(stamped(rest), "no {rest:?} in:\n{report}");
+    }
+    assert!(report.contains("(current/crashing thread):"), "{report}");
+    assert!(report.contains("(worker thread 1):") || report.contains("(worker thread 0):"), "{report}");
+    // The client's own connections: four clients to the server.
+    let conns = lines.iter().filter(|l| l.contains(&format!("addr=127.0.0.1:{} ", server.port))).count();
+    assert!(conns >= 4, "{report}");
+    assert!(lines.contains(&"=== MEMTIER_BENCHMARK BUG REPORT END. Make sure to include from START to END. ==="));
+    assert!(!err.contains("RESPBENCH"), "{err}");
+}
+
+/// memtier's stderr is memtier's lines: respbench's notes (the shared key sequence) and the
+/// empty-keyspace warning stay out of it, and go into respbench's JSON; `--notes` says them.
+#[test]
+fn memtier_stderr_has_only_memtiers_lines_and_the_json_keeps_the_notes() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let args = ["-n", "20", "-c", "1", "-t", "1", "--ratio", "0:1", "--respbench-json", json.to_str().unwrap()];
+    let out = memtier(&server, &args);
+    let err = stderr(&out);
+    assert!(!err.contains("respbench") && !err.contains("note:") && !err.contains("warning:"), "{err}");
+    let doc = read_json(&json);
+    let said =
+        |key: &str, needle: &str| doc[key].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains(needle));
+    assert!(said("notes", "same random key sequence"), "{}", doc["notes"]);
+    assert!(said("warnings", "empty"), "{}", doc["warnings"]);
+    let out = memtier(&server, &[&args[..], &["--notes"]].concat());
+    let err = stderr(&out);
+    assert!(err.contains("memtier_benchmark: note: every client") && err.contains("respbench: warning:"), "{err}");
 }

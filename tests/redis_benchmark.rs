@@ -410,3 +410,49 @@ fn valkey_enable_tracking_turns_client_tracking_on() {
     assert!(!stdout(&out).contains("errors"), "{}", stdout(&out));
     assert_eq!((server.calls("set"), server.calls("get")), (500, 1000));
 }
+
+/// Through either name, stderr carries only what the tools print there: nothing after a run
+/// that went well (an empty keyspace read included), and a server's refusal in their words.
+#[test]
+fn stderr_is_the_tools_own() {
+    let server = Server::start(&["--maxclients", "2"]);
+    let dir = tempfile::tempdir().unwrap();
+    let port = server.port_arg();
+    for name in ["redis-benchmark", "valkey-benchmark"] {
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_respbench"), &link).unwrap();
+        let out = Command::new(&link).args(["-p", &port, "-n", "100", "-c", "1", "-t", "get", "-q"]).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{name}");
+        // Two connections held open (each answered, so the server counts it) fill the server.
+        let held: Vec<_> = (0..2).map(|_| answered(server.port).expect("room for it")).collect();
+        let out = Command::new(&link).args(["-p", &port, "-n", "100", "-c", "1", "-t", "get", "-q"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.lines().any(|l| l == "Error from server: ERR max number of clients reached"), "{name}: {err}");
+        assert!(!err.contains("respbench"), "{name}: {err}");
+        drop(held);
+        wait_for("room on the server again", std::time::Duration::from_secs(10), || answered(server.port).is_some());
+    }
+    // A server that wants a password, and an error reply during a test.
+    let locked = Server::start(&["--requirepass", "secret"]);
+    let out = bench_cmd(&locked).args(["-n", "10", "-t", "get", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err, format!("Node 127.0.0.1:{} replied with error:\nNOAUTH Authentication required.\n", locked.port));
+    let open = Server::start(&[]);
+    open.cli(&["LPUSH", "alist", "x"]);
+    let out = bench_cmd(&open).args(["-n", "10", "-q", "GET", "alist"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("Error from server: WRONGTYPE"), "{}", stderr(&out));
+}
+
+/// A connection the server answered PING on, or `None` when it refused it (maxclients).
+fn answered(port: u16) -> Option<std::net::TcpStream> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    conn.write_all(b"PING\r\n").ok()?;
+    let mut reply = [0u8; 7];
+    conn.read_exact(&mut reply).ok()?;
+    (&reply == b"+PONG\r\n").then_some(conn)
+}

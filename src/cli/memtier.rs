@@ -67,6 +67,8 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["allow-late-start"], false, Map::Flag("--allow-late-start")),
     opt(&["randomize"], false, Map::Special),
     opt(&["show-config"], false, Map::Special),
+    // respbench's own: its notes on stderr too (they are always in --respbench-json).
+    opt(&["notes"], false, Map::Special),
     opt(&["print-percentiles"], true, Map::Flag("--percentiles")),
     opt(&["tls"], false, Map::Flag("--tls")),
     opt(&["tls-skip-verify"], false, Map::Flag("--tls-skip-verify")),
@@ -128,19 +130,25 @@ const REQUESTS_PER_CLIENT: u64 = 10_000;
 const CONSTANT_SEED: u64 = 5381;
 
 /// What memtier does without being told, printed once on stderr.
-const SAME_STREAM_NOTICE: &str = "memtier_benchmark: note: every client draws the same random key sequence, as \
+const SAME_STREAM_NOTICE: &str = "every client draws the same random key sequence, as \
     memtier_benchmark does; --distinct-client-seed gives each client its own";
-const TLS_NOTICE: &str = "memtier_benchmark: note: TLS verifies the server's certificate chain but not its host \
+const TLS_NOTICE: &str = "TLS verifies the server's certificate chain but not its host \
     name, as memtier_benchmark does (respbench --tls checks both)";
 
 /// What a memtier command line asks for.
 #[derive(Debug)]
 pub enum Translated {
-    /// A run with respbench's arguments, the notes to print on stderr first, and the
-    /// configuration to show (`--show-config`).
+    /// A run with respbench's arguments, its notes (said on stderr only with `--notes`:
+    /// `say_notes`), and the configuration to show (`--show-config`).
     /// `given`: every memtier option's last value (long name; "yes" for a switch), for the
     /// configuration memtier's JSON reports.
-    Run { args: Vec<OsString>, notices: Vec<String>, show_config: Option<String>, given: Vec<(String, String)> },
+    Run {
+        args: Vec<OsString>,
+        notices: Vec<String>,
+        say_notes: bool,
+        show_config: Option<String>,
+        given: Vec<(String, String)>,
+    },
     /// Print this (help, version) and exit successfully.
     Print(String),
 }
@@ -152,6 +160,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     let mut key_prefix_given = false;
     let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
     let (mut distinct, mut randomize, mut show_config, mut reconnect_on_error) = (false, false, false, false);
+    let mut say_notes = false;
     let (mut max_attempts, mut backoff_factor, mut jitter) = (0u32, None, (0u64, 0u64));
     let (mut family, mut host) = (None, None);
     // Every option's last value ("yes" for a switch), for --show-config.
@@ -186,6 +195,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                     "distinct-client-seed" => distinct = true,
                     "randomize" => randomize = true,
                     "show-config" => show_config = true,
+                    "notes" => say_notes = true,
                     "reconnect-on-error" => reconnect_on_error = true,
                     "max-reconnect-attempts" => {
                         max_attempts = u32::try_from(number(&v)?).map_err(|_| format!("'{v}' is too large"))?
@@ -339,7 +349,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     }
     let show_config = show_config.then(|| super::memtier_usage::show_config(&given, family));
     let given = given.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
-    Ok(Translated::Run { args: out, notices, show_config, given })
+    Ok(Translated::Run { args: out, notices, say_notes, show_config, given })
 }
 
 /// The plan a memtier_benchmark command line (without the program name) runs, without running

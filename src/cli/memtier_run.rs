@@ -13,7 +13,7 @@ use crate::report::memtier_stats::{MemtierOutput, MemtierView};
 use crate::report::{self, memtier_clients, memtier_files, memtier_json, memtier_text};
 
 pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: &AtomicBool) -> ExitCode {
-    let warnings = match checks_before_the_run(config) {
+    let warnings = match checks_before_the_run(config, &output.notes) {
         Ok(w) => w,
         Err(code) => return code,
     };
@@ -107,6 +107,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
     }
     let mut pooled = Outcome::pool(runs.clone()).expect("at least one run");
     pooled.warnings.splice(0..0, warnings);
+    pooled.notes = output.notes.said.clone();
     let text = memtier_text::render(&view, &runs, &pooled);
     match &output.out_file {
         Some(path) => files.push((path.clone(), text.into_bytes())),

@@ -6,12 +6,14 @@ mod dialect;
 mod exit;
 mod fill;
 pub mod memtier;
+mod memtier_crash;
 mod memtier_out;
 mod memtier_run;
 mod memtier_usage;
 mod merge;
 mod mix;
 mod native;
+mod notes;
 pub mod parse;
 mod protocol_flags;
 pub mod redis_benchmark;
@@ -60,20 +62,25 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         None
     };
     if let Some(skip) = memtier {
-        let (args, notices, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(memtier::Translated::Run { args, notices, show_config, given }) => (args, notices, show_config, given),
+        let (args, notices, say_notes, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
+            Ok(memtier::Translated::Run { args, notices, say_notes, show_config, given }) => {
+                (args, notices, say_notes, show_config, given)
+            }
             Ok(memtier::Translated::Print(text)) => {
                 print!("{text}");
                 return ExitCode::SUCCESS;
             }
             Err(msg) => return memtier_error(&msg),
         };
-        let (config, mut output) = match plan_flags(&args) {
+        let (mut config, mut output) = match plan_flags(&args) {
             Ok(parsed) => parsed,
             Err(msg) => return memtier_error(&msg),
         };
+        // memtier's stderr carries memtier's lines: respbench's notes only with --notes.
+        output.notes = notes::Notes::kept(say_notes);
+        config.faults.tell = say_notes;
         for notice in notices {
-            eprintln!("{notice}");
+            output.notes.note("memtier_benchmark", notice);
         }
         if let Some(text) = show_config {
             // As memtier: the banner on stderr, the values on stdout.
@@ -89,7 +96,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         if let Err(code) = save_scenario(&args, &config, &output) {
             return code;
         }
-        return execute(&config, &output, &install_sigint());
+        return execute(&config, &output, &signals::install(signals::Report::Memtier));
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
     let benchmark = |name: &std::ffi::OsStr| name == "redis-benchmark" || name == "valkey-benchmark";
@@ -167,7 +174,7 @@ fn parse_args<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, 
 /// Ctrl-C (or SIGTERM, SIGHUP) sets the returned flag; a second one while results are written
 /// ends at once. Fatal signals print a bug report (see `signals`).
 fn install_sigint() -> signals::Stop {
-    signals::install()
+    signals::install(signals::Report::Respbench)
 }
 
 /// Runs the plan `runs` times with the live line on a terminal, and pools the runs.
@@ -259,7 +266,7 @@ fn run_verify(config: &Config) -> ExitCode {
 
 /// The run itself and its reports.
 fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
-    let warnings = match checks_before_the_run(config) {
+    let warnings = match checks_before_the_run(config, &output.notes) {
         Ok(w) => w,
         Err(code) => return code,
     };
@@ -311,6 +318,7 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
     };
     let mut outcome = Outcome::pool(runs).expect("at least one run");
     outcome.warnings.splice(0..0, warnings);
+    outcome.notes = output.notes.said.clone();
     let run = Run { config, outcome: &outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
     let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
     let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
@@ -380,9 +388,10 @@ fn live_metrics(output: &Output) -> Result<(Option<std::sync::Arc<report::metric
     }
 }
 
-/// The checks before a run, their warnings printed (and kept for the report), and the server
-/// a bug report would describe; `Err` carries the exit code of a server that cannot be run against.
-fn checks_before_the_run(config: &Config) -> Result<Vec<String>, ExitCode> {
+/// The checks before a run, their warnings kept for the report (and said where `notes` says),
+/// and the server a bug report would describe; `Err` carries the exit code of a server that
+/// cannot be run against.
+fn checks_before_the_run(config: &Config, notes: &notes::Notes) -> Result<Vec<String>, ExitCode> {
     let warnings = engine::preflight(config).map_err(|e| {
         // memcached started with -S (SASL) does not answer the text protocols at all.
         let sasl = matches!(e, crate::net::ConnectError::Silent { .. })
@@ -396,9 +405,7 @@ fn checks_before_the_run(config: &Config) -> Result<Vec<String>, ExitCode> {
         eprintln!("respbench: {e}{hint}");
         ExitCode::from(EXIT_FAILURE)
     })?;
-    for warning in &warnings {
-        eprintln!("respbench: warning: {warning}");
-    }
+    notes.warn("respbench", &warnings);
     signals::describe_server(&config.server);
     Ok(warnings)
 }

@@ -63,17 +63,34 @@ impl std::ops::Deref for Stop {
     }
 }
 
-/// Installs every handler once; returns the flag the stop signals set.
-pub fn install() -> Stop {
+/// Whose bug report a fatal signal prints: respbench's, or memtier_benchmark's (its markers
+/// and sections, under its name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    Respbench,
+    Memtier,
+}
+
+/// Installs every handler once (the first call's `report` is the process's); returns the flag
+/// the stop signals set.
+pub fn install(report: Report) -> Stop {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let fallback = format!("{}{}{}", header(None), info_block(None), footer(None)).into_bytes().leak();
+        let fallback = match report {
+            Report::Respbench => format!("{}{}{}", header(None), info_block(None), footer(None)),
+            Report::Memtier => {
+                let p = stamp(None);
+                format!("{}{}{}", super::memtier_crash::START, info_block(None), super::memtier_crash::footer(&p))
+            }
+        }
+        .into_bytes()
+        .leak();
         FALLBACK_LEN.store(fallback.len(), Ordering::SeqCst);
         FALLBACK.store(fallback.as_mut_ptr(), Ordering::SeqCst);
         let mut warm = [std::ptr::null_mut(); 2];
         // SAFETY: a buffer of the length given; the first call loads the unwinder.
         unsafe { libc::backtrace(warm.as_mut_ptr(), warm.len() as c_int) };
-        start_watcher();
+        start_watcher(report);
         for sig in STOP_SIGNALS {
             set_handler(sig, on_stop as extern "C" fn(c_int) as usize, libc::SA_RESTART);
         }
@@ -187,7 +204,7 @@ extern "C" fn on_fatal(sig: c_int, info: *mut libc::siginfo_t, _context: *mut li
 }
 
 /// Starts the thread that writes the report, with the pipes the handler uses to reach it.
-fn start_watcher() {
+fn start_watcher(report: Report) {
     let (mut to, mut from) = ([-1; 2], [-1; 2]);
     // SAFETY: pipe2 fills the arrays it is given.
     let piped = unsafe {
@@ -215,7 +232,10 @@ fn start_watcher() {
         if got != size as isize {
             return;
         }
-        let report = crash_report(&message);
+        let report = match report {
+            Report::Respbench => crash_report(&message),
+            Report::Memtier => memtier_report(&message),
+        };
         let mut stderr = std::io::stderr().lock();
         let _ = stderr.write_all(report.as_bytes());
         let _ = stderr.flush();
@@ -301,6 +321,18 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
     }
     out.push('\n');
     out.push_str(&footer(Some(&time)));
+    out
+}
+
+/// The report under memtier's name: its sections in its order (`memtier_crash`).
+fn memtier_report(&[sig, code, addr, _sender, tid]: &Message) -> String {
+    let time = local_time();
+    let p = stamp(Some(&time));
+    let mut out = super::memtier_crash::header(&p, sig as c_int, code as i32, addr);
+    out.push_str(&super::memtier_crash::stack_section(&p, tid, &stack_trace(&p)));
+    out.push_str(&info_block(Some(&time)));
+    out.push_str(&super::memtier_crash::client_list(&p));
+    out.push_str(&super::memtier_crash::footer(&p));
     out
 }
 

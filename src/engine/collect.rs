@@ -178,6 +178,7 @@ impl<'c> Collector<'c> {
             server_stats: None,
             server_peak_memory: None,
             warnings: Vec::new(),
+            notes: Vec::new(),
             runs: Vec::new(),
         }
     }

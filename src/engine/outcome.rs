@@ -63,6 +63,9 @@ pub struct Outcome {
     pub server_peak_memory: Option<u64>,
     /// Things the user should know about the run (checks before it, telemetry during it).
     pub warnings: Vec<String>,
+    /// What respbench noted about how it ran the command line (a front-end's TLS
+    /// verification, memtier's shared key sequence): set by the command line, not the engine.
+    pub notes: Vec<String>,
     /// One entry per run (several with `--runs`).
     pub runs: Vec<RunFigures>,
     /// When connections were down (dropped, then reconnected or not), merged where they overlap.
@@ -170,6 +173,11 @@ impl Outcome {
             for w in next.warnings {
                 if !pooled.warnings.contains(&w) {
                     pooled.warnings.push(w);
+                }
+            }
+            for n in next.notes {
+                if !pooled.notes.contains(&n) {
+                    pooled.notes.push(n);
                 }
             }
             pooled.runs.extend(next.runs);

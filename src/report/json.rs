@@ -37,6 +37,8 @@ struct Document<'a> {
     server_cpu: Option<ServerCpu>,
     server_telemetry: Option<ServerTelemetry>,
     warnings: &'a [String],
+    /// respbench's notes on how it ran the command line (said on stderr by the native CLI).
+    notes: &'a [String],
     bottleneck: Verdict,
     runs: &'a [RunFigures],
     repetition: Option<Repetition>,
@@ -366,6 +368,7 @@ impl Format for Json {
                 peak_used_memory_bytes: outcome.server_peak_memory.unwrap_or(s.used_memory_bytes),
             }),
             warnings: &outcome.warnings,
+            notes: &outcome.notes,
             bottleneck: {
                 let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
                 Verdict { verdict, detail }

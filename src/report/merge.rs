@@ -337,6 +337,14 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
     }
     all_warnings.extend(warnings.iter().cloned());
     doc["warnings"] = json!(all_warnings);
+    // Each shard's notes once (results from before notes were kept have none).
+    let mut notes: Vec<&str> = Vec::new();
+    for n in inputs.iter().flat_map(|i| i.doc["notes"].as_array().into_iter().flatten().filter_map(Value::as_str)) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    doc["notes"] = json!(notes);
     doc["bottleneck"] = bottleneck(inputs);
     doc["runs"] = json!(runs);
     doc["repetition"] = repetition.unwrap_or(Value::Null);

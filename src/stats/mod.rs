@@ -125,6 +125,9 @@ impl std::fmt::Display for ErrorKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorCounts {
     entries: Vec<(ErrorKind, u64)>,
+    /// The first error reply's text, whole (a front-end whose original stops at the first
+    /// error reply names it: redis-benchmark's `Error from server: ...`).
+    first_reply: Option<String>,
 }
 
 impl ErrorCounts {
@@ -144,9 +147,25 @@ impl ErrorCounts {
         }
     }
 
+    /// Keeps an error reply's text if it is the first (allocates once).
+    #[inline]
+    pub fn keep_first_reply(&mut self, msg: &[u8]) {
+        if self.first_reply.is_none() {
+            self.first_reply = Some(String::from_utf8_lossy(msg).into_owned());
+        }
+    }
+
+    /// The first error reply's text, if any came.
+    pub fn first_reply(&self) -> Option<&str> {
+        self.first_reply.as_deref()
+    }
+
     pub fn merge(&mut self, other: &ErrorCounts) {
         for (kind, n) in &other.entries {
             self.add(kind.clone(), *n);
+        }
+        if self.first_reply.is_none() {
+            self.first_reply.clone_from(&other.first_reply);
         }
     }
 
@@ -291,6 +310,12 @@ mod tests {
         assert!((lat.mean_us - 2.0).abs() < 0.01, "{lat:?}");
         assert_eq!(a.errors.total(), 3);
         assert_eq!(a.errors.sorted()[0], (ErrorKind::Server("ERR".into()), 2));
+        let (mut first, mut later) = (ErrorCounts::default(), ErrorCounts::default());
+        later.keep_first_reply(b"ERR later");
+        first.keep_first_reply(b"ERR max number of clients reached");
+        first.keep_first_reply(b"ERR again");
+        first.merge(&later);
+        assert_eq!(first.first_reply(), Some("ERR max number of clients reached"));
     }
 
     #[test]

@@ -168,6 +168,7 @@ impl Args {
                     Duration::from_millis(500)
                 }),
                 reconnect_every: self.reconnect_every,
+                tell: true,
                 connect_timeout: self.connect_timeout.unwrap_or(crate::config::CONNECT_TIMEOUT),
                 max_reply: self.max_reply_size as i64,
             },
@@ -207,6 +208,7 @@ impl Args {
             runs: self.runs as usize,
             debug: self.debug,
             memtier_front_end: false,
+            notes: crate::cli::notes::Notes::spoken(),
             statsd: self.statsd_host.map(|host| crate::report::statsd::Options {
                 host,
                 port: self.statsd_port,

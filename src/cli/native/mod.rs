@@ -393,6 +393,8 @@ pub struct Output {
     pub debug: bool,
     /// The run came through memtier's command line: messages in memtier's words.
     pub memtier_front_end: bool,
+    /// respbench's own notes: kept for the JSON, said on stderr unless a front-end runs it.
+    pub notes: super::notes::Notes,
     /// Live metrics to StatsD (and Graphite events).
     pub statsd: Option<crate::report::statsd::Options>,
     /// `--data-verify`: read back what was written after the run; `--verify-only`: instead of it.

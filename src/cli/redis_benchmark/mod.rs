@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 mod options;
 mod suite;
+mod words;
 
 use super::dialect::{Found, scan};
 use super::{EXIT_FAILURE, EXIT_USAGE};
@@ -45,8 +46,6 @@ struct Plan {
     looping: bool,
     idle: bool,
     payload: usize,
-    /// Said on stderr before the run (how TLS is verified).
-    notice: Option<String>,
     /// respbench's flags for the whole command line, and `--save-scenario`'s file.
     native: Vec<OsString>,
     save: Option<std::path::PathBuf>,
@@ -63,15 +62,17 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
         }
         Err(msg) => return usage_error(tool, &msg),
     };
-    if let Some(notice) = &plan.notice {
-        eprintln!("{notice}");
-    }
     if let Some(code) = suite::save_scenario(&plan, tool, args) {
         return code;
     }
     let stop = super::install_sigint();
+    if plan.base.cluster.is_none()
+        && let Err(code) = words::check_server(tool, &plan.base)
+    {
+        return code;
+    }
     if plan.idle {
-        return idle(&plan.base, &stop);
+        return idle(tool, &plan.base, &stop);
     }
     if plan.csv {
         println!(
@@ -83,16 +84,21 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
         for test in &plan.tests {
             let config = test_config(&plan.base, test);
             if let Err(e) = set_up(&config, test) {
-                eprintln!("respbench: {e}");
+                eprintln!("{}", words::connect_error(tool, &e));
                 return ExitCode::from(EXIT_FAILURE);
             }
             let outcome = match super::measure(&config, 1, &stop, |_| {}) {
                 Ok(o) => o,
                 Err(e) => {
-                    eprintln!("respbench: {e}");
+                    eprintln!("{}", words::connect_error(tool, &e));
                     return ExitCode::from(EXIT_FAILURE);
                 }
             };
+            // The tools stop at the first error reply rather than report false results.
+            if let Some(message) = outcome.errors.first_reply() {
+                eprintln!("{}", words::error_from_server(message));
+                return ExitCode::from(EXIT_FAILURE);
+            }
             print!("{}", render(&plan, test, &config, &outcome));
             if outcome.interrupted || stop.load(Ordering::SeqCst) {
                 return super::exit::interrupted();
@@ -151,6 +157,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     let (mut requests, mut keyspace, mut selected, mut duration) = (100_000u64, None, None, None);
     let (mut quiet, mut csv, mut looping, mut idle, mut stdin_arg) = (false, false, false, false, false);
     let mut precision = 3;
+    let mut say_notes = false;
     let mut threads_given = false;
     let mut payload = None;
     let (mut user, mut ciphers): (Option<String>, Vec<String>) = (None, Vec::new());
@@ -192,11 +199,12 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
                         functions.keys =
                             v.parse().map_err(|_| format!("invalid value for '{long}': '{v}' is not a whole number"))?
                     }
-                    // Errors are always counted and shown by kind.
-                    "e" => {}
+                    // The tools stop at the first error reply, and say -e changes nothing.
+                    "e" => eprintln!("{}", words::SHOW_ERRORS_WARNING),
                     "tls-ciphers" | "tls-ciphersuites" => ciphers.push(v),
                     "q" => quiet = true,
                     "csv" => csv = true,
+                    "notes" => say_notes = true,
                     "l" => looping = true,
                     "I" => idle = true,
                     "x" => stdin_arg = true,
@@ -252,16 +260,22 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
             let uri = w[1].to_string_lossy().to_ascii_lowercase();
             w[0] == "--uri" && (uri.starts_with("rediss://") || uri.starts_with("valkeys://"))
         });
-    let mut notice = None;
+    // respbench's note on how TLS is verified: the tools' stderr carries only their own lines,
+    // so it is said only with --notes (this front-end writes no JSON to keep it in).
+    let mut notes = super::notes::Notes::kept(say_notes);
     if tls && !native.iter().any(|a| a == "--tls-skip-verify") {
         native.push("--tls-skip-hostname".into());
-        notice = Some(format!(
-            "{tool}: note: TLS verifies the server's certificate chain but not its host name, as {tool} does \
-             (respbench --tls checks both)"
-        ));
+        notes.note(
+            tool,
+            format!(
+                "TLS verifies the server's certificate chain but not its host name, as {tool} does (respbench --tls \
+                 checks both)"
+            ),
+        );
     }
     let args = <super::Args as clap::Parser>::try_parse_from(&native).map_err(|e| super::clap_message(&e))?;
     let (mut base, output) = args.into_config()?;
+    base.faults.tell = say_notes;
     let save = output.scenario.save_scenario;
     if stdin_arg {
         let mut last = String::new();
@@ -289,7 +303,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
     }
-    Ok(Parsed::Run(Box::new(Plan { base, tests, quiet, csv, precision, looping, idle, payload, notice, native, save })))
+    Ok(Parsed::Run(Box::new(Plan { base, tests, quiet, csv, precision, looping, idle, payload, native, save })))
 }
 
 /// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).
@@ -379,7 +393,7 @@ fn set_up(config: &Config, test: &Test) -> Result<(), crate::net::ConnectError> 
 }
 
 /// `-I`: opens the connections and holds them, doing nothing, until Ctrl-C.
-fn idle(config: &Config, stop: &AtomicBool) -> ExitCode {
+fn idle(tool: &str, config: &Config, stop: &AtomicBool) -> ExitCode {
     let mut sessions = Vec::new();
     for _ in 0..config.connections {
         // A server at maxclients accepts, then answers with an error and closes: ask once.
@@ -387,7 +401,7 @@ fn idle(config: &Config, stop: &AtomicBool) -> ExitCode {
         match opened {
             Ok(s) => sessions.push(s),
             Err(e) => {
-                eprintln!("respbench: {e}");
+                eprintln!("{}", words::connect_error(tool, &e));
                 return ExitCode::from(EXIT_FAILURE);
             }
         }

@@ -49,6 +49,8 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["allow-late-start"], false, Map::Flag("--allow-late-start")),
     opt(&["rps"], true, Map::Flag("--rate")),
     opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
+    // respbench's own notes on stderr (how TLS is verified); without it stderr is the tool's.
+    opt(&["notes"], false, Map::Special),
     opt(&["duration"], true, Map::Special),
     opt(&["warmup"], true, Map::Special),
     opt(&["cluster"], false, Map::Flag("--cluster")),

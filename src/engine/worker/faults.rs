@@ -135,7 +135,9 @@ impl Worker<'_> {
         let backoff = self.plan.faults.reconnect_backoff;
         link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
         self.down += 1;
-        eprintln!("respbench: connection to {} lost ({why}); reconnecting in {backoff:?}", self.target_of(node));
+        if self.plan.faults.tell {
+            eprintln!("respbench: connection to {} lost ({why}); reconnecting in {backoff:?}", self.target_of(node));
+        }
     }
 
     /// The address of `node`, for messages.
@@ -302,7 +304,9 @@ impl Worker<'_> {
         // Connecting a new link is not an outage; reconnecting one is.
         if outage {
             self.window.down.push((down.since, after));
-            eprintln!("respbench: reconnected to {target} after {} failed attempts", down.attempts);
+            if self.plan.faults.tell {
+                eprintln!("respbench: reconnected to {target} after {} failed attempts", down.attempts);
+            }
         }
         // Sent again now: service time counts from here, response time still from the
         // intended send (the outage is in it).
@@ -317,7 +321,9 @@ impl Worker<'_> {
         let after = Instant::now();
         down.attempts += 1;
         if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
-            eprintln!("respbench: connection to {target}: giving up after {} reconnect attempts", down.attempts);
+            if self.plan.faults.tell {
+                eprintln!("respbench: connection to {target}: giving up after {} reconnect attempts", down.attempts);
+            }
             self.window.down.push((down.since, after));
             self.abandon(conn, ErrorKind::Io);
             return;

@@ -171,7 +171,9 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
                     if late {
                         worker.fail(conn, node, ErrorKind::Timeout, now);
                         if plan.deadline.is_none() && plan.faults.retry == 0 && !conn.finished {
-                            guard::gave_up(&plan.server.target, timeout);
+                            if plan.faults.tell {
+                                guard::gave_up(&plan.server.target, timeout);
+                            }
                             worker.abandon(conn, ErrorKind::Timeout);
                         }
                         worker.requeue(conn, c);

@@ -71,7 +71,9 @@ impl Worker<'_> {
                     Ok(None) => break,
                     Err(e) => {
                         let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
-                        guard::protocol(&self.plan.server.target, self.plan.server.session.protocol, &e, start);
+                        if self.plan.faults.tell {
+                            guard::protocol(&self.plan.server.target, self.plan.server.session.protocol, &e, start);
+                        }
                         self.fail(conn, node, ErrorKind::Protocol, now);
                         return false;
                     }
@@ -151,7 +153,10 @@ impl Worker<'_> {
                     let link = conn.links[node].as_ref().expect("the link being read");
                     let msg = &link.rbuf[at + msg_start..at + msg_end];
                     self.window.errors.add_server(resp::error_prefix(msg));
-                    guard::error_reply(&self.plan.server.target, msg);
+                    self.window.errors.keep_first_reply(msg);
+                    if self.plan.faults.tell {
+                        guard::error_reply(&self.plan.server.target, msg);
+                    }
                 }
                 _ => {}
             }

@@ -1,0 +1,95 @@
+//! What redis-benchmark and valkey-benchmark say on stderr when a run cannot go on, in their
+//! words (scripts match them: `Error from server: ...`, `Could not connect to Redis at ...`),
+//! and the check they make before the tests (fetching the server's CONFIG), which is where
+//! they tell a server that wants a password. respbench's own messages stay out of their stderr.
+
+use std::process::ExitCode;
+
+use crate::cli::EXIT_FAILURE;
+use crate::config::Config;
+use crate::net::{CallError, ConnectError, Session};
+
+/// `-e`: the tools now stop at the first error reply, and say so.
+pub const SHOW_ERRORS_WARNING: &str =
+    "WARNING: -e option has no effect. We now immediately exit on error to avoid false results.";
+
+/// An error reply ends the run, as in the tools (their results would be false).
+pub fn error_from_server(message: &str) -> String {
+    format!("Error from server: {message}")
+}
+
+/// A connection or login that failed, as the tool words it.
+pub fn connect_error(tool: &str, e: &ConnectError) -> String {
+    // The tools name the server "Redis" (redis-benchmark) or "server" (valkey-benchmark).
+    let what = if tool == "valkey-benchmark" { "server" } else { "Redis" };
+    match e {
+        ConnectError::Unreachable { target, source } => {
+            format!("Could not connect to {what} at {target}: {}", strerror(source))
+        }
+        ConnectError::Auth { target, message } => format!("Node {target} replied with error:\n{message}"),
+        ConnectError::Tls { message, .. } => format!("Could not negotiate a TLS connection: {message}"),
+        ConnectError::Refused { message, .. } => error_from_server(message),
+        ConnectError::Io { source, .. } => format!("Error: {}", strerror(source)),
+        other => format!("Error: {other}"),
+    }
+}
+
+/// An I/O error as `strerror` says it, without Rust's " (os error N)".
+fn strerror(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
+    }
+}
+
+/// The tools' check before the tests: connect, log in and ask `CONFIG GET save` and
+/// `appendonly`. A connection or login that fails ends the run, as does NOAUTH (the server
+/// wants a password); any other refusal is their warning, and the tests run.
+pub fn check_server(tool: &str, config: &Config) -> Result<(), ExitCode> {
+    let fail = |line: String| {
+        eprintln!("{line}");
+        ExitCode::from(EXIT_FAILURE)
+    };
+    let mut session = Session::open(&config.server).map_err(|e| fail(connect_error(tool, &e)))?;
+    for key in [&b"save"[..], b"appendonly"] {
+        match session.call(&[b"CONFIG", b"GET", key]) {
+            Ok(_) => {}
+            Err(CallError::Server(message)) if message.starts_with("NOAUTH") => {
+                return Err(fail(format!("Node {} replied with error:\n{message}", config.server.target)));
+            }
+            Err(_) => {
+                eprintln!("WARNING: Could not fetch server CONFIG");
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_errors_in_the_tools_words() {
+        let refused = ConnectError::Unreachable {
+            target: "127.0.0.1:7".into(),
+            source: std::io::Error::from_raw_os_error(libc::ECONNREFUSED),
+        };
+        assert_eq!(
+            connect_error("redis-benchmark", &refused),
+            "Could not connect to Redis at 127.0.0.1:7: Connection refused"
+        );
+        assert_eq!(
+            connect_error("valkey-benchmark", &refused),
+            "Could not connect to server at 127.0.0.1:7: Connection refused"
+        );
+        let auth = ConnectError::Auth { target: "h:1".into(), message: "WRONGPASS invalid".into() };
+        assert_eq!(connect_error("redis-benchmark", &auth), "Node h:1 replied with error:\nWRONGPASS invalid");
+        assert_eq!(
+            error_from_server("ERR max number of clients reached"),
+            "Error from server: ERR max number of clients reached"
+        );
+    }
+}
