@@ -8,12 +8,12 @@ use crate::engine::WORKER_THREAD;
 pub const START: &str = "\n\n=== MEMTIER_BENCHMARK BUG REPORT START: Cut & paste starting from here ===\n";
 pub const END: &str = "\n=== MEMTIER_BENCHMARK BUG REPORT END. Make sure to include from START to END. ===\n\n";
 
-/// The opening lines: the signal, its code and the fault address (memtier prints both).
-pub fn header(p: &str, sig: i32, code: i32, addr: u64) -> String {
+/// The opening lines: the signal (its number and `name`), its code and the fault address
+/// (memtier prints both).
+pub fn header(p: &str, (sig, name): (i32, &str), code: i32, addr: u64) -> String {
     format!(
-        "{START}{p}memtier_benchmark crashed by signal: {sig}\n{p}Crashed running signal <{}>\n{p}Signal code: \
-         {code}\n{p}Fault address: {addr:#x}\n",
-        super::signals::name(sig)
+        "{START}{p}memtier_benchmark crashed by signal: {sig}\n{p}Crashed running signal <{name}>\n{p}Signal code: \
+         {code}\n{p}Fault address: {addr:#x}\n"
     )
 }
 

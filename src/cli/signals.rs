@@ -328,7 +328,7 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
 fn memtier_report(&[sig, code, addr, _sender, tid]: &Message) -> String {
     let time = local_time();
     let p = stamp(Some(&time));
-    let mut out = super::memtier_crash::header(&p, sig as c_int, code as i32, addr);
+    let mut out = super::memtier_crash::header(&p, (sig as c_int, name(sig as c_int)), code as i32, addr);
     out.push_str(&super::memtier_crash::stack_section(&p, tid, &stack_trace(&p)));
     out.push_str(&info_block(Some(&time)));
     out.push_str(&super::memtier_crash::client_list(&p));
