@@ -8,6 +8,7 @@ mod fill;
 mod memtier;
 mod memtier_out;
 mod memtier_run;
+mod memtier_uri;
 mod memtier_usage;
 mod merge;
 mod mix;

@@ -9,6 +9,7 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod connection;
 mod options;
 mod suite;
 
@@ -112,7 +113,11 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
     let mut precision = 3;
     let mut threads_given = false;
     let mut payload = None;
-    let (mut user, mut ciphers): (Option<String>, Vec<String>) = (None, Vec::new());
+    let mut server = connection::Connection::default();
+    // The options passed on as they are, each once with its last value, as the tool's parser
+    // keeps the last; TLS 1.2 and 1.3 cipher lists, each the last given.
+    let mut flags: Vec<(&'static str, Option<String>)> = Vec::new();
+    let mut ciphers: [Option<String>; 2] = [None, None];
     let mut functions = suite::Functions::default();
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
@@ -123,12 +128,17 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                 if let (true, Some(v)) = (*flag == "--data-size", value.as_deref()) {
                     payload = Some(super::parse::size(v).map_err(|e| format!("invalid value for '-d': {e}"))?);
                 }
-                native.push((*flag).into());
-                native.extend(value.map(OsString::from));
+                match flags.iter_mut().find(|(f, _)| f == flag) {
+                    Some(earlier) => earlier.1 = value,
+                    None => flags.push((flag, value)),
+                }
             }
             Map::Unsupported(what) => return Err(format!("{tool}'s {long} is not supported yet ({what})")),
             Map::Special => {
                 let v = value.unwrap_or_default();
+                if server.apply(spec.names[0], &v)? {
+                    continue;
+                }
                 match spec.names[0] {
                     "n" => requests = count(&v)?,
                     "r" => keyspace = Some(count(&v)?),
@@ -140,7 +150,6 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                             "invalid value for '-k': '{v}' (expected 1 to keep alive, 0 to reconnect)"
                         ));
                     }
-                    "user" => user = Some(v),
                     "num-functions" | "num-keys-in-fcall" if tool != "valkey-benchmark" => {
                         return Err(format!(
                             "{long} sets valkey-benchmark's FUNCTION LOAD and FCALL tests: run as valkey-benchmark"
@@ -153,7 +162,8 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                     }
                     // Errors are always counted and shown by kind.
                     "e" => {}
-                    "tls-ciphers" | "tls-ciphersuites" => ciphers.push(v),
+                    "tls-ciphers" => ciphers[0] = Some(v),
+                    "tls-ciphersuites" => ciphers[1] = Some(v),
                     "q" => quiet = true,
                     "csv" => csv = true,
                     "l" => looping = true,
@@ -161,10 +171,11 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
                     "x" => stdin_arg = true,
                     "t" => selected = Some(v),
                     "precision" => {
-                        precision = v
-                            .parse::<usize>()
-                            .map_err(|_| format!("invalid value for '--precision': '{v}' is not a number"))?
-                            .max(1)
+                        let digits = v
+                            .parse::<i64>()
+                            .map_err(|_| format!("invalid value for '--precision': '{v}' is not a number"))?;
+                        // As redis-benchmark: below 0 is the default, above 4 is 4.
+                        precision = if digits < 0 { 3 } else { digits.clamp(1, 4) as usize };
                     }
                     "duration" | "warmup" => {
                         let secs = seconds(&v)
@@ -188,10 +199,16 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
             }
         }
     }
-    // --user without -a sends no AUTH, as in the tools.
-    if let Some(user) = user.filter(|_| native.iter().any(|a| a == "--password")) {
-        native.extend(["--user".into(), user.into()]);
+    for (flag, value) in flags {
+        native.push(flag.into());
+        native.extend(value.map(OsString::from));
     }
+    // --user without -a sends no AUTH, as in the tools.
+    native.extend(server.flags());
+    if server.tls && !native.iter().any(|a| a == "--tls") {
+        native.push("--tls".into());
+    }
+    let ciphers: Vec<String> = ciphers.into_iter().flatten().collect();
     if !ciphers.is_empty() {
         native.extend(["--tls-ciphers".into(), ciphers.join(":").into()]);
     }
@@ -212,11 +229,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Option<Plan>, String> {
         native.extend(["--key-min".into(), "0".into(), "--key-max".into(), (r - 1).to_string().into()]);
     }
     // As the tools do with OpenSSL: the chain is verified, the host name is not.
-    let tls = native.iter().any(|a| a == "--tls")
-        || native.windows(2).any(|w| {
-            let uri = w[1].to_string_lossy().to_ascii_lowercase();
-            w[0] == "--uri" && (uri.starts_with("rediss://") || uri.starts_with("valkeys://"))
-        });
+    let tls = native.iter().any(|a| a == "--tls");
     let mut notice = None;
     if tls && !native.iter().any(|a| a == "--tls-skip-verify") {
         native.push("--tls-skip-hostname".into());
