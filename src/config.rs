@@ -280,13 +280,21 @@ impl Config {
     }
 
     /// Connection `index`'s contiguous slice of the key range, `(first, last)`; `None` when the
-    /// range has fewer keys than there are connections and this one gets none.
+    /// range has fewer keys than there are connections and this one gets none. Even shares,
+    /// or memtier's (`extras.memtier_slices`).
     pub fn slice(&self, index: usize) -> Option<(u64, u64)> {
         // A shard (`--shard`) splits its own part of the range.
         let (min, max) = self.walked_keys();
         let span = u128::from(max - min) + 1;
         let conns = self.connections as u128;
         let i = index as u128;
+        if self.extras.memtier_slices && self.extras.shard.is_none() {
+            // memtier's split: (max - min) / clients + 1 keys each, the last client to the end.
+            let size = u128::from(max - min) / conns + 1;
+            let lo = min as u128 + size * i;
+            let hi = if i + 1 == conns { max as u128 } else { lo + size - 1 };
+            return (lo <= max as u128).then(|| (lo as u64, hi.min(max as u128) as u64));
+        }
         let lo = min as u128 + span * i / conns;
         let next = min as u128 + span * (i + 1) / conns;
         (next > lo).then(|| (lo as u64, (next - 1) as u64))
@@ -402,5 +410,17 @@ pub(crate) mod tests {
         c.connections = 50;
         assert_eq!((0..50).map(|i| c.quota(i).unwrap()).sum::<u64>(), 10);
         assert_eq!(c.slice(0), None);
+    }
+
+    #[test]
+    fn memtier_slices_are_equal_with_the_rest_to_the_last() {
+        // memtier_benchmark 2.3, -c 3 --key-minimum=1 --key-maximum=100: 1-34, 35-68, 69-100.
+        let mut c = sample();
+        (c.keys.min, c.keys.max, c.connections) = (1, 100, 3);
+        c.extras.memtier_slices = true;
+        let slices: Vec<Option<(u64, u64)>> = (0..3).map(|i| c.slice(i)).collect();
+        assert_eq!(slices, vec![Some((1, 34)), Some((35, 68)), Some((69, 100))]);
+        (c.keys.min, c.keys.max, c.connections) = (0, 4, 10);
+        assert_eq!((c.slice(4), c.slice(5), c.slice(9)), (Some((4, 4)), None, None));
     }
 }

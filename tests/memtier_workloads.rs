@@ -209,7 +209,8 @@ fn data_import_writes_the_files_items() {
     let server = Server::start(&[]);
     let file = export(&server);
     memtier(&server, &["--data-import", &file, "--ratio=1:0", "-n", "3"]);
-    assert_eq!(server.calls("set"), 3);
+    // The item that expires goes as memtier sends it, with SETEX.
+    assert_eq!((server.calls("set"), server.calls("setex")), (2, 1));
     assert_eq!(server.cli(&["GET", "imp:1"]), "hello");
     assert_eq!(server.cli(&["STRLEN", "imp:2"]), "6");
     let ttl: i64 = server.cli(&["TTL", "imp:3"]).parse().unwrap();
@@ -252,4 +253,37 @@ fn data_verify_counts_mismatches_after_a_run_or_alone() {
         .output()
         .unwrap();
     assert!(stderr(&out).contains("Verified 100 keys: 1 mismatches"), "{}", stderr(&out));
+}
+
+/// README.import's example row (single quotes are bytes of the key and the data, counted in
+/// nkey and nbytes), unquoted keys and data, and a quoted key with a doubled quote.
+const README_IMPORT: &[u8] = b"dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n\
+    0, 0, 60, 19, 200, 0, 1, 11, 'doxrpshny', 'asdfghjklqwerty'\n\
+    0, 0, 0, 7, 0, 0, 1, 5, plain, \"hello\"\n\
+    0, 0, 0, 7, 0, 0, 1, 5, key:2, world\r\n\
+    0, 0, 30, 5, 0, 0, 1, 4, \"q\"\"k3\", \"abc\"\n";
+
+#[test]
+fn data_import_reads_memtiers_documented_csv_and_expires_with_setex() {
+    let server = Server::start(&[]);
+    let path = server.dir.path().join("readme.csv");
+    std::fs::write(&path, README_IMPORT).unwrap();
+    memtier(&server, &["--data-import", path.to_str().unwrap(), "--ratio=1:0", "-n", "4"]);
+    // memtier 2.3 with this file: two SETEX (the rows with an exptime) and two SET.
+    assert_eq!((server.calls("setex"), server.calls("set")), (2, 2));
+    for (key, value) in [("'doxrpshny'", "'asdfghjklqwerty'"), ("plain", "hello"), ("key:2", "world"), ("q\"k3", "abc")]
+    {
+        assert_eq!(server.cli(&["GET", key]), value, "{key}");
+    }
+    let ttl = |key: &str| server.cli(&["TTL", key]).parse::<i64>().unwrap();
+    assert!((1..=60).contains(&ttl("'doxrpshny'")) && (1..=30).contains(&ttl("q\"k3")));
+    assert_eq!((ttl("plain"), ttl("key:2")), (-1, -1));
+    // A key whose length is not nkey names the line.
+    std::fs::write(&path, b"dumpflags, time, exptime\n0, 0, 0, 7, 0, 0, 1, 4, plain, hello\n").unwrap();
+    let out = respbench()
+        .args(["memtier", "-p", &server.port_arg(), "--data-import", path.to_str().unwrap(), "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("readme.csv:2: the key is 5 bytes, nkey says 4"), "{}", stderr(&out));
 }

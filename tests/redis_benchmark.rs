@@ -456,3 +456,25 @@ fn answered(port: u16) -> Option<std::net::TcpStream> {
     conn.read_exact(&mut reply).ok()?;
     (&reply == b"+PONG\r\n").then_some(conn)
 }
+
+#[test]
+fn options_apply_in_order_and_the_last_setting_wins() {
+    // As redis-benchmark's parser: a repeated option keeps its last value, -u sets the parts
+    // it has over an earlier -p, and a later -p overrides the URI's port.
+    let server = Server::start(&[]);
+    let port = server.port_arg();
+    let run = |args: &[&str]| {
+        let out = respbench().arg("redis-benchmark").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    // Starting the server sent a PING of its own.
+    let pings = server.calls("ping");
+    run(&["-p", "1", "-u", &format!("redis://127.0.0.1:{port}/2"), "-n", "5", "-n", "20", "-t", "ping", "-t", "set"]);
+    assert_eq!((server.calls("set"), server.calls("ping")), (20, pings));
+    assert_eq!(server.cli(&["-n", "2", "EXISTS", "key:__rand_int__"]), "1");
+    run(&["-u", "redis://127.0.0.1:1", "-p", &port, "-P", "2", "-P", "10", "-n", "30", "-t", "incr", "-q"]);
+    assert_eq!(server.calls("incr"), 30);
+    // --precision as redis-benchmark takes it: below 0 is its default, above 4 is 4.
+    run(&["-p", &port, "-n", "10", "-t", "get", "--precision", "9", "--precision", "-1", "-q"]);
+    assert_eq!(server.calls("get"), 10);
+}

@@ -23,14 +23,14 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["host", "h"], true, Map::Special),
     opt(&["help"], false, Map::Special),
     opt(&["version", "v"], false, Map::Special),
-    opt(&["port", "p"], true, Map::Flag("--port")),
+    opt(&["port", "p"], true, Map::Special),
     opt(&["unix-socket", "S"], true, Map::Flag("--socket")),
     opt(&["protocol", "P"], true, Map::Special),
     opt(&["authenticate", "a"], true, Map::Special),
-    opt(&["uri", "u"], true, Map::Flag("--uri")),
+    opt(&["uri", "u"], true, Map::Special),
     opt(&["ipv4", "4"], false, Map::Special),
     opt(&["ipv6", "6"], false, Map::Special),
-    opt(&["select-db"], true, Map::Flag("--db")),
+    opt(&["select-db"], true, Map::Special),
     opt(&["clients", "c"], true, Map::Special),
     opt(&["threads", "t"], true, Map::Special),
     opt(&["requests", "n"], true, Map::Special),
@@ -49,9 +49,9 @@ const OPTIONS: &[(Spec, Map)] = &[
     opt(&["data-size-list"], true, Map::Flag("--data-size-list")),
     opt(&["random-data", "R"], false, Map::Flag("--random-data")),
     opt(&["expiry-range"], true, Map::Flag("--expiry-range")),
-    opt(&["command"], true, Map::Flag("--command")),
-    opt(&["command-ratio"], true, Map::Flag("--command-ratio")),
-    opt(&["command-key-pattern"], true, Map::Flag("--command-key-pattern")),
+    opt(&["command"], true, Map::Special),
+    opt(&["command-ratio"], true, Map::Special),
+    opt(&["command-key-pattern"], true, Map::Special),
     opt(&["run-count", "x"], true, Map::Flag("--runs")),
     opt(&["out-file", "o"], true, Map::Flag("--out-file")),
     opt(&["json-out-file"], true, Map::Flag("--memtier-json")),
@@ -70,13 +70,13 @@ const OPTIONS: &[(Spec, Map)] = &[
     // respbench's own: its notes on stderr too (they are always in --respbench-json).
     opt(&["notes"], false, Map::Special),
     opt(&["print-percentiles"], true, Map::Flag("--percentiles")),
-    opt(&["tls"], false, Map::Flag("--tls")),
+    opt(&["tls"], false, Map::Special),
     opt(&["tls-skip-verify"], false, Map::Flag("--tls-skip-verify")),
     opt(&["cert"], true, Map::Flag("--cert")),
     opt(&["key"], true, Map::Flag("--key")),
     opt(&["cacert"], true, Map::Flag("--cacert")),
     opt(&["sni"], true, Map::Flag("--sni")),
-    opt(&["tls-protocols"], true, Map::Flag("--tls-versions")),
+    opt(&["tls-protocols"], true, Map::Special),
     opt(&["cluster-mode"], false, Map::Flag("--cluster")),
     opt(&["reconnect-interval"], true, Map::Flag("--reconnect-every")),
     opt(&["reconnect-on-error"], false, Map::Special),
@@ -138,12 +138,14 @@ const TLS_NOTICE: &str = "TLS verifies the server's certificate chain but not it
 /// What a memtier command line asks for.
 #[derive(Debug)]
 pub enum Translated {
-    /// A run with respbench's arguments, its notes (said on stderr only with `--notes`:
-    /// `say_notes`), and the configuration to show (`--show-config`).
+    /// A run with respbench's arguments, memtier's own warnings (for stderr, in its words),
+    /// respbench's notes (said on stderr only with `--notes`: `say_notes`), and the
+    /// configuration to show (`--show-config`).
     /// `given`: every memtier option's last value (long name; "yes" for a switch), for the
     /// configuration memtier's JSON reports.
     Run {
         args: Vec<OsString>,
+        warnings: Vec<String>,
         notices: Vec<String>,
         say_notes: bool,
         show_config: Option<String>,
@@ -153,16 +155,41 @@ pub enum Translated {
     Print(String),
 }
 
+/// An arbitrary command with what memtier attaches to it: each `--command-ratio` and
+/// `--command-key-pattern` applies to the last `--command` before it.
+struct Arbitrary {
+    text: String,
+    ratio: Option<String>,
+    pattern: Option<char>,
+}
+
+/// The server options, held until `--uri` (which overrides them) has been read.
+#[derive(Default)]
+struct ServerOptions {
+    host: Option<String>,
+    port: Option<String>,
+    authenticate: Option<String>,
+    select_db: Option<String>,
+    uri: Option<String>,
+    tls: bool,
+    /// `--tls-protocols`, every one given (memtier adds them up).
+    tls_protocols: Vec<String>,
+    family: Option<u8>,
+}
+
 /// Translates memtier's arguments (without the program name) into respbench's.
 pub fn translate(args: &[OsString]) -> Result<Translated, String> {
-    // memtier's report and progress lines, whatever else is asked.
-    let mut out: Vec<OsString> = vec!["respbench".into(), "--memtier-text".into()];
+    // memtier's report and progress lines, and its split of the key range, whatever else is asked.
+    let mut out: Vec<OsString> = vec!["respbench".into(), "--memtier-text".into(), "--memtier-slices".into()];
     let mut key_prefix_given = false;
     let (mut clients, mut threads, mut requests, mut test_time) = (CLIENTS_PER_THREAD, THREADS, None, None);
     let (mut distinct, mut randomize, mut show_config, mut reconnect_on_error) = (false, false, false, false);
     let mut say_notes = false;
     let (mut max_attempts, mut backoff_factor, mut jitter) = (0u32, None, (0u64, 0u64));
-    let (mut family, mut host) = (None, None);
+    let mut server = ServerOptions::default();
+    let mut commands: Vec<Arbitrary> = Vec::new();
+    // The options passed on as they are, each once with its last value (getopt's rule).
+    let mut flags: Vec<(&'static str, Option<String>)> = Vec::new();
     // Every option's last value ("yes" for a switch), for --show-config.
     let mut given: Vec<(&'static str, String)> = Vec::new();
     let mut rate_limit = None;
@@ -178,20 +205,26 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
             |v: &str| v.parse::<u64>().map_err(|_| format!("invalid value for '{long}': '{v}' is not a number"));
         let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
         match map {
-            Map::Flag(flag) => {
-                out.push((*flag).into());
-                if let Some(v) = value {
-                    out.push(v.into());
-                }
-            }
+            Map::Flag(flag) => match flags.iter_mut().find(|(f, _)| f == flag) {
+                Some(earlier) => earlier.1 = value,
+                None => flags.push((flag, value)),
+            },
             Map::Special => {
                 let v = value.unwrap_or_default();
                 match names[0] {
                     "help" => return Ok(Translated::Print(super::memtier_usage::usage())),
                     // The last one wins, as in memtier.
-                    "server" | "host" => host = Some(v),
-                    "ipv4" => family = Some(4),
-                    "ipv6" => family = Some(6),
+                    "server" | "host" => server.host = Some(v),
+                    "port" => server.port = Some(v),
+                    "authenticate" => server.authenticate = Some(v),
+                    "select-db" => server.select_db = Some(v),
+                    "uri" => server.uri = Some(v),
+                    "tls" => server.tls = true,
+                    "tls-protocols" => server.tls_protocols.push(v),
+                    "ipv4" => server.family = Some(4),
+                    "ipv6" => server.family = Some(6),
+                    "command" => commands.push(Arbitrary { text: v, ratio: None, pattern: None }),
+                    "command-ratio" | "command-key-pattern" => attach(&mut commands, &long, v)?,
                     "distinct-client-seed" => distinct = true,
                     "randomize" => randomize = true,
                     "show-config" => show_config = true,
@@ -220,44 +253,34 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                     "clients-start" => staircase[0] = Some(count(&v)?),
                     "clients-step" => staircase[1] = Some(count(&v)?),
                     "step-duration" => staircase[2] = Some(count(&v)?),
-                    "protocol" => match v.as_str() {
-                        "redis" | "resp2" => {}
-                        "resp3" => out.push("--resp3".into()),
-                        "memcache_text" => out.extend(["--protocol".into(), "memcache-text".into()]),
-                        "memcache_binary" => out.extend(["--protocol".into(), "memcache-binary".into()]),
-                        other => {
-                            return Err(format!(
-                                "invalid value for --protocol: '{other}' (redis, resp2, resp3, memcache_text or memcache_binary)"
-                            ));
-                        }
-                    },
+                    "protocol" => protocol(&v, &mut flags)?,
                     "command-stats-breakdown" => match v.to_ascii_lowercase().as_str() {
-                        "command" => {}
-                        "line" => out.push("--memtier-by-line".into()),
+                        "command" => flags.retain(|(f, _)| *f != "--memtier-by-line"),
+                        "line" if flags.iter().any(|(f, _)| *f == "--memtier-by-line") => {}
+                        "line" => flags.push(("--memtier-by-line", None)),
                         _ => {
                             return Err(
                                 "memtier_benchmark's --command-stats-breakdown must be 'command' or 'line'".into()
                             );
                         }
                     },
-                    "authenticate" => match v.split_once(':') {
-                        // user:password for an ACL user, else the password alone.
-                        Some((user, password)) => {
-                            out.extend(["--user".into(), user.into(), "-a".into(), password.into()])
-                        }
-                        None => out.extend(["-a".into(), v.into()]),
-                    },
                     _ => unreachable!("every Special option is handled"),
                 }
             }
         }
     }
+    for (flag, value) in flags {
+        out.push(flag.into());
+        out.extend(value.map(OsString::from));
+    }
+    let warnings = server_args(&server, &mut given, &mut out)?;
+    let mut notices = Vec::new();
+    command_args(commands, &given, &mut out)?;
     let tls = given.iter().any(|(name, value)| {
         matches!(*name, "tls" | "cert" | "key" | "cacert" | "sni" | "tls-protocols")
             || (*name == "uri" && value.to_ascii_lowercase().starts_with("rediss://"))
     });
     let skip_verify = given.iter().any(|(name, _)| *name == "tls-skip-verify");
-    let mut notices = Vec::new();
     if tls && !skip_verify {
         out.push("--tls-skip-hostname".into());
         notices.push(TLS_NOTICE.to_string());
@@ -289,12 +312,6 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         let (min, max) = (jitter.0.min(jitter.1), jitter.1);
         out.extend(["--connect-jitter-us".into(), format!("{min}-{max}").into()]);
     }
-    if let Some(family) = family {
-        host = Some(resolve(host.as_deref().unwrap_or("localhost"), family)?);
-    }
-    if let Some(host) = host {
-        out.extend(["--host".into(), host.into()]);
-    }
     if !key_prefix_given {
         out.extend(["--key-prefix".into(), "memtier-".into()]);
     }
@@ -309,6 +326,146 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     if let Some(per_connection) = rate_limit {
         out.extend(["--rate".into(), (per_connection * connections).to_string().into()]);
     }
+    load_args(Load { clients, threads, requests, test_time, staircase }, &mut out)?;
+    let show_config = show_config.then(|| super::memtier_usage::show_config(&given, server.family));
+    let given = given.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
+    Ok(Translated::Run { args: out, warnings, notices, say_notes, show_config, given })
+}
+
+/// `--protocol`: respbench's protocol flags, the last one given in place of any earlier.
+fn protocol(v: &str, flags: &mut Vec<(&'static str, Option<String>)>) -> Result<(), String> {
+    flags.retain(|(f, _)| !matches!(*f, "--resp3" | "--protocol"));
+    match v {
+        "redis" | "resp2" => {}
+        "resp3" => flags.push(("--resp3", None)),
+        "memcache_text" => flags.push(("--protocol", Some("memcache-text".into()))),
+        "memcache_binary" => flags.push(("--protocol", Some("memcache-binary".into()))),
+        other => {
+            return Err(format!(
+                "invalid value for --protocol: '{other}' (redis, resp2, resp3, memcache_text or memcache_binary)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `--command-ratio` or `--command-key-pattern` (`option`), set on the last `--command`.
+fn attach(commands: &mut [Arbitrary], option: &str, v: String) -> Result<(), String> {
+    let Some(last) = commands.last_mut() else {
+        return Err(format!("memtier_benchmark's {option} '{v}' sets the --command before it: none was given"));
+    };
+    if option == "--command-ratio" {
+        v.parse::<u32>().map_err(|_| format!("invalid value for '--command-ratio': '{v}' is not a whole number"))?;
+        last.ratio = Some(v);
+    } else {
+        match v.as_str() {
+            "R" | "S" | "G" | "Z" | "P" => last.pattern = v.chars().next(),
+            _ => {
+                return Err(format!(
+                    "invalid value for '--command-key-pattern': '{v}' (one of R, S, G, Z, P) for '{}'",
+                    last.text
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `--command`s, each with its own ratio and key pattern (respbench matches them by
+/// position). memtier's rules: the key pattern and ratio go with each command, not
+/// `--key-pattern`/`--ratio`, and P (each client its slice of the range) is all or none.
+fn command_args(commands: Vec<Arbitrary>, given: &[(&str, String)], out: &mut Vec<OsString>) -> Result<(), String> {
+    if commands.is_empty() {
+        return Ok(());
+    }
+    if given.iter().any(|(name, _)| *name == "key-pattern") {
+        return Err("with --command, memtier_benchmark takes each command's key pattern from --command-key-pattern, \
+                    not --key-pattern"
+            .into());
+    }
+    let parallel = commands.iter().filter(|c| c.pattern == Some('P')).count();
+    if parallel > 0 && parallel < commands.len() {
+        return Err(format!(
+            "memtier_benchmark's parallel key pattern (P) must be given to every --command: {parallel} of {} have it",
+            commands.len()
+        ));
+    }
+    for c in commands {
+        out.extend(["--command".into(), c.text.into()]);
+        out.extend(["--command-ratio".into(), c.ratio.unwrap_or_else(|| "1".into()).into()]);
+        out.extend(["--command-key-pattern".into(), c.pattern.unwrap_or('R').to_string().into()]);
+    }
+    Ok(())
+}
+
+/// Host, port, credentials, database and TLS: `--uri` overrides the parts it names, as in
+/// memtier 2.3, with its warnings (returned, for stderr). Updates `given` to what memtier
+/// then holds, for `--show-config`.
+fn server_args(
+    server: &ServerOptions,
+    given: &mut Vec<(&'static str, String)>,
+    out: &mut Vec<OsString>,
+) -> Result<Vec<String>, String> {
+    let (mut host, mut port) = (server.host.clone(), server.port.clone());
+    let (mut authenticate, mut db, mut tls) = (server.authenticate.clone(), server.select_db.clone(), server.tls);
+    let mut notices = Vec::new();
+    if let Some(uri) = &server.uri {
+        notices = super::memtier_uri::warnings(&super::memtier_uri::Given {
+            host: host.as_deref(),
+            port: port.as_deref(),
+            authenticate: authenticate.as_deref(),
+            select_db: db.as_deref(),
+            tls,
+        });
+        let parts = super::memtier_uri::parse(uri)?;
+        let mut set = |name: &'static str, slot: &mut Option<String>, value: Option<String>| {
+            if let Some(value) = value {
+                given.retain(|(n, _)| *n != name && !(name == "server" && *n == "host"));
+                given.push((name, value.clone()));
+                *slot = Some(value);
+            }
+        };
+        set("server", &mut host, parts.host);
+        set("port", &mut port, parts.port.map(|p| p.to_string()));
+        set("authenticate", &mut authenticate, parts.credentials);
+        set("select-db", &mut db, parts.db.map(|d| d.to_string()));
+        tls |= parts.tls;
+    }
+    if let Some(family) = server.family {
+        host = Some(resolve(host.as_deref().unwrap_or("localhost"), family)?);
+    }
+    let pairs = [("--host", host), ("--port", port), ("--db", db)];
+    for (flag, value) in pairs.into_iter().filter_map(|(f, v)| Some((f, v?))) {
+        out.extend([flag.into(), value.into()]);
+    }
+    if let Some(auth) = &authenticate {
+        match super::memtier_uri::credentials(auth) {
+            (Some(user), password) => out.extend(["--user".into(), user.into(), "-a".into(), password.into()]),
+            (None, password) => out.extend(["-a".into(), password.into()]),
+        }
+    }
+    if tls {
+        out.push("--tls".into());
+    }
+    if !server.tls_protocols.is_empty() {
+        out.extend(["--tls-versions".into(), server.tls_protocols.join(",").into()]);
+    }
+    Ok(notices)
+}
+
+/// How long the run lasts and how its clients start.
+struct Load {
+    clients: u64,
+    threads: u64,
+    requests: Option<Option<u64>>,
+    test_time: Option<u64>,
+    staircase: [Option<u64>; 3],
+}
+
+/// `-n`, `--test-time` and the client staircase as respbench's stop condition and ramp.
+fn load_args(load: Load, out: &mut Vec<OsString>) -> Result<(), String> {
+    let Load { clients, threads, requests, test_time, staircase } = load;
+    let connections = clients * threads;
     match staircase {
         [None, None, None] => {}
         [Some(start), Some(step), Some(secs)] => {
@@ -347,9 +504,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         (Some(Some(n)), None) => out.extend(["--requests".into(), (n * connections).to_string().into()]),
         (None, None) => out.extend(["--requests".into(), (REQUESTS_PER_CLIENT * connections).to_string().into()]),
     }
-    let show_config = show_config.then(|| super::memtier_usage::show_config(&given, family));
-    let given = given.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
-    Ok(Translated::Run { args: out, notices, say_notes, show_config, given })
+    Ok(())
 }
 
 /// The plan a memtier_benchmark command line (without the program name) runs, without running

@@ -60,6 +60,9 @@ pub struct WorkloadFlags {
     /// Only verify (--data-verify), without a run.
     #[arg(long, hide = true)]
     pub verify_only: bool,
+    /// Split the key range over the connections as memtier splits it over its clients.
+    #[arg(long, hide = true)]
+    pub memtier_slices: bool,
 }
 
 fn size_pattern(s: &str) -> Result<char, String> {
@@ -143,7 +146,12 @@ impl WorkloadFlags {
             }),
             None => None,
         };
-        Ok(Extras { sizes_by_key: self.data_size_pattern == Some('S'), import, ..Extras::default() })
+        Ok(Extras {
+            sizes_by_key: self.data_size_pattern == Some('S'),
+            import,
+            memtier_slices: self.memtier_slices,
+            ..Extras::default()
+        })
     }
 
     /// The SET/GET mix with memtier's variations: SETRANGE/GETRANGE at `--data-offset`, MGET

@@ -9,6 +9,7 @@ pub mod memtier;
 mod memtier_crash;
 mod memtier_out;
 mod memtier_run;
+mod memtier_uri;
 mod memtier_usage;
 mod merge;
 mod mix;
@@ -63,7 +64,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     if let Some(skip) = memtier {
         let (args, notices, say_notes, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(memtier::Translated::Run { args, notices, say_notes, show_config, given }) => {
+            Ok(memtier::Translated::Run { args, warnings, notices, say_notes, show_config, given }) => {
+                // memtier's own (--uri beside --port, ...): its lines, always.
+                for warning in warnings {
+                    eprintln!("{warning}");
+                }
                 (args, notices, say_notes, show_config, given)
             }
             Ok(memtier::Translated::Print(text)) => {

@@ -237,7 +237,8 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Latency percentiles in percent, each above 0 and at most 100 (`50,99,99.9`).
+/// Latency percentiles in percent, each from 0 (the lowest latency) to 100 (the highest), as
+/// memtier's `--print-percentiles` takes them (`0,50,99,99.9,100`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Percentiles(pub Vec<f64>);
 
@@ -245,8 +246,8 @@ pub fn percentiles(s: &str) -> Result<Percentiles, String> {
     let list = s
         .split(',')
         .map(|p| match p.trim().parse::<f64>() {
-            Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
-            _ => Err(format!("'{p}' is not a percentile: expected numbers above 0 and at most 100, like 50,99,99.9")),
+            Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+            _ => Err(format!("'{p}' is not a percentile: expected numbers from 0 to 100, like 50,99,99.9")),
         })
         .collect::<Result<Vec<f64>, String>>()?;
     Ok(Percentiles(list))

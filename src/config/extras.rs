@@ -19,6 +19,9 @@ pub struct Extras {
     /// `--start-at`: the measured phase starts at this wall-clock instant (after connecting
     /// and any warmup).
     pub start_at: Option<std::time::SystemTime>,
+    /// The memtier front-end: connections split the key range for P as memtier's clients do
+    /// (equal slices of `(max - min) / clients + 1` keys, the last one to the end).
+    pub memtier_slices: bool,
     /// memtier's `--client-stats`: each connection keeps its own per-second figures.
     pub client_stats: bool,
     /// `--io` (or `RESPBENCH_IO`): how the workers drive their sockets.

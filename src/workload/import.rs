@@ -1,10 +1,13 @@
 //! Reading memtier's data export (`--data-import`): a CSV of memcached items whose keys and
 //! values (arbitrary bytes) a run writes instead of generated ones, and `--data-verify` reads back.
 //!
-//! The format (memtier's `file_io.cpp`): the header
+//! The format (memtier's README.import and `file_io.cpp`): the header
 //! `dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data`, then one item
-//! per row: eight whole numbers, the key and the data in double quotes (a `"` inside doubled).
-//! `nbytes` counts the data and a CRLF memcached stores after it; `exptime` is the expiry in seconds (0: none).
+//! per row: eight whole numbers, the key and the data. A column that starts with `"` is quoted
+//! (a `"` inside doubled, newlines and NULs allowed); any other runs to the next `,` or the end
+//! of the line, taken byte for byte (README.import's example keeps its single quotes in the key).
+//! `nkey` counts the key's bytes, `nbytes` the data's and a CRLF memcached stores after it;
+//! `exptime` is the expiry in seconds (0: none).
 
 use std::path::Path;
 
@@ -57,19 +60,19 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
             pos = end + 1;
         }
         let [_, _, exptime, nbytes, _, _, _, nkey] = numbers;
-        let key = quoted(bytes, &mut pos, &mut line).ok_or_else(|| err("the key is not a quoted string"))?;
+        let key = column(bytes, &mut pos, &mut line).ok_or_else(|| err("the key's closing '\"' is missing"))?;
         skip_delimiter(bytes, &mut pos).ok_or_else(|| err("expected ',' between the key and the data"))?;
-        let value = quoted(bytes, &mut pos, &mut line).ok_or_else(|| err("the data is not a quoted string"))?;
+        let value = column(bytes, &mut pos, &mut line).ok_or_else(|| err("the data's closing '\"' is missing"))?;
+        if key.is_empty() {
+            return Err(err("the key is empty"));
+        }
         if key.len() as u64 != nkey {
             return Err(err(&format!("the key is {} bytes, nkey says {nkey}", key.len())));
         }
         if value.len() as u64 + 2 != nbytes {
             return Err(err(&format!("the data is {} bytes, nbytes says {} (data and CRLF)", value.len(), nbytes)));
         }
-        while pos < bytes.len() && bytes[pos] != b'\n' {
-            pos += 1;
-        }
-        pos += 1;
+        end_of_line(bytes, &mut pos).ok_or_else(|| err("expected the end of the line after the data"))?;
         line += 1;
         items.push(Item { key, value, expiry: exptime });
     }
@@ -86,13 +89,39 @@ fn skip_delimiter(bytes: &[u8], pos: &mut usize) -> Option<()> {
     Some(())
 }
 
-/// A `"..."` column at `pos` (after spaces), `""` standing for `"`; counts the newlines inside.
-fn quoted(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Vec<u8>> {
+/// Spaces, then CRLF or LF (or the end of the file).
+fn end_of_line(bytes: &[u8], pos: &mut usize) -> Option<()> {
+    while matches!(bytes.get(*pos), Some(b' ' | b'\t' | b'\r')) {
+        *pos += 1;
+    }
+    match bytes.get(*pos) {
+        None => Some(()),
+        Some(b'\n') => {
+            *pos += 1;
+            Some(())
+        }
+        Some(_) => None,
+    }
+}
+
+/// The column at `pos` (after spaces): quoted when it starts with `"`, else up to the next
+/// `,` or line end. `None` for a quoted column that never closes.
+fn column(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Vec<u8>> {
     while bytes.get(*pos) == Some(&b' ') {
         *pos += 1;
     }
-    (bytes.get(*pos) == Some(&b'"')).then_some(())?;
-    *pos += 1;
+    if bytes.get(*pos) == Some(&b'"') {
+        *pos += 1;
+        return quoted(bytes, pos, line);
+    }
+    let rest = &bytes[*pos..];
+    let len = rest.iter().position(|b| matches!(b, b',' | b'\r' | b'\n')).unwrap_or(rest.len());
+    *pos += len;
+    Some(rest[..len].to_vec())
+}
+
+/// The inside of a `"..."` column, `""` standing for `"`; counts the newlines inside.
+fn quoted(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     loop {
         let b = *bytes.get(*pos)?;
@@ -131,13 +160,19 @@ impl Imported {
             } else {
                 lit(&item.key)
             };
-            let mut args = vec![lit(b"SET"), key, lit(&item.value)];
-            if config.expiry.is_some() {
-                args.extend([lit(b"EX"), vec![Part::Hole(HOLE_EXPIRY)]]);
-            } else if item.expiry > 0 && !import.no_expiry {
-                args.extend([lit(b"EX"), lit(item.expiry.to_string().as_bytes())]);
+            // memtier writes an item that expires with SETEX (`--expiry-range` wins over the
+            // file's exptime, `--no-expiry` drops both), the others with SET.
+            let expiry = if import.no_expiry {
+                None
+            } else if config.expiry.is_some() {
+                Some(vec![Part::Hole(HOLE_EXPIRY)])
+            } else {
+                (item.expiry > 0).then(|| lit(item.expiry.to_string().as_bytes()))
+            };
+            match expiry {
+                Some(secs) => Template::new(&[lit(b"SETEX"), key, secs, lit(&item.value)]),
+                None => Template::new(&[lit(b"SET"), key, lit(&item.value)]),
             }
-            Template::new(&args)
         });
         let gets = import.items.iter().filter(|_| !import.generate_keys);
         Some(Imported {
@@ -161,6 +196,26 @@ mod tests {
         let items = parse(file).unwrap();
         assert_eq!(items[0], Item { key: b"k:01".to_vec(), value: b"abcde".to_vec(), expiry: 0 });
         assert_eq!(items[1], Item { key: b"k2".to_vec(), value: b"a\"b\nc\0".to_vec(), expiry: 60 });
+    }
+
+    #[test]
+    fn parses_the_unquoted_columns_of_memtiers_readme() {
+        // README.import's example: the single quotes are bytes of the key and the data.
+        let file = b"dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n\
+                     0, 0, 60, 19, 200, 0, 1, 11, 'doxrpshny', 'asdfghjklqwerty'\r\n\
+                     0, 0, 0, 7, 0, 0, 1, 5, plain, \"hello\"\n\
+                     0, 0, 0, 7, 0, 0, 1, 5, \"key:2\", world";
+        let items = parse(file).unwrap();
+        let item = |k: &[u8], v: &[u8], expiry| Item { key: k.to_vec(), value: v.to_vec(), expiry };
+        assert_eq!(items[0], item(b"'doxrpshny'", b"'asdfghjklqwerty'", 60));
+        assert_eq!(items[1], item(b"plain", b"hello", 0));
+        assert_eq!(items[2], item(b"key:2", b"world", 0));
+        let bad = b"dumpflags, time, exptime\n0, 0, 0, 7, 0, 0, 1, 4, plain, hello\n";
+        assert!(parse(bad).unwrap_err().starts_with("2: the key is 5 bytes, nkey says 4"), "{:?}", parse(bad));
+        let bad = b"dumpflags, time, exptime\n0, 0, 0, 7, 0, 0, 1, 2, k1, \"hello\n";
+        assert!(parse(bad).unwrap_err().contains("closing"), "{:?}", parse(bad));
+        let bad = b"dumpflags, time, exptime\n0, 0, 0, 7, 0, 0, 1, 2, k1, hello x\n";
+        assert!(parse(bad).unwrap_err().contains("the data is 7 bytes"), "{:?}", parse(bad));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod connection;
 mod options;
 mod suite;
 mod words;
@@ -160,7 +161,11 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     let mut say_notes = false;
     let mut threads_given = false;
     let mut payload = None;
-    let (mut user, mut ciphers): (Option<String>, Vec<String>) = (None, Vec::new());
+    let mut server = connection::Connection::default();
+    // The options passed on as they are, each once with its last value, as the tool's parser
+    // keeps the last; TLS 1.2 and 1.3 cipher lists, each the last given.
+    let mut flags: Vec<(&'static str, Option<String>)> = Vec::new();
+    let mut ciphers: [Option<String>; 2] = [None, None];
     let mut functions = suite::Functions::default();
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
@@ -171,12 +176,17 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
                 if let (true, Some(v)) = (*flag == "--data-size", value.as_deref()) {
                     payload = Some(super::parse::size(v).map_err(|e| format!("invalid value for '-d': {e}"))?);
                 }
-                native.push((*flag).into());
-                native.extend(value.map(OsString::from));
+                match flags.iter_mut().find(|(f, _)| f == flag) {
+                    Some(earlier) => earlier.1 = value,
+                    None => flags.push((flag, value)),
+                }
             }
             Map::Unsupported(what) => return Err(format!("{tool}'s {long} is not supported yet ({what})")),
             Map::Special => {
                 let v = value.unwrap_or_default();
+                if server.apply(spec.names[0], &v)? {
+                    continue;
+                }
                 match spec.names[0] {
                     "n" => requests = count(&v)?,
                     "r" => keyspace = Some(count(&v)?),
@@ -188,7 +198,6 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
                             "invalid value for '-k': '{v}' (expected 1 to keep alive, 0 to reconnect)"
                         ));
                     }
-                    "user" => user = Some(v),
                     "num-functions" | "num-keys-in-fcall" if tool != "valkey-benchmark" => {
                         return Err(format!(
                             "{long} sets valkey-benchmark's FUNCTION LOAD and FCALL tests: run as valkey-benchmark"
@@ -201,7 +210,8 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
                     }
                     // The tools stop at the first error reply, and say -e changes nothing.
                     "e" => eprintln!("{}", words::SHOW_ERRORS_WARNING),
-                    "tls-ciphers" | "tls-ciphersuites" => ciphers.push(v),
+                    "tls-ciphers" => ciphers[0] = Some(v),
+                    "tls-ciphersuites" => ciphers[1] = Some(v),
                     "q" => quiet = true,
                     "csv" => csv = true,
                     "notes" => say_notes = true,
@@ -210,10 +220,11 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
                     "x" => stdin_arg = true,
                     "t" => selected = Some(v),
                     "precision" => {
-                        precision = v
-                            .parse::<usize>()
-                            .map_err(|_| format!("invalid value for '--precision': '{v}' is not a number"))?
-                            .max(1)
+                        let digits = v
+                            .parse::<i64>()
+                            .map_err(|_| format!("invalid value for '--precision': '{v}' is not a number"))?;
+                        // As redis-benchmark: below 0 is the default, above 4 is 4.
+                        precision = if digits < 0 { 3 } else { digits.clamp(1, 4) as usize };
                     }
                     "duration" | "warmup" => {
                         let secs = seconds(&v)
@@ -231,10 +242,16 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
             }
         }
     }
-    // --user without -a sends no AUTH, as in the tools.
-    if let Some(user) = user.filter(|_| native.iter().any(|a| a == "--password")) {
-        native.extend(["--user".into(), user.into()]);
+    for (flag, value) in flags {
+        native.push(flag.into());
+        native.extend(value.map(OsString::from));
     }
+    // --user without -a sends no AUTH, as in the tools.
+    native.extend(server.flags());
+    if server.tls && !native.iter().any(|a| a == "--tls") {
+        native.push("--tls".into());
+    }
+    let ciphers: Vec<String> = ciphers.into_iter().flatten().collect();
     if !ciphers.is_empty() {
         native.extend(["--tls-ciphers".into(), ciphers.join(":").into()]);
     }
@@ -254,25 +271,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     if let Some(r) = keyspace {
         native.extend(["--key-min".into(), "0".into(), "--key-max".into(), (r - 1).to_string().into()]);
     }
-    // As the tools do with OpenSSL: the chain is verified, the host name is not.
-    let tls = native.iter().any(|a| a == "--tls")
-        || native.windows(2).any(|w| {
-            let uri = w[1].to_string_lossy().to_ascii_lowercase();
-            w[0] == "--uri" && (uri.starts_with("rediss://") || uri.starts_with("valkeys://"))
-        });
-    // respbench's note on how TLS is verified: the tools' stderr carries only their own lines,
-    // so it is said only with --notes (this front-end writes no JSON to keep it in).
-    let mut notes = super::notes::Notes::kept(say_notes);
-    if tls && !native.iter().any(|a| a == "--tls-skip-verify") {
-        native.push("--tls-skip-hostname".into());
-        notes.note(
-            tool,
-            format!(
-                "TLS verifies the server's certificate chain but not its host name, as {tool} does (respbench --tls \
-                 checks both)"
-            ),
-        );
-    }
+    tls_as_the_tools(tool, &mut native, say_notes);
     let args = <super::Args as clap::Parser>::try_parse_from(&native).map_err(|e| super::clap_message(&e))?;
     let (mut base, output) = args.into_config()?;
     base.faults.tell = say_notes;
@@ -290,20 +289,43 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     } else {
         vec![suite::custom(&command, keyspace.is_some())?]
     };
-    if tool == "valkey-benchmark"
-        && let Some(steps) = tests.first().and_then(|t| t.sequence.as_ref())
-    {
-        // valkey-benchmark counts -n in commands: -n 4000 of a four-command sequence is 1,000.
-        let per_unit: u64 = steps.iter().map(|s| u64::from(s.repeat)).sum();
-        requests = (requests / per_unit.max(1)).max(1);
-        if let StopAfter::Requests(_) = base.stop {
-            base.stop = StopAfter::Requests(requests);
-        }
+    if tool == "valkey-benchmark" {
+        requests = valkey_units(&tests, requests, &mut base);
     }
     if base.stop == StopAfter::AllKeys {
         base.stop = StopAfter::Requests(requests);
     }
     Ok(Parsed::Run(Box::new(Plan { base, tests, quiet, csv, precision, looping, idle, payload, native, save })))
+}
+
+/// As the tools do with OpenSSL: the chain is verified, the host name is not.
+fn tls_as_the_tools(tool: &str, native: &mut Vec<OsString>, say_notes: bool) {
+    let tls = native.iter().any(|a| a == "--tls");
+    // respbench's note on how TLS is verified: the tools' stderr carries only their own lines,
+    // so it is said only with --notes (this front-end writes no JSON to keep it in).
+    let mut notes = super::notes::Notes::kept(say_notes);
+    if tls && !native.iter().any(|a| a == "--tls-skip-verify") {
+        native.push("--tls-skip-hostname".into());
+        notes.note(
+            tool,
+            format!(
+                "TLS verifies the server's certificate chain but not its host name, as {tool} does (respbench --tls \
+                 checks both)"
+            ),
+        );
+    }
+}
+
+/// valkey-benchmark counts -n in commands: -n 4000 of a four-command sequence is 1,000 units;
+/// the requests in units, the plan's stop condition with them.
+fn valkey_units(tests: &[Test], requests: u64, base: &mut Config) -> u64 {
+    let Some(steps) = tests.first().and_then(|t| t.sequence.as_ref()) else { return requests };
+    let per_unit: u64 = steps.iter().map(|s| u64::from(s.repeat)).sum();
+    let requests = (requests / per_unit.max(1)).max(1);
+    if let StopAfter::Requests(_) = base.stop {
+        base.stop = StopAfter::Requests(requests);
+    }
+    requests
 }
 
 /// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).

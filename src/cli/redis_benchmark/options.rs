@@ -19,16 +19,16 @@ const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Sp
 
 /// redis-benchmark's options (7.x) and valkey-benchmark's additions.
 pub const OPTIONS: &[(Spec, Map)] = &[
-    opt(&["h"], true, Map::Flag("--host")),
-    opt(&["p"], true, Map::Flag("--port")),
-    opt(&["s"], true, Map::Flag("--socket")),
-    opt(&["a"], true, Map::Flag("--password")),
+    opt(&["h"], true, Map::Special),
+    opt(&["p"], true, Map::Special),
+    opt(&["s"], true, Map::Special),
+    opt(&["a"], true, Map::Special),
     opt(&["user"], true, Map::Special),
-    opt(&["u"], true, Map::Flag("--uri")),
+    opt(&["u"], true, Map::Special),
     opt(&["c"], true, Map::Flag("--connections")),
     opt(&["n"], true, Map::Special),
     opt(&["d"], true, Map::Flag("--data-size")),
-    opt(&["dbnum"], true, Map::Flag("--db")),
+    opt(&["dbnum"], true, Map::Special),
     opt(&["3"], false, Map::Flag("--resp3")),
     opt(&["threads"], true, Map::Flag("--threads")),
     opt(&["k"], true, Map::Special),
