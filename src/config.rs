@@ -202,10 +202,19 @@ pub struct Faults {
     pub connect_timeout: Duration,
     /// Largest bulk string or aggregate length a reply may declare (`--max-reply-size`).
     pub max_reply: i64,
-    /// respbench's own lines about the run's faults on stderr (a connection lost and
-    /// reconnected, a fixable error reply, a protocol error, a timeout): on in the native CLI,
-    /// off under a front-end's name (its stderr is the original's) unless `--notes`.
-    pub tell: bool,
+    /// Whose words the lines about the run's faults on stderr are in (a connection lost and
+    /// reconnected, an error reply, a protocol error, a timeout), if any.
+    pub voice: Voice,
+}
+
+/// Who tells the faults of a run on stderr: respbench in its own words (the native CLI, and a
+/// front-end given `--notes`), memtier_benchmark in its words (its front-end: harnesses read
+/// its lines), or no one (redis-/valkey-benchmark, whose stderr carries only their own lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Voice {
+    Quiet,
+    Respbench,
+    Memtier,
 }
 
 impl Default for Faults {
@@ -220,7 +229,7 @@ impl Default for Faults {
             reconnect_every: None,
             connect_timeout: CONNECT_TIMEOUT,
             max_reply: crate::resp::MAX_BULK_LEN,
-            tell: true,
+            voice: Voice::Respbench,
         }
     }
 }

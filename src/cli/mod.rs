@@ -83,7 +83,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         };
         // memtier's stderr carries memtier's lines: respbench's notes only with --notes.
         output.notes = notes::Notes::kept(say_notes);
-        config.faults.tell = say_notes;
+        // The faults of the run in memtier's words, --notes or not: they are its stderr lines.
+        config.faults.voice = crate::config::Voice::Memtier;
         for notice in notices {
             output.notes.note("memtier_benchmark", notice);
         }

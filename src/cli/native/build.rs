@@ -168,7 +168,7 @@ impl Args {
                     Duration::from_millis(500)
                 }),
                 reconnect_every: self.reconnect_every,
-                tell: true,
+                voice: crate::config::Voice::Respbench,
                 connect_timeout: self.connect_timeout.unwrap_or(crate::config::CONNECT_TIMEOUT),
                 max_reply: self.max_reply_size as i64,
             },

@@ -274,7 +274,7 @@ fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     tls_as_the_tools(tool, &mut native, say_notes);
     let args = <super::Args as clap::Parser>::try_parse_from(&native).map_err(|e| super::clap_message(&e))?;
     let (mut base, output) = args.into_config()?;
-    base.faults.tell = say_notes;
+    base.faults.voice = if say_notes { crate::config::Voice::Respbench } else { crate::config::Voice::Quiet };
     let save = output.scenario.save_scenario;
     if stdin_arg {
         let mut last = String::new();

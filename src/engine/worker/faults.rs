@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::conn::{Conn, Dialing, Down, InFlight, Link};
+use super::voice::{self, Lost};
 use super::{LINKS, Worker};
 use crate::config::ServerOptions;
 use crate::engine::router;
@@ -82,6 +83,11 @@ impl Worker<'_> {
     /// A link failed: its requests in flight count as failed (or are kept to send again with
     /// `--retry`), and it waits to reconnect unless the run is ending.
     pub(super) fn fail(&mut self, conn: &mut Conn, node: usize, kind: ErrorKind, now: Instant) {
+        self.fail_because(conn, node, kind, Lost::Other, now);
+    }
+
+    /// [`fail`](Self::fail), knowing how the link went (said in memtier's words).
+    pub(super) fn fail_because(&mut self, conn: &mut Conn, node: usize, kind: ErrorKind, how: Lost<'_>, now: Instant) {
         let Some(link) = conn.links[node].as_mut() else { return };
         if let Some(mut io) = link.io.take() {
             self.driver.deregister(&mut io);
@@ -89,7 +95,8 @@ impl Worker<'_> {
         let ending = self.plan.stop.load(Ordering::Relaxed) || self.plan.deadline.is_some_and(|d| now >= d);
         // A server that never made sense (garbage from the first reply) will not after a
         // reconnect either; one that went away or stalled may come back.
-        let hopeless = kind == ErrorKind::Protocol && !link.healthy;
+        let protocol = kind == ErrorKind::Protocol;
+        let hopeless = protocol && !link.healthy;
         let give_up = ending || hopeless || self.plan.faults.max_reconnects == Some(0);
         let retry = if give_up { 0 } else { self.plan.faults.retry.min(u32::from(u16::MAX)) as u16 };
         let mut resend = VecDeque::new();
@@ -123,7 +130,11 @@ impl Worker<'_> {
         if let Some(router) = self.router.as_mut() {
             router.stale = true;
         }
+        let faults = &self.plan.faults;
         if give_up || (conn.remaining == Some(0) && resend.is_empty() && conn.idle()) {
+            if !ending && !protocol {
+                voice::lost(faults.voice, &self.target_of(node), &why, how, None, faults.max_reconnects);
+            }
             self.abandon(conn, ErrorKind::Io);
             return;
         }
@@ -135,9 +146,8 @@ impl Worker<'_> {
         let backoff = self.plan.faults.reconnect_backoff;
         link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
         self.down += 1;
-        if self.plan.faults.tell {
-            eprintln!("respbench: connection to {} lost ({why}); reconnecting in {backoff:?}", self.target_of(node));
-        }
+        let faults = &self.plan.faults;
+        voice::lost(faults.voice, &self.target_of(node), &why, how, Some(backoff), faults.max_reconnects);
     }
 
     /// The address of `node`, for messages.
@@ -304,9 +314,7 @@ impl Worker<'_> {
         // Connecting a new link is not an outage; reconnecting one is.
         if outage {
             self.window.down.push((down.since, after));
-            if self.plan.faults.tell {
-                eprintln!("respbench: reconnected to {target} after {} failed attempts", down.attempts);
-            }
+            voice::reconnected(self.plan.faults.voice, target, down.attempts);
         }
         // Sent again now: service time counts from here, response time still from the
         // intended send (the outage is in it).
@@ -321,9 +329,7 @@ impl Worker<'_> {
         let after = Instant::now();
         down.attempts += 1;
         if self.plan.faults.max_reconnects.is_some_and(|max| down.attempts >= max) {
-            if self.plan.faults.tell {
-                eprintln!("respbench: connection to {target}: giving up after {} reconnect attempts", down.attempts);
-            }
+            voice::attempt_failed(self.plan.faults.voice, target, down.attempts, None);
             self.window.down.push((down.since, after));
             self.abandon(conn, ErrorKind::Io);
             return;
@@ -333,6 +339,7 @@ impl Worker<'_> {
         }
         down.backoff = down.backoff.mul_f64(self.plan.faults.backoff_factor).min(self.plan.faults.max_backoff);
         down.retry_at = now.max(after) + down.backoff;
+        voice::attempt_failed(self.plan.faults.voice, target, down.attempts, Some(down.backoff));
         crate::net::debug(|| {
             format!("reconnect attempt {} to {target} failed; next in {:?}", down.attempts, down.backoff)
         });

@@ -1,13 +1,11 @@
-//! Hostile and silent servers during the run: the reply limits, the one-line messages that
-//! name a protocol error or a fixable error reply (each said once per process, not per reply),
+//! Hostile and silent servers during the run: the reply limits (what they say is `voice`'s),
 //! the drain after the deadline, which gives replies in flight at most [`DRAIN_GRACE`], and
 //! the drain after a stop signal, which gives them at most [`STOP_GRACE`].
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Conn, Worker};
-use crate::resp::{self, Limits, ScanError};
+use crate::resp::Limits;
 use crate::stats::ErrorKind;
 
 /// After the deadline, how long a request in flight may still wait for its reply.
@@ -17,57 +15,10 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// still come: short, since whoever sent the signal wants the process gone.
 pub const STOP_GRACE: Duration = Duration::from_millis(200);
 
-/// Messages already said: hint bits, and the protocol bit below.
-static SAID: AtomicU8 = AtomicU8::new(0);
-const SAID_PROTOCOL: u8 = 128;
-static SAID_TIMEOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// True the first time `bit` is asked for in this process.
-fn first(bit: u8) -> bool {
-    SAID.fetch_or(bit, Ordering::Relaxed) & bit == 0
-}
-
 /// The limits a link's replies are scanned within.
 #[inline]
 pub(super) fn limits(max_reply: i64) -> Limits {
     Limits { max_bulk: max_reply }
-}
-
-/// Names a protocol error once: what limit or rule, and where (the offset counts from the
-/// start of the reply, whose first bytes are `start`).
-#[cold]
-pub(super) fn protocol(target: &dyn std::fmt::Display, spoken: crate::codec::Protocol, e: &ScanError, start: &[u8]) {
-    if !first(SAID_PROTOCOL) {
-        return;
-    }
-    let guess = match crate::net::reply_guess(start, spoken) {
-        Some(guess) => format!(" (got bytes {}: {guess})", crate::net::hex(start)),
-        None => String::new(),
-    };
-    eprintln!("respbench: protocol error from {target}: {e}{guess}; connection closed (counted as `protocol`)");
-}
-
-/// Names an error reply a user can fix, the first time it comes.
-#[inline]
-pub(super) fn error_reply(target: &dyn std::fmt::Display, msg: &[u8]) {
-    if let Some(hint) = resp::hint(msg)
-        && first(hint.bit)
-    {
-        let shown = String::from_utf8_lossy(&msg[..msg.len().min(120)]);
-        eprintln!("respbench: {target} replied `{shown}`: {}", hint.fix);
-    }
-}
-
-/// A counted run has no end to wait for: a request that timed out gives up its connection
-/// (a server that stopped answering would otherwise be waited on reconnect after reconnect).
-#[cold]
-pub(super) fn gave_up(target: &dyn std::fmt::Display, timeout: Duration) {
-    if !SAID_TIMEOUT.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "respbench: {target} did not reply within --request-timeout {timeout:?}: the connection gives up \
-             (counted as `timeout`; the rest of its requests are not sent)"
-        );
-    }
 }
 
 impl Worker<'_> {
@@ -75,7 +26,7 @@ impl Worker<'_> {
     /// the end of the stream, so no later edge would tell. Replies still awaited fail now.
     pub(super) fn closed_by_peer(&mut self, conn: &mut Conn, node: usize, now: Instant) {
         if conn.links[node].as_ref().is_some_and(|l| l.io.is_some()) {
-            self.fail(conn, node, ErrorKind::Io, now);
+            self.fail_because(conn, node, ErrorKind::Io, super::voice::Lost::Dropped, now);
         }
     }
 

@@ -18,6 +18,7 @@ mod faults;
 mod guard;
 mod ramp;
 mod read;
+mod voice;
 
 use conn::InFlight;
 pub use conn::{Conn, Link};
@@ -171,8 +172,8 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
                     if late {
                         worker.fail(conn, node, ErrorKind::Timeout, now);
                         if plan.deadline.is_none() && plan.faults.retry == 0 && !conn.finished {
-                            if plan.faults.tell {
-                                guard::gave_up(&plan.server.target, timeout);
+                            if plan.faults.voice == crate::config::Voice::Respbench {
+                                voice::gave_up(&plan.server.target, timeout);
                             }
                             worker.abandon(conn, ErrorKind::Timeout);
                         }
@@ -414,29 +415,32 @@ impl<'p> Worker<'p> {
     fn flush_link(&mut self, conn: &mut Conn, node: usize) {
         let Some(link) = conn.links[node].as_mut() else { return };
         let Some(io) = link.io.as_mut() else { return };
-        let mut failed = false;
+        let mut failed = None;
         while link.wpos < link.wbuf.len() {
             match io.write(&link.wbuf[link.wpos..]) {
                 Ok(n) => link.wpos += n,
                 // The rest goes out on the next writable edge.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    failed = true;
+                Err(e) => {
+                    failed = Some(e);
                     break;
                 }
             }
         }
-        if !failed && link.wpos == link.wbuf.len() {
+        if failed.is_none() && link.wpos == link.wbuf.len() {
             link.wbuf.clear();
             link.wpos = 0;
         }
         // TLS may hold encrypted bytes the socket did not take yet.
-        if !failed && let Err(e) = io.flush() {
-            failed = e.kind() != io::ErrorKind::WouldBlock;
+        if failed.is_none()
+            && let Err(e) = io.flush()
+            && e.kind() != io::ErrorKind::WouldBlock
+        {
+            failed = Some(e);
         }
-        if failed {
-            self.fail(conn, node, ErrorKind::Io, Instant::now());
+        if let Some(e) = failed {
+            self.fail_because(conn, node, ErrorKind::Io, voice::Lost::Error(&e), Instant::now());
         }
     }
 

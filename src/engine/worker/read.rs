@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::conn::make_room;
 use super::faults::{MAX_REDIRECTS, redirect_of};
+use super::voice::{self, Lost};
 use super::{Conn, Worker, guard};
 use crate::resp::{self, ReplyClass};
 use crate::stats::ErrorKind;
@@ -23,7 +24,7 @@ impl Worker<'_> {
             let space = link.rbuf.len() - link.rend;
             match io.read(&mut link.rbuf[link.rend..]) {
                 Ok(0) => {
-                    self.fail(conn, node, ErrorKind::Io, now);
+                    self.fail_because(conn, node, ErrorKind::Io, Lost::Dropped, now);
                     return now;
                 }
                 Ok(n) => {
@@ -40,8 +41,8 @@ impl Worker<'_> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    self.fail(conn, node, ErrorKind::Io, now);
+                Err(e) => {
+                    self.fail_because(conn, node, ErrorKind::Io, Lost::Error(&e), now);
                     return now;
                 }
             }
@@ -71,9 +72,8 @@ impl Worker<'_> {
                     Ok(None) => break,
                     Err(e) => {
                         let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
-                        if self.plan.faults.tell {
-                            guard::protocol(&self.plan.server.target, self.plan.server.session.protocol, &e, start);
-                        }
+                        let (server, faults) = (&self.plan.server, &self.plan.faults);
+                        voice::protocol(faults.voice, &server.target, server.session.protocol, &e, start);
                         self.fail(conn, node, ErrorKind::Protocol, now);
                         return false;
                     }
@@ -154,9 +154,7 @@ impl Worker<'_> {
                     let msg = &link.rbuf[at + msg_start..at + msg_end];
                     self.window.errors.add_server(resp::error_prefix(msg));
                     self.window.errors.keep_first_reply(msg);
-                    if self.plan.faults.tell {
-                        guard::error_reply(&self.plan.server.target, msg);
-                    }
+                    voice::error_reply(self.plan.faults.voice, &self.plan.server.target, msg);
                 }
                 _ => {}
             }
