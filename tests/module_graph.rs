@@ -250,8 +250,6 @@ const KNOWN_LONG: &[(&str, usize)] = &[
     ("cli::native::build::into_config", 224),
     ("cli::redis_benchmark::plan", 152),
     ("engine::worker::run", 149),
-    ("report::html::render", 132),
-    ("report::merge::merge", 275),
     ("scenario::save::scenario_of", 136),
 ];
 
