@@ -134,3 +134,10 @@ impl ResultFile {
         }
     }
 }
+
+/// The JSON Schema of the result as [`Document`] writes it, which tests/json_schema.rs checks
+/// docs/json-schema.json (written for people, with descriptions) against.
+pub fn json_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    generator.into_root_schema_for::<Document>().to_value()
+}
