@@ -250,8 +250,6 @@ const KNOWN_LONG: &[(&str, usize)] = &[
     ("cli::native::build::into_config", 226),
     ("cli::redis_benchmark::plan", 145),
     ("engine::worker::run", 151),
-    ("report::html::render", 132),
-    ("report::merge::merge", 283),
     ("scenario::save::scenario_of", 136),
 ];
 

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::results::{load, name_of, write};
+use super::results::{load_run, name_of, write};
 use super::{EXIT_FAILURE, EXIT_USAGE, parse, parse_args, usage_error};
 use crate::report::{self, merge};
 
@@ -50,8 +50,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     };
     let mut inputs = Vec::new();
     for path in &args.results {
-        match load(path) {
-            Ok(doc) => inputs.push(merge::Input { name: name_of(path, &doc), doc }),
+        match load_run(path) {
+            Ok(doc) => inputs.push(merge::Input { name: name_of(path, doc.label.as_deref()), doc }),
             Err(msg) => return usage_error(&msg),
         }
     }
@@ -65,8 +65,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     for w in &merged.warnings {
         eprintln!("respbench merge: warning: {w}");
     }
-    let mut json = serde_json::to_string_pretty(&merged.doc).expect("plain data serialises");
-    json.push('\n');
+    let json = merged.doc.to_json();
     let options = merge::memtier::Options {
         percentiles: args.percentiles.0.clone(),
         print_all_runs: args.print_all_runs,

@@ -337,14 +337,13 @@ fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode 
             let _ = stdout.flush();
         }
     }
-    let json = report::json::Json.render(&run);
+    // Every other file is built from the result document alone, as `respbench report` builds it.
+    let doc = report::json::document(&run);
     if let Some(path) = &output.json {
-        files.push((path, json.clone().into_bytes()));
+        files.push((path, doc.to_json().into_bytes()));
     }
-    // Every other file is built from the JSON alone, as `respbench report` builds it.
-    let doc: serde_json::Value = serde_json::from_str(&json).expect("our own JSON parses");
     for (path, render) in [
-        (&output.html, report::html::render as fn(&serde_json::Value) -> String),
+        (&output.html, report::html::render as fn(&report::document::Document) -> String),
         (&output.csv, report::tables::csv_summary),
         (&output.csv_timeline, report::tables::csv_timeline),
         (&output.markdown, report::tables::markdown),

@@ -7,11 +7,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Parser;
-use serde_json::Value;
-
 use super::{EXIT_FAILURE, parse_args, usage_error};
+use crate::report::document::{Document, ResultFile, ScenarioDocument};
 use crate::report::{self, chart::escape};
+use clap::Parser;
 
 /// Renders reports from a saved result (`--json` of a run).
 #[derive(Debug, Parser)]
@@ -51,20 +50,20 @@ struct CompareArgs {
     price: Option<String>,
 }
 
-pub(super) fn load(path: &Path) -> Result<Value, String> {
+pub(super) fn load(path: &Path) -> Result<ResultFile, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not a respbench result (invalid JSON: {e})", path.display()))?;
-    if report::scenario_html::is_scenario(&doc) {
-        return Ok(doc);
-    }
-    if doc["tool"]["name"] != "respbench" || doc["schema_version"].as_u64().is_none() {
-        return Err(format!(
-            "{} is not a respbench result (no tool.name \"respbench\" and schema_version)",
+    ResultFile::parse(&text, &path.display().to_string())
+}
+
+/// A run's result (or a merge's): a scenario's is refused, naming what takes it.
+pub(super) fn load_run(path: &Path) -> Result<Document, String> {
+    match load(path)? {
+        ResultFile::Run(doc) => Ok(*doc),
+        ResultFile::Scenario(_) => Err(format!(
+            "{} is a scenario's result: give the results of runs here (respbench report takes a scenario's)",
             path.display()
-        ));
+        )),
     }
-    Ok(doc)
 }
 
 pub(super) fn write(path: &Path, text: &str) -> Result<(), String> {
@@ -80,14 +79,12 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         return several(&args);
     }
     let doc = match load(&args.results[0]) {
-        Ok(d) => d,
+        Ok(ResultFile::Run(d)) => d,
+        Ok(ResultFile::Scenario(doc)) => return scenario_report(&args, &doc),
         Err(msg) => return usage_error(&msg),
     };
-    if report::scenario_html::is_scenario(&doc) {
-        return scenario_report(&args, &doc);
-    }
     let outputs = [
-        (&args.html, report::html::render as fn(&Value) -> String),
+        (&args.html, report::html::render as fn(&Document) -> String),
         (&args.csv, report::tables::csv_summary),
         (&args.csv_timeline, report::tables::csv_timeline),
         (&args.markdown, report::tables::markdown),
@@ -108,7 +105,7 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 /// A scenario's result: its page (`-o`), else its table across phases as Markdown.
-fn scenario_report(args: &ReportArgs, doc: &Value) -> ExitCode {
+fn scenario_report(args: &ReportArgs, doc: &ScenarioDocument) -> ExitCode {
     if args.csv.is_some() || args.csv_timeline.is_some() || args.markdown.is_some() {
         return usage_error("a scenario's result renders as HTML (-o) or, without it, a Markdown table on stdout");
     }
@@ -132,7 +129,13 @@ fn several(args: &ReportArgs) -> ExitCode {
     let mut files = Vec::new();
     for path in &args.results {
         match load(path) {
-            Ok(doc) => files.push((name_of(path, &doc), doc)),
+            Ok(file) => {
+                let label = match &file {
+                    ResultFile::Run(doc) => doc.label.clone(),
+                    ResultFile::Scenario(_) => None,
+                };
+                files.push((name_of(path, label.as_deref()), file));
+            }
             Err(msg) => return usage_error(&msg),
         }
     }
@@ -148,9 +151,8 @@ fn several(args: &ReportArgs) -> ExitCode {
 }
 
 /// A result's name: its label, else its file stem.
-pub(super) fn name_of(path: &Path, doc: &Value) -> String {
-    doc["label"]
-        .as_str()
+pub(super) fn name_of(path: &Path, label: Option<&str>) -> String {
+    label
         .map(String::from)
         .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
 }
@@ -182,20 +184,20 @@ struct Row {
     per_dollar: Option<f64>,
 }
 
-fn rows(results: &[(String, Value)], prices: &[(String, f64)]) -> Vec<Row> {
+fn rows(results: &[(String, Document)], prices: &[(String, f64)]) -> Vec<Row> {
     results
         .iter()
         .map(|(name, doc)| {
-            let t = &doc["totals"];
-            let ms = |f: &str| t["latency_us"][f].as_f64().unwrap_or(0.0) / 1000.0;
-            let ops = t["ops_per_sec"].as_f64().unwrap_or(0.0);
+            let t = &doc.totals;
+            let ms = |us: f64| us / 1000.0;
+            let ops = t.ops_per_sec;
             Row {
                 name: name.clone(),
                 ops,
-                p50: ms("p50_us"),
-                p99: ms("p99_us"),
-                p999: ms("p99.9_us"),
-                errors: t["errors"].as_u64().unwrap_or(0),
+                p50: ms(t.latency_us.p50_us),
+                p99: ms(t.latency_us.p99_us),
+                p999: ms(t.latency_us.p999_us),
+                errors: t.errors,
                 per_dollar: prices.iter().find(|(n, _)| n == name).map(|(_, usd)| ops / usd),
             }
         })
@@ -295,8 +297,8 @@ pub fn compare_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     let mut results = Vec::new();
     for path in &args.results {
-        match load(path) {
-            Ok(doc) => results.push((name_of(path, &doc), doc)),
+        match load_run(path) {
+            Ok(doc) => results.push((name_of(path, doc.label.as_deref()), doc)),
             Err(msg) => return usage_error(&msg),
         }
     }

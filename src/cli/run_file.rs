@@ -12,11 +12,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{EXIT_FAILURE, parse, parse_args, usage_error};
 use crate::report;
+use crate::report::document::{Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo};
 use crate::scenario::{self, Overrides, Step, Tool};
 
 /// Runs a scenario file.
@@ -116,13 +116,18 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         eprintln!("respbench: phase {}/{}: {}", i + 1, steps.len(), step.label);
         let json_path = scratch.join(format!("phase-{i}.json"));
         let (result, ok) = run_step(step, &json_path, args.progress, metrics.as_ref(), &stop);
-        phases.push(json!({
-            "name": step.label,
-            "kind": step.kind,
-            "command_line": format!("respbench{} {}", match step.tool { Tool::Fill => " fill", Tool::Capacity => " capacity", Tool::Native => "" }, step.shown()),
-            "ok": ok == ExitCode::SUCCESS,
-            "result": result,
-        }));
+        let tool = match step.tool {
+            Tool::Fill => " fill",
+            Tool::Capacity => " capacity",
+            Tool::Native => "",
+        };
+        phases.push(Phase {
+            name: step.label.clone(),
+            kind: kind_name(step.kind),
+            command_line: format!("respbench{tool} {}", step.shown()),
+            ok: ok == ExitCode::SUCCESS,
+            result,
+        });
         if stop.load(Ordering::SeqCst) {
             code = ExitCode::from(super::signals::interrupted_exit_code());
             break;
@@ -134,21 +139,21 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let mut doc = json!({
-        "scenario": {
-            "file": file.display().to_string(),
-            "sha256": hex(&Sha256::digest(loaded.text.as_bytes())),
-            "text": loaded.text,
+    let doc = ScenarioDocument {
+        scenario: ScenarioInfo {
+            file: file.display().to_string(),
+            sha256: hex(&Sha256::digest(loaded.text.as_bytes())),
+            text: loaded.text.clone(),
+            price: loaded.scenario.price.as_ref().map(|price| {
+                let price = price.get_ref();
+                Price { per_hour: price.per_hour, currency: price.currency().to_string() }
+            }),
         },
-        "phases": phases,
-    });
-    if let Some(price) = &loaded.scenario.price {
-        let price = price.get_ref();
-        doc["scenario"]["price"] = json!({ "per_hour": price.per_hour, "currency": price.currency() });
-    }
+        phases,
+    };
     let mut files = Vec::new();
     if let Some(path) = &args.json {
-        files.push((path, serde_json::to_string_pretty(&doc).expect("JSON values serialise") + "\n"));
+        files.push((path, doc.to_json()));
     }
     if let Some(path) = &args.html {
         files.push((path, report::scenario_html::render(&doc)));
@@ -200,14 +205,22 @@ fn key_in_phase(loaded: &scenario::Loaded, step: &Step, msg: &str) -> Option<usi
     .map(|pos| step.span.start + pos)
 }
 
-/// Runs one step; its result JSON (`Null` when it wrote none) and its exit code.
+/// A phase kind as the scenario file spells it (`fill`, `run`, ...).
+fn kind_name(kind: scenario::Kind) -> String {
+    match serde_json::to_value(kind) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+/// Runs one step; its result (`None` when it wrote none) and its exit code.
 fn run_step(
     step: &Step,
     json_path: &std::path::Path,
     progress: bool,
     metrics: Option<&Arc<report::metrics::Live>>,
     stop: &super::signals::Stop,
-) -> (Value, ExitCode) {
+) -> (Option<PhaseResult>, ExitCode) {
     let path = json_path.to_string_lossy().into_owned();
     let code = match step.tool {
         Tool::Native => match step.plan() {
@@ -233,7 +246,7 @@ fn run_step(
             super::capacity::main(argv.into_iter().map(OsString::from).collect::<Vec<_>>())
         }
     };
-    let result = std::fs::read(json_path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null);
+    let result = std::fs::read(json_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
     (result, code)
 }
 

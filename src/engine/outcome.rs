@@ -28,7 +28,8 @@ pub struct Interval {
 }
 
 /// One run's headline figures, kept per run when `--runs` repeats the measured phase.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct RunFigures {
     pub duration_secs: f64,
     pub count: u64,
@@ -82,7 +83,8 @@ pub struct Outcome {
 }
 
 /// A span in which at least one connection was down, in seconds from the measured start.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct Outage {
     pub run: usize,
     pub start_secs: f64,

@@ -44,7 +44,8 @@ fn read_bounded(session: &mut Session) -> Result<Info, bool> {
 }
 
 /// Server CPU as a share of one core (1.0 = one core fully busy).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct ServerCpu {
     /// All of the server's threads.
     pub total: f64,
@@ -53,7 +54,8 @@ pub struct ServerCpu {
 }
 
 /// What the server did over a span: counters as differences, gauges as read at its end.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct ServerSample {
     pub cpu: ServerCpu,
     pub used_memory_bytes: u64,

@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::server_stats::ServerCpu;
 
 /// A worker thread's CPU over the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct ThreadCpu {
     /// User + system time the thread ran.
     pub cpu_secs: f64,
@@ -55,7 +56,7 @@ impl ThreadCpu {
 }
 
 /// Who set the pace of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bottleneck {
     /// A worker thread of respbench was busy nearly all the time: the figures measure the client.
@@ -63,6 +64,7 @@ pub enum Bottleneck {
     /// The server's main thread (or the whole server) was busy nearly all the time.
     ServerBound,
     /// Neither was saturated: latency, the network or the pacing set the pace.
+    #[default]
     Neither,
 }
 

@@ -485,7 +485,8 @@ impl mio::event::Source for Transport {
 }
 
 /// What the server says about itself in `INFO server`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct ServerInfo {
     /// `redis`, `valkey`, `dragonfly`, ... as far as INFO tells.
     pub name: String,

@@ -10,7 +10,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::Outcome;
 use crate::stats::OpStats;
@@ -34,7 +35,8 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
 }
 
 /// Response and service time of one row.
-#[derive(Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct Pair {
     pub latency: String,
     pub service: String,
@@ -47,7 +49,8 @@ impl Pair {
 }
 
 /// One interval's histograms, keyed like `time_series` (run, index).
-#[derive(Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct IntervalHistograms {
     pub run: usize,
     pub index: u64,
@@ -57,10 +60,11 @@ pub struct IntervalHistograms {
 }
 
 /// The `histograms` object of the result.
-#[derive(Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct Histograms {
-    pub encoding: &'static str,
-    pub unit: &'static str,
+    pub encoding: String,
+    pub unit: String,
     pub totals: Pair,
     pub commands: BTreeMap<String, Pair>,
     /// Open loop: how late sends left; `null` in closed loop.
@@ -75,8 +79,8 @@ impl Histograms {
         let names = &outcome.command_names;
         let rows = |ops: &[OpStats]| names.iter().cloned().zip(ops.iter().map(Pair::of)).collect();
         Histograms {
-            encoding: ENCODING,
-            unit: "nanoseconds",
+            encoding: ENCODING.into(),
+            unit: "nanoseconds".into(),
             totals: Pair::of(&outcome.total()),
             commands: rows(&outcome.ops),
             send_lag: open_loop.then(|| encode(&outcome.send_lag_ns)),

@@ -1,12 +1,12 @@
 //! The HTML report: one self-contained file (styles and SVG charts inline, no scripts, nothing
-//! fetched) built from a result JSON alone, so a result from any machine renders the same.
+//! fetched) built from a result alone, so a result from any machine renders the same.
 //! Also the comparison of several results, overlaid.
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
 use super::chart::{self, Chart, Series, XAxis, escape};
+use super::document::{Document, OpSummary, Point};
+use crate::stats::LatencySummary;
 
 mod labelled;
 
@@ -28,12 +28,8 @@ table.kv table{margin:0}table.mix td,table.mix th{text-align:left}ul{margin:0;pa
 .chart .grid{stroke:#eee}.chart .frame{fill:none;stroke:#999}.chart .tick,.chart .legend{font-size:12px;fill:#444}\
 .chart .label{font-size:13px;fill:#333}code{background:#f5f5f5;padding:1px 4px}";
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-fn ms(us: &Value) -> String {
-    format!("{:.3}", num(us) / 1000.0)
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
 }
 
 /// A unix time in milliseconds as `YYYY-MM-DD HH:MM:SS UTC` (civil calendar, no time zones).
@@ -59,37 +55,34 @@ pub fn civil(days: u64) -> (i64, i64, i64) {
 }
 
 /// x positions of a result's timeline: seconds since its start, runs one after another.
-fn timeline_x(doc: &Value) -> Vec<f64> {
+fn timeline_x(doc: &Document) -> Vec<f64> {
     let mut t = 0.0;
-    doc["time_series"]
-        .as_array()
-        .map(|points| {
-            points
-                .iter()
-                .map(|p| {
-                    t += num(&p["duration_secs"]);
-                    t
-                })
-                .collect()
+    doc.time_series
+        .iter()
+        .map(|p| {
+            t += p.duration_secs;
+            t
         })
-        .unwrap_or_default()
+        .collect()
 }
 
-fn series_of(doc: &Value, name: &str, value: impl Fn(&Value) -> Option<f64>) -> Series {
+fn series_of(doc: &Document, name: &str, value: impl Fn(&Point) -> Option<f64>) -> Series {
     let xs = timeline_x(doc);
-    let points = doc["time_series"]
-        .as_array()
-        .map(|ps| ps.iter().zip(&xs).filter_map(|(p, &x)| value(p).map(|y| (x, y))).collect())
-        .unwrap_or_default();
+    let points = doc.time_series.iter().zip(&xs).filter_map(|(p, &x)| value(p).map(|y| (x, y))).collect();
     Series { name: name.to_string(), points }
 }
 
+/// One figure of a latency summary (p50, p99, ...).
+type Figure = fn(&LatencySummary) -> f64;
+
+/// An interval's response-time figure, in milliseconds, when it had requests.
+fn interval_ms(p: &Point, figure: Figure) -> Option<f64> {
+    (p.totals.count > 0).then(|| figure(&p.totals.latency_us) / 1000.0)
+}
+
 /// The percentile spectrum of one summary (`totals` or a command), in milliseconds.
-fn spectrum(op: &Value, name: &str) -> Series {
-    let points = op["latency_spectrum_us"]
-        .as_array()
-        .map(|ps| ps.iter().map(|p| (num(&p[0]), num(&p[1]) / 1000.0)).collect())
-        .unwrap_or_default();
+fn spectrum(op: &OpSummary, name: &str) -> Series {
+    let points = op.latency_spectrum_us.iter().flatten().map(|&(p, us)| (p, us / 1000.0)).collect();
     Series { name: name.to_string(), points }
 }
 
@@ -105,29 +98,24 @@ fn spectrum_chart(series: impl IntoIterator<Item = Series>) -> String {
     })
 }
 
-fn summary_table(out: &mut String, doc: &Value) {
+fn summary_table(out: &mut String, doc: &Document) {
     out.push_str("<div class=\"scroll\"><table><tr><th>Type</th><th>Ops/sec</th><th>Hits/sec</th><th>Misses/sec</th><th>Avg. ms</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>Max ms</th><th>KB/sec</th><th>Errors</th></tr>");
-    let mut rows: Vec<(String, &Value)> = Vec::new();
-    if let Some(commands) = doc["commands"].as_object() {
-        rows.extend(commands.iter().map(|(k, v)| (k.clone(), v)));
-    }
-    rows.push(("Totals".into(), &doc["totals"]));
-    for (name, op) in rows {
-        let l = &op["latency_us"];
+    for (name, op) in doc.rows() {
+        let l = &op.latency_us;
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td></tr>",
-            escape(&name),
-            num(&op["ops_per_sec"]),
-            num(&op["hits_per_sec"]),
-            num(&op["misses_per_sec"]),
-            ms(&l["mean_us"]),
-            ms(&l["p50_us"]),
-            ms(&l["p99_us"]),
-            ms(&l["p99.9_us"]),
-            ms(&l["max_us"]),
-            num(&op["kb_per_sec"]),
-            op["errors"].as_u64().unwrap_or(0)
+            escape(name),
+            op.ops_per_sec,
+            op.hits_per_sec,
+            op.misses_per_sec,
+            ms(l.mean_us),
+            ms(l.p50_us),
+            ms(l.p99_us),
+            ms(l.p999_us),
+            ms(l.max_us),
+            op.kb_per_sec,
+            op.errors
         );
     }
     out.push_str("</table></div>");
@@ -142,155 +130,107 @@ fn page(title: &str, body: &str) -> String {
 }
 
 /// Outages: when connections were down and how long the run took to recover.
-fn faults_section(b: &mut String, doc: &Value) {
-    let Some(outages) = doc["faults"]["outages"].as_array().filter(|o| !o.is_empty()) else { return };
+fn faults_section(b: &mut String, doc: &Document) {
+    let faults = &doc.faults;
+    if faults.outages.is_empty() {
+        return;
+    }
     b.push_str("<h2>Faults</h2><div class=\"scroll\"><table><tr><th>run</th><th>down from (s)</th><th>to (s)</th><th>recovered after (s)</th><th>connections</th></tr>");
-    for o in outages {
-        let (start, end) = (num(&o["start_secs"]), num(&o["end_secs"]));
+    for o in &faults.outages {
+        let (start, end) = (o.start_secs, o.end_secs);
         let _ = write!(
             b,
             "<tr><td>{}</td><td>{start:.2}</td><td>{end:.2}</td><td>{:.2}</td><td>{}</td></tr>",
-            o["run"].as_u64().unwrap_or(0) + 1,
+            o.run + 1,
             end - start,
-            labelled::value(&o["connections"])
+            o.connections
         );
     }
-    let without = doc["faults"]["seconds_without_success"].as_array().map_or(0, Vec::len);
+    let without = faults.seconds_without_success.len();
     let _ = write!(
         b,
         "</table></div><p>{} reconnect attempts; {without} interval(s) of the time series without a successful reply.</p>",
-        labelled::value(&doc["faults"]["reconnect_attempts"])
+        faults.reconnect_attempts
     );
 }
 
 /// Cluster mode: what each node did, and the redirects followed.
-fn cluster_section(b: &mut String, doc: &Value) {
-    let Some(cluster) = doc["cluster"].as_object() else { return };
+fn cluster_section(b: &mut String, doc: &Document) {
+    let Some(cluster) = &doc.cluster else { return };
     let _ = write!(
         b,
         "<h2>Cluster nodes</h2><p>{} MOVED and {} ASK redirects followed.</p><div class=\"scroll\"><table><tr><th>node</th><th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>errors</th></tr>",
-        labelled::value(&cluster["moved"]),
-        labelled::value(&cluster["asked"])
+        cluster.moved, cluster.asked
     );
-    for (node, op) in cluster["nodes"].as_object().into_iter().flatten() {
+    for (node, op) in &cluster.nodes {
         let _ = write!(
             b,
             "<tr><td>{}</td><td>{:.0}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td></tr>",
             escape(node),
-            num(&op["ops_per_sec"]),
-            num(&op["latency_us"]["p50_us"]) / 1000.0,
-            num(&op["latency_us"]["p99_us"]) / 1000.0,
-            labelled::value(&op["errors"])
+            op.ops_per_sec,
+            op.latency_us.p50_us / 1000.0,
+            op.latency_us.p99_us / 1000.0,
+            op.errors
         );
     }
     b.push_str("</table></div>");
 }
 
 /// Errors by kind, when there were any.
-fn errors_section(b: &mut String, doc: &Value) {
-    let Some(errors) = doc["errors"].as_object().filter(|e| !e.is_empty()) else { return };
+fn errors_section(b: &mut String, doc: &Document) {
+    if doc.errors.is_empty() {
+        return;
+    }
     b.push_str("<h2>Errors by kind</h2><table><tr><th>kind</th><th>count</th></tr>");
-    for (kind, n) in errors {
-        let _ = write!(b, "<tr><td>{}</td><td>{}</td></tr>", escape(kind), labelled::value(n));
+    for (kind, n) in &doc.errors {
+        let _ = write!(b, "<tr><td>{}</td><td>{n}</td></tr>", escape(kind));
     }
     b.push_str("</table>");
 }
 
 /// `--runs`: each run's headline figures and their spread.
-fn runs_section(b: &mut String, doc: &Value) {
-    let Some(runs) = doc["runs"].as_array().filter(|r| r.len() > 1) else { return };
+fn runs_section(b: &mut String, doc: &Document) {
+    if doc.runs.len() <= 1 {
+        return;
+    }
     b.push_str("<h2>Runs</h2><div class=\"scroll\"><table><tr><th>run</th><th>seconds</th><th>requests</th><th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>errors</th></tr>");
-    for (i, r) in runs.iter().enumerate() {
+    for (i, r) in doc.runs.iter().enumerate() {
         let _ = write!(
             b,
             "<tr><td>{}</td><td>{:.2}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
-            num(&r["duration_secs"]),
-            labelled::value(&r["count"]),
-            num(&r["ops_per_sec"]),
-            ms(&r["p50_us"]),
-            ms(&r["p99_us"]),
-            labelled::value(&r["errors"])
+            r.duration_secs,
+            r.count,
+            r.ops_per_sec,
+            ms(r.p50_us),
+            ms(r.p99_us),
+            r.errors
         );
     }
     b.push_str("</table></div>");
-    let Some(spread) = doc["repetition"].as_object() else { return };
+    let Some(spread) = &doc.repetition else { return };
     b.push_str("<h3>Spread over the runs</h3><div class=\"scroll\"><table><tr><th>figure</th><th>median</th><th>min</th><th>max</th><th>mean</th><th>95 % confidence interval of the mean</th></tr>");
-    for (figure, s) in spread {
-        let name = match figure.as_str() {
-            "ops_per_sec" => "ops/s".to_string(),
-            "p99_us" => "p99 (µs)".to_string(),
-            other => labelled::label(other),
-        };
-        let n = |k: &str| labelled::value(&s[k]);
+    for (name, s) in [("ops/s", &spread.ops_per_sec), ("p99 (µs)", &spread.p99_us)] {
+        let n = labelled::number;
         let _ = write!(
             b,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} to {}</td></tr>",
-            escape(&name),
-            n("median"),
-            n("min"),
-            n("max"),
-            n("mean"),
-            n("ci95_low"),
-            n("ci95_high")
+            escape(name),
+            n(s.median),
+            n(s.min),
+            n(s.max),
+            n(s.mean),
+            n(s.ci95_low),
+            n(s.ci95_high)
         );
     }
     b.push_str("</table></div>");
 }
 
-/// The report of one result.
-pub fn render(doc: &Value) -> String {
-    let mut b = String::new();
-    let server = match doc["server"].as_object() {
-        Some(s) => format!("{} {}", s["name"].as_str().unwrap_or("server"), s["version"].as_str().unwrap_or("")),
-        None if doc["warnings"]
-            .as_array()
-            .is_some_and(|w| w.iter().any(|w| w.as_str().is_some_and(|w| w.contains("refused INFO")))) =>
-        {
-            "server (INFO refused)".into()
-        }
-        None => "server (INFO unanswered)".into(),
-    };
-    let target = doc["configuration"]["target"].as_str().unwrap_or("");
-    let label = doc["label"].as_str().map(|l| format!("{l}: ")).unwrap_or_default();
-    let _ = write!(b, "<h1>{}respbench report: {} at {}</h1>", escape(&label), escape(&server), escape(target));
-    let _ = write!(
-        b,
-        "<p class=\"sub\">respbench {}, started {}, measured {:.2} s; {}</p>",
-        escape(doc["tool"]["version"].as_str().unwrap_or("")),
-        utc(doc["started_unix_ms"].as_u64().unwrap_or(0)),
-        num(&doc["duration_secs"]),
-        escape(doc["measurement"]["description"].as_str().unwrap_or(""))
-    );
-    if doc["interrupted"].as_bool() == Some(true) {
-        b.push_str("<div class=\"banner\">INTERRUPTED: the run was stopped early (Ctrl-C); the figures cover the part that ran.</div>");
-    }
-    if let Some(v) = doc["bottleneck"].as_object() {
-        let _ = write!(
-            b,
-            "<div class=\"verdict\">Bottleneck: <b>{}</b> ({})</div>",
-            escape(v["verdict"].as_str().unwrap_or("")),
-            escape(v["detail"].as_str().unwrap_or(""))
-        );
-    }
-    for w in doc["warnings"].as_array().into_iter().flatten() {
-        let _ = write!(b, "<div class=\"warn\">Warning: {}</div>", escape(w.as_str().unwrap_or("")));
-    }
-    b.push_str("<h2>Summary</h2>");
-    summary_table(&mut b, doc);
-    if let Some(rate) = doc["rate"].as_object() {
-        let _ = write!(
-            b,
-            "<p>Open loop: {:.0}/s requested ({}), {:.0}/s achieved; {} of {} sends over {:.0} ms late.</p>",
-            num(&rate["requested_per_sec"]),
-            escape(rate["arrival"].as_str().unwrap_or("")),
-            num(&rate["achieved_per_sec"]),
-            labelled::value(&rate["late_sends"]),
-            labelled::value(&rate["sends"]),
-            num(&rate["late_threshold_us"]) / 1000.0
-        );
-    }
-    b.push_str("<h2>Over time</h2>");
+/// The charts of the timeline: throughput, response time, errors, and the server when sampled.
+fn timeline_charts(doc: &Document) -> Vec<Chart<'_>> {
+    let figures: [(&str, Figure); 4] =
+        [("p50", |l| l.p50_us), ("p99", |l| l.p99_us), ("p99.9", |l| l.p999_us), ("max", |l| l.max_us)];
     let mut charts = vec![
         Chart {
             id: "throughput",
@@ -298,7 +238,7 @@ pub fn render(doc: &Value) -> String {
             x_label: "seconds",
             y_label: "ops/s",
             x_axis: XAxis::Linear,
-            series: vec![series_of(doc, "ops/s", |p| p["ops_per_sec"].as_f64())],
+            series: vec![series_of(doc, "ops/s", |p| Some(p.totals.ops_per_sec))],
         },
         Chart {
             id: "latency",
@@ -306,14 +246,7 @@ pub fn render(doc: &Value) -> String {
             x_label: "seconds",
             y_label: "ms",
             x_axis: XAxis::Linear,
-            series: [("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p99.9_us"), ("max", "max_us")]
-                .iter()
-                .map(|(name, field)| {
-                    series_of(doc, name, |p| {
-                        (p["count"].as_u64() > Some(0)).then(|| num(&p["latency_us"][*field]) / 1000.0)
-                    })
-                })
-                .collect(),
+            series: figures.iter().map(|(name, figure)| series_of(doc, name, |p| interval_ms(p, *figure))).collect(),
         },
         Chart {
             id: "errors",
@@ -321,12 +254,12 @@ pub fn render(doc: &Value) -> String {
             x_label: "seconds",
             y_label: "errors",
             x_axis: XAxis::Linear,
-            series: vec![series_of(doc, "errors", |p| p["errors"].as_f64())],
+            series: vec![series_of(doc, "errors", |p| Some(p.totals.errors as f64))],
         },
     ];
-    let cpu = series_of(doc, "server CPU %", |p| p["server"]["cpu"]["total"].as_f64().map(|c| c * 100.0));
+    let cpu = series_of(doc, "server CPU %", |p| p.server.map(|s| s.cpu.total * 100.0));
     if !cpu.points.is_empty() {
-        let main = series_of(doc, "main thread %", |p| p["server"]["cpu"]["main_thread"].as_f64().map(|c| c * 100.0));
+        let main = series_of(doc, "main thread %", |p| p.server.and_then(|s| s.cpu.main_thread).map(|c| c * 100.0));
         let mut series = vec![cpu];
         if !main.points.is_empty() {
             series.push(main);
@@ -345,12 +278,65 @@ pub fn render(doc: &Value) -> String {
             x_label: "seconds",
             y_label: "MiB",
             x_axis: XAxis::Linear,
-            series: vec![series_of(doc, "used_memory", |p| {
-                p["server"]["used_memory_bytes"].as_f64().map(|m| m / 1048576.0)
-            })],
+            series: vec![series_of(doc, "used_memory", |p| p.server.map(|s| s.used_memory_bytes as f64 / 1048576.0))],
         });
     }
-    for c in &charts {
+    charts
+}
+
+/// The page's heading: what was measured, where, when, and anything to read first.
+fn heading(b: &mut String, doc: &Document) -> (String, String) {
+    let server = match &doc.server {
+        Some(s) => format!("{} {}", s.name, s.version),
+        None if doc.warnings.iter().any(|w| w.contains("refused INFO")) => "server (INFO refused)".into(),
+        None => "server (INFO unanswered)".into(),
+    };
+    let target = doc.configuration.target.clone();
+    let label = doc.label.as_ref().map(|l| format!("{l}: ")).unwrap_or_default();
+    let _ = write!(b, "<h1>{}respbench report: {} at {}</h1>", escape(&label), escape(&server), escape(&target));
+    let _ = write!(
+        b,
+        "<p class=\"sub\">respbench {}, started {}, measured {:.2} s; {}</p>",
+        escape(&doc.tool.version),
+        utc(doc.started_unix_ms),
+        doc.duration_secs,
+        escape(&doc.measurement.description)
+    );
+    if doc.interrupted {
+        b.push_str("<div class=\"banner\">INTERRUPTED: the run was stopped early (Ctrl-C); the figures cover the part that ran.</div>");
+    }
+    let _ = write!(
+        b,
+        "<div class=\"verdict\">Bottleneck: <b>{}</b> ({})</div>",
+        escape(&doc.bottleneck.name()),
+        escape(&doc.bottleneck.detail)
+    );
+    for w in &doc.warnings {
+        let _ = write!(b, "<div class=\"warn\">Warning: {}</div>", escape(w));
+    }
+    (server, target)
+}
+
+/// The report of one result.
+pub fn render(doc: &Document) -> String {
+    let mut b = String::new();
+    let (server, target) = heading(&mut b, doc);
+    b.push_str("<h2>Summary</h2>");
+    summary_table(&mut b, doc);
+    if let Some(rate) = &doc.rate {
+        let _ = write!(
+            b,
+            "<p>Open loop: {:.0}/s requested ({}), {:.0}/s achieved; {} of {} sends over {:.0} ms late.</p>",
+            rate.requested_per_sec,
+            escape(&rate.arrival),
+            rate.achieved_per_sec,
+            rate.late_sends,
+            rate.sends,
+            rate.late_threshold_us / 1000.0
+        );
+    }
+    b.push_str("<h2>Over time</h2>");
+    for c in &timeline_charts(doc) {
         b.push_str(&chart::svg(c));
     }
     runs_section(&mut b, doc);
@@ -358,38 +344,32 @@ pub fn render(doc: &Value) -> String {
     faults_section(&mut b, doc);
     cluster_section(&mut b, doc);
     b.push_str("<h2>Latency percentile spectrum</h2>");
-    let mut spectra = vec![spectrum(&doc["totals"], "all commands")];
-    if let Some(commands) = doc["commands"].as_object()
-        && commands.len() > 1
-    {
-        spectra.extend(commands.iter().map(|(name, op)| spectrum(op, name)));
+    let mut spectra = vec![spectrum(&doc.totals, "all commands")];
+    if doc.commands.len() > 1 {
+        spectra.extend(doc.commands.iter().map(|(name, op)| spectrum(op, name)));
     }
     b.push_str(&spectrum_chart(spectra));
     b.push_str("<h2>Configuration</h2>");
-    labelled::configuration(&mut b, &doc["configuration"]);
+    labelled::configuration(&mut b, &doc.configuration);
     b.push_str("<h2>Environment</h2>");
     labelled::environment(&mut b, doc);
     page(&format!("respbench: {server} at {target}"), &b)
 }
 
 /// Several results side by side: their tables, throughput and spectra overlaid.
-pub fn render_compare(results: &[(String, Value)], table: &str) -> String {
+pub fn render_compare(results: &[(String, Document)], table: &str) -> String {
     let mut b = String::new();
     let _ = write!(b, "<h1>respbench comparison of {} results</h1>", results.len());
     b.push_str("<h2>Side by side</h2><div class=\"scroll\">");
     b.push_str(table);
     b.push_str("</div>");
     for (name, doc) in results {
-        if doc["interrupted"].as_bool() == Some(true) {
+        if doc.interrupted {
             let _ = write!(b, "<div class=\"banner\">{}: INTERRUPTED run, partial figures.</div>", escape(name));
         }
     }
     b.push_str("<h2>Over time</h2>");
-    let through = results.iter().map(|(name, doc)| {
-        let mut s = series_of(doc, name, |p| p["ops_per_sec"].as_f64());
-        s.name = name.clone();
-        s
-    });
+    let through = results.iter().map(|(name, doc)| series_of(doc, name, |p| Some(p.totals.ops_per_sec)));
     b.push_str(&chart::svg(&Chart {
         id: "throughput",
         title: "Throughput",
@@ -398,9 +378,7 @@ pub fn render_compare(results: &[(String, Value)], table: &str) -> String {
         x_axis: XAxis::Linear,
         series: through.collect(),
     }));
-    let p99 = results.iter().map(|(name, doc)| {
-        series_of(doc, name, |p| (p["count"].as_u64() > Some(0)).then(|| num(&p["latency_us"]["p99_us"]) / 1000.0))
-    });
+    let p99 = results.iter().map(|(name, doc)| series_of(doc, name, |p| interval_ms(p, |l| l.p99_us)));
     b.push_str(&chart::svg(&Chart {
         id: "latency",
         title: "p99 response time per interval",
@@ -410,7 +388,7 @@ pub fn render_compare(results: &[(String, Value)], table: &str) -> String {
         series: p99.collect(),
     }));
     b.push_str("<h2>Latency percentile spectrum</h2>");
-    b.push_str(&spectrum_chart(results.iter().map(|(name, doc)| spectrum(&doc["totals"], name))));
+    b.push_str(&spectrum_chart(results.iter().map(|(name, doc)| spectrum(&doc.totals, name))));
     page("respbench comparison", &b)
 }
 
@@ -451,7 +429,7 @@ mod tests {
                                  "hit_ratio": null, "new_gauge": [1, 2], "peak_used_memory_bytes": 2097152},
             "time_series": [{"duration_secs": 1.0, "ops_per_sec": 1.0, "count": 1, "latency_us": {"p99_us": 5.0}}]
         });
-        let page = render(&doc);
+        let page = render(&serde_json::from_value(doc).unwrap());
         let body = page.split("</style>").nth(1).unwrap();
         let mut text = String::new();
         let mut in_tag = false;

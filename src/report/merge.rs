@@ -6,32 +6,33 @@
 
 pub mod memtier;
 
+mod timeline;
+
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::histo::{self, decode, encode};
+use super::document::{Cluster, Document, Faults, IntervalRef, MergedFrom, OpSummary, Point, Start, Verdict};
+use super::histo::{self, Histograms, Pair, decode, encode};
 use super::json::op_summary;
-use crate::stats::{OpStats, Spread};
+use crate::engine::{Bottleneck, Outage};
+use crate::stats::{LatencySummary, OpStats};
 
 /// Configuration fields that are each shard's own and add up in the merge.
 const ADDED: [&str; 4] = ["connections", "threads", "requests", "rate_per_sec"];
 /// Configuration fields that may differ between shards without the workload differing.
 const OWN: [&str; 1] = ["seed"];
 
-/// One merged interval: its totals, its commands and the shards' points in it.
-type Slot<'a> = (Row, BTreeMap<String, Row>, Vec<&'a Value>);
-
 /// One result to merge: its name (label or file stem) and its document.
 pub struct Input {
     pub name: String,
-    pub doc: Value,
+    pub doc: Document,
 }
 
 /// The merged document and the warnings about it (also kept in its `warnings`).
 pub struct Merged {
-    pub doc: Value,
+    pub doc: Document,
     pub warnings: Vec<String>,
 }
 
@@ -42,13 +43,16 @@ struct Row {
 }
 
 impl Row {
-    fn add(&mut self, summary: &Value, pair: &Value) -> Result<(), String> {
-        let op = op_stats(summary, pair)?;
+    fn add(&mut self, summary: &OpSummary, pair: Option<&Pair>) -> Result<(), String> {
+        self.merge(op_stats(summary, pair)?);
+        Ok(())
+    }
+
+    fn merge(&mut self, op: OpStats) {
         match self.op.as_mut() {
             Some(mine) => mine.merge(&op),
             None => self.op = Some(op),
         }
-        Ok(())
     }
 
     fn op(&self) -> OpStats {
@@ -58,42 +62,59 @@ impl Row {
 
 /// A row of a saved result as figures: its summary's counters (`count`, `hits`, ...) and its
 /// pair of histograms (`latency`, `service`).
-pub(crate) fn op_stats(summary: &Value, pair: &Value) -> Result<OpStats, String> {
+pub(crate) fn op_stats(summary: &OpSummary, pair: Option<&Pair>) -> Result<OpStats, String> {
     let mut op = OpStats::default();
-    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
-    (op.count, op.hits, op.misses, op.errors) = (n("count"), n("hits"), n("misses"), n("errors"));
-    (op.bytes_in, op.bytes_out) = (n("bytes_in"), n("bytes_out"));
-    op.latency_ns = hist(&pair["latency"])?;
-    op.service_ns = hist(&pair["service"])?;
+    let s = summary;
+    (op.count, op.hits, op.misses, op.errors) = (s.count, s.hits, s.misses, s.errors);
+    (op.bytes_in, op.bytes_out) = (s.bytes_in, s.bytes_out);
+    op.latency_ns = hist(pair.map(|p| p.latency.as_str()))?;
+    op.service_ns = hist(pair.map(|p| p.service.as_str()))?;
     op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
     Ok(op)
 }
 
-fn hist(v: &Value) -> Result<Histogram<u64>, String> {
-    let text = v.as_str().ok_or("a histogram is missing")?;
+/// A summary holding a count only (an interval's command).
+pub(crate) fn count_only(count: u64) -> OpSummary {
+    OpSummary { count, ..OpSummary::default() }
+}
+
+fn hist(text: Option<&str>) -> Result<Histogram<u64>, String> {
+    let text = text.filter(|t| !t.is_empty()).ok_or("a histogram is missing")?;
     // Saved histograms carry their own bounds: add each into ours so that all of them add.
     let mut ours = OpStats::default().latency_ns;
     ours.add(&decode(text)?).map_err(|e| format!("a histogram is out of range ({e:?})"))?;
     Ok(ours)
 }
 
+/// The shard fields that must agree, as the result writes them (`null` when not a shard).
+fn shard_fields(doc: &Document) -> [(&'static str, Value); 3] {
+    let s = doc.shard.as_ref();
+    [
+        ("count", json!(s.map(|s| s.count))),
+        ("total_requests", json!(s.and_then(|s| s.total_requests))),
+        ("total_rate_per_sec", json!(s.and_then(|s| s.total_rate_per_sec))),
+    ]
+}
+
 /// The first difference between two configurations that makes them different workloads.
-fn difference(a: &Value, b: &Value) -> Option<String> {
-    let (Some(a), Some(b)) = (a["configuration"].as_object(), b["configuration"].as_object()) else {
-        return Some("configuration (missing)".into());
+fn difference(a: &Document, b: &Document) -> Option<String> {
+    // Field by field as written, so that a field added later is compared too.
+    let fields = |d: &Document| match serde_json::to_value(&d.configuration) {
+        Ok(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
     };
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let (a_config, b_config) = (fields(a), fields(b));
+    let keys: std::collections::BTreeSet<&String> = a_config.keys().chain(b_config.keys()).collect();
     for k in keys {
-        if ADDED.contains(&k.as_str()) || OWN.contains(&k.as_str()) || k == "__shard" {
+        if ADDED.contains(&k.as_str()) || OWN.contains(&k.as_str()) {
             continue;
         }
-        let (x, y) = (a.get(k).unwrap_or(&Value::Null), b.get(k).unwrap_or(&Value::Null));
+        let (x, y) = (a_config.get(k).unwrap_or(&Value::Null), b_config.get(k).unwrap_or(&Value::Null));
         if x != y {
             return Some(format!("configuration.{k}: {x} vs {y}"));
         }
     }
-    for k in ["count", "total_requests", "total_rate_per_sec"] {
-        let (x, y) = (&a_shard(a, k), &a_shard(b, k));
+    for ((k, x), (_, y)) in shard_fields(a).into_iter().zip(shard_fields(b)) {
         if x != y {
             return Some(format!("shard.{k}: {x} vs {y}"));
         }
@@ -101,37 +122,18 @@ fn difference(a: &Value, b: &Value) -> Option<String> {
     None
 }
 
-/// A shard field from the document the configuration belongs to (carried alongside it).
-fn a_shard(config: &Map<String, Value>, key: &str) -> Value {
-    config.get("__shard").map_or(Value::Null, |s| s[key].clone())
-}
-
-fn started(doc: &Value) -> i64 {
-    doc["started_unix_ms"].as_i64().unwrap_or(0)
-}
-
-/// Merges `inputs` (at least two) into one result labelled `label`.
-pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
+/// Refuses inputs that cannot merge; the shard indexes seen and the warnings about the rest.
+fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), String> {
     for i in inputs {
-        if i.doc["histograms"]["totals"].is_null() {
+        if i.doc.histograms.totals.latency.is_empty() {
             return Err(format!(
                 "{} has no histograms (written by an older respbench): it cannot be merged exactly",
                 i.name
             ));
         }
     }
-    // Compare workloads, each configuration with its shard fields alongside.
-    let with_shard = |d: &Value| {
-        let mut d = d.clone();
-        let shard = d["shard"].clone();
-        if let Some(c) = d["configuration"].as_object_mut() {
-            c.insert("__shard".into(), shard);
-        }
-        d
-    };
-    let first = with_shard(&inputs[0].doc);
     for other in &inputs[1..] {
-        if let Some(diff) = difference(&first, &with_shard(&other.doc)) {
+        if let Some(diff) = difference(&inputs[0].doc, &other.doc) {
             return Err(format!(
                 "{} and {} are different workloads ({diff}): only shards of one run merge",
                 inputs[0].name, other.name
@@ -140,14 +142,14 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
     }
     let mut seen: BTreeMap<u64, &str> = BTreeMap::new();
     for i in inputs {
-        if let Some(index) = i.doc["shard"]["index"].as_u64()
+        if let Some(index) = i.doc.shard.as_ref().map(|s| u64::from(s.index))
             && let Some(before) = seen.insert(index, &i.name)
         {
             return Err(format!("{before} and {} are both shard {index}: merge each shard once", i.name));
         }
     }
     let mut warnings = Vec::new();
-    if let Some(count) = inputs[0].doc["shard"]["count"].as_u64() {
+    if let Some(count) = inputs[0].doc.shard.as_ref().map(|s| u64::from(s.count)) {
         let missing: Vec<String> = (0..count).filter(|i| !seen.contains_key(i)).map(|i| i.to_string()).collect();
         if !missing.is_empty() {
             warnings.push(format!(
@@ -156,282 +158,235 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
             ));
         }
     }
+    Ok((seen, warnings))
+}
 
-    let base = inputs.iter().map(|i| started(&i.doc)).min().unwrap_or(0);
-    let end_ms = |d: &Value| started(d) as f64 + d["duration_secs"].as_f64().unwrap_or(0.0) * 1000.0;
-    let end = inputs.iter().map(|i| end_ms(&i.doc)).fold(base as f64, f64::max);
-    let secs = (end - base as f64) / 1000.0;
-    let interval = inputs[0].doc["configuration"]["interval_secs"].as_f64().unwrap_or(1.0).max(1e-3);
-    let spread_ms = inputs.iter().map(|i| started(&i.doc)).max().unwrap_or(0) - base;
-    if spread_ms as f64 > interval * 1000.0 {
-        warnings.push(format!(
-            "the shards' measured phases started up to {spread_ms} ms apart, more than one interval \
-             ({interval} s): start them together with --start-at"
-        ));
+/// The merged clock: the earliest start (ms), the seconds to the latest end, the interval.
+struct Clock {
+    base: u64,
+    secs: f64,
+    interval: f64,
+}
+
+impl Clock {
+    fn of(inputs: &[Input], warnings: &mut Vec<String>) -> Clock {
+        let base = inputs.iter().map(|i| i.doc.started_unix_ms).min().unwrap_or(0);
+        let end_ms = |d: &Document| d.started_unix_ms as f64 + d.duration_secs * 1000.0;
+        let end = inputs.iter().map(|i| end_ms(&i.doc)).fold(base as f64, f64::max);
+        let interval = inputs[0].doc.configuration.interval_secs.max(1e-3);
+        let spread_ms = inputs.iter().map(|i| i.doc.started_unix_ms).max().unwrap_or(0) - base;
+        if spread_ms as f64 > interval * 1000.0 {
+            warnings.push(format!(
+                "the shards' measured phases started up to {spread_ms} ms apart, more than one interval \
+                 ({interval} s): start them together with --start-at"
+            ));
+        }
+        Clock { base, secs: (end - base as f64) / 1000.0, interval }
     }
 
-    // Totals, commands, nodes.
-    let mut totals = Row::default();
-    let mut commands: BTreeMap<String, Row> = BTreeMap::new();
-    let mut nodes: BTreeMap<String, Row> = BTreeMap::new();
-    let mut send_lag: Option<Histogram<u64>> = None;
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    for i in inputs {
-        let (d, h) = (&i.doc, &i.doc["histograms"]);
-        totals.add(&d["totals"], &h["totals"])?;
-        for (name, summary) in d["commands"].as_object().into_iter().flatten() {
-            commands.entry(name.clone()).or_default().add(summary, &h["commands"][name])?;
-        }
-        for (name, summary) in d["cluster"]["nodes"].as_object().into_iter().flatten() {
-            nodes.entry(name.clone()).or_default().add(summary, &h["nodes"][name])?;
-        }
-        if !h["send_lag"].is_null() {
-            let lag = hist(&h["send_lag"])?;
-            match send_lag.as_mut() {
-                Some(mine) => mine.add(&lag).expect("same bounds"),
-                None => send_lag = Some(lag),
+    /// How far after the merged start a result's measured phase began, in seconds.
+    fn offset(&self, doc: &Document) -> f64 {
+        (doc.started_unix_ms as f64 - self.base as f64) / 1000.0
+    }
+}
+
+/// The whole-run rows of every result added up.
+#[derive(Default)]
+struct Sums {
+    totals: Row,
+    commands: BTreeMap<String, Row>,
+    nodes: BTreeMap<String, Row>,
+    send_lag: Option<Histogram<u64>>,
+    errors: BTreeMap<String, u64>,
+}
+
+impl Sums {
+    fn of(inputs: &[Input]) -> Result<Sums, String> {
+        let mut sums = Sums::default();
+        for i in inputs {
+            let (d, h) = (&i.doc, &i.doc.histograms);
+            sums.totals.add(&d.totals, Some(&h.totals))?;
+            for (name, summary) in &d.commands {
+                sums.commands.entry(name.clone()).or_default().add(summary, h.commands.get(name))?;
+            }
+            for (name, summary) in d.cluster.iter().flat_map(|c| &c.nodes) {
+                sums.nodes.entry(name.clone()).or_default().add(summary, h.nodes.get(name))?;
+            }
+            if let Some(text) = &h.send_lag {
+                let lag = hist(Some(text))?;
+                match sums.send_lag.as_mut() {
+                    Some(mine) => mine.add(&lag).expect("same bounds"),
+                    None => sums.send_lag = Some(lag),
+                }
+            }
+            for (kind, n) in &d.errors {
+                *sums.errors.entry(kind.clone()).or_default() += n;
             }
         }
-        for (kind, n) in d["errors"].as_object().into_iter().flatten() {
-            *errors.entry(kind.clone()).or_default() += n.as_u64().unwrap_or(0);
-        }
+        Ok(sums)
     }
+}
 
-    // Timelines aligned by wall clock: a point's slot is its start since the earliest start.
-    let mut slots: BTreeMap<(u64, u64), Slot> = BTreeMap::new();
-    for i in inputs {
-        let offset = (started(&i.doc) - base) as f64 / 1000.0;
-        let by_key: BTreeMap<(u64, u64), &Value> = i.doc["histograms"]["intervals"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|h| ((h["run"].as_u64().unwrap_or(0), h["index"].as_u64().unwrap_or(0)), h))
-            .collect();
-        for p in i.doc["time_series"].as_array().into_iter().flatten() {
-            let (run, index) = (p["run"].as_u64().unwrap_or(0), p["index"].as_u64().unwrap_or(0));
-            let h = by_key.get(&(run, index)).ok_or_else(|| {
-                format!("{}: interval {index} of run {run} has no histograms in histograms.intervals", i.name)
-            })?;
-            let slot = ((offset + p["start_secs"].as_f64().unwrap_or(0.0)) / interval).round() as u64;
-            let entry = slots.entry((run, slot)).or_default();
-            entry.0.add(p, h)?;
-            for (name, count) in p["commands"].as_object().into_iter().flatten() {
-                let summary = json!({ "count": count });
-                entry.1.entry(name.clone()).or_default().add(&summary, &h["commands"][name])?;
-            }
-            entry.2.push(p);
-        }
-    }
-    let mut time_series = Vec::new();
-    let mut interval_histograms = Vec::new();
-    let mut per_run: BTreeMap<u64, Row> = BTreeMap::new();
-    for ((run, slot), (row, cmds, points)) in &slots {
-        let duration = points.iter().filter_map(|p| p["duration_secs"].as_f64()).fold(0.0, f64::max);
-        let op = row.op();
-        let mut point = Map::new();
-        point.insert("run".into(), json!(run));
-        point.insert("index".into(), json!(slot));
-        point.insert("start_secs".into(), json!(*slot as f64 * interval));
-        point.insert("duration_secs".into(), json!(duration));
-        if let Value::Object(summary) = op_summary(&op, duration, false) {
-            point.extend(summary);
-        }
-        let counts: Map<String, Value> = cmds.iter().map(|(n, r)| (n.clone(), json!(r.op().count))).collect();
-        point.insert("commands".into(), Value::Object(counts));
-        let server = points.iter().map(|p| &p["server"]).find(|s| !s.is_null()).cloned().unwrap_or(Value::Null);
-        point.insert("server".into(), server);
-        let active: u64 = points.iter().filter_map(|p| p["active_connections"].as_u64()).sum();
-        point.insert("active_connections".into(), json!(active));
-        time_series.push(Value::Object(point));
-        let pairs: Map<String, Value> = cmds.iter().map(|(n, r)| (n.clone(), pair(&r.op()))).collect();
-        let mut ih = json!({ "run": run, "index": slot, "commands": pairs });
-        ih["latency"] = json!(encode(&op.latency_ns));
-        ih["service"] = json!(encode(op.service_histogram()));
-        interval_histograms.push(ih);
-        let r = per_run.entry(*run).or_default();
-        match r.op.as_mut() {
-            Some(mine) => mine.merge(&op),
-            None => r.op = Some(op),
-        }
-    }
+/// Merges `inputs` (at least two) into one result labelled `label`.
+pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
+    let (seen, mut warnings) = check(inputs)?;
+    let clock = Clock::of(inputs, &mut warnings);
+    let secs = clock.secs;
+    let sums = Sums::of(inputs)?;
+    let timeline = timeline::Timeline::of(inputs, &clock)?;
+    let (runs, repetition) = timeline.runs(inputs);
 
-    // Runs (--runs): counts added, durations the longest shard's, percentiles from the sum.
-    let mut runs = Vec::new();
-    for (run, row) in &per_run {
-        let figures: Vec<&Value> = inputs.iter().filter_map(|i| i.doc["runs"].get(*run as usize)).collect();
-        let duration = figures.iter().filter_map(|f| f["duration_secs"].as_f64()).fold(0.0, f64::max);
-        let count: u64 = figures.iter().filter_map(|f| f["count"].as_u64()).sum();
-        let errs: u64 = figures.iter().filter_map(|f| f["errors"].as_u64()).sum();
-        let op = row.op();
-        let us =
-            |q: f64| if op.latency_ns.is_empty() { 0.0 } else { op.latency_ns.value_at_quantile(q) as f64 / 1000.0 };
-        runs.push(json!({
-            "duration_secs": duration,
-            "count": count,
-            "ops_per_sec": if duration > 0.0 { count as f64 / duration } else { 0.0 },
-            "p50_us": us(0.5),
-            "p99_us": us(0.99),
-            "errors": errs,
-        }));
-    }
-    let repetition = (runs.len() > 1).then(|| {
-        let of = |k: &str| Spread::of(&runs.iter().filter_map(|r| r[k].as_f64()).collect::<Vec<_>>());
-        json!({ "ops_per_sec": of("ops_per_sec"), "p99_us": of("p99_us") })
-    });
-
-    let total = totals.op();
+    let total = sums.totals.op();
     let mut doc = inputs[0].doc.clone();
-    let sum_config = |k: &str| -> Value {
-        let values: Vec<&Value> = inputs.iter().map(|i| &i.doc["configuration"][k]).collect();
-        if values.iter().all(|v| v.is_u64()) {
-            json!(values.iter().filter_map(|v| v.as_u64()).sum::<u64>())
-        } else if values.iter().all(|v| v.is_number()) {
-            json!(values.iter().filter_map(|v| v.as_f64()).sum::<f64>())
-        } else {
-            values[0].clone()
-        }
-    };
-    for k in ADDED {
-        if !doc["configuration"][k].is_null() || inputs.iter().any(|i| !i.doc["configuration"][k].is_null()) {
-            doc["configuration"][k] = sum_config(k);
-        }
+    add_configurations(&mut doc, inputs, &seen);
+    doc.label = label.map(String::from);
+    doc.started_unix_ms = clock.base;
+    doc.interrupted = inputs.iter().any(|i| i.doc.interrupted);
+    doc.duration_secs = secs;
+    doc.totals = op_summary(&total, secs, true);
+    doc.commands = sums.commands.iter().map(|(n, r)| (n.clone(), op_summary(&r.op(), secs, true))).collect();
+    doc.errors = sums.errors.clone();
+    if let Some(rate) = doc.rate.as_mut() {
+        let rates = || inputs.iter().filter_map(|i| i.doc.rate.as_ref());
+        let lag = sums.send_lag.clone().unwrap_or_else(|| OpStats::default().latency_ns);
+        rate.requested_per_sec = rates().map(|r| r.requested_per_sec).sum();
+        rate.achieved_per_sec = if secs > 0.0 { total.count as f64 / secs } else { 0.0 };
+        rate.sends = lag.len();
+        rate.late_sends = rates().map(|r| r.late_sends as f64).sum::<f64>() as u64;
+        rate.send_lag_us = LatencySummary::of(&lag);
     }
-    if let Some(requests) = inputs[0].doc["shard"]["total_requests"].as_u64()
-        && seen.len() as u64 == inputs[0].doc["shard"]["count"].as_u64().unwrap_or(0)
-    {
-        doc["configuration"]["requests"] = json!(requests);
-    }
-    doc["label"] = label.map_or(Value::Null, |l| json!(l));
-    doc["started_unix_ms"] = json!(base);
-    doc["interrupted"] = json!(inputs.iter().any(|i| i.doc["interrupted"] == true));
-    doc["duration_secs"] = json!(secs);
-    doc["totals"] = op_summary(&total, secs, true);
-    doc["commands"] =
-        Value::Object(commands.iter().map(|(n, r)| (n.clone(), op_summary(&r.op(), secs, true))).collect());
-    doc["errors"] = json!(errors);
-    if !doc["rate"].is_null() {
-        let sum = |k: &str| inputs.iter().filter_map(|i| i.doc["rate"][k].as_f64()).sum::<f64>();
-        let lag = send_lag.clone().unwrap_or_else(|| OpStats::default().latency_ns);
-        doc["rate"]["requested_per_sec"] = json!(sum("requested_per_sec"));
-        doc["rate"]["achieved_per_sec"] = json!(if secs > 0.0 { total.count as f64 / secs } else { 0.0 });
-        doc["rate"]["sends"] = json!(lag.len());
-        doc["rate"]["late_sends"] = json!(sum("late_sends") as u64);
-        doc["rate"]["send_lag_us"] = serde_json::to_value(crate::stats::LatencySummary::of(&lag)).expect("plain data");
-    }
-    let threads: Vec<Value> =
-        inputs.iter().flat_map(|i| i.doc["client"]["threads"].as_array().cloned().unwrap_or_default()).collect();
-    doc["client"]["threads"] = json!(threads);
+    doc.client.threads = inputs.iter().flat_map(|i| i.doc.client.threads.iter().copied()).collect();
     // The server's telemetry: once, from the first shard that has it (every shard sampled the
     // same server over the same time).
-    for k in ["server", "server_cpu", "server_telemetry"] {
-        doc[k] = inputs.iter().map(|i| &i.doc[k]).find(|v| !v.is_null()).cloned().unwrap_or(Value::Null);
-    }
-    let mut all_warnings: Vec<String> = Vec::new();
-    for i in inputs {
-        for w in i.doc["warnings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-            let w = format!("{}: {w}", i.name);
-            if !all_warnings.contains(&w) {
-                all_warnings.push(w);
-            }
+    doc.server = inputs.iter().find_map(|i| i.doc.server.clone());
+    doc.server_cpu = inputs.iter().find_map(|i| i.doc.server_cpu);
+    doc.server_telemetry = inputs.iter().find_map(|i| i.doc.server_telemetry);
+    doc.warnings = all_warnings(inputs, &warnings);
+    // Each shard's notes once.
+    doc.notes = Vec::new();
+    for note in inputs.iter().flat_map(|i| &i.doc.notes) {
+        if !doc.notes.contains(note) {
+            doc.notes.push(note.clone());
         }
     }
-    all_warnings.extend(warnings.iter().cloned());
-    doc["warnings"] = json!(all_warnings);
-    // Each shard's notes once (results from before notes were kept have none).
-    let mut notes: Vec<&str> = Vec::new();
-    for n in inputs.iter().flat_map(|i| i.doc["notes"].as_array().into_iter().flatten().filter_map(Value::as_str)) {
-        if !notes.contains(&n) {
-            notes.push(n);
-        }
+    doc.bottleneck = bottleneck(inputs);
+    doc.runs = runs;
+    doc.repetition = repetition;
+    doc.faults = faults(inputs, &clock, &timeline.points);
+    if let Some(cluster) = doc.cluster.as_mut() {
+        let sum = |f: fn(&Cluster) -> u64| inputs.iter().filter_map(|i| i.doc.cluster.as_ref()).map(f).sum::<u64>();
+        cluster.nodes = sums.nodes.iter().map(|(n, r)| (n.clone(), op_summary(&r.op(), secs, false))).collect();
+        cluster.moved = sum(|c| c.moved);
+        cluster.asked = sum(|c| c.asked);
     }
-    doc["notes"] = json!(notes);
-    doc["bottleneck"] = bottleneck(inputs);
-    doc["runs"] = json!(runs);
-    doc["repetition"] = repetition.unwrap_or(Value::Null);
-    doc["faults"] = faults(inputs, base, &time_series);
-    if !doc["cluster"].is_null() {
-        let sum = |k: &str| inputs.iter().filter_map(|i| i.doc["cluster"][k].as_u64()).sum::<u64>();
-        doc["cluster"]["nodes"] =
-            Value::Object(nodes.iter().map(|(n, r)| (n.clone(), op_summary(&r.op(), secs, false))).collect());
-        doc["cluster"]["moved"] = json!(sum("moved"));
-        doc["cluster"]["asked"] = json!(sum("asked"));
-    }
-    doc["time_series"] = json!(time_series);
-    doc["shard"] = Value::Null;
-    let offsets: Vec<f64> = inputs.iter().filter_map(|i| i.doc["start"]["offset_ms"].as_f64()).collect();
-    doc["start"] = match inputs.iter().find_map(|i| i.doc["start"]["requested_unix_ms"].as_f64()) {
-        Some(requested) => json!({
-            "requested_unix_ms": requested,
-            "offset_ms": offsets.iter().copied().fold(0.0, |a: f64, b| if b.abs() > a.abs() { b } else { a }),
-        }),
-        None => Value::Null,
+    doc.shard = None;
+    doc.start = start(inputs);
+    doc.histograms = Histograms {
+        encoding: histo::ENCODING.into(),
+        unit: "nanoseconds".into(),
+        totals: Pair::of(&total),
+        commands: sums.commands.iter().map(|(n, r)| (n.clone(), Pair::of(&r.op()))).collect(),
+        send_lag: sums.send_lag.as_ref().map(encode),
+        nodes: sums.nodes.iter().map(|(n, r)| (n.clone(), Pair::of(&r.op()))).collect(),
+        intervals: timeline.histograms,
     };
-    doc["histograms"] = json!({
-        "encoding": histo::ENCODING,
-        "unit": "nanoseconds",
-        "totals": pair(&total),
-        "commands": commands.iter().map(|(n, r)| (n.clone(), pair(&r.op()))).collect::<Map<String, Value>>(),
-        "send_lag": send_lag.as_ref().map(encode),
-        "nodes": nodes.iter().map(|(n, r)| (n.clone(), pair(&r.op()))).collect::<Map<String, Value>>(),
-        "intervals": interval_histograms,
-    });
-    doc["merged_from"] = json!(
-        inputs
-            .iter()
-            .map(|i| {
-                let s = &i.doc["shard"];
-                json!({
-                    "name": i.name,
-                    "shard": s["index"].as_u64().map(|x| format!("{x}/{}", s["count"])),
-                    "started_unix_ms": started(&i.doc),
-                    "duration_secs": i.doc["duration_secs"],
-                    "start_offset_ms": i.doc["start"]["offset_ms"],
-                    "hostname": i.doc["client"]["machine"]["hostname"],
-                    "count": i.doc["totals"]["count"],
-                })
-            })
-            .collect::<Vec<_>>()
-    );
+    doc.time_series = timeline.points;
+    doc.merged_from = Some(inputs.iter().map(merged_from).collect());
     Ok(Merged { doc, warnings })
 }
 
-fn pair(op: &OpStats) -> Value {
-    json!({ "latency": encode(&op.latency_ns), "service": encode(op.service_histogram()) })
+/// The fields each shard has its own of, added up; the planned requests of the whole run when
+/// every shard is there.
+fn add_configurations(doc: &mut Document, inputs: &[Input], seen: &BTreeMap<u64, &str>) {
+    let configs = || inputs.iter().map(|i| &i.doc.configuration);
+    let c = &mut doc.configuration;
+    c.connections = configs().map(|c| c.connections).sum();
+    c.threads = configs().map(|c| c.threads).sum();
+    // Summed when every shard has one, else the first shard's.
+    if configs().all(|c| c.requests.is_some()) {
+        c.requests = configs().filter_map(|c| c.requests).reduce(|a, b| a + b);
+    }
+    if configs().all(|c| c.rate_per_sec.is_some()) {
+        c.rate_per_sec = configs().filter_map(|c| c.rate_per_sec).reduce(|a, b| a + b);
+    }
+    if let Some(shard) = &inputs[0].doc.shard
+        && let Some(requests) = shard.total_requests
+        && seen.len() as u64 == u64::from(shard.count)
+    {
+        c.requests = Some(requests);
+    }
+}
+
+/// Every result's warnings, each once and named by its result, then the merge's own.
+fn all_warnings(inputs: &[Input], merge_warnings: &[String]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for i in inputs {
+        for w in &i.doc.warnings {
+            let w = format!("{}: {w}", i.name);
+            if !all.contains(&w) {
+                all.push(w);
+            }
+        }
+    }
+    all.extend(merge_warnings.iter().cloned());
+    all
+}
+
+/// The requested start of the shards (`--start-at`) and the offset furthest from it.
+fn start(inputs: &[Input]) -> Option<Start> {
+    let requested = inputs.iter().find_map(|i| i.doc.start.map(|s| s.requested_unix_ms))?;
+    let offsets = inputs.iter().filter_map(|i| i.doc.start.map(|s| s.offset_ms));
+    Some(Start {
+        requested_unix_ms: requested,
+        offset_ms: offsets.fold(0.0, |a: f64, b| if b.abs() > a.abs() { b } else { a }),
+    })
+}
+
+fn merged_from(i: &Input) -> MergedFrom {
+    MergedFrom {
+        name: i.name.clone(),
+        shard: i.doc.shard.as_ref().map(|s| format!("{}/{}", s.index, s.count)),
+        started_unix_ms: i.doc.started_unix_ms,
+        duration_secs: i.doc.duration_secs,
+        start_offset_ms: i.doc.start.map(|s| s.offset_ms),
+        hostname: i.doc.client.machine.hostname.clone(),
+        count: i.doc.totals.count,
+    }
 }
 
 /// One verdict for all shards: a client-bound shard makes the whole client-bound (its figures
 /// measure respbench), else a server-bound one, else neither.
-fn bottleneck(inputs: &[Input]) -> Value {
-    let verdicts: Vec<&str> = inputs.iter().map(|i| i.doc["bottleneck"]["verdict"].as_str().unwrap_or("")).collect();
+fn bottleneck(inputs: &[Input]) -> Verdict {
+    let verdicts: Vec<Bottleneck> = inputs.iter().map(|i| i.doc.bottleneck.verdict).collect();
     if verdicts.iter().all(|v| *v == verdicts[0]) {
-        return inputs[0].doc["bottleneck"].clone();
+        return inputs[0].doc.bottleneck.clone();
     }
-    let verdict = ["client_bound", "server_bound"].into_iter().find(|v| verdicts.contains(v)).unwrap_or(verdicts[0]);
-    let detail: Vec<String> = inputs
-        .iter()
-        .map(|i| format!("{}: {}", i.name, i.doc["bottleneck"]["detail"].as_str().unwrap_or("")))
-        .collect();
-    json!({ "verdict": verdict, "detail": detail.join("; ") })
+    let verdict = [Bottleneck::ClientBound, Bottleneck::ServerBound]
+        .into_iter()
+        .find(|v| verdicts.contains(v))
+        .unwrap_or(verdicts[0]);
+    let detail: Vec<String> = inputs.iter().map(|i| format!("{}: {}", i.name, i.doc.bottleneck.detail)).collect();
+    Verdict { verdict, detail: detail.join("; ") }
 }
 
 /// Outages on the merged clock, reconnects added, and the merged seconds with no success.
-fn faults(inputs: &[Input], base: i64, time_series: &[Value]) -> Value {
+fn faults(inputs: &[Input], clock: &Clock, time_series: &[Point]) -> Faults {
     let mut outages = Vec::new();
     for i in inputs {
-        let shift = (started(&i.doc) - base) as f64 / 1000.0;
-        for o in i.doc["faults"]["outages"].as_array().into_iter().flatten() {
-            let mut o = o.clone();
-            for k in ["start_secs", "end_secs"] {
-                o[k] = json!(o[k].as_f64().unwrap_or(0.0) + shift);
-            }
-            outages.push(o);
-        }
+        let shift = clock.offset(&i.doc);
+        outages.extend(i.doc.faults.outages.iter().map(|o| Outage {
+            start_secs: o.start_secs + shift,
+            end_secs: o.end_secs + shift,
+            ..*o
+        }));
     }
-    let reconnects: u64 = inputs.iter().filter_map(|i| i.doc["faults"]["reconnect_attempts"].as_u64()).sum();
-    let silent: Vec<Value> = time_series
-        .iter()
-        .filter(|p| p["count"].as_u64() == p["errors"].as_u64() && p["errors"].as_u64().unwrap_or(0) > 0)
-        .map(|p| json!({ "run": p["run"], "index": p["index"] }))
-        .collect();
-    json!({ "outages": outages, "reconnect_attempts": reconnects, "seconds_without_success": silent })
+    Faults {
+        outages,
+        reconnect_attempts: inputs.iter().map(|i| i.doc.faults.reconnect_attempts).sum(),
+        seconds_without_success: time_series
+            .iter()
+            .filter(|p| p.totals.count == p.totals.errors && p.totals.errors > 0)
+            .map(|p| IntervalRef { run: p.run, index: p.index })
+            .collect(),
+    }
 }

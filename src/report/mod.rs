@@ -2,6 +2,7 @@
 //! [`Format`], and files are written atomically so an interrupted run never leaves half a file.
 
 pub mod chart;
+pub mod document;
 pub mod hdrlog;
 pub mod histo;
 pub mod html;
@@ -64,11 +65,12 @@ pub fn method(config: &Config) -> &'static str {
 pub const LATE_SEND_NS: u64 = 1_000_000;
 
 /// Open-loop delivery: what was asked, what was done, and how late the sends were.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct Delivery {
     pub requested_per_sec: f64,
     pub achieved_per_sec: f64,
-    pub arrival: &'static str,
+    pub arrival: String,
     pub sends: u64,
     /// Sends that left more than `late_threshold_us` after their intended time.
     pub late_sends: u64,
@@ -84,7 +86,7 @@ impl Delivery {
         Some(Delivery {
             requested_per_sec: rate.per_sec,
             achieved_per_sec: if secs > 0.0 { outcome.total().count as f64 / secs } else { 0.0 },
-            arrival: if rate.poisson { "poisson" } else { "constant" },
+            arrival: if rate.poisson { "poisson" } else { "constant" }.into(),
             sends: lag.len(),
             late_sends: lag.len() - lag.count_between(0, LATE_SEND_NS),
             late_threshold_us: LATE_SEND_NS as f64 / 1000.0,
@@ -177,7 +179,7 @@ mod tests {
         Delivery {
             requested_per_sec: 1000.0,
             achieved_per_sec,
-            arrival: "constant",
+            arrival: "constant".into(),
             sends: 1000,
             late_sends,
             late_threshold_us: 1000.0,

@@ -1,13 +1,12 @@
 //! `respbench report A.json B.json ...`: results set side by side, one file per target (instance
 //! types, say), with each measured phase's ops/s and latencies and, when the scenario gave its
 //! `[price]`, operations per unit of currency (ops/s × 3600 / price per hour). Works on the
-//! JSON alone: scenario results and single runs both.
+//! saved results alone: scenario results and single runs both.
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
 use super::chart::escape;
+use super::document::{Document, PhaseResult, ResultFile};
 
 /// One row: a measured phase of one file (or a single run).
 #[derive(Debug, Clone, PartialEq)]
@@ -28,43 +27,44 @@ impl Row {
     }
 }
 
-/// The figures of one result (`totals` of a run's JSON).
-fn figures(result: &Value) -> Option<(f64, Option<[f64; 3]>)> {
-    let capacity = &result["capacity"]["requests_per_sec"];
-    if let Some(rate) = capacity.as_f64() {
-        return Some((rate, None));
+/// The figures of a run: its totals' ops/s and latencies.
+fn figures(doc: &Document) -> (f64, Option<[f64; 3]>) {
+    let t = &doc.totals;
+    let ms = |us: f64| us / 1000.0;
+    (t.ops_per_sec, Some([ms(t.latency_us.p50_us), ms(t.latency_us.p99_us), ms(t.latency_us.p999_us)]))
+}
+
+/// The figures of a phase: a capacity search's answer, else its run's totals.
+fn phase_figures(result: &PhaseResult) -> Option<(f64, Option<[f64; 3]>)> {
+    match result.capacity_per_sec() {
+        Some(rate) => Some((rate, None)),
+        None => result.run().map(figures),
     }
-    let t = &result["totals"];
-    let ops = t["ops_per_sec"].as_f64()?;
-    let ms = |k: &str| t["latency_us"][k].as_f64().unwrap_or(0.0) / 1000.0;
-    Some((ops, Some([ms("p50_us"), ms("p99_us"), ms("p99.9_us")])))
 }
 
 /// The rows of every file, in order: a scenario's measured phases (fills and warmups measure
 /// nothing worth comparing), or a single run's totals.
-pub fn rows(files: &[(String, Value)]) -> Vec<Row> {
+pub fn rows(files: &[(String, ResultFile)]) -> Vec<Row> {
     let mut out = Vec::new();
-    for (name, doc) in files {
-        let price = doc["scenario"]["price"]["per_hour"]
-            .as_f64()
-            .map(|p| (p, doc["scenario"]["price"]["currency"].as_str().unwrap_or("USD").to_string()));
-        let row = |phase: &str, result: &Value| {
-            figures(result).map(|(ops_per_sec, latency_ms)| Row {
-                file: name.clone(),
-                phase: phase.to_string(),
-                ops_per_sec,
-                latency_ms,
-                price: price.clone(),
-            })
+    for (name, file) in files {
+        let row = |phase: &str, (ops_per_sec, latency_ms): (f64, Option<[f64; 3]>), price: Option<(f64, String)>| Row {
+            file: name.clone(),
+            phase: phase.to_string(),
+            ops_per_sec,
+            latency_ms,
+            price,
         };
-        match doc["phases"].as_array() {
-            Some(phases) => out.extend(
-                phases
-                    .iter()
-                    .filter(|p| !matches!(p["kind"].as_str(), Some("fill" | "warmup")))
-                    .filter_map(|p| row(p["name"].as_str().unwrap_or(""), &p["result"])),
-            ),
-            None => out.extend(row(doc["label"].as_str().unwrap_or("run"), doc)),
+        match file {
+            ResultFile::Scenario(doc) => {
+                let price = doc.scenario.price.as_ref().map(|p| (p.per_hour, p.currency.clone()));
+                out.extend(
+                    doc.phases
+                        .iter()
+                        .filter(|p| !matches!(p.kind.as_str(), "fill" | "warmup"))
+                        .filter_map(|p| Some(row(&p.name, phase_figures(p.result.as_ref()?)?, price.clone()))),
+                );
+            }
+            ResultFile::Run(doc) => out.push(row(doc.label.as_deref().unwrap_or("run"), figures(doc), None)),
         }
     }
     out
@@ -111,7 +111,7 @@ pub fn text(rows: &[Row]) -> String {
 }
 
 /// The comparison page: the table, and where each file came from.
-pub fn html(rows: &[Row], files: &[(String, Value)]) -> String {
+pub fn html(rows: &[Row], files: &[(String, ResultFile)]) -> String {
     let mut table = String::from("<table><tr>");
     for h in HEADERS {
         let _ = write!(table, "<th>{h}</th>");
@@ -126,14 +126,14 @@ pub fn html(rows: &[Row], files: &[(String, Value)]) -> String {
     }
     table.push_str("</table>");
     let mut sources = String::from("<ul>");
-    for (name, doc) in files {
-        let what = match doc["scenario"]["file"].as_str() {
-            Some(file) => format!(
+    for (name, file) in files {
+        let what = match file {
+            ResultFile::Scenario(doc) => format!(
                 "scenario <code>{}</code>, SHA-256 <code>{}</code>",
-                escape(file),
-                escape(doc["scenario"]["sha256"].as_str().unwrap_or(""))
+                escape(&doc.scenario.file),
+                escape(&doc.scenario.sha256)
             ),
-            None => "a single run".to_string(),
+            ResultFile::Run(_) => "a single run".to_string(),
         };
         let _ = write!(sources, "<li>{}: {what}</li>", escape(name));
     }
@@ -163,7 +163,7 @@ mod tests {
                     "latency_us": {"p50_us": 100.0, "p99_us": 200.0, "p99.9_us": 300.0}}}},
             ],
         });
-        let rows = rows(&[("a".into(), doc)]);
+        let rows = rows(&[("a".into(), ResultFile::Scenario(Box::new(serde_json::from_value(doc).unwrap())))]);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].ops_per_currency(), Some(1_800_000.0));
         let text = text(&rows);

@@ -2,49 +2,40 @@
 //! comparing the phases, then a section per phase holding the single-run page `html::render`
 //! makes of its result (inline, as an `iframe`'s `srcdoc`: still one file, no scripts).
 
-use serde_json::Value;
-
 use super::chart::escape;
-
-/// Whether a JSON document is a scenario's result rather than a single run's.
-pub fn is_scenario(doc: &Value) -> bool {
-    doc.get("phases").is_some_and(Value::is_array) && doc.get("scenario").is_some()
-}
+use super::document::{PhaseResult, ScenarioDocument};
 
 /// One row per phase: name, kind, ops/s, p50, p99, p99.9 (ms), errors, whether it succeeded.
-fn rows(doc: &Value) -> Vec<[String; 8]> {
-    let empty = Vec::new();
-    let num = |v: &Value, scale: f64, digits: usize| {
-        v.as_f64().map_or(String::new(), |x| format!("{:.*}", digits, x * scale))
-    };
-    doc["phases"]
-        .as_array()
-        .unwrap_or(&empty)
+fn rows(doc: &ScenarioDocument) -> Vec<[String; 8]> {
+    let num =
+        |v: Option<f64>, scale: f64, digits: usize| v.map_or(String::new(), |x| format!("{:.*}", digits, x * scale));
+    doc.phases
         .iter()
         .map(|p| {
-            let t = &p["result"]["totals"];
+            let run = p.result.as_ref().and_then(PhaseResult::run);
+            let latency =
+                |f: fn(&crate::stats::LatencySummary) -> f64| num(run.map(|r| f(&r.totals.latency_us)), 1e-3, 3);
             // A capacity search: its answer stands in the ops/s column.
-            let capacity = &p["result"]["capacity"]["requests_per_sec"];
+            let capacity = p.result.as_ref().and_then(PhaseResult::capacity_per_sec);
             [
-                p["name"].as_str().unwrap_or("").to_string(),
-                p["kind"].as_str().unwrap_or("").to_string(),
-                if capacity.is_null() { num(&t["ops_per_sec"], 1.0, 0) } else { num(capacity, 1.0, 0) },
-                num(&t["latency_us"]["p50_us"], 1e-3, 3),
-                num(&t["latency_us"]["p99_us"], 1e-3, 3),
-                num(&t["latency_us"]["p99.9_us"], 1e-3, 3),
-                t["errors"].as_u64().map_or(String::new(), |e| e.to_string()),
-                if p["ok"].as_bool() == Some(false) { "failed" } else { "ok" }.to_string(),
+                p.name.clone(),
+                p.kind.clone(),
+                num(capacity.or(run.map(|r| r.totals.ops_per_sec)), 1.0, 0),
+                latency(|l| l.p50_us),
+                latency(|l| l.p99_us),
+                latency(|l| l.p999_us),
+                run.map_or(String::new(), |r| r.totals.errors.to_string()),
+                if p.ok { "ok" } else { "failed" }.to_string(),
             ]
         })
         .collect()
 }
 
 /// The table across phases as Markdown.
-pub fn markdown(doc: &Value) -> String {
+pub fn markdown(doc: &ScenarioDocument) -> String {
     let mut out = format!(
         "Scenario {} (SHA-256 {})\n\n| phase | kind | ops/s | p50 ms | p99 ms | p99.9 ms | errors | result |\n|---|---|---:|---:|---:|---:|---:|---|\n",
-        doc["scenario"]["file"].as_str().unwrap_or(""),
-        doc["scenario"]["sha256"].as_str().unwrap_or("")
+        doc.scenario.file, doc.scenario.sha256
     );
     for row in rows(doc) {
         out.push_str(&format!("| {} |\n", row.join(" | ")));
@@ -52,27 +43,37 @@ pub fn markdown(doc: &Value) -> String {
     out
 }
 
+/// What the page shows of one phase's result.
+fn phase_body(name: &str, result: Option<&PhaseResult>) -> String {
+    match result {
+        Some(PhaseResult::Run(run)) => format!(
+            "<iframe title=\"{name}\" style=\"width:100%;height:80vh;border:1px solid #ccc\" srcdoc=\"{}\"></iframe>",
+            escape(&super::html::render(run))
+        ),
+        None => "<p>No result was written for this phase.</p>".to_string(),
+        Some(other) => format!("<pre>{}</pre>", escape(&serde_json::to_string_pretty(other).unwrap_or_default())),
+    }
+}
+
 /// The page of a scenario's result.
-pub fn render(doc: &Value) -> String {
-    let file = doc["scenario"]["file"].as_str().unwrap_or("");
-    let sha = doc["scenario"]["sha256"].as_str().unwrap_or("");
-    let empty = Vec::new();
-    let phases = doc["phases"].as_array().unwrap_or(&empty);
+pub fn render(doc: &ScenarioDocument) -> String {
+    let (file, sha) = (doc.scenario.file.as_str(), doc.scenario.sha256.as_str());
     let table = rows(doc);
     // With a `[price]`: what an hour costs, and each phase's operations per unit of currency.
-    let price = doc["scenario"]["price"]["per_hour"].as_f64().filter(|p| *p > 0.0);
-    let currency = escape(doc["scenario"]["price"]["currency"].as_str().unwrap_or("USD"));
+    let price = doc.scenario.price.as_ref().map(|p| p.per_hour).filter(|p| *p > 0.0);
+    let currency = escape(doc.scenario.price.as_ref().map_or("USD", |p| p.currency.as_str()));
     let price_line = price.map_or(String::new(), |p| {
         format!("<p>Price: {p} {currency} per hour; ops per {currency} = ops/s × 3600 ÷ {p}.</p>\n")
     });
     let price_head = if price.is_some() { format!("<th>ops per {currency}</th>") } else { String::new() };
     let mut rows = String::new();
     let mut sections = String::new();
-    for (i, p) in phases.iter().enumerate() {
-        let name = escape(p["name"].as_str().unwrap_or(""));
-        let kind = escape(p["kind"].as_str().unwrap_or(""));
+    for (i, p) in doc.phases.iter().enumerate() {
+        let name = escape(&p.name);
+        let kind = escape(&p.kind);
         let cells: Vec<String> = table[i].iter().skip(2).map(|c| format!("<td>{}</td>", escape(c))).collect();
-        let per_price = match (price, p["result"]["totals"]["ops_per_sec"].as_f64()) {
+        let run = p.result.as_ref().and_then(PhaseResult::run);
+        let per_price = match (price, run.map(|r| r.totals.ops_per_sec)) {
             (Some(price), Some(ops)) => format!("<td>{:.0}</td>", ops * 3600.0 / price),
             (Some(_), None) => "<td></td>".to_string(),
             (None, _) => String::new(),
@@ -81,20 +82,11 @@ pub fn render(doc: &Value) -> String {
             "<tr><td><a href=\"#phase-{i}\">{name}</a></td><td>{kind}</td>{}{per_price}</tr>\n",
             cells.concat()
         ));
-        let body = if p["result"].get("totals").is_some() {
-            format!(
-                "<iframe title=\"{name}\" style=\"width:100%;height:80vh;border:1px solid #ccc\" srcdoc=\"{}\"></iframe>",
-                escape(&super::html::render(&p["result"]))
-            )
-        } else if p["result"].is_null() {
-            "<p>No result was written for this phase.</p>".to_string()
-        } else {
-            format!("<pre>{}</pre>", escape(&serde_json::to_string_pretty(&p["result"]).unwrap_or_default()))
-        };
+        let body = phase_body(&name, p.result.as_ref());
         sections.push_str(&format!(
             "<section id=\"phase-{i}\"><h2>{}. {name} ({kind})</h2><p><code>{}</code></p>{body}</section>\n",
             i + 1,
-            escape(p["command_line"].as_str().unwrap_or(""))
+            escape(&p.command_line)
         ));
     }
     format!(
@@ -107,6 +99,6 @@ pub fn render(doc: &Value) -> String {
         escape(file),
         escape(file),
         escape(sha),
-        escape(doc["scenario"]["text"].as_str().unwrap_or(""))
+        escape(&doc.scenario.text)
     )
 }

@@ -257,7 +257,8 @@ pub fn total(ops: &[OpStats]) -> OpStats {
 }
 
 /// Latency percentiles in microseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct LatencySummary {
     pub mean_us: f64,
     pub min_us: f64,

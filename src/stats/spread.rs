@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct Spread {
     pub runs: usize,
     pub median: f64,

@@ -6,7 +6,9 @@ use std::fmt::Write;
 
 use serde_json::{Map, Value};
 
+use crate::engine::ThreadCpu;
 use crate::report::chart::escape;
+use crate::report::document::{CommandConfig, Configuration, Document, ValueSizeConfig};
 
 /// A number as people read it: integers whole, other values to about four significant digits.
 pub fn number(v: f64) -> String {
@@ -121,62 +123,50 @@ fn key_pattern(letter: &str) -> String {
 }
 
 /// The command mix: one row per command, with its share of the requests.
-fn command_mix(commands: &[Value]) -> String {
-    let total: f64 = commands.iter().filter_map(|c| c["weight"].as_f64()).sum();
+fn command_mix(commands: &[CommandConfig]) -> String {
+    let total: f64 = commands.iter().map(|c| f64::from(c.weight)).sum();
     let mut out = String::from(
         "<table class=\"mix\"><tr><th>command</th><th>weight</th><th>share of requests</th><th>key pattern</th></tr>",
     );
     for c in commands {
-        let share = match c["weight"].as_f64() {
-            Some(w) if total > 0.0 => format!("{} %", number(w / total * 100.0)),
-            _ => "-".into(),
-        };
-        let pattern = c["key_pattern"].as_str().map(key_pattern).unwrap_or_else(|| value(&c["key_pattern"]));
+        let share = if total > 0.0 { format!("{} %", number(f64::from(c.weight) / total * 100.0)) } else { "-".into() };
         let _ = write!(
             out,
-            "<tr><td><code>{}</code></td><td>{}</td><td>{share}</td><td>{pattern}</td></tr>",
-            c["name"].as_str().map(escape).unwrap_or_else(|| value(&c["name"])),
-            value(&c["weight"]),
+            "<tr><td><code>{}</code></td><td>{}</td><td>{share}</td><td>{}</td></tr>",
+            escape(&c.name),
+            c.weight,
+            key_pattern(&c.key_pattern),
         );
     }
     out.push_str("</table>");
     out
 }
 
-/// `{"fixed": 32}`, `{"range": {"min", "max"}}` or `{"list": [[size, weight], ...]}` in words.
-fn value_size(v: &Value) -> String {
-    if let Some(n) = v["fixed"].as_u64() {
-        return format!("{n} bytes");
+/// A fixed size, a uniform range or a weighted list, in words.
+fn value_size(v: &ValueSizeConfig) -> String {
+    match v {
+        ValueSizeConfig::Fixed(n) => format!("{n} bytes"),
+        ValueSizeConfig::Range { min, max } => format!("{min} to {max} bytes, uniform"),
+        ValueSizeConfig::List(list) => {
+            list.iter().map(|(size, weight)| format!("{size} bytes (weight {weight})")).collect::<Vec<_>>().join(", ")
+        }
     }
-    if let (Some(min), Some(max)) = (v["range"]["min"].as_u64(), v["range"]["max"].as_u64()) {
-        return format!("{min} to {max} bytes, uniform");
-    }
-    if let Some(list) = v["list"].as_array() {
-        let parts: Vec<String> = list
-            .iter()
-            .map(|p| match (p[0].as_u64(), p[1].as_u64()) {
-                (Some(size), Some(weight)) => format!("{size} bytes (weight {weight})"),
-                _ => value(p),
-            })
-            .collect();
-        return parts.join(", ");
-    }
-    value(v)
 }
 
 /// The run's configuration as labelled rows, then its command mix.
-pub fn configuration(out: &mut String, config: &Value) {
-    let Some(map) = config.as_object() else {
+pub fn configuration(out: &mut String, config: &Configuration) {
+    // Field by field as the result writes them, so that a field added later shows too.
+    let Ok(Value::Object(map)) = serde_json::to_value(config) else {
         out.push_str("<p>Not recorded.</p>");
         return;
     };
     let mut rows = Vec::new();
     for (key, v) in map.iter().filter(|(k, _)| k.as_str() != "commands") {
         let text = match key.as_str() {
-            "value_size" => value_size(v),
-            "expiry_range_secs" => match (v[0].as_u64(), v[1].as_u64()) {
-                (Some(min), Some(max)) => format!("{min} to {max} s"),
-                _ => value(v),
+            "value_size" => value_size(&config.value_size),
+            "expiry_range_secs" => match config.expiry_range_secs {
+                Some((min, max)) => format!("{min} to {max} s"),
+                None => value(v),
             },
             "key_prefix" => format!("<code>{}</code>", value(v)),
             _ => value(v),
@@ -184,31 +174,26 @@ pub fn configuration(out: &mut String, config: &Value) {
         rows.push((escape(&label(key)), text));
     }
     out.push_str(&table(&rows));
-    if let Some(commands) = map.get("commands").and_then(Value::as_array) {
-        out.push_str("<h3>Command mix</h3>");
-        out.push_str(&command_mix(commands));
-    }
+    out.push_str("<h3>Command mix</h3>");
+    out.push_str(&command_mix(&config.commands));
 }
 
 /// The client's worker threads: one row each, with how busy it was.
-fn threads(out: &mut String, threads: &[Value]) {
+fn threads(out: &mut String, threads: &[ThreadCpu]) {
     out.push_str(
         "<table><tr><th>thread</th><th>CPU (s)</th><th>wall (s)</th><th>busy (% of wall)</th>\
          <th>waiting for a core (s)</th></tr>",
     );
     for (i, t) in threads.iter().enumerate() {
-        let (cpu, wall) = (t["cpu_secs"].as_f64(), t["wall_secs"].as_f64());
-        let busy = match (cpu, wall) {
-            (Some(c), Some(w)) if w > 0.0 => format!("{} %", number(c / w * 100.0)),
-            _ => "-".into(),
-        };
+        let busy =
+            if t.wall_secs > 0.0 { format!("{} %", number(t.cpu_secs / t.wall_secs * 100.0)) } else { "-".into() };
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{busy}</td><td>{}</td></tr>",
             i + 1,
-            value(&t["cpu_secs"]),
-            value(&t["wall_secs"]),
-            value(&t["runqueue_wait_secs"]),
+            number(t.cpu_secs),
+            number(t.wall_secs),
+            number(t.runqueue_wait_secs),
         );
     }
     out.push_str("</table>");
@@ -246,31 +231,32 @@ fn server_figures(telemetry: &Map<String, Value>) -> String {
     table(&rows)
 }
 
+/// A part of the result as labelled rows, field by field as written.
+fn part(v: &impl serde::Serialize) -> String {
+    value(&serde_json::to_value(v).unwrap_or(Value::Null))
+}
+
 /// Tool, server, client machine and threads, and the server's whole-run figures.
-pub fn environment(out: &mut String, doc: &Value) {
+pub fn environment(out: &mut String, doc: &Document) {
     out.push_str("<h3>Tool</h3>");
-    let tool = format!(
-        "{} {}",
-        doc["tool"]["name"].as_str().unwrap_or("respbench"),
-        doc["tool"]["version"].as_str().unwrap_or("")
-    );
+    let tool = format!("{} {}", doc.tool.name, doc.tool.version);
     out.push_str(&table(&[("tool".into(), escape(tool.trim()))]));
     out.push_str("<h3>Server</h3>");
-    match &doc["server"] {
-        Value::Object(_) => out.push_str(&value(&doc["server"])),
-        _ => out.push_str("<p>Not known: the server refused INFO.</p>"),
+    match &doc.server {
+        Some(server) => out.push_str(&part(server)),
+        None => out.push_str("<p>Not known: the server refused INFO.</p>"),
     }
     out.push_str("<h3>Client machine</h3>");
-    out.push_str(&value(&doc["client"]["machine"]));
+    out.push_str(&part(&doc.client.machine));
     out.push_str("<h3>Client threads</h3>");
-    match doc["client"]["threads"].as_array() {
-        Some(t) if !t.is_empty() => threads(out, t),
-        _ => out.push_str("<p>Not measured.</p>"),
+    match doc.client.threads.as_slice() {
+        [] => out.push_str("<p>Not measured.</p>"),
+        t => threads(out, t),
     }
     out.push_str("<h3>Server over the whole run</h3>");
-    match doc["server_telemetry"].as_object() {
-        Some(t) => out.push_str(&server_figures(t)),
-        None => out.push_str("<p>Not sampled: the server refused INFO.</p>"),
+    match serde_json::to_value(doc.server_telemetry) {
+        Ok(Value::Object(t)) => out.push_str(&server_figures(&t)),
+        _ => out.push_str("<p>Not sampled: the server refused INFO.</p>"),
     }
 }
 
@@ -305,12 +291,13 @@ mod tests {
 
     #[test]
     fn the_configuration_lists_commands_and_sizes_in_words() {
-        let config = json!({
+        let config = serde_json::from_value(json!({
             "target": "127.0.0.1:6379",
             "commands": [{"name": "SET", "weight": 1, "key_pattern": "R"}, {"name": "GET", "weight": 3, "key_pattern": "S"}],
             "value_size": {"list": [[32, 1], [1024, 3]]},
             "expiry_range_secs": [10, 20]
-        });
+        }))
+        .unwrap();
         let mut out = String::new();
         configuration(&mut out, &config);
         assert!(out.contains("<code>GET</code></td><td>3</td><td>75 %</td><td>S (sequential)"), "{out}");

@@ -18,7 +18,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::op_stats;
+use super::{count_only, op_stats};
+use crate::report::document::{Configuration, Document as ResultDocument, ValueSizeConfig};
+use crate::report::histo::IntervalHistograms;
 use crate::report::memtier_json::{self, Document};
 use crate::report::memtier_stats::{Layout, Measured, Second, base_name, sections_of};
 use crate::stats::OpStats;
@@ -46,64 +48,56 @@ pub struct Options {
 }
 
 /// memtier's JSON of the merged document `doc`.
-pub fn render(doc: &Value, options: &Options) -> Result<String, String> {
-    let config = &doc["configuration"];
+pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String> {
+    let config = &doc.configuration;
     let names = row_names(doc);
-    let histograms = &doc["histograms"];
+    let histograms = &doc.histograms;
     let mut ops = Vec::new();
     for (name, unit) in &names {
-        let mut op = op_stats(&doc["commands"][name], &histograms["commands"][name])?;
+        let summary = doc.commands.get(name).cloned().unwrap_or_default();
+        let mut op = op_stats(&summary, histograms.commands.get(name))?;
         op.unit = *unit;
         ops.push(op);
     }
     let names: Vec<String> = names.into_iter().map(|(n, _)| n).collect();
-    let pooled_total = op_stats(&doc["totals"], &histograms["totals"])?;
+    let pooled_total = op_stats(&doc.totals, Some(&histograms.totals))?;
 
     // Every interval, by run, with each command's figures from its own histogram.
-    let by_key: BTreeMap<(u64, u64), &Value> = histograms["intervals"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|h| ((h["run"].as_u64().unwrap_or(0), h["index"].as_u64().unwrap_or(0)), h))
-        .collect();
-    let ramp = !config["ramp"].is_null();
-    let mut runs: BTreeMap<u64, Vec<Slot>> = BTreeMap::new();
-    for p in doc["time_series"].as_array().into_iter().flatten() {
-        let key = (p["run"].as_u64().unwrap_or(0), p["index"].as_u64().unwrap_or(0));
+    let by_key: BTreeMap<(usize, u64), &IntervalHistograms> =
+        histograms.intervals.iter().map(|h| ((h.run, h.index), h)).collect();
+    let ramp = config.ramp.is_some();
+    let mut runs: BTreeMap<usize, Vec<Slot>> = BTreeMap::new();
+    for p in &doc.time_series {
+        let key = (p.run, p.index);
         let h = by_key.get(&key).ok_or_else(|| format!("interval {} of run {} has no histograms", key.1, key.0))?;
         let mut slot_ops = Vec::new();
         for (name, whole) in names.iter().zip(&ops) {
-            let count = json!({ "count": p["commands"][name].as_u64().unwrap_or(0) });
-            let mut op = op_stats(&count, &h["commands"][name])?;
+            let count = count_only(p.commands.get(name).copied().unwrap_or(0));
+            let mut op = op_stats(&count, h.commands.get(name))?;
             share(&mut op, whole);
             slot_ops.push(op);
         }
         runs.entry(key.0).or_default().push(Slot {
             index: key.1,
-            active: ramp.then(|| p["active_connections"].as_u64().unwrap_or(0)),
+            active: ramp.then_some(p.active_connections),
             ops: slot_ops,
-            total: op_stats(p, h)?,
+            total: op_stats(&p.totals, Some(&h.totals))?,
         });
     }
 
-    let started = doc["started_unix_ms"].as_u64().unwrap_or(0);
-    let secs = |v: &Value| Duration::from_secs_f64(v.as_f64().unwrap_or(0.0).max(0.0));
+    let started = doc.started_unix_ms;
+    let secs = |s: f64| Duration::from_secs_f64(s.max(0.0));
     let whole = Whole {
         names: &names,
-        interrupted: doc["interrupted"] == true,
-        connection_errors: doc["faults"]["outages"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|o| o["connections"].as_u64())
-            .sum(),
-        moved: doc["cluster"]["moved"].as_u64().unwrap_or(0),
-        asked: doc["cluster"]["asked"].as_u64().unwrap_or(0),
+        interrupted: doc.interrupted,
+        connection_errors: doc.faults.outages.iter().map(|o| o.connections as u64).sum(),
+        moved: doc.cluster.as_ref().map_or(0, |c| c.moved),
+        asked: doc.cluster.as_ref().map_or(0, |c| c.asked),
     };
     let layout = Layout { arbitrary: arbitrary(&names), by_line: false, print_all_runs: options.print_all_runs };
     let sections = if runs.len() <= 1 {
         let slots: Vec<Slot> = runs.into_values().next().unwrap_or_default();
-        let pooled = whole.measured(&ops, pooled_total, &slots, started, secs(&doc["duration_secs"]));
+        let pooled = whole.measured(&ops, pooled_total, &slots, started, secs(doc.duration_secs));
         sections_of(layout, &[], &pooled)
     } else {
         // --runs: each run's rows are the sums of its intervals; the runs follow one another.
@@ -119,7 +113,7 @@ pub fn render(doc: &Value, options: &Options) -> Result<String, String> {
             for (op, whole) in run_ops.iter_mut().zip(&ops) {
                 op.unit = whole.unit;
             }
-            let elapsed = secs(&doc["runs"][*run as usize]["duration_secs"]);
+            let elapsed = secs(doc.runs.get(*run).map_or(0.0, |r| r.duration_secs));
             per_run.push((run_ops, run_total, at, elapsed));
             at += elapsed.as_millis() as u64;
         }
@@ -128,14 +122,14 @@ pub fn render(doc: &Value, options: &Options) -> Result<String, String> {
             .zip(runs.values())
             .map(|((o, t, at, elapsed), slots)| whole.measured(o, t.clone(), slots, *at, *elapsed))
             .collect();
-        let pooled = whole.measured(&ops, pooled_total, &[], started, secs(&doc["duration_secs"]));
+        let pooled = whole.measured(&ops, pooled_total, &[], started, secs(doc.duration_secs));
         sections_of(layout, &each, &pooled)
     };
 
-    let threads = config["threads"].as_u64().unwrap_or(1).max(1) as usize;
-    let connections = config["connections"].as_u64().unwrap_or(1).max(1) as usize;
-    let requests_per_client = config["requests"].as_u64().unwrap_or(0) / connections as u64;
-    let seconds = config["duration_secs"].as_f64().map(|d| d as u64);
+    let threads = config.threads.max(1);
+    let connections = config.connections.max(1);
+    let requests_per_client = config.requests.unwrap_or(0) / connections as u64;
+    let seconds = config.duration_secs.map(|d| d as u64);
     let mut sorted = options.percentiles.clone();
     sorted.sort_by(f64::total_cmp);
     let document = Document {
@@ -144,7 +138,7 @@ pub fn render(doc: &Value, options: &Options) -> Result<String, String> {
         connections,
         seconds,
         requests_per_client,
-        cluster: !doc["cluster"].is_null(),
+        cluster: doc.cluster.is_some(),
         percentiles: sorted,
         hide_histogram: options.hide_histogram,
         sections,
@@ -190,17 +184,17 @@ impl<'a> Whole<'a> {
 
 /// The result's rows in the order of its commands (`SET`, `SET#2` for a second SET), then
 /// any other (a sequence's unit row), each with whether it is a unit row.
-fn row_names(doc: &Value) -> Vec<(String, bool)> {
+fn row_names(doc: &ResultDocument) -> Vec<(String, bool)> {
     let mut names: Vec<String> = Vec::new();
-    for c in doc["configuration"]["commands"].as_array().into_iter().flatten() {
-        let name = c["name"].as_str().unwrap_or_default();
+    for c in &doc.configuration.commands {
+        let name = c.name.as_str();
         let seen = names.iter().filter(|n| base_name(n) == name).count();
         names.push(if seen == 0 { name.to_string() } else { format!("{name}#{}", seen + 1) });
     }
-    let commands = doc["commands"].as_object();
-    let present = |n: &String| commands.is_some_and(|c| c.contains_key(n));
+    let commands = &doc.commands;
+    let present = |n: &String| commands.contains_key(n);
     let mut out: Vec<(String, bool)> = names.iter().filter(|n| present(n)).map(|n| (n.clone(), false)).collect();
-    for name in commands.into_iter().flat_map(|c| c.keys()) {
+    for name in commands.keys() {
         if !names.contains(name) {
             out.push((name.clone(), true));
         }
@@ -225,7 +219,7 @@ fn share(op: &mut OpStats, whole: &OpStats) {
 
 /// The `configuration` block from the merged result's configuration (shards' fields added).
 fn configuration(
-    c: &Value,
+    c: &Configuration,
     layout: &Layout,
     threads: usize,
     connections: usize,
@@ -233,7 +227,7 @@ fn configuration(
     requests_per_client: u64,
 ) -> Value {
     let flag = |b: bool| json!(if b { "true" } else { "false" });
-    let target = c["target"].as_str().unwrap_or_default();
+    let target = c.target.as_str();
     let (server, port, socket) = match target.strip_prefix("unix:") {
         Some(path) => (Value::Null, 0, json!(path)),
         None => {
@@ -242,22 +236,21 @@ fn configuration(
             (json!(host), port.parse::<u64>().unwrap_or(0), Value::Null)
         }
     };
-    let v = &c["value_size"];
-    let (data_size, range, list) = if let Some(n) = v["fixed"].as_u64() {
-        (n, "0:0".to_string(), String::new())
-    } else if !v["range"].is_null() {
-        (0, format!("{}:{}", v["range"]["min"], v["range"]["max"]), String::new())
-    } else {
-        let items = v["list"].as_array().into_iter().flatten();
-        (0, "0:0".into(), items.map(|p| format!("{}:{}", p[0], p[1])).collect::<Vec<_>>().join(","))
+    let (data_size, range, list) = match &c.value_size {
+        ValueSizeConfig::Fixed(n) => (*n as u64, "0:0".to_string(), String::new()),
+        ValueSizeConfig::Range { min, max } => (0, format!("{min}:{max}"), String::new()),
+        ValueSizeConfig::List(items) => (
+            0,
+            "0:0".into(),
+            items.iter().map(|(size, weight)| format!("{size}:{weight}")).collect::<Vec<_>>().join(","),
+        ),
     };
-    let commands: Vec<&Value> = c["commands"].as_array().into_iter().flatten().collect();
-    let find = |name: &str| commands.iter().find(|x| x["name"] == name);
-    let weight = |name: &str| find(name).and_then(|x| x["weight"].as_u64()).unwrap_or(0);
-    let letter = |name: &str| find(name).and_then(|x| x["key_pattern"].as_str()).unwrap_or("R").to_string();
+    let find = |name: &str| c.commands.iter().find(|x| x.name == name);
+    let weight = |name: &str| find(name).map_or(0, |x| x.weight);
+    let letter = |name: &str| find(name).map_or("R", |x| x.key_pattern.as_str()).to_string();
     let ratio = if layout.arbitrary { "1:10".to_string() } else { format!("{}:{}", weight("SET"), weight("GET")) };
-    let rate = c["rate_per_sec"].as_f64().map_or(0, |r| (r / connections as f64).round() as u64);
-    let expiry = c["expiry_range_secs"].as_array().map_or("0:0".to_string(), |r| format!("{}:{}", r[0], r[1]));
+    let rate = c.rate_per_sec.map_or(0, |r| (r / connections as f64).round() as u64);
+    let expiry = c.expiry_range_secs.map_or("0:0".to_string(), |(min, max)| format!("{min}:{max}"));
     let mut m = Map::new();
     let mut put = |k: &str, v: Value| {
         m.insert(k.to_string(), v);
@@ -276,7 +269,7 @@ fn configuration(
     put("tls_skip_verify", flag(false));
     put("sni", Value::Null);
     put("client_stats", Value::Null);
-    put("run_count", json!(c["runs"].as_u64().unwrap_or(1)));
+    put("run_count", json!(c.runs));
     put("debug", json!(0));
     put("requests", json!(if seconds.is_some() { 0 } else { requests_per_client }));
     put("rate_limit", json!(rate));
@@ -284,10 +277,10 @@ fn configuration(
     put("threads", json!(threads));
     put("test_time", json!(seconds.unwrap_or(0)));
     put("ratio", json!(ratio));
-    put("pipeline", json!(c["pipeline"].as_u64().unwrap_or(1)));
+    put("pipeline", json!(c.pipeline));
     put("data_size", json!(data_size));
     put("data_offset", json!(0));
-    put("random_data", flag(c["random_data"] == true));
+    put("random_data", flag(c.random_data));
     put("data_size_range", json!(range));
     put("data_size_list", json!(list));
     put("data_size_pattern", json!("R"));
@@ -296,9 +289,9 @@ fn configuration(
     put("data_verify", flag(false));
     put("verify_only", flag(false));
     put("generate_keys", flag(false));
-    put("key_prefix", json!(c["key_prefix"].as_str().unwrap_or_default()));
-    put("key_minimum", json!(c["key_min"].as_u64().unwrap_or(0)));
-    put("key_maximum", json!(c["key_max"].as_u64().unwrap_or(0)));
+    put("key_prefix", json!(c.key_prefix));
+    put("key_minimum", json!(c.key_min));
+    put("key_maximum", json!(c.key_max));
     put("key_pattern", json!(format!("{}:{}", letter("SET"), letter("GET"))));
     put("key_stddev", json!(0.0));
     put("key_median", json!(0.0));
@@ -308,18 +301,17 @@ fn configuration(
     put("thread_conn_start_min_jitter_micros", json!(0));
     put("thread_conn_start_max_jitter_micros", json!(0));
     put("multi_key_get", json!(0));
-    put("authenticate", json!(if c["user"].is_null() { "" } else { "(set)" }));
-    put("select-db", json!(c["db"].as_u64().unwrap_or(0)));
+    put("authenticate", json!(if c.user.is_none() { "" } else { "(set)" }));
+    put("select-db", json!(c.db.unwrap_or(0)));
     put("no-expiry", flag(false));
     put("wait-ratio", json!("0:0"));
     put("num-slaves", json!("0:0"));
     put("wait-timeout", json!("0-0"));
     put("print-all-runs", flag(layout.print_all_runs));
-    if !c["ramp"].is_null() {
-        let per_thread = |k: &str| c["ramp"][k].as_u64().unwrap_or(0) / threads as u64;
-        put("clients_start", json!(per_thread("start")));
-        put("clients_step", json!(per_thread("step")));
-        put("step_duration", json!(c["ramp"]["step_duration_secs"].as_f64().unwrap_or(0.0) as u64));
+    if let Some(ramp) = &c.ramp {
+        put("clients_start", json!(ramp.start / threads));
+        put("clients_step", json!(ramp.step / threads));
+        put("step_duration", json!(ramp.step_duration_secs as u64));
     }
     Value::Object(m)
 }

@@ -1,0 +1,146 @@
+//! respbench's result as one owned type: what `--json` writes (key for key, in order) and what
+//! every other output reads back (HTML, CSV, Markdown, `merge`, `report`, `compare`, memtier's
+//! files of a merged result). Fields missing from an older file take their defaults, so results
+//! of schema version 1 written before a field was added still load. docs/json-schema.json is
+//! checked against this type by tests/json_schema.rs.
+
+mod parts;
+pub mod scenario;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use self::parts::*;
+pub use self::scenario::{Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo};
+use super::Delivery;
+use super::histo::Histograms;
+use crate::engine::{RunFigures, ServerCpu};
+use crate::net::ServerInfo;
+
+/// Bumped whenever a field changes meaning or disappears; additions keep the version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run's result (or several shards' merged).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Document {
+    pub schema_version: u32,
+    /// A name for this result in comparisons (`--label`); the file's stem when absent.
+    pub label: Option<String>,
+    pub tool: Tool,
+    pub server: Option<ServerInfo>,
+    pub started_unix_ms: u64,
+    pub interrupted: bool,
+    pub configuration: Configuration,
+    pub measurement: Measurement,
+    pub duration_secs: f64,
+    pub totals: OpSummary,
+    pub commands: BTreeMap<String, OpSummary>,
+    pub errors: BTreeMap<String, u64>,
+    /// Open loop only.
+    pub rate: Option<Delivery>,
+    pub client: Client,
+    pub server_cpu: Option<ServerCpu>,
+    pub server_telemetry: Option<ServerTelemetry>,
+    pub warnings: Vec<String>,
+    /// respbench's notes on how it ran the command line (said on stderr by the native CLI, by
+    /// a front-end only with `--notes`); absent from results written before notes were kept.
+    pub notes: Vec<String>,
+    pub bottleneck: Verdict,
+    pub runs: Vec<RunFigures>,
+    pub repetition: Option<Repetition>,
+    pub faults: Faults,
+    pub cluster: Option<Cluster>,
+    pub time_series: Vec<Point>,
+    /// `--shard`: this process's part of a run spread over several load machines.
+    pub shard: Option<ShardPart>,
+    /// `--start-at`: the instant asked for and how far from it the measured phase began.
+    pub start: Option<Start>,
+    /// Every histogram, lossless, so that shards merge exactly (`respbench merge`).
+    pub histograms: Histograms,
+    /// Set by `respbench merge` only: the results merged into this one.
+    pub merged_from: Option<Vec<MergedFrom>>,
+}
+
+impl Document {
+    /// The summary rows: each command (by name), then the totals.
+    pub fn rows(&self) -> Vec<(&str, &OpSummary)> {
+        let mut rows: Vec<(&str, &OpSummary)> = self.commands.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        rows.push(("Totals", &self.totals));
+        rows
+    }
+
+    /// The text respbench writes for `--json`.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("plain data serialises");
+        text.push('\n');
+        text
+    }
+}
+
+/// One result merged into a `respbench merge` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct MergedFrom {
+    /// The result's label, else its file stem.
+    pub name: String,
+    /// I/N, null for a result that was not a shard.
+    pub shard: Option<String>,
+    pub started_unix_ms: u64,
+    pub duration_secs: f64,
+    pub start_offset_ms: Option<f64>,
+    pub hostname: String,
+    pub count: u64,
+}
+
+/// A saved result file: one run's (or a merge's) result, or a scenario's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResultFile {
+    Run(Box<Document>),
+    Scenario(Box<ScenarioDocument>),
+}
+
+/// What tells a result file's kind: a scenario's has `scenario` and a list of `phases`, a
+/// run's has `tool.name` "respbench" and a numeric `schema_version`.
+#[derive(Deserialize)]
+struct Kind {
+    scenario: Option<serde_json::Value>,
+    phases: Option<Vec<serde_json::Value>>,
+    tool: Option<serde_json::Value>,
+    schema_version: Option<serde_json::Value>,
+}
+
+impl ResultFile {
+    /// Reads a result file's text; `Err` says why it is none (`what` names it).
+    pub fn parse(text: &str, what: &str) -> Result<ResultFile, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("{what} is not a respbench result (invalid JSON: {e})"))?;
+        let invalid = |e: serde_json::Error| format!("{what} is not a respbench result ({e})");
+        let kind: Kind = serde_json::from_value(value.clone()).map_err(invalid)?;
+        if kind.scenario.is_some() && kind.phases.is_some() {
+            return Ok(ResultFile::Scenario(Box::new(serde_json::from_value(value).map_err(invalid)?)));
+        }
+        let ours = kind.tool.as_ref().and_then(|t| t.get("name")).and_then(|n| n.as_str()) == Some("respbench");
+        if !ours || kind.schema_version.as_ref().and_then(|v| v.as_u64()).is_none() {
+            return Err(format!("{what} is not a respbench result (no tool.name \"respbench\" and schema_version)"));
+        }
+        Ok(ResultFile::Run(Box::new(serde_json::from_value(value).map_err(invalid)?)))
+    }
+
+    /// The name comparisons give it: its label, else `stem` (the file's stem).
+    pub fn name(&self, stem: &str) -> String {
+        match self {
+            ResultFile::Run(doc) => doc.label.clone().unwrap_or_else(|| stem.to_string()),
+            ResultFile::Scenario(_) => stem.to_string(),
+        }
+    }
+}
+
+/// The JSON Schema of the result as [`Document`] writes it, which tests/json_schema.rs checks
+/// docs/json-schema.json (written for people, with descriptions) against.
+pub fn json_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    generator.into_root_schema_for::<Document>().to_value()
+}

@@ -1,0 +1,108 @@
+//! The merged time series: every shard's intervals placed by wall clock (a point's slot is its
+//! start since the earliest start), added up slot by slot from their histograms, and the runs
+//! (`--runs`) summed from them.
+
+use std::collections::BTreeMap;
+
+use super::{Clock, Input, Row, count_only, op_summary};
+use crate::engine::RunFigures;
+use crate::report::document::{Point, Repetition};
+use crate::report::histo::{IntervalHistograms, Pair};
+use crate::stats::Spread;
+
+/// One merged interval: its totals, its commands and the shards' points in it.
+#[derive(Default)]
+struct Slot<'a> {
+    totals: Row,
+    commands: BTreeMap<String, Row>,
+    points: Vec<&'a Point>,
+}
+
+/// The merged intervals, their histograms and each run's sum.
+pub(super) struct Timeline {
+    pub points: Vec<Point>,
+    pub histograms: Vec<IntervalHistograms>,
+    per_run: BTreeMap<usize, Row>,
+}
+
+impl Timeline {
+    pub fn of(inputs: &[Input], clock: &Clock) -> Result<Timeline, String> {
+        let slots = slots(inputs, clock)?;
+        let mut timeline = Timeline { points: Vec::new(), histograms: Vec::new(), per_run: BTreeMap::new() };
+        for ((run, slot), s) in &slots {
+            let duration = s.points.iter().map(|p| p.duration_secs).fold(0.0, f64::max);
+            let op = s.totals.op();
+            timeline.points.push(Point {
+                run: *run,
+                index: *slot,
+                start_secs: *slot as f64 * clock.interval,
+                duration_secs: duration,
+                totals: op_summary(&op, duration, false),
+                commands: s.commands.iter().map(|(n, r)| (n.clone(), r.op().count)).collect(),
+                server: s.points.iter().find_map(|p| p.server),
+                active_connections: s.points.iter().map(|p| p.active_connections).sum(),
+            });
+            timeline.histograms.push(IntervalHistograms {
+                run: *run,
+                index: *slot,
+                totals: Pair::of(&op),
+                commands: s.commands.iter().map(|(n, r)| (n.clone(), Pair::of(&r.op()))).collect(),
+            });
+            timeline.per_run.entry(*run).or_default().merge(op);
+        }
+        Ok(timeline)
+    }
+
+    /// Runs (--runs): counts added, durations the longest shard's, percentiles from the sum;
+    /// their spread when there are several.
+    pub fn runs(&self, inputs: &[Input]) -> (Vec<RunFigures>, Option<Repetition>) {
+        let mut runs = Vec::new();
+        for (run, row) in &self.per_run {
+            let figures: Vec<&RunFigures> = inputs.iter().filter_map(|i| i.doc.runs.get(*run)).collect();
+            let duration = figures.iter().map(|f| f.duration_secs).fold(0.0, f64::max);
+            let count: u64 = figures.iter().map(|f| f.count).sum();
+            let op = row.op();
+            let us = |q: f64| {
+                if op.latency_ns.is_empty() { 0.0 } else { op.latency_ns.value_at_quantile(q) as f64 / 1000.0 }
+            };
+            runs.push(RunFigures {
+                duration_secs: duration,
+                count,
+                ops_per_sec: if duration > 0.0 { count as f64 / duration } else { 0.0 },
+                p50_us: us(0.5),
+                p99_us: us(0.99),
+                errors: figures.iter().map(|f| f.errors).sum(),
+            });
+        }
+        let repetition = (runs.len() > 1).then(|| {
+            let of =
+                |f: fn(&RunFigures) -> f64| Spread::of(&runs.iter().map(f).collect::<Vec<_>>()).expect("several runs");
+            Repetition { ops_per_sec: of(|r| r.ops_per_sec), p99_us: of(|r| r.p99_us) }
+        });
+        (runs, repetition)
+    }
+}
+
+/// Every shard's points added into the slot of the merged clock they fall in.
+fn slots<'a>(inputs: &'a [Input], clock: &Clock) -> Result<BTreeMap<(usize, u64), Slot<'a>>, String> {
+    let mut slots: BTreeMap<(usize, u64), Slot> = BTreeMap::new();
+    for i in inputs {
+        let offset = clock.offset(&i.doc);
+        let by_key: BTreeMap<(usize, u64), &IntervalHistograms> =
+            i.doc.histograms.intervals.iter().map(|h| ((h.run, h.index), h)).collect();
+        for p in &i.doc.time_series {
+            let (run, index) = (p.run, p.index);
+            let h = by_key.get(&(run, index)).ok_or_else(|| {
+                format!("{}: interval {index} of run {run} has no histograms in histograms.intervals", i.name)
+            })?;
+            let slot = ((offset + p.start_secs) / clock.interval).round() as u64;
+            let entry = slots.entry((run, slot)).or_default();
+            entry.totals.add(&p.totals, Some(&h.totals))?;
+            for (name, count) in &p.commands {
+                entry.commands.entry(name.clone()).or_default().add(&count_only(*count), h.commands.get(name))?;
+            }
+            entry.points.push(p);
+        }
+    }
+    Ok(slots)
+}
