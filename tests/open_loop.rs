@@ -15,6 +15,42 @@ fn gaps(server: &Server, args: &[&str], expected: usize) -> Vec<f64> {
     stamps.windows(2).map(|w| w[1] - w[0]).collect()
 }
 
+/// Gaps as [`gaps`] gives them, and whether the client or the server waited for a core more
+/// than 2 % of the run (their run-queue wait: the client's from its JSON, the server's from
+/// /proc/PID/task/*/schedstat). Then the gaps measure the machine's neighbours as much as the
+/// pacer, and their spread is not judged: the count and the mean still are.
+fn gaps_and_contention(server: &Server, args: &[&str], expected: usize) -> (Vec<f64>, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let server_waited = || runqueue_wait_secs(server.pid());
+    let before = server_waited();
+    let started = std::time::Instant::now();
+    let gaps = gaps(server, &[args, &["--json", json.to_str().unwrap()]].concat(), expected);
+    let server_share = (server_waited() - before) / started.elapsed().as_secs_f64();
+    let doc = read_json(&json);
+    let thread = &doc["client"]["threads"][0];
+    let client_share = thread["runqueue_wait_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
+    let contended = server_share > 0.02 || client_share > 0.02;
+    if contended {
+        eprintln!(
+            "spread not judged: the client waited for a core {:.1}% of its run, the server {:.1}%",
+            client_share * 100.0,
+            server_share * 100.0
+        );
+    }
+    (gaps, contended)
+}
+
+/// Seconds the process `pid` has waited for a core, over all its threads.
+fn runqueue_wait_secs(pid: u32) -> f64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0.0 };
+    let waited_ns: u64 = tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum();
+    waited_ns as f64 / 1e9
+}
+
 fn mean_and_cv(v: &[f64]) -> (f64, f64) {
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64;
@@ -84,10 +120,14 @@ fn raise_open_files(want: u64) {
 fn constant_arrivals_are_evenly_spaced() {
     let server = Server::start(&[]);
     // One connection at 1000/s: the server should see a command every millisecond.
-    let gaps = gaps(&server, &["--rate", "1000", "--duration", "2s", "-c", "1", "-P", "8"], 2000);
+    let args = ["--rate", "1000", "--duration", "2s", "-c", "1", "-P", "8"];
+    let (gaps, contended) = gaps_and_contention(&server, &args, 2000);
     assert!(gaps.len() > 1900, "{} gaps", gaps.len());
     let (mean, cv) = mean_and_cv(&gaps);
     assert!((mean - 0.001).abs() < 0.00003, "mean gap {mean}");
+    if contended {
+        return;
+    }
     let mut sorted = gaps.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
@@ -100,11 +140,14 @@ fn constant_arrivals_are_evenly_spaced() {
 #[test]
 fn poisson_arrivals_have_exponential_gaps() {
     let server = Server::start(&[]);
-    let gaps =
-        gaps(&server, &["--rate", "2000", "--arrival", "poisson", "--duration", "3s", "-c", "1", "-P", "32"], 6000);
+    let args = ["--rate", "2000", "--arrival", "poisson", "--duration", "3s", "-c", "1", "-P", "32"];
+    let (gaps, contended) = gaps_and_contention(&server, &args, 6000);
     assert!(gaps.len() > 5700, "{} gaps", gaps.len());
     let (mean, cv) = mean_and_cv(&gaps);
     assert!((mean - 0.0005).abs() < 0.000025, "mean gap {mean}");
+    if contended {
+        return;
+    }
     // An exponential distribution has a coefficient of variation of 1 and its median at mean x ln 2.
     assert!((0.9..1.15).contains(&cv), "coefficient of variation {cv}");
     let below_median = gaps.iter().filter(|g| **g < mean * std::f64::consts::LN_2).count() as f64 / gaps.len() as f64;
