@@ -32,26 +32,12 @@ fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)
 }
 
-/// A unix time in milliseconds as `YYYY-MM-DD HH:MM:SS UTC` (civil calendar, no time zones).
+/// A unix time in milliseconds as `YYYY-MM-DD HH:MM:SS UTC` (by jiff).
 pub fn utc(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil(days);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-/// Year, month (1-12) and day of the month of a day counted from 1970-01-01 (Howard
-/// Hinnant's days-to-civil algorithm).
-pub fn civil(days: u64) -> (i64, i64, i64) {
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
+    match jiff::Timestamp::from_millisecond(i64::try_from(unix_ms).unwrap_or(i64::MAX)) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        Err(_) => format!("{unix_ms} ms after 1970 (past the calendar's end)"),
+    }
 }
 
 /// x positions of a result's timeline: seconds since its start, runs one after another.

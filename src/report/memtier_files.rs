@@ -91,19 +91,10 @@ fn log_text(us: &Histogram<u64>, title: &str, start_ms: u64, end_ms: u64) -> Str
 
 /// memtier's `%a %b %X %Z %Y` in UTC: `Mon Nov 11:26:17 GMT 2026`.
 fn date(unix: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let days = unix / 86_400;
-    let t = unix % 86_400;
-    let (year, month, _) = super::html::civil(days);
-    format!(
-        "{} {} {:02}:{:02}:{:02} GMT {year}",
-        DAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-        t / 3600,
-        t / 60 % 60,
-        t % 60
-    )
+    match jiff::Timestamp::from_second(i64::try_from(unix).unwrap_or(i64::MAX)) {
+        Ok(t) => t.strftime("%a %b %H:%M:%S GMT %Y").to_string(),
+        Err(_) => format!("{unix} s after 1970"),
+    }
 }
 
 #[cfg(test)]
