@@ -389,8 +389,6 @@ pub struct Output {
     pub memtier: Option<crate::report::memtier_stats::MemtierOutput>,
     /// `--command` was given (memtier lays such runs out differently).
     pub arbitrary: bool,
-    /// `--debug`: connection events on stderr.
-    pub debug: bool,
     /// The run came through memtier's command line: messages in memtier's words.
     pub memtier_front_end: bool,
     /// respbench's own notes: kept for the JSON, said on stderr unless a front-end runs it.
