@@ -216,7 +216,6 @@ impl Args {
             fail_on_errors: self.fail_on_errors,
             max_error_rate: self.max_error_rate,
             scenario: self.scenario,
-            metrics: None,
         };
         crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
         crate::cli::protocol_flags::check(&config)?;

@@ -400,8 +400,6 @@ pub struct Output {
     pub verify_only: bool,
     /// --save-scenario and --metrics-listen.
     pub scenario: super::scenario_flags::ScenarioFlags,
-    /// Live metrics already served (a scenario serves one endpoint for all its phases).
-    pub metrics: Option<std::sync::Arc<crate::report::metrics::Live>>,
 }
 
 mod build;
