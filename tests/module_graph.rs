@@ -246,7 +246,6 @@ fn upward(graph: &Graph) -> Vec<String> {
 /// 23): the list only shrinks.
 const KNOWN_LONG: &[(&str, usize)] = &[
     ("cli::memtier::translate", 153),
-    ("cli::memtier_run::execute", 141),
     ("cli::native::build::into_config", 226),
     ("cli::redis_benchmark::plan", 145),
     ("engine::worker::run", 151),

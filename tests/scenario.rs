@@ -346,3 +346,58 @@ fn a_redis_benchmark_command_line_saves_its_tests_as_phases() {
         &["multi", "incr", "exec"],
     );
 }
+
+#[test]
+fn phases_come_back_in_memory_and_each_speaks_afresh() {
+    // Each phase's result comes back to the scenario in memory: nothing is written to the
+    // temporary directory. And what a benchmark says once (a fixable error reply's hint) is
+    // said once per phase, not once per process.
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "s.toml",
+        r#"
+[keyspaces.small]
+max = 199
+[mixes.w]
+set = 1
+keyspace = "small"
+[mixes.odd]
+commands = [{ command = "SET __key__ __data__", keyspace = "small" }, { command = "NOSUCHCMD __key__", keyspace = "small" }]
+[defaults]
+connections = 2
+threads = 1
+[[phase]]
+kind = "fill"
+mix = "w"
+memory_target = "3mb"
+[[phase]]
+kind = "run"
+name = "odd"
+mix = "odd"
+requests = "200"
+repeat = 2
+"#,
+    );
+    let json = dir.path().join("all.json");
+    let out = respbench()
+        .env("TMPDIR", scratch.path())
+        .args(["run", &file, "-p", &server.port_arg(), "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+    assert!(left.is_empty(), "files left in the temporary directory: {left:?}");
+    let doc = read_json(&json);
+    let phases = doc["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3);
+    assert!(phases[0]["result"]["keys"].as_u64().unwrap() > 0, "{}", phases[0]);
+    for phase in &phases[1..] {
+        assert_eq!(phase["result"]["totals"]["count"], 200, "{phase}");
+        assert!(phase["result"]["errors"].as_object().unwrap().values().any(|n| n.as_u64() > Some(0)), "{phase}");
+    }
+    let said = stderr(&out).matches("the server does not know this command").count();
+    assert_eq!(said, 2, "{}", stderr(&out));
+}

@@ -6,14 +6,16 @@
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clap::Parser;
 
+use super::run::{self, RunContext};
 use super::{Args, EXIT_FAILURE, parse, parse_args, usage_error};
 use crate::config::{Config, Rate, StopAfter};
 use crate::engine::Outcome;
+use crate::report::document::{self, Capacity, CapacityResult, CapacityStep};
 
 /// A latency objective: `p99=1ms`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,14 +88,30 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    let stop = super::install_sigint();
+    execute(args, &RunContext::new(&stop)).0
+}
+
+/// A scenario's capacity phase: its flags as the command line takes them.
+pub fn phase(argv: Vec<OsString>, cx: &RunContext<'_>) -> (ExitCode, Option<CapacityResult>) {
+    match parse_args(argv) {
+        Ok(args) => execute(args, cx),
+        Err(code) => (code, None),
+    }
+}
+
+/// The search a command line asks for, its table on stdout and its `--json`; the exit code and
+/// the result (also when interrupted).
+fn execute(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Option<CapacityResult>) {
     if let Err(msg) = args.run.scenario.refuse_in("capacity") {
-        return usage_error(&msg);
+        return (usage_error(&msg), None);
     }
     if args.run.rate.is_some() || args.run.requests.is_some() || args.run.runs > 1 {
-        return usage_error("capacity chooses the rates itself: drop --rate, -n and --runs");
+        return (usage_error("capacity chooses the rates itself: drop --rate, -n and --runs"), None);
     }
     if !(args.precision > 0.0 && args.precision < 100.0) {
-        return usage_error(&format!("--precision {} must be a percentage above 0 and below 100", args.precision));
+        let msg = format!("--precision {} must be a percentage above 0 and below 100", args.precision);
+        return (usage_error(&msg), None);
     }
     let (slo, start, max, precision) = (args.slo, args.start_rate as f64, args.max_rate as f64, args.precision);
     let mut run = args.run;
@@ -102,48 +120,49 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let scenario_flags = run.scenario.clone();
     let (mut config, _) = match run.into_config() {
         Ok(c) => c,
-        Err(msg) => return usage_error(&msg),
+        Err(msg) => return (usage_error(&msg), None),
     };
     config.stop = StopAfter::Duration(step_length);
-    let metrics = match scenario_flags.serve_ambient() {
+    let own = match scenario_flags.serve_metrics(cx) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("respbench: {e}");
-            return ExitCode::from(EXIT_FAILURE);
+            return (ExitCode::from(EXIT_FAILURE), None);
         }
     };
-    let stop = super::install_sigint();
-    let found = search(&mut config, slo, start, max, precision, &stop);
-    scenario_flags.finish_ambient(metrics);
+    let cx = cx.with_metrics(own.clone().or_else(|| cx.metrics.clone()));
+    let found = search(&mut config, slo, (start, max, precision), &cx);
+    scenario_flags.finish_metrics(own);
     match found {
         Ok((steps, best, interrupted)) => {
             print!("{}", render(&steps, best, slo));
+            let result = typed(&steps, best, slo);
             if let Some(path) = &json {
-                let text = to_json(&steps, best, slo);
+                let text = serde_json::to_string_pretty(&result).expect("plain data serialises") + "\n";
                 if let Err(e) = crate::report::write_atomic(path, text.as_bytes()) {
                     eprintln!("respbench: cannot write {}: {e}", path.display());
-                    return ExitCode::from(EXIT_FAILURE);
+                    return (ExitCode::from(EXIT_FAILURE), Some(result));
                 }
             }
-            if interrupted { super::exit::interrupted() } else { ExitCode::SUCCESS }
+            (if interrupted { super::exit::interrupted() } else { ExitCode::SUCCESS }, Some(result))
         }
         Err(e) => {
             eprintln!("respbench: {e}");
-            ExitCode::from(EXIT_FAILURE)
+            (ExitCode::from(EXIT_FAILURE), None)
         }
     }
 }
 
 type Found = (Vec<Step>, Option<f64>, bool);
 
+/// Runs the search: one measured run per step, each through the run API.
 fn search(
     config: &mut Config,
     slo: Slo,
-    start: f64,
-    max: f64,
-    precision: f64,
-    stop: &AtomicBool,
+    (start, max, precision): (f64, f64, f64),
+    cx: &RunContext<'_>,
 ) -> Result<Found, crate::net::ConnectError> {
+    let stop = cx.stop;
     let mut steps = Vec::new();
     let best = climb(
         start,
@@ -152,7 +171,7 @@ fn search(
         || stop.load(Ordering::SeqCst),
         |rate| {
             config.rate = Some(Rate { per_sec: rate, poisson: config.rate.is_some_and(|r| r.poisson) });
-            let outcome = super::measure(config, 1, stop, |_| {})?;
+            let outcome = run::measure(config, cx)?;
             let step = judge(rate, &outcome, slo);
             eprintln!(
                 "  {:>12.0} req/s requested, {:>12.0} achieved, p{}={:.3} ms: {}",
@@ -209,28 +228,20 @@ fn climb<E>(
     Ok(good)
 }
 
-/// `--json`: the objective, every step and the answer.
-fn to_json(steps: &[Step], best: Option<f64>, slo: Slo) -> String {
-    let steps: Vec<serde_json::Value> = steps
+/// The search's result: the objective, every step and the answer (what `--json` writes).
+fn typed(steps: &[Step], best: Option<f64>, slo: Slo) -> CapacityResult {
+    let steps = steps
         .iter()
-        .map(|s| {
-            serde_json::json!({
-                "requested_per_sec": s.requested,
-                "achieved_per_sec": s.achieved,
-                "latency_us": s.latency_us,
-                "errors": s.errors,
-                "held": s.held,
-            })
+        .map(|s| CapacityStep {
+            requested_per_sec: s.requested,
+            achieved_per_sec: s.achieved,
+            latency_us: s.latency_us,
+            errors: s.errors,
+            held: s.held,
         })
         .collect();
-    let doc = serde_json::json!({
-        "capacity": {
-            "slo": { "percentile": slo.percentile, "bound_us": slo.bound.as_secs_f64() * 1e6 },
-            "steps": steps,
-            "requests_per_sec": best,
-        }
-    });
-    serde_json::to_string_pretty(&doc).expect("JSON values serialise") + "\n"
+    let slo = document::Slo { percentile: slo.percentile, bound_us: slo.bound.as_secs_f64() * 1e6 };
+    CapacityResult { capacity: Capacity { slo, steps, requests_per_sec: best } }
 }
 
 fn render(steps: &[Step], best: Option<f64>, slo: Slo) -> String {

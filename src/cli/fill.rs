@@ -8,17 +8,18 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use clap::Parser;
-use serde::Serialize;
-
+use super::run::{self, Plan, RunContext};
 use super::{Args, EXIT_FAILURE, parse_args, usage_error};
 use crate::config::{CommandSpec, Config, KeyPattern, StopAfter};
-use crate::engine::{self, Info, Progress};
+use crate::engine::{Info, Progress};
 use crate::net::Session;
 use crate::report;
+use crate::report::document::FillResult;
+use crate::report::sink::Sink;
+use clap::Parser;
 
 /// How full to make the server.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,67 +92,66 @@ struct FillArgs {
     run: Args,
 }
 
-/// What a fill did, for people and for `--json`.
-#[derive(Debug, Serialize)]
-struct FillReport {
-    key_prefix: String,
-    key_min: u64,
-    key_max: u64,
-    keys: u64,
-    value_bytes: usize,
-    target_bytes: Option<u64>,
-    memory_bytes: Option<u64>,
-    bytes_per_key: Option<f64>,
-    used_memory_before: Option<u64>,
-    used_memory_after: Option<u64>,
-    evicted_keys: u64,
-    elapsed_secs: f64,
-    interrupted: bool,
-}
-
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: FillArgs = match parse_args(args) {
         Ok(a) => a,
         Err(code) => return code,
     };
+    let stop = super::install_sigint();
+    execute(args, &RunContext::new(&stop)).0
+}
+
+/// A scenario's fill phase: its flags as the command line takes them.
+pub fn phase(argv: Vec<OsString>, cx: &RunContext<'_>) -> (ExitCode, Option<FillResult>) {
+    match parse_args(argv) {
+        Ok(args) => execute(args, cx),
+        Err(code) => (code, None),
+    }
+}
+
+/// The fill a command line asks for, its report on stdout and its `--json`; the exit code and
+/// what the fill did.
+fn execute(args: FillArgs, cx: &RunContext<'_>) -> (ExitCode, Option<FillResult>) {
     if let Err(msg) = args.run.scenario.refuse_in("fill") {
-        return usage_error(&msg);
+        return (usage_error(&msg), None);
     }
     let run = &args.run;
     if run.requests.is_some() || run.duration.is_some() || run.rate.is_some() || run.ratio.is_some() || run.runs > 1 {
-        return usage_error("fill writes every key once with SET: drop -n, --duration, --rate, --ratio and --runs");
+        let msg = "fill writes every key once with SET: drop -n, --duration, --rate, --ratio and --runs";
+        return (usage_error(msg), None);
     }
     let target = args.memory_target.or(args.target_fraction);
     if args.memory.is_some() && !matches!(target, Some(MemoryTarget::Percent(_))) {
-        return usage_error("--memory is what a percentage --memory-target is of: give --memory-target N% with it");
+        let msg = "--memory is what a percentage --memory-target is of: give --memory-target N% with it";
+        return (usage_error(msg), None);
     }
     let memory = args.memory;
     let json = args.run.json.clone();
     let scenario_flags = args.run.scenario.clone();
     let (mut config, _) = match args.run.into_config() {
         Ok(c) => c,
-        Err(msg) => return usage_error(&msg),
+        Err(msg) => return (usage_error(&msg), None),
     };
     config.stop = StopAfter::AllKeys;
     config.commands = vec![CommandSpec::set(1, KeyPattern::Parallel, config.expiry.is_some())];
-    let metrics = match scenario_flags.serve_ambient() {
+    let own = match scenario_flags.serve_metrics(cx) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("respbench: {e}");
-            return ExitCode::from(EXIT_FAILURE);
+            return (ExitCode::from(EXIT_FAILURE), None);
         }
     };
-    let stop = super::install_sigint();
+    let cx = cx.with_metrics(own.clone().or_else(|| cx.metrics.clone()));
     let result = match target {
-        None => fill_range(&mut config, &stop),
-        Some(target) => fill_to_target(&mut config, target, memory, &stop),
+        None => fill_range(&mut config, &cx),
+        Some(target) => fill_to_target(&mut config, target, memory, &cx),
     };
-    scenario_flags.finish_ambient(metrics);
+    scenario_flags.finish_metrics(own);
     let report = match result {
         Ok(r) => r,
         Err(msg) => {
             eprintln!("respbench: {msg}");
-            return ExitCode::from(EXIT_FAILURE);
+            return (ExitCode::from(EXIT_FAILURE), None);
         }
     };
     print!("{}", render(&report));
@@ -160,10 +160,29 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         text.push('\n');
         if let Err(e) = report::write_atomic(&path, text.as_bytes()) {
             eprintln!("respbench: cannot write {}: {e}", path.display());
-            return ExitCode::from(EXIT_FAILURE);
+            return (ExitCode::from(EXIT_FAILURE), Some(report));
         }
     }
-    if report.interrupted { super::exit::interrupted() } else { ExitCode::SUCCESS }
+    (if report.interrupted { super::exit::interrupted() } else { ExitCode::SUCCESS }, Some(report))
+}
+
+/// The fill's progress bar on a terminal, over `done_before + this pass` of `total` keys.
+struct Bar {
+    done_before: u64,
+    total: u64,
+    started: Instant,
+}
+
+impl Sink for Bar {
+    fn interval(&mut self, _run: usize, p: &Progress) {
+        let done = self.done_before + p.total_ops;
+        let rate = p.total_ops as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+        eprint!("\r\x1b[2K{}", progress_bar(done, self.total, rate));
+    }
+
+    fn run_ended(&mut self, _run: usize, _outcome: Option<&crate::engine::Outcome>) {
+        eprint!("\r\x1b[2K");
+    }
 }
 
 /// Fills keys `from..=to`, with a progress bar over `done_before + this pass` of `total`.
@@ -173,34 +192,21 @@ fn pass(
     to: u64,
     done_before: u64,
     total: u64,
-    stop: &AtomicBool,
+    cx: &RunContext<'_>,
 ) -> Result<bool, String> {
     if to < from {
         return Ok(false);
     }
     config.keys.min = from;
     config.keys.max = to;
-    let live = std::io::stderr().is_terminal();
-    let started = Instant::now();
-    // The process's `--metrics-listen` endpoint (its own, or its scenario's) sees the fill.
-    let metrics = crate::report::metrics::ambient();
-    if let Some(m) = &metrics {
-        m.run_started(config);
+    // The metrics endpoint the context hands (its own, or its scenario's) sees the fill.
+    let mut bar = Bar { done_before, total, started: Instant::now() };
+    let mut sinks: Vec<&mut dyn Sink> = Vec::new();
+    if std::io::stderr().is_terminal() {
+        sinks.push(&mut bar);
     }
-    let mut observe = |p: &Progress| {
-        if let Some(m) = &metrics {
-            m.interval(p);
-        }
-        if live {
-            let done = done_before + p.total_ops;
-            let rate = p.total_ops as f64 / started.elapsed().as_secs_f64().max(1e-3);
-            eprint!("\r\x1b[2K{}", progress_bar(done, total, rate));
-        }
-    };
-    let outcome = engine::run(config, 0, stop, &mut observe).map_err(|e| e.to_string())?;
-    if live {
-        eprint!("\r\x1b[2K");
-    }
+    let result = run::run(&Plan::once(config), cx, &mut sinks).map_err(|e| run::failure_message(config, &e))?;
+    let outcome = result.pooled();
     if outcome.errors.total() > 0 {
         let kinds: Vec<String> = outcome.errors.sorted().iter().map(|(k, n)| format!("{k} {n}")).collect();
         return Err(format!("the fill got errors ({}): the key range is not completely written", kinds.join(", ")));
@@ -221,14 +227,14 @@ fn progress_bar(done: u64, total: u64, rate: f64) -> String {
     )
 }
 
-fn fill_range(config: &mut Config, stop: &AtomicBool) -> Result<FillReport, String> {
+fn fill_range(config: &mut Config, cx: &RunContext<'_>) -> Result<FillResult, String> {
     let started = Instant::now();
     let (min, max) = (config.keys.min, config.keys.max);
     let mut probe = Probe::open(config)?;
     let before = probe.info();
-    let interrupted = pass(config, min, max, 0, max - min + 1, stop)?;
+    let interrupted = pass(config, min, max, 0, max - min + 1, cx)?;
     let after = probe.info();
-    Ok(FillReport {
+    Ok(FillResult {
         key_prefix: config.keys.prefix.clone(),
         key_min: min,
         key_max: max,
@@ -249,8 +255,8 @@ fn fill_to_target(
     config: &mut Config,
     target: MemoryTarget,
     memory: Option<u64>,
-    stop: &AtomicBool,
-) -> Result<FillReport, String> {
+    cx: &RunContext<'_>,
+) -> Result<FillResult, String> {
     let started = Instant::now();
     let mut probe = Probe::open(config)?;
     let no_info =
@@ -301,7 +307,7 @@ fn fill_to_target(
         }
         let from = start_key + filled;
         let to = start_key + goal - 1;
-        interrupted = pass(config, from, to, filled, total_estimate.max(goal), stop)?;
+        interrupted = pass(config, from, to, filled, total_estimate.max(goal), cx)?;
         filled = goal;
         let now = probe.info().ok_or_else(no_info)?;
         if now.evicted > first.evicted {
@@ -314,12 +320,12 @@ fn fill_to_target(
         }
         per_key = (now.counted_memory.saturating_sub(used_before) as f64 / filled as f64).max(1.0);
         total_estimate = (room as f64 / per_key) as u64;
-        if stop.load(Ordering::SeqCst) {
+        if cx.stop.load(Ordering::SeqCst) {
             interrupted = true;
         }
     }
     let last = probe.info().ok_or_else(no_info)?;
-    Ok(FillReport {
+    Ok(FillResult {
         key_prefix: config.keys.prefix.clone(),
         key_min: start_key,
         key_max: start_key + filled.max(1) - 1,
@@ -391,7 +397,7 @@ fn config_maxmemory(session: &mut Session) -> Option<u64> {
     text.lines().nth(4)?.trim().parse().ok()
 }
 
-fn render(r: &FillReport) -> String {
+fn render(r: &FillResult) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

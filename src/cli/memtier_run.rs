@@ -3,83 +3,66 @@
 //! in memtier's order, so that scripts that read memtier's output read ours.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{EXIT_FAILURE, Output, checks_before_the_run, open_statsd, signals};
+use super::native_run::{exit_code, live_metrics, open_statsd};
+use super::run::{self, Plan, RunContext};
+use super::{EXIT_FAILURE, Output, Ran, signals};
 use crate::config::Config;
-use crate::engine::{self, Outcome};
+use crate::engine::{Outcome, Progress};
 use crate::report::memtier_stats::{MemtierOutput, MemtierView};
+use crate::report::sink::Sink;
 use crate::report::{self, memtier_clients, memtier_files, memtier_json, memtier_text};
 
-pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: &AtomicBool) -> ExitCode {
-    let warnings = match checks_before_the_run(config, &output.notes) {
-        Ok(w) => w,
-        Err(code) => return code,
-    };
-    let mut statsd = match open_statsd(output) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    if let Some(o) = &output.statsd {
-        eprintln!(
-            "statsd: initialized, sending metrics to {}:{} with prefix '{}' run_label '{}'",
-            o.host, o.port, o.prefix, o.run_label
-        );
+/// memtier's live output: the lines around each run, its progress line, and the per-run files
+/// (`--hdr-file-prefix`, `--client-stats`) gathered as each run ends.
+struct MemtierLive<'v> {
+    view: &'v MemtierView<'v>,
+    options: &'v MemtierOutput,
+    output: &'v Output,
+    progressed: memtier_text::Progressed,
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl MemtierLive<'_> {
+    /// memtier's lines once the checks have passed, before the first run.
+    fn banner(&self) {
+        let output = self.output;
+        if let Some(o) = &output.statsd {
+            eprintln!(
+                "statsd: initialized, sending metrics to {}:{} with prefix '{}' run_label '{}'",
+                o.host, o.port, o.prefix, o.run_label
+            );
+        }
+        if let Some(path) = &output.memtier_json {
+            eprintln!("Json file {} created...", path.display());
+        }
+        match &output.out_file {
+            Some(path) => eprintln!("Writing results to {}...", path.display()),
+            None => eprintln!("Writing results to stdout"),
+        }
     }
-    let (metrics, own_metrics) = match super::live_metrics(output) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    let threads = config.threads.min(config.connections).max(1);
-    let view = MemtierView {
-        config,
-        percentiles: &output.percentiles,
-        out_file: output.out_file.as_deref().and_then(|p| p.to_str()),
-        options,
-        arbitrary: output.arbitrary,
-    };
-    if let Some(path) = &output.memtier_json {
-        eprintln!("Json file {} created...", path.display());
+}
+
+impl Sink for MemtierLive<'_> {
+    fn run_started(&mut self, run: usize, _config: &Config) {
+        if run == 0 {
+            self.banner();
+        }
+        eprintln!("[RUN #{}] Preparing benchmark client...", run + 1);
+        eprintln!("[RUN #{}] Launching threads now...", run + 1);
+        self.progressed = memtier_text::Progressed::default();
     }
-    match &output.out_file {
-        Some(path) => eprintln!("Writing results to {}...", path.display()),
-        None => eprintln!("Writing results to stdout"),
+
+    fn interval(&mut self, run: usize, p: &Progress) {
+        eprint!("{}", self.progressed.line(self.view, run + 1, p));
     }
-    let mut runs: Vec<Outcome> = Vec::new();
-    let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = Vec::new();
-    for run in 0..output.runs {
+
+    fn run_ended(&mut self, run: usize, outcome: Option<&Outcome>) {
+        // A run that could not start: the caller says why.
+        let Some(outcome) = outcome else { return };
         let id = run + 1;
-        eprintln!("[RUN #{id}] Preparing benchmark client...");
-        eprintln!("[RUN #{id}] Launching threads now...");
-        let mut progressed = memtier_text::Progressed::default();
-        if let Some(s) = statsd.as_mut() {
-            s.run_started(run, threads, config.connections / threads);
-        }
-        if let Some(m) = &metrics {
-            m.run_started(config);
-        }
-        let mut observe = |p: &engine::Progress| {
-            // Live outputs first: once the line is out, a scrape sees this interval.
-            if let Some(m) = &metrics {
-                m.interval(p);
-            }
-            eprint!("{}", progressed.line(&view, id, p));
-            if let Some(s) = statsd.as_mut() {
-                s.interval(p);
-            }
-        };
-        let outcome = engine::run(config, run, stop, &mut observe);
-        if let Some(s) = statsd.as_mut() {
-            s.run_ended(run);
-        }
-        let outcome = match outcome {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("\nrespbench: {e}");
-                return ExitCode::from(EXIT_FAILURE);
-            }
-        };
         if outcome.interrupted {
             let by = match signals::stopped_by() {
                 None | Some(libc::SIGINT) => "user (Ctrl+C)".to_string(),
@@ -91,24 +74,76 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
             );
         }
         eprint!("\n\n");
-        if let Some(prefix) = &options.hdr_prefix {
-            for (path, bytes, what) in memtier_files::hdr_files(&view, prefix, id, &outcome) {
+        if let Some(prefix) = &self.options.hdr_prefix {
+            for (path, bytes, what) in memtier_files::hdr_files(self.view, prefix, id, outcome) {
                 eprintln!("Writing {what} to {}...", path.display());
-                files.push((path, bytes));
+                self.files.push((path, bytes));
             }
         }
-        if let Some(prefix) = &options.client_stats {
-            files.extend(memtier_clients::client_files(&view, prefix, id, &outcome));
-        }
-        runs.push(outcome);
-        if stop.load(Ordering::SeqCst) {
-            break;
+        if let Some(prefix) = &self.options.client_stats {
+            self.files.extend(memtier_clients::client_files(self.view, prefix, id, outcome));
         }
     }
-    let mut pooled = Outcome::pool(runs.clone()).expect("at least one run");
-    pooled.warnings.splice(0..0, warnings);
+}
+
+pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &RunContext<'_>) -> Ran {
+    let mut statsd = match open_statsd(output) {
+        Ok(s) => s,
+        Err(code) => return Ran::failed(code),
+    };
+    let (metrics, own_metrics) = match live_metrics(output, cx) {
+        Ok(m) => m,
+        Err(code) => return Ran::failed(code),
+    };
+    let cx = cx.with_metrics(metrics.clone());
+    let view = MemtierView {
+        config,
+        percentiles: &output.percentiles,
+        out_file: output.out_file.as_deref().and_then(|p| p.to_str()),
+        options,
+        arbitrary: output.arbitrary,
+    };
+    let mut live = MemtierLive { view: &view, options, output, progressed: Default::default(), files: Vec::new() };
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut live];
+    if let Some(s) = statsd.as_mut() {
+        sinks.push(s);
+    }
+    let plan = Plan { config, runs: output.runs, checks: Some(&output.notes) };
+    let result = match run::run(&plan, &cx, &mut sinks) {
+        Ok(result) => result,
+        Err(e @ run::RunError::Checks(_)) => {
+            eprintln!("respbench: {}", run::failure_message(config, &e));
+            return Ran::failed(ExitCode::from(EXIT_FAILURE));
+        }
+        Err(e) => {
+            eprintln!("\nrespbench: {}", run::failure_message(config, &e));
+            return Ran::failed(ExitCode::from(EXIT_FAILURE));
+        }
+    };
+    drop(sinks);
+    let mut pooled = result.pooled();
     pooled.notes = output.notes.said.clone();
-    let text = memtier_text::render(&view, &runs, &pooled);
+    let document = match write_reports(&view, output, &result.runs, &pooled, live.files) {
+        Ok(doc) => doc,
+        Err(code) => return Ran::failed(code),
+    };
+    if let (Some(m), true) = (&metrics, own_metrics) {
+        m.finish();
+        m.linger(output.scenario.metrics_linger.unwrap_or_default());
+    }
+    Ran { code: exit_code(config, output, &pooled), document }
+}
+
+/// memtier's report on stdout (or `--out-file`), its JSON, respbench's own result beside them
+/// when asked, and the per-run files; the result document when it was made.
+fn write_reports(
+    view: &MemtierView<'_>,
+    output: &Output,
+    runs: &[Outcome],
+    pooled: &Outcome,
+    mut files: Vec<(PathBuf, Vec<u8>)>,
+) -> Result<Option<report::document::Document>, ExitCode> {
+    let text = memtier_text::render(view, runs, pooled);
     match &output.out_file {
         Some(path) => files.push((path.clone(), text.into_bytes())),
         None => {
@@ -119,37 +154,26 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, stop: 
         }
     }
     if let Some(path) = &output.memtier_json {
-        files.push((path.clone(), memtier_json::render(&view, &runs, &pooled).into_bytes()));
+        files.push((path.clone(), memtier_json::render(view, runs, pooled).into_bytes()));
     }
     // respbench's own result beside memtier's outputs: what `respbench merge` adds up when
-    // memtier command lines run as shards (memtier's JSON keeps no histograms to merge).
+    // memtier command lines run as shards (memtier's JSON keeps no histograms to merge), and
+    // what a scenario keeps of a memtier phase.
+    let config = view.config;
+    let run = report::Run { config, outcome: pooled, label: output.label.as_deref(), percentiles: &output.percentiles };
+    let document = report::json::document(&run);
     if let Some(path) = &output.json {
-        let run =
-            report::Run { config, outcome: &pooled, label: output.label.as_deref(), percentiles: &output.percentiles };
-        files.push((path.clone(), report::Format::render(&report::json::Json, &run).into_bytes()));
+        files.push((path.clone(), document.to_json().into_bytes()));
     }
     for (path, bytes) in &files {
         if let Err(e) = report::write_atomic(path, bytes) {
             eprintln!("respbench: cannot write {}: {e}", path.display());
-            return ExitCode::from(EXIT_FAILURE);
+            return Err(ExitCode::from(EXIT_FAILURE));
         }
     }
     if let Some(path) = &output.memtier_json {
         eprintln!("Saving JSON output file: {}", path.display());
         eprintln!("Json file closed.");
     }
-    if let (Some(m), true) = (&metrics, own_metrics) {
-        m.finish();
-        m.linger(output.scenario.metrics_linger.unwrap_or_default());
-    }
-    if pooled.interrupted {
-        return ExitCode::from(signals::interrupted_exit_code());
-    }
-    // Unlike memtier (which exits 0 when every connection failed), a run in which nothing
-    // succeeded is a failure: scripts must not take it for a measurement.
-    if let Some(why) = super::exit::failure(config, &pooled, output) {
-        eprintln!("respbench: {why}");
-        return ExitCode::from(EXIT_FAILURE);
-    }
-    ExitCode::SUCCESS
+    Ok(Some(document))
 }

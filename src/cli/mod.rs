@@ -14,11 +14,13 @@ mod memtier_usage;
 mod merge;
 mod mix;
 mod native;
+mod native_run;
 mod notes;
 pub mod parse;
 mod protocol_flags;
 pub mod redis_benchmark;
 mod results;
+mod run;
 mod run_file;
 mod scenario_flags;
 mod secrets;
@@ -30,20 +32,18 @@ mod signals;
 mod verify;
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
 pub use fill::memory_size;
 pub use native::{Args, Output};
 
-use crate::codec::Protocol;
 use crate::config::Config;
-use crate::engine::{self, Outcome, Progress};
-use crate::net::ConnectError;
-use crate::report::{self, Format, Run};
+use crate::report;
+use crate::report::document::Document;
+use run::RunContext;
 
 /// Exit code for a bad command line.
 pub const EXIT_USAGE: u8 = 2;
@@ -102,7 +102,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         if let Err(code) = save_scenario(&args, &config, &output) {
             return code;
         }
-        return execute(&config, &output, &signals::install(signals::Report::Memtier));
+        let stop = signals::install(signals::Report::Memtier);
+        return execute(&config, &output, &RunContext::new(&stop)).code;
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
     let benchmark = |name: &std::ffi::OsStr| name == "redis-benchmark" || name == "valkey-benchmark";
@@ -133,7 +134,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         return code;
     }
     let stop = install_sigint();
-    execute(&config, &output, &stop)
+    execute(&config, &output, &RunContext::new(&stop)).code
 }
 
 /// `--save-scenario FILE`: the command line (respbench's own flags) as a scenario file.
@@ -183,77 +184,28 @@ fn install_sigint() -> signals::Stop {
     signals::install(signals::Report::Respbench)
 }
 
-/// Runs the plan `runs` times with the live line on a terminal, and pools the runs.
-fn measure(
-    config: &Config,
-    runs: usize,
-    stop: &AtomicBool,
-    mut extra: impl FnMut(&Progress),
-) -> Result<Outcome, ConnectError> {
-    // A capacity step or a redis-benchmark test feeds the process's endpoint, if it serves one.
-    let metrics = report::metrics::ambient();
-    let observe = |p: &Progress| {
-        if let Some(m) = &metrics {
-            m.interval(p);
-        }
-        extra(p);
-    };
-    let edge = |_, ended| {
-        if let (Some(m), false) = (&metrics, ended) {
-            m.run_started(config);
-        }
-    };
-    measure_runs(config, runs, false, stop, observe, edge).map(|runs| Outcome::pool(runs).expect("at least one run"))
+/// What a benchmark gives its caller: the exit code, and the result document when it ran.
+pub(crate) struct Ran {
+    pub code: ExitCode,
+    pub document: Option<Document>,
 }
 
-/// Runs the plan `runs` times (fewer after a stop signal) with the live line on a terminal, or
-/// one line per interval with `progress`. `edge` hears each run begin (`false`) and end (`true`).
-fn measure_runs(
-    config: &Config,
-    runs: usize,
-    progress: bool,
-    stop: &AtomicBool,
-    mut extra: impl FnMut(&Progress),
-    mut edge: impl FnMut(usize, bool),
-) -> Result<Vec<Outcome>, ConnectError> {
-    let live = std::io::stderr().is_terminal();
-    let mut outcomes = Vec::new();
-    for run in 0..runs {
-        let mut observe = |p: &Progress| {
-            // Live outputs first: once the line is out, a scrape sees this interval.
-            extra(p);
-            let prefix = if runs > 1 { format!("run {}/{runs} ", run + 1) } else { String::new() };
-            if progress {
-                eprintln!("{prefix}{}", report::text::live_line(p));
-            } else if live {
-                eprint!("\r\x1b[2K{prefix}{}", report::text::live_line(p));
-            }
-        };
-        edge(run, false);
-        let outcome = engine::run(config, run, stop, &mut observe);
-        edge(run, true);
-        if live && !progress {
-            eprint!("\r\x1b[2K");
-        }
-        outcomes.push(outcome?);
-        if stop.load(Ordering::SeqCst) {
-            break;
-        }
+impl Ran {
+    fn failed(code: ExitCode) -> Ran {
+        Ran { code, document: None }
     }
-    Ok(outcomes)
 }
 
-/// One benchmark: check, run, print, write files; returns the exit code.
-fn execute(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
-    crate::net::set_debug(output.debug);
+/// One benchmark: check, run, print, write files; the exit code and the result document.
+fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     if output.verify_only {
-        return run_verify(config);
+        return Ran::failed(run_verify(config));
     }
-    let code = match &output.memtier {
-        Some(options) => memtier_run::execute(config, output, options, stop),
-        None => execute_run(config, output, stop),
+    let ran = match &output.memtier {
+        Some(options) => memtier_run::execute(config, output, options, cx),
+        None => native_run::execute(config, output, cx),
     };
-    if output.verify && code == ExitCode::SUCCESS { run_verify(config) } else { code }
+    if output.verify && ran.code == ExitCode::SUCCESS { Ran { code: run_verify(config), ..ran } } else { ran }
 }
 
 /// `--data-verify`: reads back what the run wrote; mismatches fail the run (exit 1).
@@ -267,160 +219,6 @@ fn run_verify(config: &Config) -> ExitCode {
             eprintln!("respbench: {e}");
             ExitCode::from(EXIT_FAILURE)
         }
-    }
-}
-
-/// The run itself and its reports.
-fn execute_run(config: &Config, output: &Output, stop: &AtomicBool) -> ExitCode {
-    let warnings = match checks_before_the_run(config, &output.notes) {
-        Ok(w) => w,
-        Err(code) => return code,
-    };
-    let mut hdr_log = output.hdr_log.as_ref().map(|_| report::hdrlog::HdrLog::new());
-    let statsd = match open_statsd(output) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let (metrics, own_metrics) = match live_metrics(output) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    // The interval hook and the run hook both send: they take turns on the one sender.
-    let statsd = std::cell::RefCell::new(statsd);
-    let threads = config.threads.min(config.connections).max(1);
-    let runs = measure_runs(
-        config,
-        output.runs,
-        output.progress,
-        stop,
-        |p| {
-            if let Some(m) = &metrics {
-                m.interval(p);
-            }
-            if let Some(log) = hdr_log.as_mut() {
-                log.add(p);
-            }
-            if let Some(s) = statsd.borrow_mut().as_mut() {
-                s.interval(p);
-            }
-        },
-        |run, ended| {
-            if let (Some(m), false) = (&metrics, ended) {
-                m.run_started(config);
-            }
-            match (statsd.borrow_mut().as_mut(), ended) {
-                (Some(s), false) => s.run_started(run, threads, config.connections / threads),
-                (Some(s), true) => s.run_ended(run),
-                (None, _) => {}
-            }
-        },
-    );
-    let runs = match runs {
-        Ok(runs) => runs,
-        Err(e) => {
-            eprintln!("respbench: {e}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
-    };
-    let mut outcome = Outcome::pool(runs).expect("at least one run");
-    outcome.warnings.splice(0..0, warnings);
-    outcome.notes = output.notes.said.clone();
-    let run = Run { config, outcome: &outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
-    let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
-    let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
-    match &output.out_file {
-        Some(path) => files.push((path, text.into_bytes())),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not a failure of the run.
-            let _ = stdout.write_all(text.as_bytes());
-            let _ = stdout.flush();
-        }
-    }
-    // Every other file is built from the result document alone, as `respbench report` builds it.
-    let doc = report::json::document(&run);
-    if let Some(path) = &output.json {
-        files.push((path, doc.to_json().into_bytes()));
-    }
-    for (path, render) in [
-        (&output.html, report::html::render as fn(&report::document::Document) -> String),
-        (&output.csv, report::tables::csv_summary),
-        (&output.csv_timeline, report::tables::csv_timeline),
-        (&output.markdown, report::tables::markdown),
-    ] {
-        if let Some(path) = path {
-            files.push((path, render(&doc).into_bytes()));
-        }
-    }
-    if let (Some(path), Some(log)) = (&output.hdr_log, hdr_log) {
-        files.push((path, log.into_bytes()));
-    }
-    for (path, bytes) in files {
-        if let Err(e) = report::write_atomic(path, &bytes) {
-            eprintln!("respbench: cannot write {}: {e}", path.display());
-            return ExitCode::from(EXIT_FAILURE);
-        }
-    }
-    if let (Some(m), true) = (&metrics, own_metrics) {
-        m.finish();
-        m.linger(output.scenario.metrics_linger.unwrap_or_default());
-    }
-    if outcome.interrupted {
-        return ExitCode::from(signals::interrupted_exit_code());
-    }
-    // Results are printed and written either way, but a script must not take a run in which
-    // nothing succeeded (or, when asked, too much failed) for a measurement.
-    if let Some(why) = exit::failure(config, &outcome, output) {
-        eprintln!("respbench: {why}");
-        return ExitCode::from(EXIT_FAILURE);
-    }
-    ExitCode::SUCCESS
-}
-
-/// The live metrics a run feeds: the endpoint it was handed (a scenario's), else its own
-/// `--metrics-listen` (then `true`: the run ends it). `Err` carries the exit code.
-fn live_metrics(output: &Output) -> Result<(Option<std::sync::Arc<report::metrics::Live>>, bool), ExitCode> {
-    match (&output.metrics, output.scenario.metrics_listen) {
-        (Some(live), _) => Ok((Some(std::sync::Arc::clone(live)), false)),
-        (None, Some(addr)) => match report::metrics::Live::serve(addr) {
-            Ok(live) => Ok((Some(live), true)),
-            Err(e) => {
-                eprintln!("respbench: {e}");
-                Err(ExitCode::from(EXIT_FAILURE))
-            }
-        },
-        (None, None) => Ok((None, false)),
-    }
-}
-
-/// The checks before a run, their warnings kept for the report (and said where `notes` says),
-/// and the server a bug report would describe; `Err` carries the exit code of a server that
-/// cannot be run against.
-fn checks_before_the_run(config: &Config, notes: &notes::Notes) -> Result<Vec<String>, ExitCode> {
-    let warnings = engine::preflight(config).map_err(|e| {
-        // memcached started with -S (SASL) does not answer the text protocols at all.
-        let sasl = matches!(e, crate::net::ConnectError::Silent { .. })
-            && matches!(config.server.session.protocol, Protocol::MemcacheText | Protocol::MemcacheMeta);
-        let hint = if sasl {
-            "; a memcached started with -S (SASL) answers only the binary protocol: --protocol memcache-binary \
-             --authenticate USER:PASS"
-        } else {
-            ""
-        };
-        eprintln!("respbench: {e}{hint}");
-        ExitCode::from(EXIT_FAILURE)
-    })?;
-    notes.warn("respbench", &warnings);
-    signals::describe_server(&config.server);
-    Ok(warnings)
-}
-
-/// The StatsD sender `--statsd-host` asks for, if any; `Err` carries the usage error's code.
-fn open_statsd(output: &Output) -> Result<Option<report::statsd::Statsd>, ExitCode> {
-    match output.statsd.as_ref().map(|o| report::statsd::Statsd::open(o, &output.percentiles)) {
-        None => Ok(None),
-        Some(Ok(s)) => Ok(Some(s)),
-        Some(Err(e)) => Err(usage_error(&e)),
     }
 }
 

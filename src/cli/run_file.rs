@@ -7,13 +7,13 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
 use sha2::{Digest, Sha256};
 
+use super::run::RunContext;
 use super::{EXIT_FAILURE, parse, parse_args, usage_error};
 use crate::report;
 use crate::report::document::{Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo};
@@ -102,20 +102,14 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    // Fill and capacity phases feed it too, as the process's endpoint.
-    report::metrics::set_ambient(metrics.clone());
     let stop = super::install_sigint();
-    let scratch = std::env::temp_dir().join(format!("respbench-run-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir_all(&scratch) {
-        eprintln!("respbench: cannot create {}: {e}", scratch.display());
-        return ExitCode::from(EXIT_FAILURE);
-    }
+    // Every phase, fill and capacity too, feeds the scenario's endpoint.
+    let cx = RunContext { stop: &stop, metrics: metrics.clone() };
     let mut phases = Vec::new();
     let mut code = ExitCode::SUCCESS;
     for (i, step) in steps.iter().enumerate() {
         eprintln!("respbench: phase {}/{}: {}", i + 1, steps.len(), step.label);
-        let json_path = scratch.join(format!("phase-{i}.json"));
-        let (result, ok) = run_step(step, &json_path, args.progress, metrics.as_ref(), &stop);
+        let (result, ok) = run_step(step, args.progress, &cx);
         let tool = match step.tool {
             Tool::Fill => " fill",
             Tool::Capacity => " capacity",
@@ -138,7 +132,6 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             break;
         }
     }
-    let _ = std::fs::remove_dir_all(&scratch);
     let doc = ScenarioDocument {
         scenario: ScenarioInfo {
             file: file.display().to_string(),
@@ -213,41 +206,37 @@ fn kind_name(kind: scenario::Kind) -> String {
     }
 }
 
-/// Runs one step; its result (`None` when it wrote none) and its exit code.
-fn run_step(
-    step: &Step,
-    json_path: &std::path::Path,
-    progress: bool,
-    metrics: Option<&Arc<report::metrics::Live>>,
-    stop: &super::signals::Stop,
-) -> (Option<PhaseResult>, ExitCode) {
-    let path = json_path.to_string_lossy().into_owned();
-    let code = match step.tool {
+/// Runs one step; its result, in memory (`None` when it made none), and its exit code.
+fn run_step(step: &Step, progress: bool, cx: &RunContext<'_>) -> (Option<PhaseResult>, ExitCode) {
+    let argv = || {
+        let name = match step.tool {
+            Tool::Fill => "respbench fill",
+            Tool::Capacity => "respbench capacity",
+            Tool::Native => "respbench",
+        };
+        std::iter::once(name.to_string()).chain(step.args.iter().cloned()).map(OsString::from).collect::<Vec<_>>()
+    };
+    match step.tool {
         Tool::Native => match step.plan() {
             Ok((config, mut output)) => {
-                output.json = Some(json_path.to_path_buf());
+                // The phase's result is the scenario's to write, not a file of its own.
+                output.json = None;
                 output.label = Some(step.label.clone());
                 output.progress |= progress;
-                output.metrics = metrics.cloned();
-                super::execute(&config, &output, stop)
+                let ran = super::execute(&config, &output, cx);
+                (ran.document.map(|doc| PhaseResult::Run(Box::new(doc))), ran.code)
             }
-            Err(msg) => usage_error(&msg),
+            Err(msg) => (None, usage_error(&msg)),
         },
         Tool::Fill => {
-            let mut argv = vec!["respbench fill".to_string()];
-            argv.extend(step.args.iter().cloned());
-            argv.extend(["--json".into(), path]);
-            super::fill::main(argv.into_iter().map(OsString::from).collect::<Vec<_>>())
+            let (code, result) = super::fill::phase(argv(), cx);
+            (result.map(PhaseResult::Fill), code)
         }
         Tool::Capacity => {
-            let mut argv = vec!["respbench capacity".to_string()];
-            argv.extend(step.args.iter().cloned());
-            argv.extend(["--json".into(), path]);
-            super::capacity::main(argv.into_iter().map(OsString::from).collect::<Vec<_>>())
+            let (code, result) = super::capacity::phase(argv(), cx);
+            (result.map(PhaseResult::Capacity), code)
         }
-    };
-    let result = std::fs::read(json_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
-    (result, code)
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::report::metrics::{self, Live};
+use super::run::RunContext;
+use crate::report::metrics::Live;
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScenarioFlags {
@@ -37,21 +38,22 @@ impl ScenarioFlags {
         Ok(())
     }
 
-    /// `respbench fill` and `capacity`: serves `--metrics-listen` as the process's endpoint,
-    /// which every engine run of the fill or search feeds. The endpoint it started, if any.
-    pub fn serve_ambient(&self) -> Result<Option<Arc<Live>>, String> {
-        let Some(addr) = self.metrics_listen else { return Ok(None) };
-        let live = Live::serve(addr)?;
-        metrics::set_ambient(Some(Arc::clone(&live)));
-        Ok(Some(live))
+    /// `respbench fill` and `capacity`: serves `--metrics-listen`, which every engine run of the
+    /// fill or search feeds, unless the context already hands them an endpoint (a scenario's).
+    /// The endpoint it started, if any.
+    pub fn serve_metrics(&self, cx: &RunContext<'_>) -> Result<Option<Arc<Live>>, String> {
+        match self.metrics_listen {
+            Some(addr) if cx.metrics.is_none() => Live::serve(addr).map(Some),
+            _ => Ok(None),
+        }
     }
 
-    /// The end of a fill or a search: the final values, served until read (`--metrics-linger`).
-    pub fn finish_ambient(&self, live: Option<Arc<Live>>) {
+    /// The end of a fill or a search: the final values of the endpoint it started, served until
+    /// read (`--metrics-linger`).
+    pub fn finish_metrics(&self, live: Option<Arc<Live>>) {
         if let Some(live) = live {
             live.finish();
             live.linger(self.metrics_linger.unwrap_or_default());
-            metrics::set_ambient(None);
         }
     }
 }

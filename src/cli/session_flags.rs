@@ -29,3 +29,10 @@ pub struct SessionFlags {
     )]
     pub io: IoChoice,
 }
+
+impl SessionFlags {
+    /// What a session asks for: these flags, the wire protocol and `--debug`.
+    pub fn extras(&self, protocol: crate::codec::Protocol, debug: bool) -> crate::config::SessionExtras {
+        crate::config::SessionExtras { mptcp: self.mptcp, tracking: self.enable_tracking, protocol, debug }
+    }
+}

@@ -44,7 +44,9 @@ const MAX_FRAMES: usize = 64;
 static FRAMES: Frames = Frames(std::cell::UnsafeCell::new([std::ptr::null_mut(); MAX_FRAMES]));
 static FRAME_COUNT: AtomicUsize = AtomicUsize::new(0);
 
-/// The server the report asks for INFO and CLIENT LIST.
+/// The server the report asks for INFO and CLIENT LIST. Signal-handler state, process-wide on
+/// purpose: the crash report is written by the watcher a fatal signal wakes, which no run hands
+/// anything to, so the run that last passed its checks leaves its server here.
 static SERVER: Mutex<Option<ServerOptions>> = Mutex::new(None);
 
 /// Longest the handler waits for the watcher's report.

@@ -50,6 +50,8 @@ pub struct SessionExtras {
     pub tracking: bool,
     /// The wire protocol (`--protocol`): RESP unless memcached is asked for.
     pub protocol: crate::codec::Protocol,
+    /// `--debug` (memtier's `-D`): connection events on stderr.
+    pub debug: bool,
 }
 
 /// `--data-import`: the items, and what of them is used.

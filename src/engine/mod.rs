@@ -29,9 +29,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use collect::{Collector, telemetry_warnings};
 pub use outcome::{Interval, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
-pub use preflight::preflight;
+pub use preflight::{Checks, preflight};
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
 pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
+pub use worker::Said;
 use worker::WorkerPlan;
 
 use crate::config::{Config, StopAfter};
@@ -95,15 +96,34 @@ struct Began {
     started_unix_ms: u64,
 }
 
+/// What one benchmark's runs (its `--runs`, and nothing beyond) share: the messages its workers
+/// said once, and whether the checks before it found the server silent. The caller makes one
+/// per benchmark, so a scenario's next phase, or a fill's next pass, starts afresh.
+#[derive(Debug, Default)]
+pub struct RunState {
+    said: Said,
+    /// The checks just before found the server silent: the first run does not ask INFO again
+    /// (its deadline is spent); a later run of `--runs` asks afresh.
+    found_silent: AtomicBool,
+}
+
+impl RunState {
+    /// The state of a benchmark whose checks before the run found what `checks` says.
+    pub fn after_checks(checks: &Checks) -> RunState {
+        RunState { said: Said::default(), found_silent: AtomicBool::new(checks.found_silent) }
+    }
+}
+
 /// Runs the plan once. `stop` ends it early (SIGINT); `observe` sees every completed interval.
-/// `run` numbers the run among `--runs`.
+/// `run` numbers the run among `--runs`; `state` is what the benchmark's runs share.
 pub fn run(
     config: &Config,
+    state: &RunState,
     run: usize,
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    let (probe, prepared) = prepare(config)?;
+    let (probe, prepared) = prepare(config, state.found_silent.swap(false, Ordering::SeqCst))?;
     let (tx, rx) = mpsc::channel();
     let meeting = Meeting {
         connected: Barrier::new(prepared.threads + 1),
@@ -125,7 +145,7 @@ pub fn run(
                 meeting.connected.wait();
                 meeting.go.wait();
                 if !meeting.abort.load(Ordering::SeqCst) {
-                    drive(config, prepared, meeting, t, opened, stop, tx);
+                    drive(config, (prepared, &state.said), meeting, t, opened, stop, tx);
                 }
             };
             named.spawn_scoped(scope, work).expect("a worker thread starts (as scope.spawn would panic)");
@@ -137,14 +157,15 @@ pub fn run(
 }
 
 /// Asks the server what it is (one deadline for connecting and INFO), opens the sampler that
-/// reads its INFO each interval, and compiles the workload.
-fn prepare(config: &Config) -> Result<(Probe, Prepared), ConnectError> {
+/// reads its INFO each interval, and compiles the workload. `found_silent`: the checks just
+/// before found the server silent.
+fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), ConnectError> {
     let budget = config.faults.connect_timeout;
     let target = config.server.target.to_string();
     // Refused (an error reply) and silent are told apart: only a refusal is "INFO refused".
     // The checks just before shared this deadline: a server they found silent is not waited
     // for again (its deadline is spent, as a call after it would say).
-    let (server, silent) = if preflight::take_found_silent(&target) {
+    let (server, silent) = if found_silent {
         (None, Some(ConnectError::Silent { target, command: "INFO".into(), waited: budget }.to_string()))
     } else {
         let mut control = Session::open_by_deadline(&config.server, budget)?;
@@ -211,7 +232,7 @@ fn start(
 /// then runs the event loop until the run ends.
 fn drive(
     config: &Config,
-    prepared: &Prepared,
+    (prepared, said): (&Prepared, &Said),
     meeting: &Meeting,
     t: usize,
     (mut conns, router, driver): worker::Opened,
@@ -248,6 +269,7 @@ fn drive(
         key_args: &prepared.key_args,
         reads: &prepared.reads,
         max_request: prepared.max_request,
+        said,
     };
     worker::run(plan, (conns, router, driver), tx);
 }

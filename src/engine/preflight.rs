@@ -3,8 +3,6 @@
 //! them share one deadline (`--connect-timeout`); a server that wants a password or does not
 //! speak RESP stops the run here, with the fix in words.
 
-use std::sync::Mutex;
-
 use crate::config::{Config, StopAfter};
 use crate::net::{CallError, ConnectError, Reply, Session};
 
@@ -13,21 +11,17 @@ use super::server_stats::Info;
 /// Keys sampled across the read range to tell whether it is filled.
 const SAMPLED_KEYS: u64 = 32;
 
-/// Servers the checks found silent (the shared deadline spent), by target: the run's own INFO
-/// probe, which comes next, must not wait the whole `--connect-timeout` a second time.
-static FOUND_SILENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Whether the checks just before this run found `target` silent; told once (a later run
-/// of `--runs` asks the server again).
-pub(super) fn take_found_silent(target: &str) -> bool {
-    let mut found = FOUND_SILENT.lock().unwrap_or_else(|e| e.into_inner());
-    let before = found.len();
-    found.retain(|t| t != target);
-    found.len() != before
+/// What the checks found: their warnings, and whether the server let the shared deadline pass
+/// without answering (then the run's own INFO probe, which comes next, must not wait the whole
+/// `--connect-timeout` a second time: [`RunState::after_checks`](super::RunState::after_checks)).
+#[derive(Debug, Default)]
+pub struct Checks {
+    pub warnings: Vec<String>,
+    pub found_silent: bool,
 }
 
 /// Warnings about the server and the plan, before any load is sent.
-pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
+pub fn preflight(config: &Config) -> Result<Checks, ConnectError> {
     let budget = config.faults.connect_timeout;
     let mut session = Session::open_by_deadline(&config.server, budget)?;
     let mut warnings = Vec::new();
@@ -83,11 +77,8 @@ pub fn preflight(config: &Config) -> Result<Vec<String>, ConnectError> {
     if info.is_some_and(|i| i.aof) {
         session.warnings.push("the server appends every write to disk (appendonly yes): writes pay for it".into());
     }
-    if session.silent {
-        let target = session.session.target().to_string();
-        FOUND_SILENT.lock().unwrap_or_else(|e| e.into_inner()).push(target);
-    }
-    Ok(warnings)
+    let found_silent = session.silent;
+    Ok(Checks { warnings, found_silent })
 }
 
 /// What the result says when the server's chain held an X.509 v1 certificate, which rustls's

@@ -17,7 +17,6 @@ pub use silence::{guess_for as reply_guess, hex};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::config::{ServerOptions, Target};
@@ -26,17 +25,10 @@ use crate::resp::{self, ReplyClass};
 /// How long connecting and each handshake reply may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// `--debug` (memtier's `-D`): connection events go to stderr.
-static DEBUG: AtomicBool = AtomicBool::new(false);
-
-/// Turns the debug lines on or off for the whole process.
-pub fn set_debug(on: bool) {
-    DEBUG.store(on, Ordering::Relaxed);
-}
-
-/// Prints `what()` on stderr when `--debug` is on (the text is built only then).
-pub fn debug(what: impl FnOnce() -> String) {
-    if DEBUG.load(Ordering::Relaxed) {
+/// Prints `what()` on stderr when `--debug` is `on` (the session's `SessionExtras::debug`;
+/// the text is built only then).
+pub fn debug(on: bool, what: impl FnOnce() -> String) {
+    if on {
         eprintln!("respbench: debug: {}", what());
     }
 }
@@ -152,11 +144,11 @@ impl Session {
     fn connect(opts: &ServerOptions, timeout: Duration, deadline: bool) -> Result<Session, ConnectError> {
         let started = Instant::now();
         let target = opts.target.to_string();
-        debug(|| format!("connecting to {target} (timeout {timeout:?})"));
+        debug(opts.session.debug, || format!("connecting to {target} (timeout {timeout:?})"));
         let session = Session::establish(opts, target, timeout, started, deadline);
         match &session {
-            Ok(s) => debug(|| format!("connected to {} and logged in", s.target)),
-            Err(e) => debug(|| format!("connecting failed: {e}")),
+            Ok(s) => debug(opts.session.debug, || format!("connected to {} and logged in", s.target)),
+            Err(e) => debug(opts.session.debug, || format!("connecting failed: {e}")),
         }
         session
     }

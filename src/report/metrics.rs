@@ -24,21 +24,6 @@ use crate::engine::{Progress, WORKER_THREAD};
 
 type Labels = Vec<(String, String)>;
 
-/// The endpoint this process serves, if any: a scenario's, or a fill's or a capacity search's
-/// own. There is one per process (it owns a port), so code that runs the engine for a fill or a
-/// search step feeds it without every caller passing it down.
-static AMBIENT: Mutex<Option<Arc<Live>>> = Mutex::new(None);
-
-/// The endpoint the process serves, for the runs that are not handed one.
-pub fn ambient() -> Option<Arc<Live>> {
-    AMBIENT.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// Makes `live` the process's endpoint (`None`: no more).
-pub fn set_ambient(live: Option<Arc<Live>>) {
-    *AMBIENT.lock().unwrap_or_else(|e| e.into_inner()) = live;
-}
-
 /// Upper bounds of the latency buckets, in seconds: 10 µs to 10 s.
 const BUCKETS: &[f64] = &[
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,

@@ -129,11 +129,7 @@ impl Args {
                 resp3: self.resp3,
                 tls,
                 connect_timeout: self.connect_timeout,
-                session: crate::config::SessionExtras {
-                    mptcp: self.session.mptcp,
-                    tracking: self.session.enable_tracking,
-                    protocol: self.wire.protocol,
-                },
+                session: self.session.extras(self.wire.protocol, self.debug),
             },
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
@@ -206,7 +202,6 @@ impl Args {
             markdown: self.markdown,
             label: self.label,
             runs: self.runs as usize,
-            debug: self.debug,
             memtier_front_end: false,
             notes: crate::cli::notes::Notes::spoken(),
             statsd: self.statsd_host.map(|host| crate::report::statsd::Options {
@@ -221,7 +216,6 @@ impl Args {
             fail_on_errors: self.fail_on_errors,
             max_error_rate: self.max_error_rate,
             scenario: self.scenario,
-            metrics: None,
         };
         crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
         crate::cli::protocol_flags::check(&config)?;

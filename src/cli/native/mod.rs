@@ -389,8 +389,6 @@ pub struct Output {
     pub memtier: Option<crate::report::memtier_stats::MemtierOutput>,
     /// `--command` was given (memtier lays such runs out differently).
     pub arbitrary: bool,
-    /// `--debug`: connection events on stderr.
-    pub debug: bool,
     /// The run came through memtier's command line: messages in memtier's words.
     pub memtier_front_end: bool,
     /// respbench's own notes: kept for the JSON, said on stderr unless a front-end runs it.
@@ -402,8 +400,6 @@ pub struct Output {
     pub verify_only: bool,
     /// --save-scenario and --metrics-listen.
     pub scenario: super::scenario_flags::ScenarioFlags,
-    /// Live metrics already served (a scenario serves one endpoint for all its phases).
-    pub metrics: Option<std::sync::Arc<crate::report::metrics::Live>>,
 }
 
 mod build;

@@ -88,7 +88,7 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
                 eprintln!("{}", words::connect_error(tool, &e));
                 return ExitCode::from(EXIT_FAILURE);
             }
-            let outcome = match super::measure(&config, 1, &stop, |_| {}) {
+            let outcome = match super::run::measure(&config, &super::run::RunContext::new(&stop)) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("{}", words::connect_error(tool, &e));

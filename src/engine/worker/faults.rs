@@ -176,7 +176,9 @@ impl Worker<'_> {
         // retry_at == since: connecting it again is not counted as an outage.
         link.down = Some(Down { since: now, retry_at: now, backoff: self.plan.faults.reconnect_backoff, attempts: 0 });
         self.down += 1;
-        crate::net::debug(|| format!("reconnecting to {} (--reconnect-every)", self.target_of(node)));
+        crate::net::debug(self.plan.server.session.debug, || {
+            format!("reconnecting to {} (--reconnect-every)", self.target_of(node))
+        });
         self.connect_link(conn, c, node, now);
     }
 
@@ -213,7 +215,9 @@ impl Worker<'_> {
         };
         if let Some(mut dialing) = link.dialing.take() {
             self.driver.deregister_dial(dialing.dial.source());
-            crate::net::debug(|| format!("reconnecting to {}: no login within the connect timeout", opts.target));
+            crate::net::debug(self.plan.server.session.debug, || {
+                format!("reconnecting to {}: no login within the connect timeout", opts.target)
+            });
             self.attempt_failed(conn, node, down, &opts.target.to_string(), now);
             return;
         }
@@ -237,7 +241,7 @@ impl Worker<'_> {
                 link.dialing = Some(Box::new(Dialing { dial, outage }));
             }
             Err(e) => {
-                crate::net::debug(|| format!("reconnecting: {e}"));
+                crate::net::debug(self.plan.server.session.debug, || format!("reconnecting: {e}"));
                 self.attempt_failed(conn, node, down, &opts.target.to_string(), now);
             }
         }
@@ -265,7 +269,7 @@ impl Worker<'_> {
             Progress::Failed(e) => {
                 let mut dialing = link.dialing.take().expect("dialing");
                 self.driver.deregister_dial(dialing.dial.source());
-                crate::net::debug(|| format!("reconnecting: {e}"));
+                crate::net::debug(self.plan.server.session.debug, || format!("reconnecting: {e}"));
                 let target = self.target_of(node);
                 self.attempt_failed(conn, node, down, &target, now);
             }
@@ -340,7 +344,7 @@ impl Worker<'_> {
         down.backoff = down.backoff.mul_f64(self.plan.faults.backoff_factor).min(self.plan.faults.max_backoff);
         down.retry_at = now.max(after) + down.backoff;
         voice::attempt_failed(self.plan.faults.voice, target, down.attempts, Some(down.backoff));
-        crate::net::debug(|| {
+        crate::net::debug(self.plan.server.session.debug, || {
             format!("reconnect attempt {} to {target} failed; next in {:?}", down.attempts, down.backoff)
         });
         if let Some(link) = conn.links[node].as_mut() {

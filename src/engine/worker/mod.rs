@@ -24,6 +24,7 @@ use conn::InFlight;
 pub use conn::{Conn, Link};
 use due::DueQueue;
 pub use ramp::join_delay;
+pub use voice::Said;
 
 use super::router::Router;
 use super::{Msg, ThreadCpu};
@@ -55,6 +56,8 @@ pub struct WorkerPlan<'a> {
     pub key_args: &'a [Option<usize>],
     pub reads: &'a [bool],
     pub max_request: usize,
+    /// What this benchmark's workers have said once already.
+    pub said: &'a Said,
 }
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
@@ -173,7 +176,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
                         worker.fail(conn, node, ErrorKind::Timeout, now);
                         if plan.deadline.is_none() && plan.faults.retry == 0 && !conn.finished {
                             if plan.faults.voice == crate::config::Voice::Respbench {
-                                voice::gave_up(&plan.server.target, timeout);
+                                voice::gave_up(plan.said, &plan.server.target, timeout);
                             }
                             worker.abandon(conn, ErrorKind::Timeout);
                         }

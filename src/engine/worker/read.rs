@@ -66,18 +66,23 @@ impl Worker<'_> {
         loop {
             let Some(link) = conn.links[node].as_mut() else { return false };
             let window = &link.rbuf[link.rstart..link.rend];
-            let scanned =
-                match self.plan.server.session.protocol.scan(window, guard::limits(self.plan.faults.max_reply)) {
-                    Ok(Some(s)) => s,
-                    Ok(None) => break,
-                    Err(e) => {
-                        let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
-                        let (server, faults) = (&self.plan.server, &self.plan.faults);
-                        voice::protocol(faults.voice, &server.target, server.session.protocol, &e, start);
-                        self.fail(conn, node, ErrorKind::Protocol, now);
-                        return false;
-                    }
-                };
+            let scanned = match self
+                .plan
+                .server
+                .session
+                .protocol
+                .scan(window, guard::limits(self.plan.faults.max_reply))
+            {
+                Ok(Some(s)) => s,
+                Ok(None) => break,
+                Err(e) => {
+                    let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
+                    let (server, faults) = (&self.plan.server, &self.plan.faults);
+                    voice::protocol(faults.voice, self.plan.said, &server.target, server.session.protocol, &e, start);
+                    self.fail(conn, node, ErrorKind::Protocol, now);
+                    return false;
+                }
+            };
             let at = link.rstart;
             link.rstart += scanned.len;
             link.healthy = true;
@@ -154,7 +159,7 @@ impl Worker<'_> {
                     let msg = &link.rbuf[at + msg_start..at + msg_end];
                     self.window.errors.add_server(resp::error_prefix(msg));
                     self.window.errors.keep_first_reply(msg);
-                    voice::error_reply(self.plan.faults.voice, &self.plan.server.target, msg);
+                    voice::error_reply(self.plan.faults.voice, self.plan.said, &self.plan.server.target, msg);
                 }
                 _ => {}
             }

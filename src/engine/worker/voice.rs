@@ -2,23 +2,31 @@
 //! (`config::Voice`): respbench's own, or memtier_benchmark 2.3's (its `benchmark_error_log`
 //! lines in `shard_connection.cpp` and `client.cpp`, which harnesses built on memtier match).
 //! Cold paths only: a fault, never a reply that went well. respbench names a protocol error or
-//! a fixable error reply once per process, not per reply.
+//! a fixable error reply once per benchmark (all its `--runs`, in [`Said`]), not per reply.
 
 use std::io;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use crate::config::Voice;
 use crate::resp::{self, ScanError};
 
-/// Messages already said: hint bits, and the protocol bit below.
-static SAID: AtomicU8 = AtomicU8::new(0);
-const SAID_PROTOCOL: u8 = 128;
-static SAID_TIMEOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The messages a benchmark has already said (its state, shared by its workers and its
+/// `--runs`; a scenario's next phase starts afresh): hint bits, the protocol bit below, and
+/// the request timeout.
+#[derive(Debug, Default)]
+pub struct Said {
+    bits: AtomicU8,
+    timeout: AtomicBool,
+}
 
-/// True the first time `bit` is asked for in this process.
-fn first(bit: u8) -> bool {
-    SAID.fetch_or(bit, Ordering::Relaxed) & bit == 0
+const SAID_PROTOCOL: u8 = 128;
+
+impl Said {
+    /// True the first time `bit` is asked for in this benchmark.
+    fn first(&self, bit: u8) -> bool {
+        self.bits.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    }
 }
 
 /// Why a link went, as memtier tells it apart.
@@ -121,10 +129,10 @@ pub(crate) fn attempt_failed(voice: Voice, target: &str, failed: u32, wait: Opti
 
 /// An error reply: respbench names the fixable ones once; memtier prints every one.
 #[inline]
-pub(crate) fn error_reply(voice: Voice, target: &dyn std::fmt::Display, msg: &[u8]) {
+pub(crate) fn error_reply(voice: Voice, said: &Said, target: &dyn std::fmt::Display, msg: &[u8]) {
     match voice {
         Voice::Quiet => {}
-        Voice::Respbench => error_reply_once(target, msg),
+        Voice::Respbench => error_reply_once(said, target, msg),
         Voice::Memtier => {
             eprintln!("server {target} handle error response: {}", String::from_utf8_lossy(msg));
         }
@@ -135,6 +143,7 @@ pub(crate) fn error_reply(voice: Voice, target: &dyn std::fmt::Display, msg: &[u
 #[cold]
 pub(crate) fn protocol(
     voice: Voice,
+    said: &Said,
     target: &dyn std::fmt::Display,
     spoken: crate::codec::Protocol,
     e: &ScanError,
@@ -142,7 +151,7 @@ pub(crate) fn protocol(
 ) {
     match voice {
         Voice::Quiet => {}
-        Voice::Respbench => protocol_once(target, spoken, e, start),
+        Voice::Respbench => protocol_once(said, target, spoken, e, start),
         Voice::Memtier => eprintln!("error: response parsing failed."),
     }
 }
@@ -165,8 +174,14 @@ fn strerror(e: &io::Error) -> String {
 /// Names a protocol error once: what limit or rule, and where (the offset counts from the
 /// start of the reply, whose first bytes are `start`).
 #[cold]
-fn protocol_once(target: &dyn std::fmt::Display, spoken: crate::codec::Protocol, e: &ScanError, start: &[u8]) {
-    if !first(SAID_PROTOCOL) {
+fn protocol_once(
+    said: &Said,
+    target: &dyn std::fmt::Display,
+    spoken: crate::codec::Protocol,
+    e: &ScanError,
+    start: &[u8],
+) {
+    if !said.first(SAID_PROTOCOL) {
         return;
     }
     let guess = match crate::net::reply_guess(start, spoken) {
@@ -178,9 +193,9 @@ fn protocol_once(target: &dyn std::fmt::Display, spoken: crate::codec::Protocol,
 
 /// Names an error reply a user can fix, the first time it comes.
 #[inline]
-fn error_reply_once(target: &dyn std::fmt::Display, msg: &[u8]) {
+fn error_reply_once(said: &Said, target: &dyn std::fmt::Display, msg: &[u8]) {
     if let Some(hint) = resp::hint(msg)
-        && first(hint.bit)
+        && said.first(hint.bit)
     {
         let shown = String::from_utf8_lossy(&msg[..msg.len().min(120)]);
         eprintln!("respbench: {target} replied `{shown}`: {}", hint.fix);
@@ -190,8 +205,8 @@ fn error_reply_once(target: &dyn std::fmt::Display, msg: &[u8]) {
 /// A counted run has no end to wait for: a request that timed out gives up its connection
 /// (a server that stopped answering would otherwise be waited on reconnect after reconnect).
 #[cold]
-pub(super) fn gave_up(target: &dyn std::fmt::Display, timeout: Duration) {
-    if !SAID_TIMEOUT.swap(true, Ordering::Relaxed) {
+pub(super) fn gave_up(said: &Said, target: &dyn std::fmt::Display, timeout: Duration) {
+    if !said.timeout.swap(true, Ordering::Relaxed) {
         eprintln!(
             "respbench: {target} did not reply within --request-timeout {timeout:?}: the connection gives up \
              (counted as `timeout`; the rest of its requests are not sent)"

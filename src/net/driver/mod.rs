@@ -62,6 +62,7 @@ impl IoChoice {
 
 /// Whether this process may use io_uring with what the driver needs (checked once).
 fn uring_support() -> Result<(), String> {
+    // A pure memo: what the kernel allows does not change while the process lives.
     static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
     // On a thread of its own: closing a ring leaves the kernel work to do on the thread that
     // used it, which would interrupt that thread's next blocking read (EINTR) with a timeout.

@@ -20,6 +20,7 @@ use crate::config::TlsOptions;
 
 /// The configuration for `opts`, built on first use and reused by every later connection.
 pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
+    // A pure memo: the same options always build the same configuration.
     static CACHE: Mutex<Option<(TlsOptions, Arc<ClientConfig>)>> = Mutex::new(None);
     let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((cached, config)) = cache.as_ref()

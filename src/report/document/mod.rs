@@ -13,7 +13,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use self::parts::*;
-pub use self::scenario::{Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo};
+pub use self::scenario::{
+    Capacity, CapacityResult, CapacityStep, FillResult, Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo, Slo,
+};
 use super::Delivery;
 use super::histo::Histograms;
 use crate::engine::{RunFigures, ServerCpu};

@@ -53,7 +53,9 @@ pub enum PhaseResult {
     Run(Box<Document>),
     /// A capacity search's (it has `capacity`).
     Capacity(CapacityResult),
-    /// Anything else (a fill's report), as written.
+    /// A fill's (it has `keys` and `key_prefix`).
+    Fill(FillResult),
+    /// Anything else, as written.
     Other(serde_json::Value),
 }
 
@@ -80,6 +82,7 @@ impl Serialize for PhaseResult {
         match self {
             PhaseResult::Run(doc) => doc.serialize(s),
             PhaseResult::Capacity(c) => c.serialize(s),
+            PhaseResult::Fill(f) => f.serialize(s),
             PhaseResult::Other(v) => v.serialize(s),
         }
     }
@@ -95,10 +98,31 @@ impl<'de> Deserialize<'de> for PhaseResult {
             Ok(PhaseResult::Run(Box::new(serde_json::from_value(value).map_err(D::Error::custom)?)))
         } else if has("capacity") {
             Ok(PhaseResult::Capacity(serde_json::from_value(value).map_err(D::Error::custom)?))
+        } else if has("keys") && has("key_prefix") {
+            Ok(PhaseResult::Fill(serde_json::from_value(value).map_err(D::Error::custom)?))
         } else {
             Ok(PhaseResult::Other(value))
         }
     }
+}
+
+/// What a fill did: `respbench fill --json`, and a scenario's fill phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FillResult {
+    pub key_prefix: String,
+    pub key_min: u64,
+    pub key_max: u64,
+    pub keys: u64,
+    pub value_bytes: usize,
+    pub target_bytes: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub bytes_per_key: Option<f64>,
+    pub used_memory_before: Option<u64>,
+    pub used_memory_after: Option<u64>,
+    pub evicted_keys: u64,
+    pub elapsed_secs: f64,
+    pub interrupted: bool,
 }
 
 /// `respbench capacity --json`: the objective, every step and the answer.

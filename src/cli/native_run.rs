@@ -1,0 +1,147 @@
+//! respbench's own run: its live outputs handed to the run API as sinks, then its report on
+//! stdout and its files, all built from the one result document, which comes back to the
+//! caller (a scenario keeps it as the phase's result).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::run::{self, Plan, RunContext};
+use super::{EXIT_FAILURE, Output, Ran, exit, signals, usage_error};
+use crate::config::Config;
+use crate::engine::Outcome;
+use crate::report::document::Document;
+use crate::report::hdrlog::HdrLog;
+use crate::report::metrics::Live;
+use crate::report::sink::{LiveLine, Sink};
+use crate::report::statsd::Statsd;
+use crate::report::{self, Format, Run};
+
+/// The run itself and its reports.
+pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
+    let mut statsd = match open_statsd(output) {
+        Ok(s) => s,
+        Err(code) => return Ran::failed(code),
+    };
+    let (metrics, own_metrics) = match live_metrics(output, cx) {
+        Ok(m) => m,
+        Err(code) => return Ran::failed(code),
+    };
+    let cx = cx.with_metrics(metrics.clone());
+    let mut hdr_log = output.hdr_log.as_ref().map(|_| HdrLog::new());
+    let mut line = LiveLine::new(output.runs, output.progress);
+    let mut sinks: Vec<&mut dyn Sink> = Vec::new();
+    if let Some(s) = statsd.as_mut() {
+        sinks.push(s);
+    }
+    if let Some(log) = hdr_log.as_mut() {
+        sinks.push(log);
+    }
+    sinks.push(&mut line);
+    let plan = Plan { config, runs: output.runs, checks: Some(&output.notes) };
+    let result = match run::run(&plan, &cx, &mut sinks) {
+        Ok(result) => result,
+        Err(e) => {
+            eprintln!("respbench: {}", run::failure_message(config, &e));
+            return Ran::failed(ExitCode::from(EXIT_FAILURE));
+        }
+    };
+    drop(sinks);
+    let mut outcome = result.pooled();
+    outcome.notes = output.notes.said.clone();
+    let document = match write_reports(config, output, &outcome, hdr_log) {
+        Ok(doc) => doc,
+        Err(code) => return Ran::failed(code),
+    };
+    if let (Some(m), true) = (&metrics, own_metrics) {
+        m.finish();
+        m.linger(output.scenario.metrics_linger.unwrap_or_default());
+    }
+    Ran { code: exit_code(config, output, &outcome), document: Some(document) }
+}
+
+/// The report on stdout (or `--out-file`) and every file asked for, each built from the result
+/// document alone, as `respbench report` builds it; the document.
+fn write_reports(
+    config: &Config,
+    output: &Output,
+    outcome: &Outcome,
+    hdr_log: Option<HdrLog>,
+) -> Result<Document, ExitCode> {
+    let run = Run { config, outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
+    let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
+    let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
+    match &output.out_file {
+        Some(path) => files.push((path, text.into_bytes())),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not a failure of the run.
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+        }
+    }
+    let doc = report::json::document(&run);
+    if let Some(path) = &output.json {
+        files.push((path, doc.to_json().into_bytes()));
+    }
+    for (path, render) in [
+        (&output.html, report::html::render as fn(&Document) -> String),
+        (&output.csv, report::tables::csv_summary),
+        (&output.csv_timeline, report::tables::csv_timeline),
+        (&output.markdown, report::tables::markdown),
+    ] {
+        if let Some(path) = path {
+            files.push((path, render(&doc).into_bytes()));
+        }
+    }
+    if let (Some(path), Some(log)) = (&output.hdr_log, hdr_log) {
+        files.push((path, log.into_bytes()));
+    }
+    for (path, bytes) in files {
+        if let Err(e) = report::write_atomic(path, &bytes) {
+            eprintln!("respbench: cannot write {}: {e}", path.display());
+            return Err(ExitCode::from(EXIT_FAILURE));
+        }
+    }
+    Ok(doc)
+}
+
+/// The exit code of a run whose results are out.
+pub(super) fn exit_code(config: &Config, output: &Output, outcome: &Outcome) -> ExitCode {
+    if outcome.interrupted {
+        return ExitCode::from(signals::interrupted_exit_code());
+    }
+    // Results are printed and written either way, but a script must not take a run in which
+    // nothing succeeded (or, when asked, too much failed) for a measurement. (Unlike memtier,
+    // which exits 0 when every connection failed.)
+    if let Some(why) = exit::failure(config, outcome, output) {
+        eprintln!("respbench: {why}");
+        return ExitCode::from(EXIT_FAILURE);
+    }
+    ExitCode::SUCCESS
+}
+
+/// The live metrics a run feeds: the endpoint its context hands it (a scenario's), else its own
+/// `--metrics-listen` (then `true`: the run ends it). `Err` carries the exit code.
+pub(super) fn live_metrics(output: &Output, cx: &RunContext<'_>) -> Result<(Option<Arc<Live>>, bool), ExitCode> {
+    match (&cx.metrics, output.scenario.metrics_listen) {
+        (Some(live), _) => Ok((Some(Arc::clone(live)), false)),
+        (None, Some(addr)) => match Live::serve(addr) {
+            Ok(live) => Ok((Some(live), true)),
+            Err(e) => {
+                eprintln!("respbench: {e}");
+                Err(ExitCode::from(EXIT_FAILURE))
+            }
+        },
+        (None, None) => Ok((None, false)),
+    }
+}
+
+/// The StatsD sender `--statsd-host` asks for, if any; `Err` carries the usage error's code.
+pub(super) fn open_statsd(output: &Output) -> Result<Option<Statsd>, ExitCode> {
+    match output.statsd.as_ref().map(|o| Statsd::open(o, &output.percentiles)) {
+        None => Ok(None),
+        Some(Ok(s)) => Ok(Some(s)),
+        Some(Err(e)) => Err(usage_error(&e)),
+    }
+}

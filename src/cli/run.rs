@@ -1,0 +1,145 @@
+//! The one way into the engine. Every front-end and subcommand (native, memtier,
+//! redis-/valkey-benchmark, `run FILE`, fill, capacity) turns its input into a [`Plan`] and
+//! calls [`run`] with a [`RunContext`] and the live outputs ([`Sink`]s) it wants; the runs come
+//! back in memory as a [`RunResult`]. Printing reports, writing files and the exit code stay
+//! with the caller.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{notes::Notes, signals};
+use crate::codec::Protocol;
+use crate::config::Config;
+use crate::engine::{self, Checks, Outcome, RunState};
+use crate::net::ConnectError;
+use crate::report::metrics::Live;
+use crate::report::sink::{LiveLine, Sink};
+
+/// What to run: a configuration, how many times (`--runs`), and whether the checks before the
+/// run come first (their warnings said as `notes` says).
+pub struct Plan<'a> {
+    pub config: &'a Config,
+    pub runs: usize,
+    pub checks: Option<&'a Notes>,
+}
+
+impl<'a> Plan<'a> {
+    /// One run of `config`, without the checks (a fill's pass, a capacity step, a
+    /// redis-benchmark test).
+    pub fn once(config: &'a Config) -> Plan<'a> {
+        Plan { config, runs: 1, checks: None }
+    }
+}
+
+/// What a run is handed by whoever runs it: the stop flag (SIGINT) and the metrics endpoint it
+/// feeds, if any (its own `--metrics-listen`, or a scenario's, a fill's or a search's).
+#[derive(Clone)]
+pub struct RunContext<'a> {
+    pub stop: &'a AtomicBool,
+    pub metrics: Option<Arc<Live>>,
+}
+
+impl<'a> RunContext<'a> {
+    pub fn new(stop: &'a AtomicBool) -> RunContext<'a> {
+        RunContext { stop, metrics: None }
+    }
+
+    /// The same context feeding `metrics` instead.
+    pub fn with_metrics(&self, metrics: Option<Arc<Live>>) -> RunContext<'a> {
+        RunContext { stop: self.stop, metrics }
+    }
+}
+
+/// The runs, in order (fewer than planned after a stop signal), and the checks' warnings.
+pub struct RunResult {
+    pub warnings: Vec<String>,
+    pub runs: Vec<Outcome>,
+}
+
+impl RunResult {
+    /// The runs pooled into one outcome, the checks' warnings first.
+    pub fn pooled(&self) -> Outcome {
+        let mut pooled = Outcome::pool(self.runs.clone()).expect("at least one run");
+        pooled.warnings.splice(0..0, self.warnings.iter().cloned());
+        pooled
+    }
+}
+
+/// Why a plan could not be run.
+#[derive(Debug)]
+pub enum RunError {
+    /// The checks before the run could not reach or use the server.
+    Checks(ConnectError),
+    /// A run could not start (its connections could not be made ready).
+    Run(ConnectError),
+}
+
+/// Runs the plan: the checks (if asked), then each run with every sink (the context's
+/// metrics endpoint first: once the live line is out, a scrape sees the interval) hearing it.
+pub fn run(plan: &Plan<'_>, cx: &RunContext<'_>, sinks: &mut [&mut dyn Sink]) -> Result<RunResult, RunError> {
+    let config = plan.config;
+    let checks = match plan.checks {
+        Some(notes) => {
+            let checks = engine::preflight(config).map_err(RunError::Checks)?;
+            notes.warn("respbench", &checks.warnings);
+            signals::describe_server(&config.server);
+            checks
+        }
+        None => Checks::default(),
+    };
+    let state = RunState::after_checks(&checks);
+    let mut metrics = cx.metrics.clone();
+    let mut runs = Vec::new();
+    for run in 0..plan.runs {
+        let mut all: Vec<&mut dyn Sink> = Vec::with_capacity(sinks.len() + 1);
+        if let Some(m) = metrics.as_mut() {
+            all.push(m);
+        }
+        all.extend(sinks.iter_mut().map(|s| &mut **s));
+        for sink in all.iter_mut() {
+            sink.run_started(run, config);
+        }
+        let outcome = engine::run(config, &state, run, cx.stop, &mut |p| {
+            for sink in all.iter_mut() {
+                sink.interval(run, p);
+            }
+        });
+        for sink in all.iter_mut() {
+            sink.run_ended(run, outcome.as_ref().ok());
+        }
+        runs.push(outcome.map_err(RunError::Run)?);
+        if cx.stop.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    Ok(RunResult { warnings: checks.warnings, runs })
+}
+
+/// One run of `config` with the live line on a terminal, pooled: a capacity step, a
+/// redis-benchmark test.
+pub fn measure(config: &Config, cx: &RunContext<'_>) -> Result<Outcome, ConnectError> {
+    let mut line = LiveLine::new(1, false);
+    match run(&Plan::once(config), cx, &mut [&mut line]) {
+        Ok(result) => Ok(result.pooled()),
+        Err(RunError::Checks(e) | RunError::Run(e)) => Err(e),
+    }
+}
+
+/// The one line for a failure to run, with the fix when there is one.
+pub fn failure_message(config: &Config, e: &RunError) -> String {
+    match e {
+        RunError::Checks(e) => {
+            // memcached started with -S (SASL) does not answer the text protocols at all.
+            let sasl = matches!(e, ConnectError::Silent { .. })
+                && matches!(config.server.session.protocol, Protocol::MemcacheText | Protocol::MemcacheMeta);
+            let hint = if sasl {
+                "; a memcached started with -S (SASL) answers only the binary protocol: --protocol memcache-binary \
+                 --authenticate USER:PASS"
+            } else {
+                ""
+            };
+            format!("{e}{hint}")
+        }
+        RunError::Run(e) => e.to_string(),
+    }
+}

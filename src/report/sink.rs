@@ -1,0 +1,90 @@
+//! Live outputs as sinks: what a run reports while it runs (the live line, `--progress`,
+//! memtier's progress line, StatsD, the metrics endpoint, the HDR interval log) hears the same
+//! three events through one trait, so the run API hands a run the sinks it needs instead of
+//! each caller wiring its own callbacks into the engine.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use super::hdrlog::HdrLog;
+use super::metrics::Live;
+use super::statsd::Statsd;
+use super::text::live_line;
+use crate::config::Config;
+use crate::engine::{Outcome, Progress};
+
+/// A live output of a run. `run` numbers the run among `--runs`, from 0.
+pub trait Sink {
+    /// Run `run` is about to connect and start.
+    fn run_started(&mut self, _run: usize, _config: &Config) {}
+    /// One completed interval of run `run`.
+    fn interval(&mut self, _run: usize, _progress: &Progress) {}
+    /// Run `run` ended: its outcome, or `None` when it could not be run.
+    fn run_ended(&mut self, _run: usize, _outcome: Option<&Outcome>) {}
+}
+
+/// `--metrics-listen`: counters that grow across runs (and a scenario's phases).
+impl Sink for Arc<Live> {
+    fn run_started(&mut self, _run: usize, config: &Config) {
+        Live::run_started(self, config);
+    }
+
+    fn interval(&mut self, _run: usize, progress: &Progress) {
+        Live::interval(self, progress);
+    }
+}
+
+/// `--statsd-host`: memtier's gauges, and its start and end events.
+impl Sink for Statsd {
+    fn run_started(&mut self, run: usize, config: &Config) {
+        let threads = config.threads.min(config.connections).max(1);
+        Statsd::run_started(self, run, threads, config.connections / threads);
+    }
+
+    fn interval(&mut self, _run: usize, progress: &Progress) {
+        Statsd::interval(self, progress);
+    }
+
+    fn run_ended(&mut self, run: usize, _outcome: Option<&Outcome>) {
+        Statsd::run_ended(self, run);
+    }
+}
+
+/// `--hdr-log`: every interval's histograms, written when the benchmark ends.
+impl Sink for HdrLog {
+    fn interval(&mut self, _run: usize, progress: &Progress) {
+        self.add(progress);
+    }
+}
+
+/// respbench's live line on stderr: redrawn in place on a terminal, or one line per interval
+/// with `--progress` (each prefixed `run i/n` when there are several runs).
+pub struct LiveLine {
+    runs: usize,
+    progress: bool,
+    terminal: bool,
+}
+
+impl LiveLine {
+    /// The line for `runs` runs; `progress`: one line per interval, terminal or not.
+    pub fn new(runs: usize, progress: bool) -> LiveLine {
+        LiveLine { runs, progress, terminal: std::io::stderr().is_terminal() }
+    }
+}
+
+impl Sink for LiveLine {
+    fn interval(&mut self, run: usize, p: &Progress) {
+        let prefix = if self.runs > 1 { format!("run {}/{} ", run + 1, self.runs) } else { String::new() };
+        if self.progress {
+            eprintln!("{prefix}{}", live_line(p));
+        } else if self.terminal {
+            eprint!("\r\x1b[2K{prefix}{}", live_line(p));
+        }
+    }
+
+    fn run_ended(&mut self, _run: usize, _outcome: Option<&Outcome>) {
+        if self.terminal && !self.progress {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
