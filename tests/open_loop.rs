@@ -16,9 +16,11 @@ fn gaps(server: &Server, args: &[&str], expected: usize) -> Vec<f64> {
 }
 
 /// Gaps as [`gaps`] gives them, and whether the client or the server waited for a core more
-/// than 2 % of the run (their run-queue wait: the client's from its JSON, the server's from
+/// than 10 % of the run (their run-queue wait: the client's from its JSON, the server's from
 /// /proc/PID/task/*/schedstat). Then the gaps measure the machine's neighbours as much as the
-/// pacer, and their spread is not judged: the count and the mean still are.
+/// pacer, and their spread is not judged: the count and the mean still are. The wake-ups alone
+/// (2,000 a second) wait 2-5 % here, idle or beside one CPU hog; a build beside the suite made
+/// it 17-31 %.
 fn gaps_and_contention(server: &Server, args: &[&str], expected: usize) -> (Vec<f64>, bool) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
@@ -30,7 +32,7 @@ fn gaps_and_contention(server: &Server, args: &[&str], expected: usize) -> (Vec<
     let doc = read_json(&json);
     let thread = &doc["client"]["threads"][0];
     let client_share = thread["runqueue_wait_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
-    let contended = server_share > 0.02 || client_share > 0.02;
+    let contended = server_share > 0.10 || client_share > 0.10;
     if contended {
         eprintln!(
             "spread not judged: the client waited for a core {:.1}% of its run, the server {:.1}%",
