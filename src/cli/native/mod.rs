@@ -403,6 +403,7 @@ pub struct Output {
 }
 
 mod build;
+mod defaults;
 
 #[cfg(test)]
 mod tests {
