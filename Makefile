@@ -11,7 +11,7 @@ build:
 	$(CARGO) build
 
 release:
-	$(CARGO) build --release
+	$(CARGO) build --release --bin respbench --example floor
 
 deps:
 	@scripts/install-deps.sh

@@ -1,0 +1,193 @@
+//! The floor: the least a closed-loop client can do per request on each I/O path, so that
+//! `make bench` can say how far respbench is from what the kernel's path costs any client.
+//!
+//! It does nothing a benchmark must do beyond keeping the connections busy: no latency
+//! recording, no statistics, no key choice (each connection asks for the same `PIPELINE` keys again and again), no
+//! reply parsing, nothing encoded after the start (every reply to `GET` of a prefilled key is `$<len>\r\n<value>\r\n`, so a
+//! connection's batch is answered once that many bytes have arrived). Its cost per request is
+//! the system calls' and the kernel's.
+//!
+//! - `epoll`: `epoll_wait`, then per ready connection one `recv`, and one `send` of the next
+//!   batch once the last one is answered.
+//! - `uring`: one ring (single issuer, deferred task work), one receive in flight per connection,
+//!   sends that complete silently unless they fail, everything a loop turn needs submitted with
+//!   one `io_uring_enter` that also waits.
+//!
+//! Usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+
+struct Conn {
+    stream: TcpStream,
+    /// `pipeline` GETs of this connection's own keys, encoded once; a batch sends a prefix.
+    out: Vec<u8>,
+    /// Where each request of `out` ends.
+    ends: Vec<usize>,
+    /// Requests in the batch in flight, and the bytes the server still owes for it.
+    sent: usize,
+    owed: usize,
+    buf: Vec<u8>,
+}
+
+struct Load {
+    pipeline: usize,
+    reply: usize,
+    /// Requests still to be sent.
+    left: u64,
+}
+
+impl Load {
+    /// Starts the connection's next batch; false when nothing is left to send.
+    fn next_batch(&mut self, c: &mut Conn) -> bool {
+        let n = (self.pipeline as u64).min(self.left) as usize;
+        self.left -= n as u64;
+        c.sent = n;
+        c.owed = n * self.reply;
+        n > 0
+    }
+}
+
+impl Conn {
+    fn batch(&self) -> &[u8] {
+        &self.out[..self.ends[self.sent - 1]]
+    }
+}
+
+fn main() -> io::Result<()> {
+    let a: Vec<String> = std::env::args().collect();
+    if a.len() != 8 {
+        eprintln!("usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS");
+        std::process::exit(2);
+    }
+    let num = |i: usize| a[i].parse::<u64>().unwrap_or_else(|_| panic!("'{}' is not a number", a[i]));
+    let (port, conns, requests, pipeline, value, keys) = (num(2), num(3), num(4), num(5), num(6), num(7));
+    let reply = format!("${value}\r\n").len() + value as usize + 2;
+    let mut load = Load { pipeline: pipeline as usize, reply, left: requests };
+    let mut cs = Vec::new();
+    for i in 0..conns {
+        let stream = TcpStream::connect(("127.0.0.1", port as u16))?;
+        stream.set_nodelay(true)?;
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        for j in 0..pipeline {
+            let key = format!("key:{}", (i * pipeline + j) * 7919 % keys);
+            write!(out, "*2\r\n$3\r\nGET\r\n${}\r\n{}\r\n", key.len(), key)?;
+            ends.push(out.len());
+        }
+        cs.push(Conn { stream, out, ends, sent: 0, owed: 0, buf: vec![0; 64 * 1024] });
+    }
+    let done = match a[1].as_str() {
+        "epoll" => epoll(&mut cs, &mut load)?,
+        "uring" => uring(&mut cs, &mut load)?,
+        other => panic!("'{other}' is not epoll or uring"),
+    };
+    println!("{done} replies");
+    Ok(())
+}
+
+fn epoll(cs: &mut [Conn], load: &mut Load) -> io::Result<u64> {
+    // SAFETY: epoll_create1 takes no pointers.
+    let ep = unsafe { libc::epoll_create1(0) };
+    if ep < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut busy = 0;
+    for (i, c) in cs.iter_mut().enumerate() {
+        c.stream.set_nonblocking(true)?;
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
+        // SAFETY: `ev` is a valid epoll_event for the duration of the call.
+        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, c.stream.as_raw_fd(), &mut ev) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if load.next_batch(c) {
+            (&c.stream).write_all(c.batch())?;
+            busy += 1;
+        }
+    }
+    let mut replies = 0u64;
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; cs.len()];
+    while busy > 0 {
+        // SAFETY: `events` has room for `events.len()` entries.
+        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, -1) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        for ev in &events[..n as usize] {
+            let c = &mut cs[ev.u64 as usize];
+            let got = match c.stream.read(&mut c.buf) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(got) => got,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            };
+            c.owed -= got;
+            if c.owed == 0 {
+                replies += c.sent as u64;
+                if load.next_batch(c) {
+                    (&c.stream).write_all(c.batch())?;
+                } else {
+                    busy -= 1;
+                }
+            }
+        }
+    }
+    Ok(replies)
+}
+
+fn uring(cs: &mut [Conn], load: &mut Load) -> io::Result<u64> {
+    use io_uring::{IoUring, opcode, squeue, types};
+    let entries = (2 * cs.len()).next_power_of_two() as u32;
+    let mut ring: IoUring = IoUring::builder().setup_single_issuer().setup_defer_taskrun().build(entries)?;
+    const SEND: u64 = 1 << 63;
+    let mut busy = 0;
+    let mut replies = 0u64;
+    let push = |ring: &mut IoUring, sqe: squeue::Entry| {
+        // SAFETY: every buffer a pushed entry points at belongs to a `Conn` that outlives the
+        // ring's use of it (the loop ends only when no receive or send is in flight).
+        unsafe { ring.submission().push(&sqe) }.map_err(|_| io::Error::other("submission queue full"))
+    };
+    for (i, c) in cs.iter_mut().enumerate() {
+        if load.next_batch(c) {
+            let fd = types::Fd(c.stream.as_raw_fd());
+            let send = opcode::Send::new(fd, c.batch().as_ptr(), c.batch().len() as u32).build();
+            push(&mut ring, send.user_data(SEND | i as u64).flags(squeue::Flags::SKIP_SUCCESS))?;
+            let recv = opcode::Recv::new(fd, c.buf.as_mut_ptr(), c.buf.len() as u32).build();
+            push(&mut ring, recv.user_data(i as u64))?;
+            busy += 1;
+        }
+    }
+    let mut done = Vec::with_capacity(entries as usize);
+    while busy > 0 {
+        ring.submit_and_wait(1)?;
+        done.clear();
+        done.extend(ring.completion().map(|e| (e.user_data(), e.result())));
+        for &(data, res) in &done {
+            if res < 0 {
+                return Err(io::Error::from_raw_os_error(-res));
+            }
+            if data & SEND != 0 {
+                continue;
+            }
+            let i = data as usize;
+            let c = &mut cs[i];
+            if res == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            c.owed -= res as usize;
+            let fd = types::Fd(c.stream.as_raw_fd());
+            if c.owed == 0 {
+                replies += c.sent as u64;
+                if !load.next_batch(c) {
+                    busy -= 1;
+                    continue;
+                }
+                let send = opcode::Send::new(fd, c.batch().as_ptr(), c.batch().len() as u32).build();
+                push(&mut ring, send.user_data(SEND | i as u64).flags(squeue::Flags::SKIP_SUCCESS))?;
+            }
+            let recv = opcode::Recv::new(fd, c.buf.as_mut_ptr(), c.buf.len() as u32).build();
+            push(&mut ring, recv.user_data(i as u64))?;
+        }
+    }
+    Ok(replies)
+}
