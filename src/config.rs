@@ -6,9 +6,10 @@ use std::time::Duration;
 
 mod command;
 mod extras;
+pub mod parse;
 mod shard;
 pub use command::{ArgPart, CommandSpec, Sequence, SequenceParts, Step, split_sequence, split_words};
-pub use extras::{Extras, Import, IoChoice, MonitorPick, ScanFollow, SessionExtras};
+pub use extras::{Extras, Import, ImportItem, IoChoice, MonitorPick, ScanFollow, SessionExtras};
 pub use shard::Shard;
 
 /// Where the server listens.

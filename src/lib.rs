@@ -20,6 +20,5 @@ pub mod engine;
 pub mod net;
 pub mod report;
 pub mod resp;
-pub mod scenario;
 pub mod stats;
 pub mod workload;

@@ -21,10 +21,10 @@ use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use respbench::cli::scenario::{self, Overrides};
 use respbench::config::{
     ArgPart, CommandSpec, Config, Extras, KeyRange, Ramp, Rate, Step, StopAfter, ValueSize, split_words,
 };
-use respbench::scenario::{self, Overrides};
 
 /// A seed as the workload sees it.
 #[derive(Debug, PartialEq)]

@@ -7,30 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The layers, lowest first: a module may use its own layer and those below.
-const LAYERS: &[&[&str]] = &[
-    &["resp"],
-    &["codec"],
-    &["config", "stats"],
-    &["workload", "net"],
-    &["engine"],
-    &["report"],
-    &["scenario"],
-    &["cli"],
-];
-
-/// Circles and upward imports that are still there, each to be removed (issue 23); a new one
-/// fails the test, and so does one of these once it is gone (so the list only shrinks).
-const KNOWN_CYCLES: &[&str] = &[
-    "cli cli::redis_benchmark cli::redis_benchmark::options cli::redis_benchmark::suite cli::run_file scenario scenario::save",
-    "config config::extras workload::import",
-];
-const KNOWN_UPWARD: &[&str] = &[
-    "config::extras -> workload::import",
-    "scenario -> cli",
-    "scenario -> cli::parse",
-    "scenario::save -> cli",
-    "scenario::save -> cli::parse",
-];
+const LAYERS: &[&[&str]] =
+    &[&["resp"], &["codec"], &["config", "stats"], &["workload", "net"], &["engine"], &["report"], &["cli"]];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
@@ -39,9 +17,9 @@ fn the_module_graph_has_no_cycle_and_no_upward_import() {
     let graph = graph(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path());
     assert!(graph.len() > 50, "only {} modules read: is the source layout what this test expects?", graph.len());
     let cycles: Vec<String> = cycles(&graph).iter().map(|c| c.join(" ")).collect();
-    assert_eq!(cycles, KNOWN_CYCLES, "module import cycles changed");
+    assert!(cycles.is_empty(), "module import cycles: {cycles:?}");
     let upward: Vec<String> = upward(&graph);
-    assert_eq!(upward, KNOWN_UPWARD, "imports from a lower layer to a higher one changed");
+    assert!(upward.is_empty(), "imports from a lower layer to a higher one: {upward:?}");
 }
 
 /// Each module's path (`engine::worker`) and the modules its code names.
@@ -249,7 +227,6 @@ const KNOWN_LONG: &[(&str, usize)] = &[
     ("cli::native::build::into_config", 226),
     ("cli::redis_benchmark::plan", 145),
     ("engine::worker::run", 151),
-    ("scenario::save::scenario_of", 136),
 ];
 
 /// Files and functions stay short enough to read whole: no file past 600 lines, no function

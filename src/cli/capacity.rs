@@ -46,22 +46,22 @@ pub fn slo(s: &str) -> Result<Slo, String> {
 /// Finds the highest rate that meets a latency objective.
 #[derive(Debug, Parser)]
 #[command(name = "respbench capacity", version, disable_help_flag = true, max_term_width = 100)]
-struct CapacityArgs {
+pub(crate) struct CapacityArgs {
     /// The objective: a percentile of the response time (from the intended send) and its bound.
     #[arg(long, value_parser = slo, help_heading = "Capacity")]
-    slo: Slo,
+    pub(crate) slo: Slo,
     /// First rate tried, requests per second.
     #[arg(long, default_value = "1000", value_parser = parse::positive, help_heading = "Capacity")]
-    start_rate: u64,
+    pub(crate) start_rate: u64,
     /// Highest rate tried.
     #[arg(long, default_value = "10m", value_parser = parse::positive, help_heading = "Capacity")]
-    max_rate: u64,
+    pub(crate) max_rate: u64,
     /// Stop bisecting when the bracket is this close (percent of the rate that held).
     #[arg(long, default_value_t = 5.0, help_heading = "Capacity")]
-    precision: f64,
+    pub(crate) precision: f64,
     /// Length of each step (the run's --duration); default 3s.
     #[command(flatten)]
-    run: Args,
+    pub(crate) run: Args,
 }
 
 /// One step of the search.
@@ -92,12 +92,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     execute(args, &RunContext::new(&stop)).0
 }
 
-/// A scenario's capacity phase: its flags as the command line takes them.
-pub fn phase(argv: Vec<OsString>, cx: &RunContext<'_>) -> (ExitCode, Option<CapacityResult>) {
-    match parse_args(argv) {
-        Ok(args) => execute(args, cx),
-        Err(code) => (code, None),
-    }
+/// A scenario's capacity phase: its flags as typed values.
+pub(crate) fn phase(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Option<CapacityResult>) {
+    execute(args, cx)
 }
 
 /// The search a command line asks for, its table on stdout and its `--json`; the exit code and

@@ -52,44 +52,24 @@ pub fn fraction(s: &str) -> Result<MemoryTarget, String> {
     }
 }
 
-/// A memory size in bytes, 1024-based: `64mb`, `2GiB`, `1t`, `1048576`.
-pub fn memory_size(s: &str) -> Result<u64, String> {
-    let lower = s.trim().to_ascii_lowercase();
-    let bad = || format!("expected a size such as 64mb or 2gb, got '{s}'");
-    let digits_end = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
-    let (number, unit) = lower.split_at(digits_end);
-    let scale: u64 = match unit.trim() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let bytes = value * scale as f64;
-    if !(1.0..1e18).contains(&bytes) {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
-}
+pub use crate::config::parse::memory_size;
 
 /// Fills a key range, or the server up to a memory target, every key exactly once.
 #[derive(Debug, Parser)]
 #[command(name = "respbench fill", version, disable_help_flag = true, max_term_width = 100)]
-struct FillArgs {
+pub(crate) struct FillArgs {
     /// Fill up to this much used memory: a percentage of the server's maxmemory (75%) or a size
     /// (2gb). Without it, the key range --key-min..--key-max is filled.
     #[arg(long, value_parser = memory_target, help_heading = "Fill")]
-    memory_target: Option<MemoryTarget>,
+    pub(crate) memory_target: Option<MemoryTarget>,
     /// The same as a fraction of the server's memory: 0.75 is --memory-target 75%.
     #[arg(long, value_parser = fraction, conflicts_with = "memory_target", help_heading = "Fill")]
-    target_fraction: Option<MemoryTarget>,
+    pub(crate) target_fraction: Option<MemoryTarget>,
     /// The server's memory, for a percentage target when the server hides maxmemory (64mb).
     #[arg(long, value_parser = memory_size, help_heading = "Fill")]
-    memory: Option<u64>,
+    pub(crate) memory: Option<u64>,
     #[command(flatten)]
-    run: Args,
+    pub(crate) run: Args,
 }
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -101,12 +81,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     execute(args, &RunContext::new(&stop)).0
 }
 
-/// A scenario's fill phase: its flags as the command line takes them.
-pub fn phase(argv: Vec<OsString>, cx: &RunContext<'_>) -> (ExitCode, Option<FillResult>) {
-    match parse_args(argv) {
-        Ok(args) => execute(args, cx),
-        Err(code) => (code, None),
-    }
+/// A scenario's fill phase: its flags as typed values.
+pub(crate) fn phase(args: FillArgs, cx: &RunContext<'_>) -> (ExitCode, Option<FillResult>) {
+    execute(args, cx)
 }
 
 /// The fill a command line asks for, its report on stdout and its `--json`; the exit code and

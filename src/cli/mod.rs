@@ -21,8 +21,7 @@ mod protocol_flags;
 pub mod redis_benchmark;
 mod results;
 mod run;
-mod run_file;
-mod scenario_flags;
+pub mod scenario;
 mod secrets;
 mod session_flags;
 mod shard;
@@ -35,7 +34,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 pub use fill::memory_size;
 pub use native::{Args, Output};
@@ -44,6 +43,7 @@ use crate::config::Config;
 use crate::report;
 use crate::report::document::Document;
 use run::RunContext;
+use scenario::save::Draft;
 
 /// Exit code for a bad command line.
 pub const EXIT_USAGE: u8 = 2;
@@ -77,7 +77,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
             Err(msg) => return memtier_error(&msg),
         };
-        let (mut config, mut output) = match plan_flags(&args) {
+        let native = match parse_flags(&args) {
+            Ok(native) => native,
+            Err(e) => return memtier_error(&clap_message(&e)),
+        };
+        let draft = Draft::of(&native);
+        let (mut config, mut output) = match native.into_config() {
             Ok(parsed) => parsed,
             Err(msg) => return memtier_error(&msg),
         };
@@ -99,7 +104,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         if let Some(m) = output.memtier.as_mut() {
             m.given = given;
         }
-        if let Err(code) = save_scenario(&args, &config, &output) {
+        if let Err(code) = save_scenario(&args, draft, config.seed) {
             return code;
         }
         let stop = signals::install(signals::Report::Memtier);
@@ -119,50 +124,72 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some("report") => Some(results::report_main),
         Some("compare") => Some(results::compare_main),
         Some("merge") => Some(merge::main),
-        Some("run") => Some(run_file::main),
+        Some("run") => Some(scenario::run_file::main),
         _ => None,
     };
     if let Some(run) = subcommand {
         let name = format!("respbench {}", args[1].to_string_lossy());
         return run(std::iter::once(OsString::from(name)).chain(args[2..].iter().cloned()).collect());
     }
-    let (config, output) = match parse_native(args.clone()) {
-        Ok(parsed) => parsed,
+    let native = match parse_native(args.clone()) {
+        Ok(native) => native,
         Err(code) => return code,
     };
-    if let Err(code) = save_scenario(&args, &config, &output) {
+    let draft = Draft::of(&native);
+    let (config, output) = match native.into_config() {
+        Ok(parsed) => parsed,
+        Err(msg) => return usage_error(&msg),
+    };
+    if let Err(code) = save_scenario(&args, draft, config.seed) {
         return code;
     }
     let stop = install_sigint();
     execute(&config, &output, &RunContext::new(&stop)).code
 }
 
-/// `--save-scenario FILE`: the command line (respbench's own flags) as a scenario file.
-fn save_scenario(args: &[impl Into<OsString> + Clone], config: &Config, output: &Output) -> Result<(), ExitCode> {
-    let Some(path) = &output.scenario.save_scenario else { return Ok(()) };
-    let argv: Vec<OsString> = args.iter().cloned().map(Into::into).collect();
-    let mut notes = Vec::new();
-    let text = crate::scenario::save::from_command_line(&argv, config.seed, &mut notes).map_err(|e| usage_error(&e))?;
-    if let Err(e) = report::write_atomic(path, text.as_bytes()) {
-        eprintln!("respbench: cannot write {}: {e}", path.display());
+/// `--save-scenario FILE`: the scenario drafted from the typed flags, written with the seed the
+/// run uses; `shown` is the command line as the user typed it.
+fn save_scenario(shown: &[impl Into<OsString> + Clone], draft: Option<Draft>, seed: u64) -> Result<(), ExitCode> {
+    let Some(mut draft) = draft else { return Ok(()) };
+    let shown: Vec<OsString> = shown.iter().cloned().map(Into::into).collect();
+    let text = draft.text(&shown, seed).map_err(|e| usage_error(&e))?;
+    if let Err(e) = report::write_atomic(&draft.path, text.as_bytes()) {
+        eprintln!("respbench: cannot write {}: {e}", draft.path.display());
         return Err(ExitCode::from(EXIT_FAILURE));
     }
-    eprintln!("respbench: scenario saved to {}", path.display());
-    for note in notes {
+    eprintln!("respbench: scenario saved to {}", draft.path.display());
+    for note in &draft.notes {
         eprintln!("respbench: note: {note}");
     }
     Ok(())
 }
 
-/// The plan of respbench's own flags (program name first), as a front-end's translation or a
-/// scenario step gives them; a mistake is one line.
+/// The plan of respbench's own flags (program name first), as a front-end's translation gives
+/// them; a mistake is one line.
 pub(crate) fn plan_flags<S: Into<OsString> + Clone>(args: &[S]) -> Result<(Config, Output), String> {
-    Args::try_parse_from(args.iter().cloned()).map_err(|e| clap_message(&e)).and_then(Args::into_config)
+    parse_flags(args).map_err(|e| clap_message(&e)).and_then(Args::into_config)
+}
+
+/// respbench's own flags, parsed once: the typed values, and which flags the user gave (for
+/// `--save-scenario`).
+pub(crate) fn parse_flags<S: Into<OsString> + Clone>(args: &[S]) -> Result<Args, clap::Error> {
+    let mut cmd = Args::command();
+    let matches = cmd.try_get_matches_from_mut(args.iter().cloned())?;
+    let mut parsed = Args::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    parsed.scenario.given = scenario::flags::given(&cmd, &matches);
+    Ok(parsed)
 }
 
 /// Parses respbench's own flags; `Err` carries the exit code after printing help or an error.
-fn parse_native(args: Vec<OsString>) -> Result<(Config, Output), ExitCode> {
-    parse_args::<Args>(args)?.into_config().map_err(|msg| usage_error(&msg))
+fn parse_native(args: Vec<OsString>) -> Result<Args, ExitCode> {
+    parse_flags(&args).map_err(|e| {
+        if e.use_stderr() {
+            usage_error(&clap_message(&e))
+        } else {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+    })
 }
 
 /// Parses a command line with clap; `Err` carries the exit code after printing `--help` or

@@ -4,7 +4,7 @@
 //! launched after it). Kept out of `native/` so that the
 //! common flags stay readable; the splitting itself is `Config::into_shard`.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args as ClapArgs;
 
@@ -202,21 +202,7 @@ fn shard_count(v: &str) -> Result<u32, String> {
     }
 }
 
-/// RFC 3339 (`2030-01-02T15:04:05.25+01:00`, `Z` for UTC) or Unix seconds (`1893596645.5`).
-pub fn start_time(v: &str) -> Result<SystemTime, String> {
-    let expected = || format!("'{v}' is not a time: give RFC 3339 (2030-01-02T15:04:05Z) or Unix seconds");
-    let t = v.trim();
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        let secs: f64 = t.parse().map_err(|_| expected())?;
-        return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
-    }
-    rfc3339(t).ok_or_else(expected)
-}
-
-/// RFC 3339 by jiff (an offset or `Z` required; fractions to the nanosecond).
-fn rfc3339(t: &str) -> Option<SystemTime> {
-    t.parse::<jiff::Timestamp>().ok().map(SystemTime::from)
-}
+pub use crate::config::parse::start_time;
 
 /// A time as Unix seconds with milliseconds, for messages.
 pub fn unix_text(t: SystemTime) -> String {

@@ -54,10 +54,19 @@ pub struct SessionExtras {
     pub debug: bool,
 }
 
+/// One item of a `--data-import` file: a key, its value (arbitrary bytes) and its expiry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportItem {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    /// Seconds; 0 for none.
+    pub expiry: u64,
+}
+
 /// `--data-import`: the items, and what of them is used.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Import {
-    pub items: std::sync::Arc<Vec<crate::workload::import::Item>>,
+    pub items: std::sync::Arc<Vec<ImportItem>>,
     /// `--generate-keys`: keys come from the key generator, values from the file.
     pub generate_keys: bool,
     /// `--no-expiry`: the file's expiry times are ignored.

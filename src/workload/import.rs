@@ -18,14 +18,8 @@ use crate::resp::{Part, Template};
 /// The header memtier writes and expects.
 const HEADER: &[u8] = b"dumpflags, time, exptime";
 
-/// One item of the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
-    pub key: Vec<u8>,
-    pub value: Vec<u8>,
-    /// Seconds; 0 for none.
-    pub expiry: u64,
-}
+/// One item of the file (a plain value the plan holds, so it lives in `config`).
+pub use crate::config::ImportItem as Item;
 
 /// Reads a whole export file; the error names the file and the line.
 pub fn load(path: &Path) -> Result<Vec<Item>, String> {

@@ -233,7 +233,7 @@ pub struct Args {
     pub shards: super::shard::ShardFlags,
     /// --save-scenario and --metrics-listen.
     #[command(flatten)]
-    pub scenario: super::scenario_flags::ScenarioFlags,
+    pub scenario: super::scenario::flags::ScenarioFlags,
 
     /// Open loop: this many requests per second in total (50k accepted), divided over the
     /// connections; latency counts from each request's intended send time.
@@ -399,7 +399,7 @@ pub struct Output {
     pub verify: bool,
     pub verify_only: bool,
     /// --save-scenario and --metrics-listen.
-    pub scenario: super::scenario_flags::ScenarioFlags,
+    pub scenario: super::scenario::flags::ScenarioFlags,
 }
 
 mod build;

@@ -250,7 +250,7 @@ fn scenario_text(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Result<(
     }
     let mut shown = vec![OsString::from(tool)];
     shown.extend(typed.iter().cloned());
-    let text = crate::scenario::save::from_runs(&shown, &runs, plan.base.seed, &mut notes)?;
+    let text = crate::cli::scenario::save::from_runs(&shown, &runs, plan.base.seed, &mut notes)?;
     Ok((text, notes))
 }
 

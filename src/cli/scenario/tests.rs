@@ -76,7 +76,7 @@ fn the_password_comes_from_the_environment_and_is_never_shown() {
     unsafe { std::env::set_var("RESPBENCH_UNIT_PASSWORD", "hunter2") };
     let steps =
         compile("[target]\npassword_env = \"RESPBENCH_UNIT_PASSWORD\"\n[[phase]]\nkind = \"run\"\n", None).unwrap();
-    assert!(steps[0].args.windows(2).any(|w| w == ["-a", "hunter2"]));
+    assert!(steps[0].settings.iter().any(|s| matches!(&s.value, Value::Password(p) if p == "hunter2")));
     assert!(!steps[0].shown().contains("hunter2"));
 }
 

@@ -1,5 +1,5 @@
 //! `respbench run FILE.toml`: runs a scenario's phases in order through the same code paths as
-//! the command line (each phase is compiled to respbench's flags by `scenario`), and keeps one
+//! the command line (each phase compiled to typed plans by `compile` and `plan`), and keeps one
 //! result for the whole scenario: every phase's result, the file's text and its SHA-256.
 
 use std::ffi::OsString;
@@ -13,11 +13,11 @@ use std::time::Duration;
 use clap::{ArgAction, Parser};
 use sha2::{Digest, Sha256};
 
-use super::run::RunContext;
-use super::{EXIT_FAILURE, parse, parse_args, usage_error};
+use super::{Loaded, Overrides, Planned, Step, Tool};
+use crate::cli::run::RunContext;
+use crate::cli::{EXIT_FAILURE, parse, parse_args, usage_error};
 use crate::report;
 use crate::report::document::{Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo};
-use crate::scenario::{self, Overrides, Step, Tool};
 
 /// Runs a scenario file.
 #[derive(Debug, Parser)]
@@ -67,11 +67,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Err(code) => return code,
     };
     if args.schema {
-        print!("{}", scenario::schema::json_schema());
+        print!("{}", super::schema::json_schema());
         return ExitCode::SUCCESS;
     }
     let Some(file) = &args.file else { return usage_error("respbench run needs a scenario file") };
-    let loaded = match scenario::load(file) {
+    let loaded = match super::load(file) {
         Ok(l) => l,
         Err(msg) => return usage_error(&msg),
     };
@@ -102,7 +102,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    let stop = super::install_sigint();
+    let stop = crate::cli::install_sigint();
     // Every phase, fill and capacity too, feeds the scenario's endpoint.
     let cx = RunContext { stop: &stop, metrics: metrics.clone() };
     let mut phases = Vec::new();
@@ -117,13 +117,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         };
         phases.push(Phase {
             name: step.label.clone(),
-            kind: kind_name(step.kind),
+            kind: super::kind_name(step.kind).to_string(),
             command_line: format!("respbench{tool} {}", step.shown()),
             ok: ok == ExitCode::SUCCESS,
             result,
         });
         if stop.load(Ordering::SeqCst) {
-            code = ExitCode::from(super::signals::interrupted_exit_code());
+            code = ExitCode::from(crate::cli::signals::interrupted_exit_code());
             break;
         }
         if ok != ExitCode::SUCCESS {
@@ -164,78 +164,48 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     code
 }
 
-/// Every native phase parsed as the command line would be, before anything runs: a mistake in
-/// the last phase must not cost the hour the first ones take.
-fn check(loaded: &scenario::Loaded, steps: Vec<Step>) -> Result<Vec<Step>, String> {
-    for step in steps.iter().filter(|s| s.tool == Tool::Native) {
-        step.plan().map_err(|msg| {
-            let offset = key_in_phase(loaded, step, &msg).unwrap_or(step.span.start);
-            scenario::locate(&loaded.path, &loaded.text, offset, &format!("phase '{}': {msg}", step.label))
+/// Every step planned as the command line would plan it, before anything runs: a mistake in
+/// the last phase must not cost the hour the first ones take. A mistake is said at its key.
+fn check(loaded: &Loaded, steps: Vec<Step>) -> Result<Vec<Step>, String> {
+    for step in &steps {
+        let checked = match step.planned() {
+            Ok(Planned::Native(args)) => {
+                args.into_config().map(drop).map_err(|msg| super::PlanError { key: None, msg })
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        };
+        checked.map_err(|e| {
+            let offset = e.key.and_then(|key| loaded.key_in_phase(step, key)).unwrap_or(step.span.start);
+            super::locate(&loaded.path, &loaded.text, offset, &format!("phase '{}': {}", step.label, e.msg))
         })?;
     }
     Ok(steps)
 }
 
-/// Where in the phase the key behind the flag a message names is (`--pipeline` → `pipeline = `).
-fn key_in_phase(loaded: &scenario::Loaded, step: &Step, msg: &str) -> Option<usize> {
-    let start = msg.find("--")?;
-    let flag: String = msg[start + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
-    let key = flag.replace('-', "_");
-    // The phase's lines: from its header to the next table.
-    let rest = loaded.text.get(step.span.start..)?;
-    let end = rest.match_indices("\n[").next().map_or(rest.len(), |(i, _)| i);
-    let body = &rest[..end];
-    let at = body.lines().scan(0, |pos, line| {
-        let here = *pos;
-        *pos += line.len() + 1;
-        Some((here, line))
-    });
-    at.filter_map(|(pos, line)| {
-        let (k, _) = line.split_once('=')?;
-        (k.trim() == key).then_some(pos)
-    })
-    .next()
-    .map(|pos| step.span.start + pos)
-}
-
-/// A phase kind as the scenario file spells it (`fill`, `run`, ...).
-fn kind_name(kind: scenario::Kind) -> String {
-    match serde_json::to_value(kind) {
-        Ok(serde_json::Value::String(name)) => name,
-        _ => String::new(),
-    }
-}
-
 /// Runs one step; its result, in memory (`None` when it made none), and its exit code.
 fn run_step(step: &Step, progress: bool, cx: &RunContext<'_>) -> (Option<PhaseResult>, ExitCode) {
-    let argv = || {
-        let name = match step.tool {
-            Tool::Fill => "respbench fill",
-            Tool::Capacity => "respbench capacity",
-            Tool::Native => "respbench",
-        };
-        std::iter::once(name.to_string()).chain(step.args.iter().cloned()).map(OsString::from).collect::<Vec<_>>()
-    };
-    match step.tool {
-        Tool::Native => match step.plan() {
+    match step.planned() {
+        Ok(Planned::Native(args)) => match args.into_config() {
             Ok((config, mut output)) => {
                 // The phase's result is the scenario's to write, not a file of its own.
                 output.json = None;
                 output.label = Some(step.label.clone());
                 output.progress |= progress;
-                let ran = super::execute(&config, &output, cx);
+                let ran = crate::cli::execute(&config, &output, cx);
                 (ran.document.map(|doc| PhaseResult::Run(Box::new(doc))), ran.code)
             }
             Err(msg) => (None, usage_error(&msg)),
         },
-        Tool::Fill => {
-            let (code, result) = super::fill::phase(argv(), cx);
+        Ok(Planned::Fill(args)) => {
+            let (code, result) = crate::cli::fill::phase(*args, cx);
             (result.map(PhaseResult::Fill), code)
         }
-        Tool::Capacity => {
-            let (code, result) = super::capacity::phase(argv(), cx);
+        Ok(Planned::Capacity(args)) => {
+            let (code, result) = crate::cli::capacity::phase(*args, cx);
             (result.map(PhaseResult::Capacity), code)
         }
+        Err(e) => (None, usage_error(&e.msg)),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The flags that tie a run to scenario files and dashboards, kept out of `native/` (already
 //! long): `--save-scenario` writes the command line as a scenario file, `--metrics-listen`
-//! serves live OpenMetrics during the run.
+//! serves live OpenMetrics during the run; and the record of which flags the user gave, which
+//! the one parse of a command line keeps for `--save-scenario`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::run::RunContext;
+use crate::cli::run::RunContext;
 use crate::report::metrics::Live;
 
 #[derive(Debug, Clone, Default, Args)]
@@ -22,8 +23,42 @@ pub struct ScenarioFlags {
     pub metrics_listen: Option<SocketAddr>,
     /// After the run, keep serving the final metrics until one scrape has read them, at most
     /// this long (a dashboard's last scrape then sees the end).
-    #[arg(long, value_name = "D", value_parser = super::parse::duration, requires = "metrics_listen", help_heading = "Output")]
+    #[arg(long, value_name = "D", value_parser = crate::config::parse::duration, requires = "metrics_listen", help_heading = "Output")]
     pub metrics_linger: Option<std::time::Duration>,
+    /// The flags the user gave, as written (not a flag: the parse fills it).
+    #[arg(skip)]
+    pub given: Vec<Given>,
+}
+
+/// A flag the user gave: clap's id, the name to write it by, and its values as written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Given {
+    pub id: String,
+    pub flag: String,
+    pub values: Vec<String>,
+}
+
+/// The flags a parse found on the command line, in the order clap declares them.
+pub fn given(cmd: &clap::Command, matches: &clap::ArgMatches) -> Vec<Given> {
+    let mut out = Vec::new();
+    for arg in cmd.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
+        let flag = match (arg.get_long(), arg.get_short()) {
+            (Some(long), _) => format!("--{long}"),
+            (None, Some(short)) => format!("-{short}"),
+            (None, None) => continue,
+        };
+        let values = if arg.get_action().takes_values() {
+            matches.get_raw(id).map(|v| v.map(|s| s.to_string_lossy().into_owned()).collect()).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        out.push(Given { id: id.to_string(), flag, values });
+    }
+    out
 }
 
 impl ScenarioFlags {

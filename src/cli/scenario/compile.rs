@@ -1,0 +1,523 @@
+//! What a phase compiles to: its steps (a fill, a run, one run per rate of a staircase, a
+//! search), each a list of typed settings with the keys they came from. Scaling (`scale`)
+//! happens here, on the typed values.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+use toml::Spanned;
+
+use super::plan::{Setting, Value};
+use super::schema::{self, Kind, Phase};
+use super::{Loaded, Overrides, Step, Tool, kind_name, locate};
+use crate::config::parse;
+
+impl Loaded {
+    pub(super) fn at<T>(&self, spanned: &Spanned<T>, msg: &str) -> String {
+        locate(&self.path, &self.text, spanned.span().start, msg)
+    }
+
+    /// An error at the first line that starts with `header`.
+    pub(super) fn at_key(&self, header: &str, msg: &str) -> String {
+        let offset = self.text.find(header).unwrap_or(0);
+        locate(&self.path, &self.text, offset, msg)
+    }
+
+    /// Every step of every phase, in order.
+    pub fn compile(&self, overrides: &Overrides) -> Result<Vec<Step>, String> {
+        let scale = overrides.scale.or(self.scenario.scale).unwrap_or(1.0);
+        if !(scale > 0.0 && scale.is_finite()) {
+            return Err(self.at_key("scale", &format!("scale {scale} must be a number above 0")));
+        }
+        let target = self.target_settings(overrides)?;
+        let mut steps = Vec::new();
+        for (index, spanned) in self.scenario.phases.iter().enumerate() {
+            let phase = merge(&self.scenario.defaults, spanned.get_ref());
+            let Some(kind) = phase.kind else {
+                return Err(self.at(spanned, "the phase has no 'kind' (fill, warmup, run, steps or capacity)"));
+            };
+            let name = phase.name.clone().unwrap_or_else(|| format!("{}-{}", kind_name(kind), index + 1));
+            let compiled = Compiler { loaded: self, phase: &phase, scale }.phase(kind)?;
+            let repeat = phase.repeat.unwrap_or(1);
+            if repeat == 0 {
+                return Err(self.at(spanned, "repeat 0: a phase runs at least once"));
+            }
+            for r in 0..repeat {
+                for (suffix, tool, settings) in &compiled {
+                    let mut label = format!("{name}{suffix}");
+                    if repeat > 1 {
+                        label = format!("{label} #{}", r + 1);
+                    }
+                    let mut all = target.clone();
+                    all.extend(settings.iter().cloned());
+                    steps.push(Step { phase: index, label, kind, tool: *tool, settings: all, span: spanned.span() });
+                }
+            }
+        }
+        Ok(steps)
+    }
+
+    /// The connection settings, the password read from where the file points.
+    fn target_settings(&self, overrides: &Overrides) -> Result<Vec<Setting>, String> {
+        let t = &self.scenario.target;
+        let mut out = Vec::new();
+        let mut push = |key: &'static str, value: Option<Value>| {
+            if let Some(value) = value {
+                out.push(Setting::new(key, value));
+            }
+        };
+        match (&t.socket, overrides.host.is_some() || overrides.port.is_some()) {
+            (Some(socket), false) => push("socket", Some(Value::Socket(socket.into()))),
+            _ => {
+                push("host", overrides.host.clone().or_else(|| t.host.clone()).map(Value::Host));
+                push("port", overrides.port.or(t.port).map(Value::Port));
+            }
+        }
+        push("cacert", t.cacert.as_ref().map(|f| Value::Cacert(f.into())));
+        push("cert", t.cert.as_ref().map(|f| Value::Cert(f.into())));
+        push("key", t.key.as_ref().map(|f| Value::Key(f.into())));
+        push("sni", t.sni.clone().map(Value::Sni));
+        push("db", t.db.map(Value::Db));
+        let password = match (&t.password_env, &t.password_file) {
+            (Some(_), Some(file)) => return Err(self.at(file, "password_env and password_file: give one")),
+            (Some(var), None) => Some(
+                std::env::var(var.get_ref())
+                    .map_err(|_| self.at(var, &format!("the environment variable '{}' is not set", var.get_ref())))?,
+            ),
+            (None, Some(file)) => {
+                let text = std::fs::read_to_string(file.get_ref())
+                    .map_err(|e| self.at(file, &format!("cannot read '{}': {e}", file.get_ref())))?;
+                Some(text.lines().next().unwrap_or("").to_string())
+            }
+            (None, None) => None,
+        };
+        if t.user.is_some() && password.is_none() {
+            return Err(self.at_key("user", "a user needs password_env or password_file"));
+        }
+        push("user", t.user.clone().map(Value::User));
+        push("password_env", password.map(Value::Password));
+        for (on, key, value) in [
+            (t.tls, "tls", Value::Tls),
+            (t.tls_skip_verify, "tls_skip_verify", Value::TlsSkipVerify),
+            (t.cluster, "cluster", Value::Cluster),
+            (t.resp3, "resp3", Value::Resp3),
+        ] {
+            push(key, on.then_some(value));
+        }
+        Ok(out)
+    }
+}
+
+/// The defaults with the phase's own settings over them; `args` add up.
+fn merge(defaults: &Phase, phase: &Phase) -> Phase {
+    macro_rules! pick {
+        ($($f:ident),*) => { Phase { $($f: phase.$f.clone().or_else(|| defaults.$f.clone()),)* ..Phase::default() } };
+    }
+    let mut merged = pick!(
+        kind,
+        name,
+        repeat,
+        mix,
+        keyspace,
+        values,
+        connections,
+        threads,
+        pipeline,
+        requests,
+        duration,
+        rate,
+        arrival,
+        warmup,
+        seed,
+        runs,
+        memory_target,
+        memory,
+        slo,
+        start_rate,
+        max_rate,
+        precision
+    );
+    merged.rates = if phase.rates.is_empty() { defaults.rates.clone() } else { phase.rates.clone() };
+    merged.connection_steps = if phase.connection_steps.is_empty() {
+        defaults.connection_steps.clone()
+    } else {
+        phase.connection_steps.clone()
+    };
+    merged.args = defaults.args.iter().chain(&phase.args).cloned().collect();
+    merged
+}
+
+/// One phase's settings (target aside).
+struct Compiler<'a> {
+    loaded: &'a Loaded,
+    phase: &'a Phase,
+    scale: f64,
+}
+
+type Compiled = Vec<(String, Tool, Vec<Setting>)>;
+
+impl Setting {
+    /// A setting shown as its value prints.
+    pub(super) fn new(key: &'static str, value: Value) -> Setting {
+        let text = match &value {
+            Value::Host(s) | Value::Sni(s) | Value::User(s) | Value::KeyPrefix(s) | Value::Command(s) => s.clone(),
+            Value::Requests(s) => s.clone(),
+            Value::Socket(p) | Value::Cacert(p) | Value::Cert(p) | Value::Key(p) => p.display().to_string(),
+            Value::Port(n) => n.to_string(),
+            Value::Db(n) | Value::CommandRatio(n) => n.to_string(),
+            Value::KeyMin(n) | Value::KeyMax(n) | Value::Connections(n) | Value::Threads(n) => n.to_string(),
+            Value::Pipeline(n) | Value::Seed(n) | Value::Runs(n) | Value::Rate(n) => n.to_string(),
+            Value::StartRate(n) | Value::MaxRate(n) | Value::Memory(n) => n.to_string(),
+            Value::KeyMedian(x) | Value::KeyStddev(x) | Value::ZipfExponent(x) | Value::Precision(x) => x.to_string(),
+            Value::KeyPattern(c) | Value::CommandKeyPattern(c) => c.to_string(),
+            Value::Ratio(set, get) => format!("{set}:{get}"),
+            _ => String::new(),
+        };
+        Setting { key, text, value }
+    }
+
+    /// A setting shown as the file wrote it.
+    fn written(key: &'static str, text: &str, value: Value) -> Setting {
+        Setting { key, text: text.to_string(), value }
+    }
+}
+
+impl Compiler<'_> {
+    fn phase(&self, kind: Kind) -> Result<Compiled, String> {
+        let p = self.phase;
+        let mut out = Vec::new();
+        let mix = self.lookup(&p.mix, &self.loaded.scenario.mixes, "mixes")?;
+        if kind == Kind::Fill {
+            // A fill writes the keyspace: the phase's, else the one its mix draws from.
+            let keyspace = match (&p.keyspace, mix) {
+                (Some(_), _) => self.lookup(&p.keyspace, &self.loaded.scenario.keyspaces, "keyspaces")?,
+                (None, Some(m)) => {
+                    let name = m.keyspace.as_ref().or_else(|| m.commands.iter().find_map(|c| c.keyspace.as_ref()));
+                    self.lookup(&name.cloned(), &self.loaded.scenario.keyspaces, "keyspaces")?
+                }
+                (None, None) => None,
+            };
+            if let Some(ks) = keyspace {
+                self.range(&mut out, ks);
+            }
+        } else if let Some(mix) = mix {
+            self.mix(&mut out, mix)?;
+        } else if let Some(ks) = self.lookup(&p.keyspace, &self.loaded.scenario.keyspaces, "keyspaces")? {
+            self.range(&mut out, ks);
+            if let Some(d) = ks.distribution {
+                out.push(Setting::new("distribution", Value::KeyPattern(d.letter())));
+            }
+        }
+        self.values(&mut out)?;
+        let counts = [
+            ("connections", p.connections, Value::Connections as fn(u64) -> Value),
+            ("threads", p.threads, Value::Threads),
+            ("pipeline", p.pipeline, Value::Pipeline),
+        ];
+        for (key, n, value) in counts {
+            if let Some(n) = n {
+                out.push(Setting::new(key, value(u64::from(n))));
+            }
+        }
+        if let Some(seed) = p.seed {
+            out.push(Setting::new("seed", Value::Seed(seed)));
+        }
+        let free = Setting::written("args", "", Value::Args(p.args.clone()));
+        if kind == Kind::Fill {
+            out.push(free);
+            return self.fill(out);
+        }
+        self.load(&mut out)?;
+        match kind {
+            Kind::Capacity => {
+                self.search(&mut out)?;
+                out.push(free);
+                Ok(vec![(String::new(), Tool::Capacity, out)])
+            }
+            Kind::Steps => self.steps(&out, free),
+            _ => {
+                if let Some(rate) = p.rate {
+                    out.push(Setting::new("rate", Value::Rate(rate)));
+                }
+                out.push(free);
+                Ok(vec![(String::new(), Tool::Native, out)])
+            }
+        }
+    }
+
+    /// A fill: every key of the range once, or (a memory target) `respbench fill`.
+    fn fill(&self, mut out: Vec<Setting>) -> Result<Compiled, String> {
+        let p = self.phase;
+        let Some(target) = &p.memory_target else {
+            out.push(Setting::written("kind", "allkeys", Value::Requests("allkeys".into())));
+            return Ok(vec![(String::new(), Tool::Native, out)]);
+        };
+        let (text, bytes) = self.scaled_size(target);
+        let value = match bytes {
+            Some(b) => crate::cli::fill::MemoryTarget::Bytes(b),
+            None => crate::cli::fill::memory_target(&text).map_err(|e| self.here(&format!("memory_target: {e}")))?,
+        };
+        out.push(Setting::written("memory_target", &text, Value::MemoryTarget(value)));
+        if let Some(memory) = &p.memory {
+            let (text, bytes) = self.scaled_size(memory);
+            let bytes = match bytes {
+                Some(b) => b,
+                None => parse::memory_size(&text).map_err(|e| self.here(&format!("memory: {e}")))?,
+            };
+            out.push(Setting::written("memory", &text, Value::Memory(bytes)));
+        }
+        Ok(vec![(String::new(), Tool::Fill, out)])
+    }
+
+    /// How long or how much a run measures, and how its requests arrive.
+    fn load(&self, out: &mut Vec<Setting>) -> Result<(), String> {
+        let p = self.phase;
+        match &p.requests {
+            Some(n) if n != "allkeys" => {
+                let count = self.scaled_count(n)?;
+                out.push(Setting::written("requests", &count, Value::Requests(count.clone())));
+            }
+            Some(n) => out.push(Setting::new("requests", Value::Requests(n.clone()))),
+            None => {}
+        }
+        if let Some(d) = &p.duration {
+            let (text, d) = self.scaled_duration(d)?;
+            out.push(Setting::written("duration", &text, Value::Duration(d)));
+        }
+        if let Some(a) = &p.arrival {
+            let arrival =
+                crate::cli::native::Arrival::from_str(a, false).map_err(|e| self.here(&format!("arrival: {e}")))?;
+            out.push(Setting::written("arrival", a, Value::Arrival(arrival)));
+        }
+        if let Some(w) = &p.warmup {
+            let (text, d) = self.scaled_duration(w)?;
+            out.push(Setting::written("warmup", &text, Value::Warmup(d)));
+        }
+        if let Some(runs) = p.runs {
+            out.push(Setting::new("runs", Value::Runs(u64::from(runs))));
+        }
+        Ok(())
+    }
+
+    /// A capacity search's objective and bounds.
+    fn search(&self, out: &mut Vec<Setting>) -> Result<(), String> {
+        let p = self.phase;
+        if let Some(slo) = &p.slo {
+            let v = crate::cli::capacity::slo(slo).map_err(|e| self.here(&format!("slo: {e}")))?;
+            out.push(Setting::written("slo", slo, Value::Slo(v)));
+        }
+        if let Some(n) = p.start_rate {
+            out.push(Setting::new("start_rate", Value::StartRate(n)));
+        }
+        if let Some(n) = p.max_rate {
+            out.push(Setting::new("max_rate", Value::MaxRate(n)));
+        }
+        if let Some(x) = p.precision {
+            out.push(Setting::new("precision", Value::Precision(x)));
+        }
+        Ok(())
+    }
+
+    /// A staircase: one run per rate, or per connection count.
+    fn steps(&self, base: &[Setting], free: Setting) -> Result<Compiled, String> {
+        let p = self.phase;
+        let mut out = Vec::new();
+        for rate in &p.rates {
+            let mut s = base.to_vec();
+            s.push(Setting::new("rates", Value::Rate(*rate)));
+            s.push(free.clone());
+            out.push((format!(" rate {rate}"), Tool::Native, s));
+        }
+        for c in &p.connection_steps {
+            let mut s = base.to_vec();
+            if let Some(rate) = p.rate {
+                s.push(Setting::new("rate", Value::Rate(rate)));
+            }
+            s.push(Setting::new("connection_steps", Value::Connections(u64::from(*c))));
+            s.push(free.clone());
+            out.push((format!(" c {c}"), Tool::Native, s));
+        }
+        if out.is_empty() {
+            return Err(self.here("a steps phase needs 'rates' or 'connection_steps'"));
+        }
+        Ok(out)
+    }
+
+    /// The phase's value sizes.
+    fn values(&self, out: &mut Vec<Setting>) -> Result<(), String> {
+        let Some(v) = self.lookup(&self.phase.values, &self.loaded.scenario.values, "values")? else { return Ok(()) };
+        let name = self.phase.values.as_ref().expect("looked up");
+        let bad = |key: &str, e: String| self.loaded.at(name, &format!("values {key}: {e}"));
+        if let Some(size) = &v.size {
+            let n = parse::size(size).map_err(|e| bad("size", e))?;
+            out.push(Setting::written("size", size, Value::DataSize(n)));
+        }
+        if let Some(range) = &v.range {
+            let (lo, hi) = parse::range(range).map_err(|e| bad("range", e))?;
+            out.push(Setting::written("range", range, Value::DataSizeRange(lo, hi)));
+        }
+        if let Some(list) = &v.list {
+            let sizes = parse::size_list(list).map_err(|e| bad("list", e))?;
+            out.push(Setting::written("list", list, Value::DataSizeList(sizes)));
+        }
+        Ok(())
+    }
+
+    /// An error at the phase being compiled.
+    fn here(&self, msg: &str) -> String {
+        let name = self.phase.name.as_deref().unwrap_or("");
+        let offset = self.loaded.text.find(&format!("name = \"{name}\"")).filter(|_| !name.is_empty());
+        match offset {
+            Some(o) => locate(&self.loaded.path, &self.loaded.text, o, msg),
+            None => format!("{}: phase: {msg}", self.loaded.path.display()),
+        }
+    }
+
+    fn lookup<'t, T>(
+        &self,
+        name: &Option<Spanned<String>>,
+        table: &'t std::collections::BTreeMap<String, T>,
+        what: &str,
+    ) -> Result<Option<&'t T>, String> {
+        let Some(name) = name else { return Ok(None) };
+        match table.get(name.get_ref()) {
+            Some(t) => Ok(Some(t)),
+            None => {
+                let known: Vec<&str> = table.keys().map(String::as_str).collect();
+                let known = if known.is_empty() {
+                    "none is defined".to_string()
+                } else {
+                    format!("defined: {}", known.join(", "))
+                };
+                Err(self.loaded.at(name, &format!("'{}' is not defined under [{what}] ({known})", name.get_ref())))
+            }
+        }
+    }
+
+    /// A keyspace's range, scaled.
+    fn range(&self, out: &mut Vec<Setting>, ks: &schema::Keyspace) {
+        let scale = self.scale;
+        let min = ks.min.unwrap_or(0);
+        if let Some(prefix) = &ks.prefix {
+            out.push(Setting::new("prefix", Value::KeyPrefix(prefix.clone())));
+        }
+        if let Some(n) = ks.min {
+            out.push(Setting::new("min", Value::KeyMin(self.scaled_key(n))));
+        }
+        if let Some(max) = ks.max {
+            out.push(Setting::new("max", Value::KeyMax(self.scaled_max(min, max))));
+        }
+        if let Some(m) = ks.median {
+            let m = if scale == 1.0 { m } else { (m * scale).round() };
+            out.push(Setting::new("median", Value::KeyMedian(m)));
+        }
+        if let Some(s) = ks.stddev {
+            let s = if scale == 1.0 { s } else { (s * scale).round().max(1.0) };
+            out.push(Setting::new("stddev", Value::KeyStddev(s)));
+        }
+        if let Some(z) = ks.zipf_exponent {
+            out.push(Setting::new("zipf_exponent", Value::ZipfExponent(z)));
+        }
+    }
+
+    fn mix(&self, out: &mut Vec<Setting>, mix: &schema::Mix) -> Result<(), String> {
+        let keyspaces = &self.loaded.scenario.keyspaces;
+        if mix.commands.is_empty() {
+            let (set, get) = (mix.set.unwrap_or(0), mix.get.unwrap_or(0));
+            if set + get == 0 {
+                return Err(self.here("a mix needs 'set' and 'get' weights or 'commands'"));
+            }
+            out.push(Setting::new("set", Value::Ratio(set, get)));
+            if let Some(ks) = self.lookup(&mix.keyspace, keyspaces, "keyspaces")? {
+                self.range(out, ks);
+                if let Some(d) = ks.distribution {
+                    out.push(Setting::new("distribution", Value::KeyPattern(d.letter())));
+                }
+            }
+            return Ok(());
+        }
+        if mix.set.is_some() || mix.get.is_some() {
+            return Err(self.here("a mix has 'set'/'get' weights or 'commands', not both"));
+        }
+        // One key range per run: the commands' keyspaces may differ only in distribution.
+        let mut range: Option<(&Spanned<String>, &schema::Keyspace)> = None;
+        for c in &mix.commands {
+            let name = c.keyspace.as_ref().or(mix.keyspace.as_ref());
+            out.push(Setting::new("command", Value::Command(c.command.clone())));
+            out.push(Setting::new("weight", Value::CommandRatio(c.weight.unwrap_or(1))));
+            let Some(name) = name else { continue };
+            let ks = self.lookup(&Some(name.clone()), keyspaces, "keyspaces")?.expect("looked up");
+            let letter = ks.distribution.unwrap_or(schema::Distribution::Random).letter();
+            out.push(Setting::new("distribution", Value::CommandKeyPattern(letter)));
+            match range {
+                None => range = Some((name, ks)),
+                Some((first, r)) if (&r.prefix, r.min, r.max) != (&ks.prefix, ks.min, ks.max) => {
+                    return Err(self.loaded.at(
+                        name,
+                        &format!(
+                            "keyspaces '{}' and '{}' have different ranges: one run draws from one key range",
+                            first.get_ref(),
+                            name.get_ref()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some((_, ks)) = range {
+            self.range(out, ks);
+        }
+        Ok(())
+    }
+
+    /// A key number scaled: a range in the middle of a large one (a guide's hot middle) stays
+    /// in the middle of the scaled one.
+    fn scaled_key(&self, n: u64) -> u64 {
+        if self.scale == 1.0 { n } else { (n as f64 * self.scale).round() as u64 }
+    }
+
+    /// The last key of a range scaled: from the scaled first key, the range's count scaled.
+    fn scaled_max(&self, min: u64, max: u64) -> u64 {
+        if self.scale == 1.0 {
+            return max;
+        }
+        let keys = ((max.saturating_sub(min) + 1) as f64 * self.scale).round().max(1.0) as u64;
+        self.scaled_key(min) + keys - 1
+    }
+
+    /// A request count scaled, as shown (the file's text when not scaled).
+    fn scaled_count(&self, n: &str) -> Result<String, String> {
+        let count = parse::count(n).map_err(|e| self.here(&format!("requests: {e}")))?;
+        Ok(if self.scale == 1.0 {
+            n.to_string()
+        } else {
+            ((count as f64 * self.scale).round().max(1.0) as u64).to_string()
+        })
+    }
+
+    /// A duration scaled: as shown, and typed.
+    fn scaled_duration(&self, d: &str) -> Result<(String, Duration), String> {
+        let parsed = parse::duration(d).map_err(|e| self.here(&format!("'{d}': {e}")))?;
+        if self.scale == 1.0 {
+            return Ok((d.to_string(), parsed));
+        }
+        let scaled = Duration::from_secs_f64(parsed.as_secs_f64() * self.scale).max(Duration::from_millis(1));
+        // Shown and run in whole milliseconds, as a scaled step always was.
+        let ms = Duration::from_millis(scaled.as_millis() as u64);
+        Ok((format!("{}ms", ms.as_millis()), ms))
+    }
+
+    /// A size ("2gb") scaled, as shown, and its bytes when it was scaled; a percentage stays.
+    fn scaled_size(&self, s: &str) -> (String, Option<u64>) {
+        if self.scale == 1.0 || s.trim().ends_with('%') {
+            return (s.to_string(), None);
+        }
+        match parse::memory_size(s) {
+            Ok(bytes) => {
+                let scaled = (bytes as f64 * self.scale).round().max(1.0) as u64;
+                (scaled.to_string(), Some(scaled))
+            }
+            Err(_) => (s.to_string(), None),
+        }
+    }
+}

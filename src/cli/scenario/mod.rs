@@ -1,0 +1,178 @@
+//! Scenario files, the scenario front-end: a guide's whole procedure (fill, warm up, measure,
+//! step, search) in one reviewed TOML file, and `--save-scenario`, which writes a command line
+//! as one. Each phase compiles to steps whose settings are typed values on the flags' own types
+//! (`compile`, `plan`), so the file can do whatever the flags can and the flags stay the one
+//! source of truth; `run_file` runs the steps through the run API, `save` writes a plan back.
+
+mod compile;
+pub mod flags;
+mod plan;
+pub mod run_file;
+pub mod save;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+
+pub(crate) use plan::Planned;
+pub use plan::{PlanError, Setting, Value};
+pub use schema::{Kind, Phase, Price, Scenario};
+
+/// A scenario file as read: its text (kept in the result, with its hash) and its contents.
+pub struct Loaded {
+    pub path: PathBuf,
+    pub text: String,
+    pub scenario: Scenario,
+}
+
+/// Which code path runs a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tool {
+    /// respbench's own run (its flags).
+    Native,
+    /// `respbench fill` (a memory target).
+    Fill,
+    /// `respbench capacity`.
+    Capacity,
+}
+
+/// One run of the engine (or one fill or search) that a phase compiles to.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Index of the phase in the file.
+    pub phase: usize,
+    /// The phase's name, with the step's rate or connections and the repetition when it has several.
+    pub label: String,
+    pub kind: Kind,
+    pub tool: Tool,
+    /// What the step sets, in the order shown: the target's, the phase's keys, its free `args`
+    /// (a password from the environment is among them).
+    pub settings: Vec<Setting>,
+    /// Where the phase starts in the file (byte offsets), for messages.
+    pub span: std::ops::Range<usize>,
+}
+
+impl Step {
+    /// The step as a command line, for people: the password masked. Never parsed.
+    pub fn shown(&self) -> String {
+        let mut out = Vec::new();
+        for s in &self.settings {
+            match &s.value {
+                Value::Args(args) => out.extend(args.iter().map(|a| shell_word(a))),
+                Value::Password(_) => out.extend(["-a".to_string(), "***".to_string()]),
+                v if v.is_switch() => out.push(v.flag().to_string()),
+                v => out.extend([v.flag().to_string(), shell_word(&s.text)]),
+            }
+        }
+        out.join(" ")
+    }
+
+    /// The plan this step runs, as `respbench` with the step's settings would build it. A fill
+    /// up to a memory target and a capacity search are several runs, not one plan.
+    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::Output), String> {
+        match self.planned() {
+            Ok(Planned::Native(args)) => args.into_config(),
+            Ok(Planned::Fill(_)) => Err("a fill up to a memory target is several runs, not one plan".into()),
+            Ok(Planned::Capacity(_)) => Err("a capacity search is several runs, not one plan".into()),
+            Err(e) => Err(e.msg),
+        }
+    }
+}
+
+/// A phase kind as the file spells it.
+pub fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Fill => "fill",
+        Kind::Warmup => "warmup",
+        Kind::Run => "run",
+        Kind::Steps => "steps",
+        Kind::Capacity => "capacity",
+    }
+}
+
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:/,=%@".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// What `respbench run`'s own flags change: the server, and the scale.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub scale: Option<f64>,
+}
+
+/// `FILE:LINE:COLUMN: key 'KEY': message` for a byte offset into the file.
+pub fn locate(path: &Path, text: &str, offset: usize, msg: &str) -> String {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    let line_text = text[line_start..].lines().next().unwrap_or("");
+    let key = line_text
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"').to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('['))
+        .or_else(|| {
+            let t = line_text.trim();
+            t.starts_with('[').then(|| t.trim_matches(['[', ']']).trim().to_string())
+        });
+    match key {
+        Some(key) if !msg.contains(&format!("`{key}`")) => {
+            format!("{}:{line}:{column}: key '{key}': {msg}", path.display())
+        }
+        _ => format!("{}:{line}:{column}: {msg}", path.display()),
+    }
+}
+
+impl Loaded {
+    /// Where in the phase of `step` its `key` is set (`pipeline` → the `pipeline = ` line).
+    pub fn key_in_phase(&self, step: &Step, key: &str) -> Option<usize> {
+        // The phase's lines: from its header to the next table.
+        let rest = self.text.get(step.span.start..)?;
+        let end = rest.match_indices("\n[").next().map_or(rest.len(), |(i, _)| i);
+        let mut pos = 0;
+        for line in rest[..end].lines() {
+            if line.split_once('=').is_some_and(|(k, _)| k.trim() == key) {
+                return Some(step.span.start + pos);
+            }
+            pos += line.len() + 1;
+        }
+        None
+    }
+}
+
+/// Reads and checks a scenario file; every error is one line naming the file, line, column and key.
+pub fn load(path: &Path) -> Result<Loaded, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {}: {e}", path.display()))?;
+    let scenario: Scenario = toml::from_str(&text).map_err(|e| {
+        let msg = e.message().trim().replace('\n', " ");
+        match e.span() {
+            Some(span) => locate(path, &text, span.start, &msg),
+            None => format!("{}: {msg}", path.display()),
+        }
+    })?;
+    let loaded = Loaded { path: path.to_path_buf(), text, scenario };
+    if loaded.scenario.phases.is_empty() {
+        return Err(format!("{}: no [[phase]]: a scenario runs at least one phase", path.display()));
+    }
+    if let Some(price) = &loaded.scenario.price
+        && !(price.get_ref().per_hour > 0.0 && price.get_ref().per_hour.is_finite())
+    {
+        let msg = format!("price per_hour {} must be a price above 0", price.get_ref().per_hour);
+        return Err(loaded.at_key("per_hour", &msg));
+    }
+    if loaded.scenario.defaults.kind.is_some() {
+        return Err(loaded.at_key("[defaults]", "'kind' belongs to a [[phase]], not to [defaults]"));
+    }
+    Ok(loaded)
+}
+
+#[cfg(test)]
+// unsafe: one test sets an environment variable (set_var is unsafe in edition 2024).
+#[allow(unsafe_code)]
+mod tests;
