@@ -56,14 +56,14 @@ pub fn text(out: &mut String, latency: &ServerLatency, client: &dyn Fn(&str) -> 
     let width = latency.commands.keys().map(|n| n.len() + 1).max().unwrap_or(0).max(8);
     let _ = writeln!(
         out,
-        "{:<width$}{:>10}{:>10}{:>10}{:>12}{:>12}{:>13}{:>10}{:>20}",
+        "{:<width$}{:>9}{:>9}{:>9}{:>14}{:>14}{:>14}{:>10}{:>16}",
         "Type", "p50", "p99", "p99.9", "client p50", "client p99", "client p99.9", "run mean", "run's calls"
     );
     for r in rows(latency, client) {
         let c = |f: fn(&LatencySummary) -> f64| us(r.client.as_ref().map(|l| f(l) / 1000.0));
         let _ = writeln!(
             out,
-            "{:<width$}{:>10}{:>10}{:>10}{:>12}{:>12}{:>13}{:>10}{:>20}",
+            "{:<width$}{:>9}{:>9}{:>9}{:>14}{:>14}{:>14}{:>10}{:>16}",
             r.name,
             us(r.server.p50_ms),
             us(r.server.p99_ms),
