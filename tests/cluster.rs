@@ -104,6 +104,12 @@ fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
     assert_eq!(doc["cluster"]["asked"], 0);
     assert_eq!(doc["cluster"]["nodes"].as_object().unwrap().len(), 3);
     assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    // The server's own latency is read on every primary; the combined SET row sums their calls.
+    let latency = &doc["server_latency"];
+    assert!(latency["unavailable"].is_null(), "{latency}");
+    assert_eq!(latency["nodes"].as_object().unwrap().len(), 3, "{latency}");
+    assert_eq!(latency["commands"]["SET"]["calls_total"], 6000, "{latency}");
+    assert!(latency["commands"]["SET"]["p99_ms"].is_number(), "{latency}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h2>Cluster nodes</h2>") && page.contains("0 MOVED"), "no cluster section");
     // The check before a run samples keys on the primary of each key's slot.

@@ -177,6 +177,7 @@ impl<'c> Collector<'c> {
             client_threads: self.client_threads,
             server_stats: None,
             server_peak_memory: None,
+            server_latency: None,
             warnings: Vec::new(),
             notes: Vec::new(),
             runs: Vec::new(),

@@ -14,6 +14,7 @@ mod outcome;
 mod pacer;
 mod preflight;
 mod router;
+mod server_latency;
 mod server_stats;
 mod start_at;
 // unsafe: getrusage(RUSAGE_THREAD) has no safe wrapper; each block says why it is sound.
@@ -30,6 +31,7 @@ use collect::{Collector, telemetry_warnings};
 pub use outcome::{Interval, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
+pub use server_latency::{ServerCommandLatency, ServerLatency};
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
 pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
 pub use worker::Said;
@@ -307,6 +309,7 @@ fn collect(
         s.sample();
         s.overall()
     });
+    let server_latency = server_latency::measure(config, probe.silent.as_deref(), sampler.as_mut());
     let names = prepared.workload.names().to_vec();
     let mut outcome = collector.finish(stop.load(Ordering::SeqCst), probe.server, names);
     // Clients connected is a gauge best read while the load runs, not after it.
@@ -316,6 +319,7 @@ fn collect(
         s
     });
     outcome.server_peak_memory = sampler.as_ref().map(|s| s.peak_used_memory);
+    outcome.server_latency = Some(server_latency);
     outcome.warnings = telemetry_warnings(&outcome, sampler.is_some(), probe.silent.as_deref());
     if let Some(stalled) = sampler.as_ref().map(ServerSampler::stalled).filter(|&n| n > 0) {
         let bound = server_stats::sample_timeout(config.interval);

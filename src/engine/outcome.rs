@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{ServerSample, ThreadCpu};
+use super::{ServerLatency, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
 use crate::stats::{ClientStats, ErrorCounts, OpStats, Window};
 
@@ -62,6 +62,8 @@ pub struct Outcome {
     pub server_stats: Option<ServerSample>,
     /// Highest used_memory sampled during the measured phase.
     pub server_peak_memory: Option<u64>,
+    /// The server's own latency per command (`INFO latencystats`), or why there is none.
+    pub server_latency: Option<ServerLatency>,
     /// Things the user should know about the run (checks before it, telemetry during it).
     pub warnings: Vec<String>,
     /// What respbench noted about how it ran the command line (a front-end's TLS
@@ -172,6 +174,10 @@ impl Outcome {
                 (a, b) => a.or(b),
             };
             pooled.server_peak_memory = pooled.server_peak_memory.max(next.server_peak_memory);
+            pooled.server_latency = match (pooled.server_latency.take(), next.server_latency) {
+                (Some(a), Some(b)) => Some(a.then(b)),
+                (a, b) => b.or(a),
+            };
             for w in next.warnings {
                 if !pooled.warnings.contains(&w) {
                     pooled.warnings.push(w);

@@ -7,11 +7,15 @@
 //! or the run's end. A node that lets a reading time out gives no more samples this run (its
 //! connection is out of step, and each retry would cost the bound again): its figures are
 //! missing from then on, never made up.
+//!
+//! The same connection reads the server's own latency per command at the run's start and end
+//! (`server_latency`).
 
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::server_latency::{self, Reading, ServerLatency};
 use crate::config::ServerOptions;
 use crate::net::{CallError, ConnectError, Session, Stream};
 
@@ -29,17 +33,18 @@ fn bound_reads(session: &Session, timeout: Duration) {
     };
 }
 
+/// Whether a bounded call failed by running out of time.
+fn timed_out(e: &CallError) -> bool {
+    matches!(e, CallError::Connect(ConnectError::Io { source, .. })
+        if matches!(source.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut))
+}
+
 /// One bounded reading: `Err(true)` when it timed out, `Err(false)` for any other failure
 /// (a dropped connection, a refusal, an unparsable reply).
 fn read_bounded(session: &mut Session) -> Result<Info, bool> {
     match session.call(&[b"INFO"]) {
         Ok(reply) => Info::parse(&String::from_utf8_lossy(reply.text())).ok_or(false),
-        Err(CallError::Connect(ConnectError::Io { source, .. }))
-            if matches!(source.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
-        {
-            Err(true)
-        }
-        Err(_) => Err(false),
+        Err(e) => Err(timed_out(&e)),
     }
 }
 
@@ -179,6 +184,8 @@ struct NodeSampler {
     timeout: Duration,
     /// A reading timed out: no more samples from this node.
     stalled: bool,
+    /// The server's latency and command counters at the run's start, or why not read.
+    latency_start: Option<Result<Reading, String>>,
 }
 
 impl NodeSampler {
@@ -188,7 +195,16 @@ impl NodeSampler {
         Info::read(&mut session)?;
         bound_reads(&session, timeout);
         let server = server.clone();
-        Some(NodeSampler { session, server, first: None, last: None, peak_used_memory: 0, timeout, stalled: false })
+        Some(NodeSampler {
+            session,
+            server,
+            first: None,
+            last: None,
+            peak_used_memory: 0,
+            timeout,
+            stalled: false,
+            latency_start: None,
+        })
     }
 
     /// One reading within the bound; a timeout stalls the node for the rest of the run.
@@ -209,6 +225,27 @@ impl NodeSampler {
             self.first = Some((now, info));
             self.last = Some((now, info));
         }
+        if !self.server.session.protocol.is_memcache() {
+            self.latency_start = Some(self.read_latency());
+        }
+    }
+
+    /// The server's own latency and command counters, within the bound; a timeout stalls the
+    /// node as any reading's does. `Err` says why there is no reading.
+    fn read_latency(&mut self) -> Result<Reading, String> {
+        let late = |timeout| format!("the server did not answer INFO latencystats within {timeout:?}");
+        if self.stalled {
+            return Err(late(self.timeout));
+        }
+        match self.session.call(&server_latency::CALL) {
+            Ok(reply) => Ok(Reading::parse(&String::from_utf8_lossy(reply.text()))),
+            Err(CallError::Server(message)) => Err(server_latency::refused(&message)),
+            Err(e) if timed_out(&e) => {
+                self.stalled = true;
+                Err(late(self.timeout))
+            }
+            Err(e) => Err(format!("INFO latencystats failed: {e}")),
+        }
     }
 
     /// The span since the previous sample (or `begin`). After a dropped connection it logs in
@@ -221,6 +258,8 @@ impl NodeSampler {
                 self.session = Session::open_within(&self.server, self.timeout.min(Duration::from_millis(500))).ok()?;
                 bound_reads(&self.session, self.timeout);
                 let info = self.read().ok()?;
+                // A restarted server's counters start over: the run's share is unknown.
+                self.latency_start = None;
                 let now = Instant::now();
                 self.first = Some((now, info));
                 self.last = Some((now, info));
@@ -289,6 +328,30 @@ impl ServerSampler {
 
     pub fn overall(&self) -> Option<ServerSample> {
         combine(&self.nodes.iter().filter_map(NodeSampler::overall).collect::<Vec<_>>())
+    }
+
+    /// The server's own latency for the run's commands `names`, read now (the run's end) on
+    /// every sampled node and set beside the reading at its start.
+    pub fn latency(&mut self, names: &[String]) -> ServerLatency {
+        let several = self.nodes.len() > 1;
+        let mut problems = Vec::new();
+        let mut figures = Vec::new();
+        for n in &mut self.nodes {
+            let node = n.server.target.to_string();
+            let on = if several { format!(" on {node}") } else { String::new() };
+            let start = n.latency_start.take();
+            let label = several.then_some(node.as_str());
+            let found = n.read_latency().and_then(|end| {
+                let start = start.as_ref().and_then(|s| s.as_ref().ok());
+                server_latency::node_figures(start, &end, names, (label, &mut problems))
+            });
+            // Said only beside figures: a node without any says its own reason.
+            if let (Ok(_), Some(Err(why))) = (&found, &start) {
+                problems.push(format!("the run's start was not read{on} ({why}): calls in the run unknown"));
+            }
+            figures.push((node, found));
+        }
+        server_latency::combine(figures, problems)
     }
 }
 

@@ -321,6 +321,7 @@ pub fn render(doc: &Document) -> String {
             rate.late_threshold_us / 1000.0
         );
     }
+    super::server_latency::html(&mut b, doc);
     b.push_str("<h2>Over time</h2>");
     for c in &timeline_charts(doc) {
         b.push_str(&chart::svg(c));

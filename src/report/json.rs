@@ -140,6 +140,7 @@ pub fn document(run: &Run) -> Document {
             sample: s,
             peak_used_memory_bytes: outcome.server_peak_memory.unwrap_or(s.used_memory_bytes),
         }),
+        server_latency: outcome.server_latency.clone(),
         warnings: outcome.warnings.clone(),
         notes: outcome.notes.clone(),
         bottleneck: {

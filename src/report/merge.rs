@@ -261,6 +261,7 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
     doc.server = inputs.iter().find_map(|i| i.doc.server.clone());
     doc.server_cpu = inputs.iter().find_map(|i| i.doc.server_cpu);
     doc.server_telemetry = inputs.iter().find_map(|i| i.doc.server_telemetry);
+    doc.server_latency = inputs.iter().find_map(|i| i.doc.server_latency.clone());
     doc.warnings = all_warnings(inputs, &warnings);
     // Each shard's notes once.
     doc.notes = Vec::new();

@@ -17,6 +17,7 @@ pub mod merge;
 pub mod metrics;
 pub mod scenario_compare;
 pub mod scenario_html;
+pub mod server_latency;
 pub mod sink;
 pub mod statsd;
 pub mod tables;

@@ -139,6 +139,9 @@ impl Format for Table {
         if let Some(s) = outcome.server_stats {
             server_line(&mut out, &s, outcome.server_peak_memory);
         }
+        if let Some(latency) = &outcome.server_latency {
+            super::server_latency::text(&mut out, latency, &|name| client_service(outcome, name));
+        }
         let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
         let _ = writeln!(out, "Bottleneck: {} ({detail})", verdict_name(verdict));
         for warning in &outcome.warnings {
@@ -179,6 +182,17 @@ fn server_line(out: &mut String, s: &ServerSample, peak: Option<u64>) {
         s.ops_per_sec,
         s.keys,
     );
+}
+
+/// The client's service time for the rows of command `name` (`SET` and `SET#2` alike).
+fn client_service(outcome: &engine::Outcome, name: &str) -> Option<crate::stats::LatencySummary> {
+    let mut all: Option<OpStats> = None;
+    for (row, op) in outcome.command_names.iter().zip(&outcome.ops) {
+        if row.split('#').next() == Some(name) {
+            all.get_or_insert_with(OpStats::default).merge(op);
+        }
+    }
+    all.map(|op| op.service())
 }
 
 pub fn verdict_name(b: Bottleneck) -> &'static str {

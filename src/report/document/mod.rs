@@ -18,7 +18,7 @@ pub use self::scenario::{
 };
 use super::Delivery;
 use super::histo::Histograms;
-use crate::engine::{RunFigures, ServerCpu};
+use crate::engine::{RunFigures, ServerCpu, ServerLatency};
 use crate::net::ServerInfo;
 
 /// Bumped whenever a field changes meaning or disappears; additions keep the version.
@@ -46,6 +46,9 @@ pub struct Document {
     pub client: Client,
     pub server_cpu: Option<ServerCpu>,
     pub server_telemetry: Option<ServerTelemetry>,
+    /// The server's own latency per command (`INFO latencystats`), or why there is none;
+    /// absent from results written before it was read.
+    pub server_latency: Option<ServerLatency>,
     pub warnings: Vec<String>,
     /// respbench's notes on how it ran the command line (said on stderr by the native CLI, by
     /// a front-end only with `--notes`); absent from results written before notes were kept.
