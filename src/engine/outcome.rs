@@ -72,8 +72,8 @@ pub struct Outcome {
     /// When connections were down (dropped, then reconnected or not), merged where they overlap.
     pub outages: Vec<Outage>,
     pub reconnect_attempts: u64,
-    /// Connections (links) lost, apart from the requests they took with them.
-    pub connections_lost: u64,
+    /// Connections (links) lost by why, apart from the requests they took with them.
+    pub connections_lost: ErrorCounts,
     /// Cluster mode: per node, by address.
     pub nodes: Vec<(String, OpStats)>,
     /// Cluster redirects followed.
@@ -149,7 +149,7 @@ impl Outcome {
             pooled.client_threads.extend(next.client_threads);
             pooled.outages.extend(next.outages);
             pooled.reconnect_attempts += next.reconnect_attempts;
-            pooled.connections_lost += next.connections_lost;
+            pooled.connections_lost.merge(&next.connections_lost);
             pooled.moved += next.moved;
             pooled.client_stats.extend(next.client_stats);
             pooled.asked += next.asked;

@@ -74,7 +74,8 @@ pub(crate) struct IntervalLine {
     /// Connections' down spans in this interval, in seconds from the measured start.
     pub down_secs: Vec<(f64, f64)>,
     pub reconnect_attempts: u64,
-    pub connections_lost: u64,
+    /// Connections lost by why (`io`, `timeout`, `protocol`).
+    pub connections_lost: BTreeMap<String, u64>,
     pub successes: u64,
     pub nodes: Vec<(String, OpLine)>,
     pub moved: u64,
@@ -249,7 +250,7 @@ impl Journal {
             send_lag: (!w.send_lag_ns.is_empty()).then(|| histo::encode(&w.send_lag_ns)),
             down_secs: w.down.iter().map(|&(from, to)| (secs(from), secs(to))).collect(),
             reconnect_attempts: w.reconnect_attempts,
-            connections_lost: w.connections_lost,
+            connections_lost: w.connections_lost.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
             successes: w.successes,
             nodes: w.nodes.iter().map(|(n, op)| (n.clone(), OpLine::of(op))).collect(),
             moved: w.moved,

@@ -204,7 +204,13 @@ fn faults(outcome: &engine::Outcome) -> Faults {
     Faults {
         outages: outcome.outages.clone(),
         reconnect_attempts: outcome.reconnect_attempts,
-        connections_lost: outcome.connections_lost,
+        connections_lost: outcome.connections_lost.total(),
+        connections_lost_by_kind: outcome
+            .connections_lost
+            .sorted()
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect(),
         seconds_without_success: outcome
             .timeline
             .iter()

@@ -385,6 +385,13 @@ fn faults(inputs: &[Input], clock: &Clock, time_series: &[Point]) -> Faults {
         outages,
         reconnect_attempts: inputs.iter().map(|i| i.doc.faults.reconnect_attempts).sum(),
         connections_lost: inputs.iter().map(|i| i.doc.faults.connections_lost).sum(),
+        connections_lost_by_kind: {
+            let mut by: BTreeMap<String, u64> = BTreeMap::new();
+            for (kind, n) in inputs.iter().flat_map(|i| &i.doc.faults.connections_lost_by_kind) {
+                *by.entry(kind.clone()).or_default() += n;
+            }
+            by
+        },
         seconds_without_success: time_series
             .iter()
             .filter(|p| p.totals.count == p.totals.errors && p.totals.errors > 0)

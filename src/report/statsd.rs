@@ -100,7 +100,7 @@ impl Statsd {
         self.latency_ns_sum += mean_ns * total.count as f64;
         self.replies += total.count;
         // memtier counts connection errors, not the requests they took with them.
-        self.connection_errors += window.connections_lost;
+        self.connection_errors += window.connections_lost.total();
         self.gauge("ops_sec", per_sec(total.count as f64, secs) as i64);
         self.gauge("ops_sec_avg", per_sec(p.total_ops as f64, elapsed) as i64);
         self.gauge("bytes_sec", per_sec(bytes as f64, secs) as i64);

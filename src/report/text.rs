@@ -161,6 +161,15 @@ fn failure_name(kind: &ErrorKind) -> String {
     }
 }
 
+/// Why a connection was lost, by kind.
+fn lost_name(kind: &ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Timeout => "timeout",
+        ErrorKind::Protocol => "protocol error",
+        _ => "closed or broken",
+    }
+}
+
 /// Every request accounted, one unit per figure: error replies (requests answered with an
 /// error), requests failed without a reply by kind, connections lost (not requests), and the
 /// identity `sent = replies + failed + abandoned`.
@@ -181,8 +190,10 @@ fn accounting(out: &mut String, outcome: &Outcome, total: &OpStats) {
     if failed > 0 {
         parts.push(format!("requests failed: {failed} ({list})"));
     }
-    if outcome.connections_lost > 0 {
-        parts.push(format!("connections lost: {}", outcome.connections_lost));
+    let lost = outcome.connections_lost.sorted();
+    if !lost.is_empty() {
+        let list: Vec<String> = lost.iter().map(|(k, n)| format!("{} {n}", lost_name(k))).collect();
+        parts.push(format!("connections lost: {} ({})", outcome.connections_lost.total(), list.join(", ")));
     }
     if parts.is_empty() {
         out.push_str("Errors: none\n");

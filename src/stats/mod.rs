@@ -224,9 +224,9 @@ pub struct Window {
     pub down: Vec<(std::time::Instant, std::time::Instant)>,
     /// Reconnect attempts, successful or not.
     pub reconnect_attempts: u64,
-    /// Connections (links) lost: closed by the server, broken, timed out or given up. Counted
-    /// apart from the requests they took with them, which `errors` counts by kind.
-    pub connections_lost: u64,
+    /// Connections (links) lost, by why (`io`: closed or broken, `timeout`, `protocol`).
+    /// Counted apart from the requests they took with them, which `errors` counts by kind.
+    pub connections_lost: ErrorCounts,
     /// Replies that were not errors (warmup excluded).
     pub successes: u64,
     /// Cluster mode: per node (by address), what its links did.
@@ -248,7 +248,7 @@ impl Window {
             send_lag_ns: histogram(),
             down: Vec::new(),
             reconnect_attempts: 0,
-            connections_lost: 0,
+            connections_lost: ErrorCounts::default(),
             successes: 0,
             nodes: Vec::new(),
             moved: 0,
@@ -265,7 +265,7 @@ impl Window {
         self.send_lag_ns.add(&other.send_lag_ns).expect("same bounds");
         self.down.extend_from_slice(&other.down);
         self.reconnect_attempts += other.reconnect_attempts;
-        self.connections_lost += other.connections_lost;
+        self.connections_lost.merge(&other.connections_lost);
         self.successes += other.successes;
         self.moved += other.moved;
         self.asked += other.asked;

@@ -121,7 +121,7 @@ impl Worker<'_> {
         let why = kind.to_string();
         // The link counts once as a connection lost, and each request it took as failed: one
         // unit per figure.
-        self.window.connections_lost += 1;
+        self.window.connections_lost.add(kind.clone(), 1);
         if lost > 0 {
             self.window.errors.add(kind, lost);
         }

@@ -89,7 +89,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         Err(e) => {
             // Registration failing is a broken event loop; report every connection as failed.
             let mut window = Window::new(plan.rows, plan.unit_row);
-            window.connections_lost = conns.len() as u64;
+            window.connections_lost.add(ErrorKind::Io, conns.len() as u64);
             let cpu = ThreadCpu::default();
             let (ended, clients) = (Instant::now(), Vec::new());
             let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended, cpu, clients });

@@ -9,6 +9,7 @@ use super::conn::{Conn, Down, Link};
 use super::{LINKS, Worker};
 use crate::config::Config;
 use crate::net::Session;
+use crate::stats::ErrorKind;
 
 /// Longest the connect of a joining connection may block its worker (connect, TLS, login).
 const JOIN_TIMEOUT: Duration = Duration::from_millis(500);
@@ -73,7 +74,7 @@ impl Worker<'_> {
         let link = match registered {
             Some(io) => Link::new(io, pipeline, max_request),
             None => {
-                self.window.connections_lost += 1;
+                self.window.connections_lost.add(ErrorKind::Io, 1);
                 self.down += 1;
                 let backoff = self.plan.faults.reconnect_backoff;
                 Link::waiting(pipeline, max_request, Down { since: now, retry_at: now + backoff, backoff, attempts: 1 })

@@ -172,6 +172,8 @@ pub struct Faults {
     /// Connections lost (closed by the server, broken, timed out), counted apart from the
     /// requests they took with them (those are in `errors`, by kind).
     pub connections_lost: u64,
+    /// The same by why: `io` (closed or broken), `timeout`, `protocol`.
+    pub connections_lost_by_kind: BTreeMap<String, u64>,
     pub seconds_without_success: Vec<IntervalRef>,
 }
 

@@ -191,7 +191,9 @@ fn window(line: &IntervalLine, unit_row: Option<usize>, at: &dyn Fn(f64) -> Inst
     }
     w.down = line.down_secs.iter().map(|&(from, to)| (at(from), at(to))).collect();
     w.reconnect_attempts = line.reconnect_attempts;
-    w.connections_lost = line.connections_lost;
+    for (kind, n) in &line.connections_lost {
+        w.connections_lost.add(kind.parse::<ErrorKind>()?, *n);
+    }
     w.successes = line.successes;
     w.nodes = line.nodes.iter().map(|(n, op)| op_stats(op).map(|op| (n.clone(), op))).collect::<Result<_, _>>()?;
     w.moved = line.moved;
