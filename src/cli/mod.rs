@@ -18,6 +18,7 @@ mod native_run;
 mod notes;
 pub mod parse;
 mod protocol_flags;
+mod recover;
 pub mod redis_benchmark;
 mod results;
 mod run;
@@ -124,6 +125,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some("report") => Some(results::report_main),
         Some("compare") => Some(results::compare_main),
         Some("merge") => Some(merge::main),
+        Some("recover") => Some(recover::main),
         Some("run") => Some(scenario::run_file::main),
         _ => None,
     };

@@ -30,7 +30,11 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     let cx = cx.with_metrics(metrics.clone());
     let mut hdr_log = output.hdr_log.as_ref().map(|_| HdrLog::new());
     let mut line = LiveLine::new(output.runs, output.progress);
+    let mut journal = super::recover::open(output);
     let mut sinks: Vec<&mut dyn Sink> = Vec::new();
+    if let Some(j) = journal.as_mut() {
+        sinks.push(j);
+    }
     if let Some(s) = statsd.as_mut() {
         sinks.push(s);
     }
@@ -42,14 +46,19 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     let result = match run::run(&plan, &cx, &mut sinks) {
         Ok(result) => result,
         Err(e) => {
+            drop(sinks);
             eprintln!("respbench: {}", run::failure_message(config, &e));
+            super::recover::close(journal, output, false);
             return Ran::failed(ExitCode::from(EXIT_FAILURE));
         }
     };
     drop(sinks);
     let mut outcome = result.pooled();
     outcome.notes = output.notes.said.clone();
-    let document = match write_reports(config, output, &outcome, hdr_log) {
+    let written = write_reports(config, output, &outcome, hdr_log);
+    // Once the files are written the journal goes; if they could not be, it stays.
+    super::recover::close(journal, output, written.is_ok());
+    let document = match written {
         Ok(doc) => doc,
         Err(code) => return Ran::failed(code),
     };

@@ -56,6 +56,9 @@ pub(super) struct Collector<'c> {
     ended: Instant,
     client_threads: Vec<ThreadCpu>,
     clients: Vec<ClientStats>,
+    /// What the server said it is, and the rows' names: each interval's observers see them.
+    server: Option<ServerInfo>,
+    command_names: Vec<String>,
 }
 
 impl<'c> Collector<'c> {
@@ -65,6 +68,7 @@ impl<'c> Collector<'c> {
         workers: usize,
         start: Instant,
         started_unix_ms: u64,
+        (server, command_names): (Option<ServerInfo>, Vec<String>),
     ) -> Collector<'c> {
         Collector {
             config,
@@ -78,6 +82,8 @@ impl<'c> Collector<'c> {
             ended: start,
             client_threads: vec![ThreadCpu::default(); workers],
             clients: Vec::new(),
+            server,
+            command_names,
         }
     }
 
@@ -140,16 +146,23 @@ impl<'c> Collector<'c> {
             };
             let total_errors = self.totals.ops.iter().map(|o| o.errors).sum();
             let started_unix_ms = self.started_unix_ms;
-            observe(&Progress { interval, started_unix_ms, elapsed, total_ops, total_errors, done, time_left });
+            let (server, command_names) = (self.server.as_ref(), &self.command_names[..]);
+            observe(&Progress {
+                interval,
+                started_unix_ms,
+                start: self.start,
+                elapsed,
+                total_ops,
+                total_errors,
+                done,
+                time_left,
+                server,
+                command_names,
+            });
         }
     }
 
-    pub(super) fn finish(
-        mut self,
-        interrupted: bool,
-        server: Option<ServerInfo>,
-        command_names: Vec<String>,
-    ) -> Outcome {
+    pub(super) fn finish(mut self, interrupted: bool) -> Outcome {
         for (_, done) in self.reported.iter_mut() {
             *done = true;
         }
@@ -162,6 +175,7 @@ impl<'c> Collector<'c> {
             client_stats: self.clients,
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
+            connections_lost: self.totals.connections_lost,
             nodes,
             moved: self.totals.moved,
             asked: self.totals.asked,
@@ -172,8 +186,8 @@ impl<'c> Collector<'c> {
             elapsed: self.ended.saturating_duration_since(self.start),
             interrupted,
             started_unix_ms: self.started_unix_ms,
-            server,
-            command_names,
+            server: self.server,
+            command_names: self.command_names,
             client_threads: self.client_threads,
             server_stats: None,
             server_peak_memory: None,

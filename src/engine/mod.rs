@@ -288,7 +288,9 @@ fn collect(
     observe: &mut dyn FnMut(&Progress),
 ) -> Outcome {
     let sampler = &mut probe.sampler;
-    let mut collector = Collector::new(config, run, prepared.threads, measure_from, started_unix_ms);
+    let names = prepared.workload.names().to_vec();
+    let about = (probe.server.take(), names);
+    let mut collector = Collector::new(config, run, prepared.threads, measure_from, started_unix_ms, about);
     let mut begun = false;
     loop {
         let now = Instant::now();
@@ -310,8 +312,7 @@ fn collect(
         s.overall()
     });
     let server_latency = server_latency::measure(config, probe.silent.as_deref(), sampler.as_mut());
-    let names = prepared.workload.names().to_vec();
-    let mut outcome = collector.finish(stop.load(Ordering::SeqCst), probe.server, names);
+    let mut outcome = collector.finish(stop.load(Ordering::SeqCst));
     // Clients connected is a gauge best read while the load runs, not after it.
     outcome.server_stats = server_stats.map(|mut s| {
         let during = outcome.timeline.iter().filter_map(|i| i.server.map(|x| x.connected_clients)).max();

@@ -74,6 +74,8 @@ pub struct Outcome {
     /// When connections were down (dropped, then reconnected or not), merged where they overlap.
     pub outages: Vec<Outage>,
     pub reconnect_attempts: u64,
+    /// Connections (links) lost by why, apart from the requests they took with them.
+    pub connections_lost: ErrorCounts,
     /// Cluster mode: per node, by address.
     pub nodes: Vec<(String, OpStats)>,
     /// Cluster redirects followed.
@@ -97,7 +99,7 @@ pub struct Outage {
 
 impl Outage {
     /// Merges connections' down spans that overlap into outages.
-    pub(super) fn merge(run: usize, start: Instant, mut spans: Vec<(Instant, Instant)>) -> Vec<Outage> {
+    pub fn merge(run: usize, start: Instant, mut spans: Vec<(Instant, Instant)>) -> Vec<Outage> {
         spans.sort();
         let secs = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
         let mut out: Vec<Outage> = Vec::new();
@@ -119,7 +121,7 @@ impl Outcome {
         crate::stats::total(&self.ops)
     }
 
-    pub(super) fn figures(&self) -> RunFigures {
+    pub fn figures(&self) -> RunFigures {
         let total = self.total();
         let secs = self.elapsed.as_secs_f64();
         let latency = total.latency();
@@ -149,6 +151,7 @@ impl Outcome {
             pooled.client_threads.extend(next.client_threads);
             pooled.outages.extend(next.outages);
             pooled.reconnect_attempts += next.reconnect_attempts;
+            pooled.connections_lost.merge(&next.connections_lost);
             pooled.moved += next.moved;
             pooled.client_stats.extend(next.client_stats);
             pooled.asked += next.asked;
@@ -200,10 +203,16 @@ pub struct Progress<'a> {
     pub interval: &'a Interval,
     /// Wall-clock start of this run's measured phase.
     pub started_unix_ms: u64,
+    /// The same start on the monotonic clock, which the window's down spans are on.
+    pub start: Instant,
     pub elapsed: Duration,
     pub total_ops: u64,
     pub total_errors: u64,
     /// Fraction of the planned work done, when the run is counted or timed.
     pub done: Option<f64>,
     pub time_left: Option<Duration>,
+    /// What the server said it is (INFO), when it answered.
+    pub server: Option<&'a ServerInfo>,
+    /// The names of the window's rows (the commands, then a sequence's unit row).
+    pub command_names: &'a [String],
 }

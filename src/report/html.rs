@@ -135,8 +135,9 @@ fn faults_section(b: &mut String, doc: &Document) {
     let without = faults.seconds_without_success.len();
     let _ = write!(
         b,
-        "</table></div><p>{} reconnect attempts; {without} interval(s) of the time series without a successful reply.</p>",
-        faults.reconnect_attempts
+        "</table></div><p>{} connections lost; {} reconnect attempts; {without} interval(s) of the time series \
+         without a successful reply.</p>",
+        faults.connections_lost, faults.reconnect_attempts
     );
 }
 
@@ -167,11 +168,16 @@ fn errors_section(b: &mut String, doc: &Document) {
     if doc.errors.is_empty() {
         return;
     }
-    b.push_str("<h2>Errors by kind</h2><table><tr><th>kind</th><th>count</th></tr>");
+    b.push_str("<h2>Errors by kind</h2><table><tr><th>kind</th><th>requests</th></tr>");
     for (kind, n) in &doc.errors {
         let _ = write!(b, "<tr><td>{}</td><td>{n}</td></tr>", escape(kind));
     }
-    b.push_str("</table>");
+    let t = &doc.totals;
+    let _ = write!(
+        b,
+        "</table><p>{} requests sent = {} replies + {} failed + {} abandoned at the end.</p>",
+        t.sent, t.count, t.failed, t.abandoned
+    );
 }
 
 /// `--runs`: each run's headline figures and their spread.

@@ -37,6 +37,9 @@ impl OpSummary {
             hits_per_sec: rates.hits_per_sec,
             misses_per_sec: rates.misses_per_sec,
             errors: op.errors,
+            sent: op.sent,
+            failed: op.failed,
+            abandoned: op.abandoned,
             bytes_in: op.bytes_in,
             bytes_out: op.bytes_out,
             kb_per_sec: rates.kb_per_sec,
@@ -104,15 +107,17 @@ fn configuration(config: &Config, runs: usize) -> Configuration {
 
 /// The result of a finished run.
 pub fn document(run: &Run) -> Document {
-    let (config, outcome) = (run.config, run.outcome);
-    let secs = outcome.elapsed.as_secs_f64();
+    measured(frame(run.config, run.label), run.outcome)
+}
+
+/// What the result says before anything is measured: the plan, how it is measured, the tool
+/// and the machine. The journal keeps it in its header, so that `respbench recover` builds the
+/// result of an interrupted run through [`measured`] as a finished run's is built.
+pub fn frame(config: &Config, label: Option<&str>) -> Document {
     Document {
         schema_version: SCHEMA_VERSION,
         tool: Tool { name: "respbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-        server: outcome.server.clone(),
-        started_unix_ms: outcome.started_unix_ms,
-        interrupted: outcome.interrupted,
-        configuration: configuration(config, outcome.runs.len()),
+        configuration: configuration(config, 1),
         measurement: Measurement {
             latency_from: "intended_send".into(),
             latency_to: "reply_read".into(),
@@ -120,46 +125,10 @@ pub fn document(run: &Run) -> Document {
             histogram: "hdrhistogram, 3 significant digits, nanosecond values".into(),
             description: super::method(config).into(),
         },
-        duration_secs: secs,
-        totals: {
-            let total = outcome.total();
-            OpSummary::of(&total, secs).with_spectrum(&total)
-        },
-        commands: outcome
-            .command_names
-            .iter()
-            .zip(&outcome.ops)
-            .map(|(n, op)| (n.clone(), OpSummary::of(op, secs).with_spectrum(op)))
-            .collect(),
-        errors: outcome.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
-        rate: Delivery::of(config, outcome),
-        client: Client { threads: outcome.client_threads.clone(), machine: Machine::this() },
-        label: run.label.map(String::from),
-        server_cpu: outcome.server_stats.map(|s| s.cpu),
-        server_telemetry: outcome.server_stats.map(|s| ServerTelemetry {
-            sample: s,
-            peak_used_memory_bytes: outcome.server_peak_memory.unwrap_or(s.used_memory_bytes),
-        }),
-        server_latency: outcome.server_latency.clone(),
-        warnings: outcome.warnings.clone(),
-        notes: outcome.notes.clone(),
-        bottleneck: {
-            let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
-            Verdict { verdict, detail }
-        },
-        runs: outcome.runs.clone(),
-        repetition: (outcome.runs.len() > 1).then(|| Repetition {
-            ops_per_sec: Spread::of(&outcome.runs.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>())
-                .expect("several runs"),
-            p99_us: Spread::of(&outcome.runs.iter().map(|r| r.p99_us).collect::<Vec<_>>()).expect("several runs"),
-        }),
-        faults: faults(outcome),
-        cluster: config.cluster.map(|_| Cluster {
-            nodes: outcome.nodes.iter().map(|(n, op)| (n.clone(), OpSummary::of(op, secs))).collect(),
-            moved: outcome.moved,
-            asked: outcome.asked,
-        }),
-        time_series: time_series(outcome),
+        rate: config.rate.map(Delivery::planned),
+        client: Client { threads: Vec::new(), machine: Machine::this() },
+        label: label.map(String::from),
+        cluster: config.cluster.map(|_| Cluster::default()),
         shard: config.extras.shard.as_ref().map(|s| ShardPart {
             index: s.index,
             count: s.count,
@@ -170,19 +139,79 @@ pub fn document(run: &Run) -> Document {
             total_rate_per_sec: s.total_rate,
             key_part: s.keys,
         }),
-        start: config.extras.start_at.map(|at| {
-            let requested = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0;
-            Start { requested_unix_ms: requested, offset_ms: outcome.started_unix_ms as f64 - requested }
+        start: config.extras.start_at.map(|at| Start {
+            requested_unix_ms: at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
+            offset_ms: 0.0,
         }),
-        histograms: super::histo::Histograms::of(outcome, config.rate.is_some()),
-        merged_from: None,
+        ..Document::default()
     }
+}
+
+/// A frame ([`frame`]) with what `outcome` measured filled in.
+pub fn measured(frame: Document, outcome: &engine::Outcome) -> Document {
+    let secs = outcome.elapsed.as_secs_f64();
+    let open_loop = frame.rate.is_some();
+    let mut doc = frame;
+    doc.server = outcome.server.clone();
+    doc.started_unix_ms = outcome.started_unix_ms;
+    doc.interrupted = outcome.interrupted;
+    doc.configuration.runs = outcome.runs.len();
+    doc.duration_secs = secs;
+    doc.totals = {
+        let total = outcome.total();
+        OpSummary::of(&total, secs).with_spectrum(&total)
+    };
+    doc.commands = outcome
+        .command_names
+        .iter()
+        .zip(&outcome.ops)
+        .map(|(n, op)| (n.clone(), OpSummary::of(op, secs).with_spectrum(op)))
+        .collect();
+    doc.errors = outcome.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+    doc.rate = doc.rate.take().map(|planned| planned.measured(outcome));
+    doc.client.threads = outcome.client_threads.clone();
+    doc.server_cpu = outcome.server_stats.map(|s| s.cpu);
+    doc.server_telemetry = outcome.server_stats.map(|s| ServerTelemetry {
+        sample: s,
+        peak_used_memory_bytes: outcome.server_peak_memory.unwrap_or(s.used_memory_bytes),
+    });
+    doc.server_latency = outcome.server_latency.clone();
+    doc.warnings = outcome.warnings.clone();
+    doc.notes = outcome.notes.clone();
+    doc.bottleneck = {
+        let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
+        Verdict { verdict, detail }
+    };
+    doc.runs = outcome.runs.clone();
+    doc.repetition = (outcome.runs.len() > 1).then(|| Repetition {
+        ops_per_sec: Spread::of(&outcome.runs.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>()).expect("several runs"),
+        p99_us: Spread::of(&outcome.runs.iter().map(|r| r.p99_us).collect::<Vec<_>>()).expect("several runs"),
+    });
+    doc.faults = faults(outcome);
+    if let Some(cluster) = doc.cluster.as_mut() {
+        cluster.nodes = outcome.nodes.iter().map(|(n, op)| (n.clone(), OpSummary::of(op, secs))).collect();
+        cluster.moved = outcome.moved;
+        cluster.asked = outcome.asked;
+    }
+    doc.time_series = time_series(outcome);
+    if let Some(start) = doc.start.as_mut() {
+        start.offset_ms = outcome.started_unix_ms as f64 - start.requested_unix_ms;
+    }
+    doc.histograms = super::histo::Histograms::of(outcome, open_loop);
+    doc
 }
 
 fn faults(outcome: &engine::Outcome) -> Faults {
     Faults {
         outages: outcome.outages.clone(),
         reconnect_attempts: outcome.reconnect_attempts,
+        connections_lost: outcome.connections_lost.total(),
+        connections_lost_by_kind: outcome
+            .connections_lost
+            .sorted()
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect(),
         seconds_without_success: outcome
             .timeline
             .iter()

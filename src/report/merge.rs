@@ -66,6 +66,7 @@ pub(crate) fn op_stats(summary: &OpSummary, pair: Option<&Pair>) -> Result<OpSta
     let mut op = OpStats::default();
     let s = summary;
     (op.count, op.hits, op.misses, op.errors) = (s.count, s.hits, s.misses, s.errors);
+    (op.sent, op.failed, op.abandoned) = (s.sent, s.failed, s.abandoned);
     (op.bytes_in, op.bytes_out) = (s.bytes_in, s.bytes_out);
     op.latency_ns = hist(pair.map(|p| p.latency.as_str()))?;
     op.service_ns = hist(pair.map(|p| p.service.as_str()))?;
@@ -384,6 +385,14 @@ fn faults(inputs: &[Input], clock: &Clock, time_series: &[Point]) -> Faults {
     Faults {
         outages,
         reconnect_attempts: inputs.iter().map(|i| i.doc.faults.reconnect_attempts).sum(),
+        connections_lost: inputs.iter().map(|i| i.doc.faults.connections_lost).sum(),
+        connections_lost_by_kind: {
+            let mut by: BTreeMap<String, u64> = BTreeMap::new();
+            for (kind, n) in inputs.iter().flat_map(|i| &i.doc.faults.connections_lost_by_kind) {
+                *by.entry(kind.clone()).or_default() += n;
+            }
+            by
+        },
         seconds_without_success: time_series
             .iter()
             .filter(|p| p.totals.count == p.totals.errors && p.totals.errors > 0)

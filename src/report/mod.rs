@@ -6,6 +6,7 @@ pub mod document;
 pub mod hdrlog;
 pub mod histo;
 pub mod html;
+pub mod journal;
 pub mod json;
 pub mod memtier_clients;
 pub mod memtier_config;
@@ -82,18 +83,30 @@ pub struct Delivery {
 
 impl Delivery {
     pub fn of(config: &Config, outcome: &Outcome) -> Option<Delivery> {
-        let rate = config.rate?;
+        config.rate.map(|rate| Delivery::planned(rate).measured(outcome))
+    }
+
+    /// What was asked, before anything is measured.
+    pub fn planned(rate: crate::config::Rate) -> Delivery {
+        Delivery {
+            requested_per_sec: rate.per_sec,
+            arrival: if rate.poisson { "poisson" } else { "constant" }.into(),
+            late_threshold_us: LATE_SEND_NS as f64 / 1000.0,
+            ..Delivery::default()
+        }
+    }
+
+    /// What was asked (`self`) and what `outcome` delivered.
+    pub fn measured(self, outcome: &Outcome) -> Delivery {
         let lag = &outcome.send_lag_ns;
         let secs = outcome.elapsed.as_secs_f64();
-        Some(Delivery {
-            requested_per_sec: rate.per_sec,
+        Delivery {
             achieved_per_sec: if secs > 0.0 { outcome.total().count as f64 / secs } else { 0.0 },
-            arrival: if rate.poisson { "poisson" } else { "constant" }.into(),
             sends: lag.len(),
             late_sends: lag.len() - lag.count_between(0, LATE_SEND_NS),
-            late_threshold_us: LATE_SEND_NS as f64 / 1000.0,
             send_lag_us: crate::stats::LatencySummary::of(lag),
-        })
+            ..self
+        }
     }
 
     /// Under 98 % of the requested rate got replies.

@@ -1,5 +1,5 @@
 //! Live outputs as sinks: what a run reports while it runs (the live line, `--progress`,
-//! memtier's progress line, StatsD, the metrics endpoint, the HDR interval log) hears the same
+//! memtier's progress line, StatsD, the metrics endpoint, the HDR interval log, the journal) hears the same
 //! three events through one trait, so the run API hands a run the sinks it needs instead of
 //! each caller wiring its own callbacks into the engine.
 
@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use super::hdrlog::HdrLog;
+use super::journal::Journal;
 use super::metrics::Live;
 use super::statsd::Statsd;
 use super::text::live_line;
@@ -47,6 +48,24 @@ impl Sink for Statsd {
 
     fn run_ended(&mut self, run: usize, _outcome: Option<&Outcome>) {
         Statsd::run_ended(self, run);
+    }
+}
+
+/// The journal (`FILE.journal` beside `--json FILE`): every completed interval on disk as it
+/// completes, so that a run killed outright can be recovered.
+impl Sink for Journal {
+    fn run_started(&mut self, run: usize, config: &Config) {
+        self.started(run, config);
+    }
+
+    fn interval(&mut self, run: usize, progress: &Progress) {
+        Journal::interval(self, run, progress);
+    }
+
+    fn run_ended(&mut self, run: usize, outcome: Option<&Outcome>) {
+        if let Some(outcome) = outcome {
+            self.ended(run, outcome);
+        }
     }
 }
 

@@ -15,7 +15,6 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::time::Duration;
 
 use crate::engine::Progress;
-use crate::stats::ErrorKind;
 
 /// Where the metrics go (`--statsd-host` and friends).
 #[derive(Debug, Clone, PartialEq)]
@@ -100,13 +99,8 @@ impl Statsd {
         let mean_ns = if total.count > 0 { total.latency_ns.mean() } else { 0.0 };
         self.latency_ns_sum += mean_ns * total.count as f64;
         self.replies += total.count;
-        self.connection_errors += window
-            .errors
-            .sorted()
-            .iter()
-            .filter(|(k, _)| matches!(k, ErrorKind::Io | ErrorKind::Timeout))
-            .map(|(_, n)| n)
-            .sum::<u64>();
+        // memtier counts connection errors, not the requests they took with them.
+        self.connection_errors += window.connections_lost.total();
         self.gauge("ops_sec", per_sec(total.count as f64, secs) as i64);
         self.gauge("ops_sec_avg", per_sec(p.total_ops as f64, elapsed) as i64);
         self.gauge("bytes_sec", per_sec(bytes as f64, secs) as i64);

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::{Delivery, Format, Rates, Run};
-use crate::engine::{self, Bottleneck, Progress, ServerSample};
-use crate::stats::{OpStats, Spread};
+use crate::engine::{self, Bottleneck, Outcome, Progress, ServerSample};
+use crate::stats::{ErrorKind, OpStats, Spread};
 
 /// The full table with a header naming the server, the load and the method.
 pub struct Table;
@@ -95,13 +95,7 @@ impl Format for Table {
         let any_reads = config.commands.iter().any(|c| c.reads);
         row(&mut out, ("Totals", width), &total, secs, any_reads, run.percentiles);
         out.push('\n');
-        let errors = outcome.errors.sorted();
-        if errors.is_empty() {
-            out.push_str("Errors: none\n");
-        } else {
-            let list: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-            let _ = writeln!(out, "Errors: {} ({})", outcome.errors.total(), list.join(", "));
-        }
+        accounting(&mut out, outcome, &total);
         if config.cluster.is_some() {
             let _ = writeln!(out, "Cluster: {} MOVED and {} ASK redirects followed", outcome.moved, outcome.asked);
             let width = outcome.nodes.iter().map(|(n, _)| n.len() + 2).max().unwrap_or(0).max(8);
@@ -158,6 +152,66 @@ impl Format for Table {
         }
         out
     }
+}
+
+/// What a request that got no reply is said to have met, by kind.
+fn failure_name(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::Io => "connection lost".into(),
+        ErrorKind::Timeout => "timeout".into(),
+        ErrorKind::Protocol => "protocol error".into(),
+        ErrorKind::Server(prefix) => prefix.clone(),
+    }
+}
+
+/// Why a connection was lost, by kind.
+fn lost_name(kind: &ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Timeout => "timeout",
+        ErrorKind::Protocol => "protocol error",
+        _ => "closed or broken",
+    }
+}
+
+/// Every request accounted, one unit per figure: error replies (requests answered with an
+/// error), requests failed without a reply by kind, connections lost (not requests), and the
+/// identity `sent = replies + failed + abandoned`.
+fn accounting(out: &mut String, outcome: &Outcome, total: &OpStats) {
+    let kinds = outcome.errors.sorted();
+    let listed = |server: bool| -> (u64, String) {
+        let of: Vec<&(ErrorKind, u64)> =
+            kinds.iter().filter(|(k, _)| matches!(k, ErrorKind::Server(_)) == server).collect();
+        let list: Vec<String> = of.iter().map(|(k, n)| format!("{} {n}", failure_name(k))).collect();
+        (of.iter().map(|(_, n)| n).sum(), list.join(", "))
+    };
+    let mut parts = Vec::new();
+    let (replies, list) = listed(true);
+    if replies > 0 {
+        parts.push(format!("error replies: {replies} ({list})"));
+    }
+    let (failed, list) = listed(false);
+    if failed > 0 {
+        parts.push(format!("requests failed: {failed} ({list})"));
+    }
+    let lost = outcome.connections_lost.sorted();
+    if !lost.is_empty() {
+        let list: Vec<String> = lost.iter().map(|(k, n)| format!("{} {n}", lost_name(k))).collect();
+        parts.push(format!("connections lost: {} ({})", outcome.connections_lost.total(), list.join(", ")));
+    }
+    if parts.is_empty() {
+        out.push_str("Errors: none\n");
+    } else {
+        let _ = writeln!(out, "Errors: {}", parts.join("; "));
+    }
+    let _ = writeln!(
+        out,
+        "Requests: {} sent = {} replies + {} failed + {} abandoned at the end{}",
+        total.sent,
+        total.count,
+        total.failed,
+        total.abandoned,
+        if total.abandoned > 0 { " (in flight when the run was stopped)" } else { "" }
+    );
 }
 
 fn mib(bytes: u64) -> String {

@@ -21,6 +21,14 @@ pub struct OpStats {
     pub misses: u64,
     /// Requests that got an error reply or no reply at all.
     pub errors: u64,
+    /// Requests sent in the measured phase: each ends as a reply (`count`), failed without
+    /// one (`failed`) or abandoned at the end (`abandoned`), so
+    /// `sent == count + failed + abandoned`.
+    pub sent: u64,
+    /// Requests that got no reply: lost with their connection, timed out, or behind garbage.
+    pub failed: u64,
+    /// Requests still in flight when a stop signal ended the run: neither answered nor failed.
+    pub abandoned: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
     /// Sum of the response times in nanoseconds (memtier's "Accumulated Latency"): exact,
@@ -49,6 +57,9 @@ impl Default for OpStats {
             hits: 0,
             misses: 0,
             errors: 0,
+            sent: 0,
+            failed: 0,
+            abandoned: 0,
             bytes_out: 0,
             bytes_in: 0,
             latency_sum_ns: 0,
@@ -80,6 +91,9 @@ impl OpStats {
         self.hits += other.hits;
         self.misses += other.misses;
         self.errors += other.errors;
+        self.sent += other.sent;
+        self.failed += other.failed;
+        self.abandoned += other.abandoned;
         self.bytes_out += other.bytes_out;
         self.bytes_in += other.bytes_in;
         self.latency_sum_ns = self.latency_sum_ns.saturating_add(other.latency_sum_ns);
@@ -121,7 +135,25 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-/// Error counts by kind. Allocates only the first time a kind is seen.
+impl std::str::FromStr for ErrorKind {
+    type Err = String;
+
+    /// The kind its `Display` wrote (`server:ERR`, `io`, `timeout`, `protocol`).
+    fn from_str(text: &str) -> Result<ErrorKind, String> {
+        match text {
+            "io" => Ok(ErrorKind::Io),
+            "timeout" => Ok(ErrorKind::Timeout),
+            "protocol" => Ok(ErrorKind::Protocol),
+            _ => match text.strip_prefix("server:") {
+                Some(prefix) => Ok(ErrorKind::Server(prefix.to_string())),
+                None => Err(format!("unknown error kind '{text}' (expected io, timeout, protocol or server:PREFIX)")),
+            },
+        }
+    }
+}
+
+/// Counts of requests by why they failed (error replies by prefix, requests without a reply
+/// by kind): one request each, never a connection. Allocates only the first time a kind is seen.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorCounts {
     entries: Vec<(ErrorKind, u64)>,
@@ -192,6 +224,9 @@ pub struct Window {
     pub down: Vec<(std::time::Instant, std::time::Instant)>,
     /// Reconnect attempts, successful or not.
     pub reconnect_attempts: u64,
+    /// Connections (links) lost, by why (`io`: closed or broken, `timeout`, `protocol`).
+    /// Counted apart from the requests they took with them, which `errors` counts by kind.
+    pub connections_lost: ErrorCounts,
     /// Replies that were not errors (warmup excluded).
     pub successes: u64,
     /// Cluster mode: per node (by address), what its links did.
@@ -213,6 +248,7 @@ impl Window {
             send_lag_ns: histogram(),
             down: Vec::new(),
             reconnect_attempts: 0,
+            connections_lost: ErrorCounts::default(),
             successes: 0,
             nodes: Vec::new(),
             moved: 0,
@@ -229,6 +265,7 @@ impl Window {
         self.send_lag_ns.add(&other.send_lag_ns).expect("same bounds");
         self.down.extend_from_slice(&other.down);
         self.reconnect_attempts += other.reconnect_attempts;
+        self.connections_lost.merge(&other.connections_lost);
         self.successes += other.successes;
         self.moved += other.moved;
         self.asked += other.asked;

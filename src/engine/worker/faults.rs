@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::conn::{Conn, Dialing, Down, InFlight, Link};
 use super::voice::{self, Lost};
-use super::{LINKS, Worker};
+use super::{LINKS, Worker, WorkerPlan};
 use crate::config::ServerOptions;
 use crate::engine::router;
 use crate::net::{ConnectError, Dial, Login, Progress, Session, Transport, cluster};
@@ -110,8 +110,7 @@ impl Worker<'_> {
                 resend.push_back(InFlight { tries: req.tries + 1, ..req });
             } else if !req.asking {
                 // (An ASKING is not a request of the run: it fails with the one it preceded.)
-                lost += 1;
-                count_failed(&mut self.window, self.plan.unit_row, &req);
+                lost += u64::from(count_failed(&mut self.window, self.plan, &req));
                 if req.ends_unit {
                     conn.units_in_flight -= 1;
                 }
@@ -120,8 +119,12 @@ impl Worker<'_> {
         }
         link.journal.clear();
         let why = kind.to_string();
-        // A lost link counts once even with nothing in flight.
-        self.window.errors.add(kind, lost.max(1));
+        // The link counts once as a connection lost, and each request it took as failed: one
+        // unit per figure.
+        self.window.connections_lost.add(kind.clone(), 1);
+        if lost > 0 {
+            self.window.errors.add(kind, lost);
+        }
         link.rstart = 0;
         link.rend = 0;
         link.wbuf.clear();
@@ -366,14 +369,15 @@ impl Worker<'_> {
             self.driver.deregister(&mut io);
         }
         let pending: Vec<InFlight> = link.inflight.drain(..).filter(|r| !r.asking).collect();
+        let mut lost = 0;
         for req in &pending {
-            count_failed(&mut self.window, self.plan.unit_row, req);
+            lost += u64::from(count_failed(&mut self.window, self.plan, req));
             if req.ends_unit {
                 conn.units_in_flight -= 1;
             }
         }
-        if !pending.is_empty() {
-            self.window.errors.add(ErrorKind::Io, pending.len() as u64);
+        if lost > 0 {
+            self.window.errors.add(ErrorKind::Io, lost);
         }
     }
 
@@ -391,8 +395,7 @@ impl Worker<'_> {
                 self.driver.deregister_dial(dialing.dial.source());
             }
             for req in link.inflight.drain(..).filter(|r| !r.asking) {
-                count_failed(&mut self.window, self.plan.unit_row, &req);
-                lost += 1;
+                lost += u64::from(count_failed(&mut self.window, self.plan, &req));
             }
         }
         if lost > 0 {
@@ -413,10 +416,18 @@ pub(super) fn redirect_of(msg: &[u8]) -> Option<(u16, cluster::NodeAddr, bool)> 
     Some((slot, to, ask))
 }
 
-/// Counts a request that will get no reply against its command (and its unit).
-pub(super) fn count_failed(window: &mut Window, unit_row: Option<usize>, req: &InFlight) {
-    window.ops[req.command].errors += 1;
-    if let (Some(row), true) = (unit_row, req.ends_unit) {
-        window.ops[row].errors += 1;
+/// Counts a request that will get no reply against its command (and its unit); true when it
+/// counted (a warmup request is not: its reply would not have counted either).
+pub(super) fn count_failed(window: &mut Window, plan: &WorkerPlan<'_>, req: &InFlight) -> bool {
+    if req.intended < plan.measure_from {
+        return false;
     }
+    let op = &mut window.ops[req.command];
+    op.errors += 1;
+    op.failed += 1;
+    if let (Some(row), true) = (plan.unit_row, req.ends_unit) {
+        window.ops[row].errors += 1;
+        window.ops[row].failed += 1;
+    }
+    true
 }

@@ -80,8 +80,10 @@ impl Worker<'_> {
         self.active == 0
     }
 
-    /// Closes a connection at a stop, its requests in flight forgotten.
+    /// Closes a connection at a stop, its requests in flight counted as abandoned (neither
+    /// answered nor failed).
     fn let_go(&mut self, conn: &mut Conn) {
+        let (measure_from, unit_row) = (self.plan.measure_from, self.plan.unit_row);
         for link in conn.links.iter_mut().flatten() {
             if let Some(mut io) = link.io.take() {
                 self.driver.deregister(&mut io);
@@ -89,7 +91,12 @@ impl Worker<'_> {
             if link.down.take().is_some() {
                 self.down -= 1;
             }
-            link.inflight.clear();
+            for req in link.inflight.drain(..).filter(|r| !r.asking && r.intended >= measure_from) {
+                self.window.ops[req.command].abandoned += 1;
+                if let (Some(row), true) = (unit_row, req.ends_unit) {
+                    self.window.ops[row].abandoned += 1;
+                }
+            }
         }
         conn.units_in_flight = 0;
         self.finish(conn);

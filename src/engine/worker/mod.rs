@@ -89,7 +89,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         Err(e) => {
             // Registration failing is a broken event loop; report every connection as failed.
             let mut window = Window::new(plan.rows, plan.unit_row);
-            window.errors.add(ErrorKind::Io, conns.len() as u64);
+            window.connections_lost.add(ErrorKind::Io, conns.len() as u64);
             let cpu = ThreadCpu::default();
             let (ended, clients) = (Instant::now(), Vec::new());
             let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended, cpu, clients });
@@ -340,6 +340,9 @@ impl<'p> Worker<'p> {
             if !measured {
                 continue; // warmup: neither counted nor taken from the quota
             }
+            if let Some(row) = self.plan.unit_row {
+                self.window.ops[row].sent += 1;
+            }
             if self.paced {
                 self.window.send_lag_ns.saturating_record(now.saturating_duration_since(intended).as_nanos() as u64);
             }
@@ -403,6 +406,7 @@ impl<'p> Worker<'p> {
             asking: false,
         });
         if intended >= self.plan.measure_from {
+            self.window.ops[command].sent += 1;
             self.window.ops[command].bytes_out += len as u64;
             if let Some(stats) = conn.client_stats.as_mut() {
                 stats.sent(command, len as u64, now);

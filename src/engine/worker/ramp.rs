@@ -74,7 +74,7 @@ impl Worker<'_> {
         let link = match registered {
             Some(io) => Link::new(io, pipeline, max_request),
             None => {
-                self.window.errors.add(ErrorKind::Io, 1);
+                self.window.connections_lost.add(ErrorKind::Io, 1);
                 self.down += 1;
                 let backoff = self.plan.faults.reconnect_backoff;
                 Link::waiting(pipeline, max_request, Down { since: now, retry_at: now + backoff, backoff, attempts: 1 })

@@ -5,6 +5,7 @@
 use std::io::{self, Read};
 use std::time::Instant;
 
+use super::conn::InFlight;
 use super::conn::make_room;
 use super::faults::{MAX_REDIRECTS, redirect_of};
 use super::voice::{self, Lost};
@@ -91,8 +92,9 @@ impl Worker<'_> {
             }
             // A reply to nothing we sent, or naming another request: the stream cannot be
             // trusted any more.
-            let Some(req) = link.inflight.pop_front().filter(|r| scanned.id == 0 || scanned.id == r.command as u32 + 1)
-            else {
+            let named = |r: &InFlight| scanned.id == 0 || scanned.id == r.command as u32 + 1;
+            let Some(req) = link.inflight.pop_front_if(|r| named(r)) else {
+                // (The request stays in flight, so it is counted as failed with the others.)
                 self.fail(conn, node, ErrorKind::Protocol, now);
                 return false;
             };

@@ -67,6 +67,25 @@ pub struct Document {
     pub histograms: Histograms,
     /// Set by `respbench merge` only: the results merged into this one.
     pub merged_from: Option<Vec<MergedFrom>>,
+    /// Set by `respbench recover` only: the result was built from the journal of a run that
+    /// did not end (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered: Option<Recovery>,
+}
+
+/// Where a recovered result came from and how far the journal went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Recovery {
+    /// The journal read.
+    pub journal: String,
+    /// Completed intervals journaled (over every run).
+    pub intervals: u64,
+    /// When the last journaled interval ended: seconds into its run, and wall clock.
+    pub last_interval_end_secs: f64,
+    pub last_interval_end_unix_ms: u64,
+    /// A last line cut short (the kill or a power loss came while it was written) was left out.
+    pub cut_line: bool,
 }
 
 impl Document {

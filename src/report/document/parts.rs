@@ -103,6 +103,12 @@ pub struct OpSummary {
     pub hits_per_sec: f64,
     pub misses_per_sec: f64,
     pub errors: u64,
+    /// Requests sent in the measured phase: `count` (replies, error replies included) +
+    /// `failed` (no reply: by kind in `errors`) + `abandoned` (in flight when a stop signal
+    /// ended the run). Absent (0) in results written before requests were accounted.
+    pub sent: u64,
+    pub failed: u64,
+    pub abandoned: u64,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub kb_per_sec: f64,
@@ -163,6 +169,11 @@ pub struct Cluster {
 pub struct Faults {
     pub outages: Vec<Outage>,
     pub reconnect_attempts: u64,
+    /// Connections lost (closed by the server, broken, timed out), counted apart from the
+    /// requests they took with them (those are in `errors`, by kind).
+    pub connections_lost: u64,
+    /// The same by why: `io` (closed or broken), `timeout`, `protocol`.
+    pub connections_lost_by_kind: BTreeMap<String, u64>,
     pub seconds_without_success: Vec<IntervalRef>,
 }
 

@@ -1,0 +1,280 @@
+//! The journal: each completed interval of a run appended to `FILE.journal` as one JSON line
+//! and flushed to disk (`fdatasync`) as it is written, so that a run killed outright (SIGKILL:
+//! a batch system's time limit, the OOM killer) loses at most the interval under way. A run
+//! that ends writes its files and removes the journal; `respbench recover` builds the result
+//! of one that did not from it (`journal/read.rs`), through the same result document.
+//!
+//! The lines: a header with the result's frame (the plan, as `json::frame` makes it), then per
+//! completed interval its counts, errors by kind, outages and every histogram of the interval
+//! (lossless: base64 of the HdrHistogram V2 compressed encoding, as the result's `histograms`),
+//! and per run that ended what only its end knows (CPU per thread, the server over the run).
+//! The journal says nothing on stderr: a problem writing it is kept for the caller to say in
+//! its own words (a front-end's stderr carries only its tool's lines).
+
+mod read;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use self::read::{Recovered, recover};
+use super::document::Document;
+use super::histo;
+use crate::config::Config;
+use crate::engine::{Outage, Outcome, Progress, ServerSample, ThreadCpu};
+use crate::net::ServerInfo;
+use crate::stats::OpStats;
+
+/// What the header's `journal` field says.
+pub const MAGIC: &str = "respbench journal";
+/// Bumped when a line changes meaning; `recover` refuses other versions.
+pub const VERSION: u32 = 1;
+
+/// One line of the journal.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "line", rename_all = "snake_case")]
+pub(crate) enum Line {
+    Header(Box<Header>),
+    Interval(Box<IntervalLine>),
+    RunEnded(Box<RunEnded>),
+}
+
+/// The first line: what the journal is, and the result's frame.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Header {
+    pub journal: String,
+    pub version: u32,
+    pub frame: Document,
+}
+
+/// One completed interval of one run, all workers merged.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct IntervalLine {
+    pub run: usize,
+    pub index: u64,
+    pub start_secs: f64,
+    pub duration_secs: f64,
+    /// Wall-clock start of the run's measured phase.
+    pub started_unix_ms: u64,
+    /// On a run's first line only: what the server said it is, and the rows' names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerInfo>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command_names: Vec<String>,
+    pub ops: Vec<OpLine>,
+    /// Requests by what went wrong (`server:ERR`, `io`, ...).
+    pub errors: BTreeMap<String, u64>,
+    /// Open loop: the send lag's histogram.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_lag: Option<String>,
+    /// Connections' down spans in this interval, in seconds from the measured start.
+    pub down_secs: Vec<(f64, f64)>,
+    pub reconnect_attempts: u64,
+    /// Connections lost by why (`io`, `timeout`, `protocol`).
+    pub connections_lost: BTreeMap<String, u64>,
+    pub successes: u64,
+    pub nodes: Vec<(String, OpLine)>,
+    pub moved: u64,
+    pub asked: u64,
+    pub window_connections: u64,
+    pub server_sample: Option<ServerSample>,
+    pub active_connections: Option<u64>,
+}
+
+/// One row of an interval: its counters and its two histograms.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct OpLine {
+    pub count: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub errors: u64,
+    pub sent: u64,
+    pub failed: u64,
+    pub abandoned: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub latency_sum_ns: u64,
+    pub unit: bool,
+    pub latency: String,
+    /// Empty in closed loop (the service time is the response time there).
+    pub service: String,
+}
+
+impl OpLine {
+    fn of(op: &OpStats) -> OpLine {
+        OpLine {
+            count: op.count,
+            hits: op.hits,
+            misses: op.misses,
+            errors: op.errors,
+            sent: op.sent,
+            failed: op.failed,
+            abandoned: op.abandoned,
+            bytes_in: op.bytes_in,
+            bytes_out: op.bytes_out,
+            latency_sum_ns: op.latency_sum_ns,
+            unit: op.unit,
+            latency: histo::encode(&op.latency_ns),
+            service: if op.service_ns.is_empty() { String::new() } else { histo::encode(&op.service_ns) },
+        }
+    }
+}
+
+/// What only a run's end knows.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct RunEnded {
+    pub run: usize,
+    pub elapsed_secs: f64,
+    pub interrupted: bool,
+    pub client_threads: Vec<ThreadCpu>,
+    pub server_stats: Option<ServerSample>,
+    pub server_peak_memory: Option<u64>,
+    pub warnings: Vec<String>,
+    pub outages: Vec<Outage>,
+}
+
+/// The journal of a run being written: a live output (`report::sink::Sink`).
+pub struct Journal {
+    path: PathBuf,
+    /// `None` once writing failed (the run goes on without it).
+    file: Option<File>,
+    label: Option<String>,
+    /// The last run whose first interval was written.
+    named: Option<usize>,
+    intervals: u64,
+    problem: Option<String>,
+}
+
+impl Journal {
+    /// Where the journal of an output file goes: beside it, `.journal` added.
+    pub fn path_for(output: &Path) -> PathBuf {
+        let mut name = output.as_os_str().to_owned();
+        name.push(".journal");
+        PathBuf::from(name)
+    }
+
+    /// Creates the journal at `path`. A journal already there (a run killed before this one)
+    /// is kept as `PATH.prev`, so a rerun does not destroy what `recover` could still read;
+    /// the second value says so.
+    pub fn create(path: PathBuf, label: Option<&str>) -> std::io::Result<(Journal, Option<String>)> {
+        let mut kept = None;
+        if path.exists() {
+            let mut prev = path.as_os_str().to_owned();
+            prev.push(".prev");
+            std::fs::rename(&path, &prev)?;
+            kept = Some(format!(
+                "{} was there (a run that did not end?): kept as {} for `respbench recover`",
+                path.display(),
+                PathBuf::from(prev).display()
+            ));
+        }
+        let file = File::options().write(true).create_new(true).open(&path)?;
+        // The file's directory entry, once: without it a power loss could lose the whole file.
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        File::open(dir)?.sync_all()?;
+        let journal = Journal {
+            path,
+            file: Some(file),
+            label: label.map(String::from),
+            named: None,
+            intervals: 0,
+            problem: None,
+        };
+        Ok((journal, kept))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Intervals written so far.
+    pub fn intervals(&self) -> u64 {
+        self.intervals
+    }
+
+    /// Why the journal stopped being written, if it did.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    /// The run ended and its files are written: the journal goes.
+    pub fn remove(mut self) -> std::io::Result<()> {
+        self.file = None;
+        std::fs::remove_file(&self.path)
+    }
+
+    /// Appends one line in one write and flushes it to the disk before returning.
+    fn append(&mut self, line: &Line) {
+        let Some(file) = self.file.as_mut() else { return };
+        let mut bytes = serde_json::to_vec(line).expect("plain data serialises");
+        bytes.push(b'\n');
+        if let Err(e) = file.write_all(&bytes).and_then(|()| file.sync_data()) {
+            self.problem = Some(format!("cannot write the journal {}: {e}", self.path.display()));
+            self.file = None;
+        }
+    }
+
+    /// The header, before the first run.
+    pub(crate) fn started(&mut self, run: usize, config: &Config) {
+        if run == 0 {
+            let frame = super::json::frame(config, self.label.as_deref());
+            self.append(&Line::Header(Box::new(Header { journal: MAGIC.into(), version: VERSION, frame })));
+        }
+    }
+
+    /// One completed interval.
+    pub(crate) fn interval(&mut self, run: usize, p: &Progress) {
+        let (i, w) = (p.interval, &p.interval.window);
+        let first = self.named != Some(run);
+        self.named = Some(run);
+        let secs = |t: std::time::Instant| t.saturating_duration_since(p.start).as_secs_f64();
+        let line = IntervalLine {
+            run,
+            index: i.index,
+            start_secs: i.start_secs,
+            duration_secs: i.duration_secs,
+            started_unix_ms: p.started_unix_ms,
+            server: if first { p.server.cloned() } else { None },
+            command_names: if first { p.command_names.to_vec() } else { Vec::new() },
+            ops: w.ops.iter().map(OpLine::of).collect(),
+            errors: w.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
+            send_lag: (!w.send_lag_ns.is_empty()).then(|| histo::encode(&w.send_lag_ns)),
+            down_secs: w.down.iter().map(|&(from, to)| (secs(from), secs(to))).collect(),
+            reconnect_attempts: w.reconnect_attempts,
+            connections_lost: w.connections_lost.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
+            successes: w.successes,
+            nodes: w.nodes.iter().map(|(n, op)| (n.clone(), OpLine::of(op))).collect(),
+            moved: w.moved,
+            asked: w.asked,
+            window_connections: w.active_connections,
+            server_sample: i.server,
+            active_connections: i.active_connections,
+        };
+        self.append(&Line::Interval(Box::new(line)));
+        self.intervals += u64::from(self.file.is_some());
+    }
+
+    /// A run ended: what only its end knows.
+    pub(crate) fn ended(&mut self, run: usize, outcome: &Outcome) {
+        let line = RunEnded {
+            run,
+            elapsed_secs: outcome.elapsed.as_secs_f64(),
+            interrupted: outcome.interrupted,
+            client_threads: outcome.client_threads.clone(),
+            server_stats: outcome.server_stats,
+            server_peak_memory: outcome.server_peak_memory,
+            warnings: outcome.warnings.clone(),
+            outages: outcome.outages.clone(),
+        };
+        self.append(&Line::RunEnded(Box::new(line)));
+    }
+}

@@ -1,0 +1,229 @@
+//! Reading a journal back (`respbench recover`): its whole lines, up to the last one a kill or
+//! a power loss left complete, turned into each run's `Outcome` as the engine would have
+//! handed it over, pooled as `--runs` pools them, and made into the result document by
+//! `json::measured` from the header's frame: one way to build a result, whether the run ended
+//! or was killed.
+
+use std::time::{Duration, Instant};
+
+use super::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
+use crate::engine::{Interval, Outage, Outcome};
+use crate::report::document::{Document, Recovery};
+use crate::report::histo;
+use crate::stats::{ErrorKind, OpStats, Window};
+
+/// A journal's result and what became of its lines.
+pub struct Recovered {
+    pub doc: Document,
+    /// A last line cut short (or unreadable) was left out.
+    pub cut: bool,
+}
+
+/// One run's lines.
+#[derive(Default)]
+struct RunLines {
+    intervals: Vec<IntervalLine>,
+    ended: Option<RunEnded>,
+}
+
+/// The result of everything journaled in `text` (`what` names the file in errors), marked
+/// interrupted; `Err` says why there is none.
+pub fn recover(text: &str, what: &str) -> Result<Recovered, String> {
+    let (header, runs, cut) = lines(text, what)?;
+    if runs.iter().all(|r| r.intervals.is_empty()) {
+        return Err(format!("{what} holds no completed interval: there is nothing to recover"));
+    }
+    let mut outcomes = Vec::new();
+    for (run, lines) in runs.into_iter().enumerate().filter(|(_, r)| !r.intervals.is_empty()) {
+        outcomes.push(outcome(run, lines).map_err(|e| format!("{what}: run {}: {e}", run + 1))?);
+    }
+    let last = outcomes.last().and_then(|o| o.timeline.last()).expect("a run with intervals");
+    let last_end_secs = last.start_secs + last.duration_secs;
+    let last_started_ms = outcomes.last().map_or(0, |o| o.started_unix_ms);
+    let intervals = outcomes.iter().map(|o| o.timeline.len() as u64).sum();
+    let mut pooled = Outcome::pool(outcomes).expect("at least one run");
+    pooled.interrupted = true;
+    let recovery = Recovery {
+        journal: what.to_string(),
+        intervals,
+        last_interval_end_secs: last_end_secs,
+        last_interval_end_unix_ms: last_started_ms + (last_end_secs * 1000.0) as u64,
+        cut_line: cut,
+    };
+    pooled.warnings.push(format!(
+        "recovered from {what}: the run did not end (killed?); its result holds the {intervals} intervals journaled, \
+         the last ending {last_end_secs:.2} s into the run"
+    ));
+    let mut doc = crate::report::json::measured(header.frame, &pooled);
+    doc.recovered = Some(recovery);
+    Ok(Recovered { doc, cut })
+}
+
+/// The header and each run's lines; whether a last line was left out.
+fn lines(text: &str, what: &str) -> Result<(Header, Vec<RunLines>, bool), String> {
+    // Only whole lines: what follows the last newline is a line the writer never finished.
+    let whole = text.rfind('\n').map_or("", |end| &text[..=end]);
+    let mut cut = whole.len() < text.len();
+    let all: Vec<&str> = whole.lines().collect();
+    let mut header = None;
+    let mut runs: Vec<RunLines> = Vec::new();
+    for (n, raw) in all.iter().enumerate() {
+        let line: Line = match serde_json::from_str(raw) {
+            Ok(line) => line,
+            // A last line that does not read was being written when the power went.
+            Err(_) if n + 1 == all.len() && n > 0 => {
+                cut = true;
+                break;
+            }
+            Err(e) if n == 0 => return Err(format!("{what} is not a respbench journal ({e})")),
+            Err(e) => return Err(format!("{what}:{}: not a journal line ({e})", n + 1)),
+        };
+        match (line, header.is_some()) {
+            (Line::Header(h), false) => {
+                if h.journal != MAGIC || h.version != VERSION {
+                    return Err(format!("{what}: a journal of version {} (this respbench reads {VERSION})", h.version));
+                }
+                header = Some(*h);
+            }
+            (_, false) => return Err(format!("{what} is not a respbench journal (its first line is no header)")),
+            (Line::Header(_), true) => return Err(format!("{what}:{}: a second header", n + 1)),
+            (Line::Interval(i), true) => {
+                let run = i.run;
+                run_lines(&mut runs, run).intervals.push(*i);
+            }
+            (Line::RunEnded(e), true) => {
+                let run = e.run;
+                run_lines(&mut runs, run).ended = Some(*e);
+            }
+        }
+    }
+    let header = header.ok_or_else(|| format!("{what} is empty: the run journaled nothing"))?;
+    Ok((header, runs, cut))
+}
+
+fn run_lines(runs: &mut Vec<RunLines>, run: usize) -> &mut RunLines {
+    if runs.len() <= run {
+        runs.resize_with(run + 1, RunLines::default);
+    }
+    &mut runs[run]
+}
+
+/// One run's outcome from its lines: the intervals added up, the end's figures when it ended.
+fn outcome(run: usize, lines: RunLines) -> Result<Outcome, String> {
+    let first = &lines.intervals[0];
+    let (started_unix_ms, server, names) = (first.started_unix_ms, first.server.clone(), first.command_names.clone());
+    let rows = first.ops.len();
+    let unit_row = first.ops.iter().position(|o| o.unit);
+    let mut totals = Window::new(rows, unit_row);
+    let mut timeline = Vec::new();
+    // Down spans come back on a clock of their own: only their distances matter.
+    let base = Instant::now();
+    let at = |secs: f64| base + Duration::from_secs_f64(secs.max(0.0));
+    for line in lines.intervals {
+        let window = window(&line, unit_row, &at)?;
+        totals.merge(&window);
+        timeline.push(Interval {
+            run,
+            index: line.index,
+            start_secs: line.start_secs,
+            duration_secs: line.duration_secs,
+            window,
+            server: line.server_sample,
+            active_connections: line.active_connections,
+        });
+    }
+    // Requests sent in a journaled interval and answered in none were in flight when the run
+    // ended there: abandoned at the end, so that sent = replies + failed + abandoned holds.
+    for op in totals.ops.iter_mut() {
+        op.abandoned += op.sent.saturating_sub(op.count + op.failed + op.abandoned);
+    }
+    let last = timeline.last().expect("a run with intervals");
+    let end_secs = last.start_secs + last.duration_secs;
+    // A run cut short ends with its last journaled interval; its outages come from the spans.
+    let (mut ended, finished) = match lines.ended {
+        Some(ended) => (ended, true),
+        None => (RunEnded { interrupted: true, elapsed_secs: end_secs, ..RunEnded::default() }, false),
+    };
+    let outages = if finished {
+        std::mem::take(&mut ended.outages)
+    } else {
+        Outage::merge(run, base, std::mem::take(&mut totals.down))
+    };
+    let mut outcome = Outcome {
+        ops: totals.ops,
+        errors: totals.errors,
+        send_lag_ns: totals.send_lag_ns,
+        timeline,
+        elapsed: Duration::from_secs_f64(ended.elapsed_secs.max(0.0)),
+        interrupted: ended.interrupted,
+        started_unix_ms,
+        server,
+        command_names: names,
+        client_threads: ended.client_threads,
+        server_stats: ended.server_stats,
+        server_peak_memory: ended.server_peak_memory,
+        // The server's own latency is read at the end of the run, which a killed run never reached.
+        server_latency: None,
+        warnings: ended.warnings,
+        notes: Vec::new(),
+        runs: Vec::new(),
+        outages,
+        reconnect_attempts: totals.reconnect_attempts,
+        connections_lost: totals.connections_lost,
+        nodes: totals.nodes,
+        moved: totals.moved,
+        asked: totals.asked,
+        client_stats: Vec::new(),
+    };
+    outcome.runs = vec![outcome.figures()];
+    Ok(outcome)
+}
+
+/// An interval's window from its line.
+fn window(line: &IntervalLine, unit_row: Option<usize>, at: &dyn Fn(f64) -> Instant) -> Result<Window, String> {
+    let mut w = Window::new(line.ops.len(), unit_row);
+    for (mine, op) in w.ops.iter_mut().zip(&line.ops) {
+        *mine = op_stats(op)?;
+    }
+    for (kind, n) in &line.errors {
+        w.errors.add(kind.parse::<ErrorKind>()?, *n);
+    }
+    if let Some(lag) = &line.send_lag {
+        w.send_lag_ns.add(&histo::decode(lag)?).map_err(|e| format!("a send lag out of range ({e:?})"))?;
+    }
+    w.down = line.down_secs.iter().map(|&(from, to)| (at(from), at(to))).collect();
+    w.reconnect_attempts = line.reconnect_attempts;
+    for (kind, n) in &line.connections_lost {
+        w.connections_lost.add(kind.parse::<ErrorKind>()?, *n);
+    }
+    w.successes = line.successes;
+    w.nodes = line.nodes.iter().map(|(n, op)| op_stats(op).map(|op| (n.clone(), op))).collect::<Result<_, _>>()?;
+    w.moved = line.moved;
+    w.asked = line.asked;
+    w.active_connections = line.window_connections;
+    Ok(w)
+}
+
+/// A row from its line: counters as written, histograms decoded into the engine's bounds.
+fn op_stats(line: &OpLine) -> Result<OpStats, String> {
+    let mut op = OpStats {
+        count: line.count,
+        hits: line.hits,
+        misses: line.misses,
+        errors: line.errors,
+        sent: line.sent,
+        failed: line.failed,
+        abandoned: line.abandoned,
+        bytes_in: line.bytes_in,
+        bytes_out: line.bytes_out,
+        latency_sum_ns: line.latency_sum_ns,
+        unit: line.unit,
+        ..OpStats::default()
+    };
+    let range = |e| format!("a histogram out of range ({e:?})");
+    op.latency_ns.add(&histo::decode(&line.latency)?).map_err(range)?;
+    if !line.service.is_empty() {
+        op.service_ns.add(&histo::decode(&line.service)?).map_err(range)?;
+    }
+    Ok(op)
+}
