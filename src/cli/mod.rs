@@ -6,13 +6,7 @@ mod dialect;
 mod exit;
 mod fill;
 pub mod memtier;
-mod memtier_crash;
-mod memtier_out;
-mod memtier_run;
-mod memtier_uri;
-mod memtier_usage;
 mod merge;
-mod mix;
 mod native;
 mod native_run;
 mod notes;
@@ -202,7 +196,7 @@ fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
         return Ran::failed(run_verify(config));
     }
     let ran = match &output.memtier {
-        Some(options) => memtier_run::execute(config, output, options, cx),
+        Some(options) => memtier::run::execute(config, output, options, cx),
         None => native_run::execute(config, output, cx),
     };
     if output.verify && ran.code == ExitCode::SUCCESS { Ran { code: run_verify(config), ..ran } } else { ran }

@@ -49,7 +49,7 @@ impl Args {
         extras.io = self.session.io;
         extras.io.resolve()?;
         let commands = if self.command.is_empty() {
-            self.memtier.default_mix(&crate::cli::mix::Mix {
+            self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,
                 get_weight,
                 set_pattern: pattern(set_letter),

@@ -227,7 +227,7 @@ pub struct Args {
     pub connect_jitter_us: Option<(u64, u64)>,
     /// memtier's workload options (hidden; the memtier front-end passes them on).
     #[command(flatten)]
-    pub memtier: super::mix::WorkloadFlags,
+    pub memtier: super::memtier::mix::WorkloadFlags,
     /// Shards over several load machines, and their common start.
     #[command(flatten)]
     pub shards: super::shard::ShardFlags,
@@ -303,7 +303,7 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "PREFIX", requires = "memtier_text")]
     pub memtier_hdr_prefix: Option<String>,
     #[command(flatten)]
-    pub memtier_out: super::memtier_out::MemtierOutputFlags,
+    pub memtier_out: super::memtier::out::MemtierOutputFlags,
     #[command(flatten)]
     pub session: super::session_flags::SessionFlags,
     #[command(flatten)]

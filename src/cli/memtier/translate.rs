@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 
-use super::dialect::{Found, Spec, scan};
+use crate::cli::dialect::{Found, Spec, scan};
 
 /// What one memtier option becomes.
 enum Map {
@@ -203,7 +203,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         key_prefix_given |= names[0] == "key-prefix";
         let number =
             |v: &str| v.parse::<u64>().map_err(|_| format!("invalid value for '{long}': '{v}' is not a number"));
-        let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
+        let count = |v: &str| crate::cli::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
         match map {
             Map::Flag(flag) => match flags.iter_mut().find(|(f, _)| f == flag) {
                 Some(earlier) => earlier.1 = value,
@@ -212,7 +212,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
             Map::Special => {
                 let v = value.unwrap_or_default();
                 match names[0] {
-                    "help" => return Ok(Translated::Print(super::memtier_usage::usage())),
+                    "help" => return Ok(Translated::Print(super::usage::usage())),
                     // The last one wins, as in memtier.
                     "server" | "host" => server.host = Some(v),
                     "port" => server.port = Some(v),
@@ -243,7 +243,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
                     },
                     "thread-conn-start-min-jitter-micros" => jitter.0 = number(&v)?,
                     "thread-conn-start-max-jitter-micros" => jitter.1 = number(&v)?,
-                    "version" => return Ok(Translated::Print(super::memtier_usage::version())),
+                    "version" => return Ok(Translated::Print(super::usage::version())),
                     "clients" => clients = count(&v)?,
                     "threads" => threads = count(&v)?,
                     "requests" if v == "allkeys" => requests = Some(None),
@@ -327,7 +327,7 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         out.extend(["--rate".into(), (per_connection * connections).to_string().into()]);
     }
     load_args(Load { clients, threads, requests, test_time, staircase }, &mut out)?;
-    let show_config = show_config.then(|| super::memtier_usage::show_config(&given, server.family));
+    let show_config = show_config.then(|| super::usage::show_config(&given, server.family));
     let given = given.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
     Ok(Translated::Run { args: out, warnings, notices, say_notes, show_config, given })
 }
@@ -410,14 +410,14 @@ fn server_args(
     let (mut authenticate, mut db, mut tls) = (server.authenticate.clone(), server.select_db.clone(), server.tls);
     let mut notices = Vec::new();
     if let Some(uri) = &server.uri {
-        notices = super::memtier_uri::warnings(&super::memtier_uri::Given {
+        notices = super::uri::warnings(&super::uri::Given {
             host: host.as_deref(),
             port: port.as_deref(),
             authenticate: authenticate.as_deref(),
             select_db: db.as_deref(),
             tls,
         });
-        let parts = super::memtier_uri::parse(uri)?;
+        let parts = super::uri::parse(uri)?;
         let mut set = |name: &'static str, slot: &mut Option<String>, value: Option<String>| {
             if let Some(value) = value {
                 given.retain(|(n, _)| *n != name && !(name == "server" && *n == "host"));
@@ -439,7 +439,7 @@ fn server_args(
         out.extend([flag.into(), value.into()]);
     }
     if let Some(auth) = &authenticate {
-        match super::memtier_uri::credentials(auth) {
+        match super::uri::credentials(auth) {
             (Some(user), password) => out.extend(["--user".into(), user.into(), "-a".into(), password.into()]),
             (None, password) => out.extend(["-a".into(), password.into()]),
         }
@@ -511,7 +511,7 @@ fn load_args(load: Load, out: &mut Vec<OsString>) -> Result<(), String> {
 /// it: what `respbench memtier ARGS` would hand the engine.
 pub fn plan(args: &[OsString]) -> Result<crate::config::Config, String> {
     match translate(args)? {
-        Translated::Run { args, .. } => super::plan_flags(&args).map(|(config, _)| config),
+        Translated::Run { args, .. } => crate::cli::plan_flags(&args).map(|(config, _)| config),
         Translated::Print(_) => Err("the command line asks for help or the version, not a run".into()),
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::parse;
+use crate::cli::parse;
 use crate::config::{ArgPart, CommandSpec, Extras, Import, KeyPattern, ScanFollow};
 use crate::workload::monitor::MonitorFile;
 
