@@ -26,7 +26,6 @@ mod signals;
 mod verify;
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -57,47 +56,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         None
     };
     if let Some(skip) = memtier {
-        let (args, notices, say_notes, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(memtier::Translated::Run { args, warnings, notices, say_notes, show_config, given }) => {
-                // memtier's own (--uri beside --port, ...): its lines, always.
-                for warning in warnings {
-                    eprintln!("{warning}");
-                }
-                (args, notices, say_notes, show_config, given)
-            }
-            Ok(memtier::Translated::Print(text)) => {
-                print!("{text}");
-                return ExitCode::SUCCESS;
-            }
-            Err(msg) => return memtier_error(&msg),
-        };
-        let (mut config, mut output) = match plan_flags(&args) {
-            Ok(parsed) => parsed,
-            Err(msg) => return memtier_error(&msg),
-        };
-        // memtier's stderr carries memtier's lines: respbench's notes only with --notes.
-        output.notes = notes::Notes::kept(say_notes);
-        // The faults of the run in memtier's words, --notes or not: they are its stderr lines.
-        config.faults.voice = crate::config::Voice::Memtier;
-        for notice in notices {
-            output.notes.note("memtier_benchmark", notice);
-        }
-        if let Some(text) = show_config {
-            // As memtier: the banner on stderr, the values on stdout.
-            eprintln!("============== Configuration values: ==============");
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-            eprintln!("===================================================");
-        }
-        output.memtier_front_end = true;
-        if let Some(m) = output.memtier.as_mut() {
-            m.given = given;
-        }
-        if let Err(code) = save_scenario(&args, &config, &output) {
-            return code;
-        }
-        let stop = signals::install(signals::Report::Memtier);
-        return execute(&config, &output, &RunContext::new(&stop)).code;
+        return memtier::main(&args[skip.min(args.len())..]);
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
     let benchmark = |name: &std::ffi::OsStr| name == "redis-benchmark" || name == "valkey-benchmark";
@@ -224,12 +183,6 @@ fn clap_message(e: &clap::Error) -> String {
     let joined = paragraph.join(" ");
     let message = joined.strip_prefix("error: ").unwrap_or(&joined);
     if message.is_empty() { "invalid arguments".to_string() } else { message.to_string() }
-}
-
-/// A memtier command line that cannot run: one line with "error", as memtier's own, exit 2.
-fn memtier_error(msg: &str) -> ExitCode {
-    eprintln!("memtier_benchmark: error: {msg} (see --help)");
-    ExitCode::from(EXIT_USAGE)
 }
 
 fn usage_error(msg: &str) -> ExitCode {
