@@ -6,13 +6,7 @@ mod dialect;
 mod exit;
 mod fill;
 pub mod memtier;
-mod memtier_crash;
-mod memtier_out;
-mod memtier_run;
-mod memtier_uri;
-mod memtier_usage;
 mod merge;
-mod mix;
 mod native;
 mod native_run;
 mod notes;
@@ -32,7 +26,6 @@ mod signals;
 mod verify;
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
@@ -64,52 +57,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         None
     };
     if let Some(skip) = memtier {
-        let (args, notices, say_notes, show_config, given) = match memtier::translate(&args[skip.min(args.len())..]) {
-            Ok(memtier::Translated::Run { args, warnings, notices, say_notes, show_config, given }) => {
-                // memtier's own (--uri beside --port, ...): its lines, always.
-                for warning in warnings {
-                    eprintln!("{warning}");
-                }
-                (args, notices, say_notes, show_config, given)
-            }
-            Ok(memtier::Translated::Print(text)) => {
-                print!("{text}");
-                return ExitCode::SUCCESS;
-            }
-            Err(msg) => return memtier_error(&msg),
-        };
-        let native = match parse_flags(&args) {
-            Ok(native) => native,
-            Err(e) => return memtier_error(&clap_message(&e)),
-        };
-        let draft = Draft::of(&native);
-        let (mut config, mut output) = match native.into_config() {
-            Ok(parsed) => parsed,
-            Err(msg) => return memtier_error(&msg),
-        };
-        // memtier's stderr carries memtier's lines: respbench's notes only with --notes.
-        output.notes = notes::Notes::kept(say_notes);
-        // The faults of the run in memtier's words, --notes or not: they are its stderr lines.
-        config.faults.voice = crate::config::Voice::Memtier;
-        for notice in notices {
-            output.notes.note("memtier_benchmark", notice);
-        }
-        if let Some(text) = show_config {
-            // As memtier: the banner on stderr, the values on stdout.
-            eprintln!("============== Configuration values: ==============");
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-            eprintln!("===================================================");
-        }
-        output.memtier_front_end = true;
-        if let Some(m) = output.memtier.as_mut() {
-            m.given = given;
-        }
-        if let Err(code) = save_scenario(&args, draft, config.seed) {
-            return code;
-        }
-        let stop = signals::install(signals::Report::Memtier);
-        return execute(&config, &output, &RunContext::new(&stop)).code;
+        return memtier::main(&args[skip.min(args.len())..]);
     }
     // redis-benchmark's and valkey-benchmark's, the same two ways.
     let benchmark = |name: &std::ffi::OsStr| name == "redis-benchmark" || name == "valkey-benchmark";
@@ -164,12 +112,6 @@ fn save_scenario(shown: &[impl Into<OsString> + Clone], draft: Option<Draft>, se
         eprintln!("respbench: note: {note}");
     }
     Ok(())
-}
-
-/// The plan of respbench's own flags (program name first), as a front-end's translation gives
-/// them; a mistake is one line.
-pub(crate) fn plan_flags<S: Into<OsString> + Clone>(args: &[S]) -> Result<(Config, Output), String> {
-    parse_flags(args).map_err(|e| clap_message(&e)).and_then(Args::into_config)
 }
 
 /// respbench's own flags, parsed once: the typed values, and which flags the user gave (for
@@ -231,7 +173,7 @@ fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
         return Ran::failed(run_verify(config));
     }
     let ran = match &output.memtier {
-        Some(options) => memtier_run::execute(config, output, options, cx),
+        Some(options) => memtier::run::execute(config, output, options, cx),
         None => native_run::execute(config, output, cx),
     };
     if output.verify && ran.code == ExitCode::SUCCESS { Ran { code: run_verify(config), ..ran } } else { ran }
@@ -259,12 +201,6 @@ fn clap_message(e: &clap::Error) -> String {
     let joined = paragraph.join(" ");
     let message = joined.strip_prefix("error: ").unwrap_or(&joined);
     if message.is_empty() { "invalid arguments".to_string() } else { message.to_string() }
-}
-
-/// A memtier command line that cannot run: one line with "error", as memtier's own, exit 2.
-fn memtier_error(msg: &str) -> ExitCode {
-    eprintln!("memtier_benchmark: error: {msg} (see --help)");
-    ExitCode::from(EXIT_USAGE)
 }
 
 fn usage_error(msg: &str) -> ExitCode {

@@ -185,7 +185,7 @@ pub fn name_outputs(output: &mut super::Output, shard: Option<&crate::config::Sh
 }
 
 /// `I/N`, with I below N.
-fn shard_arg(v: &str) -> Result<(u32, u32), String> {
+pub(crate) fn shard_arg(v: &str) -> Result<(u32, u32), String> {
     let expected = || format!("'{v}' is not I/N such as 0/4 (shard I of N, I from 0 to N-1)");
     let (i, n) = v.split_once('/').ok_or_else(expected)?;
     let (i, n) = (i.trim().parse::<u32>().map_err(|_| expected())?, n.trim().parse::<u32>().map_err(|_| expected())?);
@@ -195,7 +195,7 @@ fn shard_arg(v: &str) -> Result<(u32, u32), String> {
     Ok((i, n))
 }
 
-fn shard_count(v: &str) -> Result<u32, String> {
+pub(crate) fn shard_count(v: &str) -> Result<u32, String> {
     match v.trim().parse::<u32>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(format!("'{v}' is not a number of shards (a whole number above 0)")),

@@ -82,7 +82,7 @@ pub fn install(report: Report) -> Stop {
             Report::Respbench => format!("{}{}{}", header(None), info_block(None), footer(None)),
             Report::Memtier => {
                 let p = stamp(None);
-                format!("{}{}{}", super::memtier_crash::START, info_block(None), super::memtier_crash::footer(&p))
+                format!("{}{}{}", super::memtier::crash::START, info_block(None), super::memtier::crash::footer(&p))
             }
         }
         .into_bytes()
@@ -326,15 +326,15 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
     out
 }
 
-/// The report under memtier's name: its sections in its order (`memtier_crash`).
+/// The report under memtier's name: its sections in its order (`memtier::crash`).
 fn memtier_report(&[sig, code, addr, _sender, tid]: &Message) -> String {
     let time = local_time();
     let p = stamp(Some(&time));
-    let mut out = super::memtier_crash::header(&p, (sig as c_int, name(sig as c_int)), code as i32, addr);
-    out.push_str(&super::memtier_crash::stack_section(&p, tid, &stack_trace(&p)));
+    let mut out = super::memtier::crash::header(&p, (sig as c_int, name(sig as c_int)), code as i32, addr);
+    out.push_str(&super::memtier::crash::stack_section(&p, tid, &stack_trace(&p)));
     out.push_str(&info_block(Some(&time)));
-    out.push_str(&super::memtier_crash::client_list(&p));
-    out.push_str(&super::memtier_crash::footer(&p));
+    out.push_str(&super::memtier::crash::client_list(&p));
+    out.push_str(&super::memtier::crash::footer(&p));
     out
 }
 

@@ -45,11 +45,10 @@ impl Args {
         let mut sequence = None;
         self.memtier.check(!self.command.is_empty(), self.cluster, self.data_size_range.is_some())?;
         let mut extras = self.memtier.extras(!self.command.is_empty())?;
-        extras.client_stats = self.memtier_out.memtier_client_stats.is_some();
         extras.io = self.session.io;
         extras.io.resolve()?;
         let commands = if self.command.is_empty() {
-            self.memtier.default_mix(&crate::cli::mix::Mix {
+            self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,
                 get_weight,
                 set_pattern: pattern(set_letter),
@@ -177,22 +176,14 @@ impl Args {
             extras,
         };
         self.shards.apply(&mut config)?;
-        let memtier = self.memtier_text.then(|| crate::report::memtier_stats::MemtierOutput {
-            hide_histogram: self.memtier_hide_histogram,
-            print_all_runs: self.memtier_print_all_runs,
-            by_line: self.memtier_by_line,
-            hdr_prefix: self.memtier_hdr_prefix.clone(),
-            client_stats: self.memtier_out.memtier_client_stats.clone(),
-            given: Vec::new(),
-        });
         let arbitrary = !self.command.is_empty();
         let mut output = Output {
-            memtier,
+            memtier: None,
             arbitrary,
             json: self.json,
             out_file: self.out_file,
             percentiles: self.percentiles.0,
-            memtier_json: self.memtier_json,
+            memtier_json: None,
             quiet: self.quiet,
             progress: self.progress,
             hdr_log: self.hdr_log,

@@ -225,9 +225,9 @@ pub struct Args {
     /// A pause of MIN-MAX microseconds between the connections each thread opens.
     #[arg(long, value_parser = parse::range, value_name = "MIN-MAX", hide = true)]
     pub connect_jitter_us: Option<(u64, u64)>,
-    /// memtier's workload options (hidden; the memtier front-end passes them on).
+    /// memtier's workload options (hidden: the memtier front-end sets them, scenario files may give them).
     #[command(flatten)]
-    pub memtier: super::mix::WorkloadFlags,
+    pub memtier: super::memtier::mix::WorkloadFlags,
     /// Shards over several load machines, and their common start.
     #[command(flatten)]
     pub shards: super::shard::ShardFlags,
@@ -259,9 +259,6 @@ pub struct Args {
     #[arg(long, value_parser = parse::percentiles, default_value = "50,99,99.9", value_name = "LIST",
           help_heading = "Output")]
     pub percentiles: parse::Percentiles,
-    /// memtier_benchmark's JSON layout (the memtier front-end's --json-out-file).
-    #[arg(long, value_name = "FILE", hide = true, requires = "memtier_text")]
-    pub memtier_json: Option<PathBuf>,
     /// Print one summary line instead of the table.
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
@@ -287,23 +284,6 @@ pub struct Args {
     /// A name for this result in comparisons and reports.
     #[arg(long, help_heading = "Output")]
     pub label: Option<String>,
-    /// The memtier front-end: memtier's text report and progress lines.
-    #[arg(long, hide = true)]
-    pub memtier_text: bool,
-    /// memtier's --hide-histogram.
-    #[arg(long, hide = true, requires = "memtier_text")]
-    pub memtier_hide_histogram: bool,
-    /// memtier's --print-all-runs.
-    #[arg(long, hide = true, requires = "memtier_text")]
-    pub memtier_print_all_runs: bool,
-    /// memtier's --command-stats-breakdown=line.
-    #[arg(long, hide = true, requires = "memtier_text")]
-    pub memtier_by_line: bool,
-    /// memtier's --hdr-file-prefix=PREFIX.
-    #[arg(long, hide = true, value_name = "PREFIX", requires = "memtier_text")]
-    pub memtier_hdr_prefix: Option<String>,
-    #[command(flatten)]
-    pub memtier_out: super::memtier_out::MemtierOutputFlags,
     #[command(flatten)]
     pub session: super::session_flags::SessionFlags,
     #[command(flatten)]
@@ -334,7 +314,7 @@ pub struct Args {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsVersions(pub Vec<u16>);
 
-fn parse_tls_versions(s: &str) -> Result<TlsVersions, String> {
+pub(crate) fn parse_tls_versions(s: &str) -> Result<TlsVersions, String> {
     let versions = s
         .split(',')
         .map(|v| match v.trim().to_ascii_lowercase().trim_start_matches("tlsv") {

@@ -93,6 +93,6 @@ impl ScenarioFlags {
     }
 }
 
-fn socket_addr(s: &str) -> Result<SocketAddr, String> {
+pub(crate) fn socket_addr(s: &str) -> Result<SocketAddr, String> {
     s.parse().map_err(|_| format!("expected an address and port such as 127.0.0.1:9100, got '{s}'"))
 }

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::native_run::{exit_code, live_metrics, open_statsd};
-use super::run::{self, Plan, RunContext};
-use super::{EXIT_FAILURE, Output, Ran, signals};
+use crate::cli::native_run::{exit_code, live_metrics, open_statsd};
+use crate::cli::run::{self, Plan, RunContext};
+use crate::cli::{EXIT_FAILURE, Output, Ran, signals};
 use crate::config::Config;
 use crate::engine::{Outcome, Progress};
 use crate::report::memtier_stats::{MemtierOutput, MemtierView};

@@ -1,6 +1,6 @@
 //! What the memtier_benchmark front-end prints for `--help`, `--version` and `--show-config`:
 //! memtier 2.3's option names, groups and configuration fields, described in respbench's
-//! words, kept apart from the option table so that `memtier.rs` stays about meaning.
+//! words, kept apart from the option table so that `translate.rs` stays about meaning.
 
 /// The version line and the lines memtier prints under it, naming respbench.
 pub fn version() -> String {

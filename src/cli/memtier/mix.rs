@@ -1,13 +1,13 @@
-//! memtier_benchmark's workload options as respbench flags (hidden: the memtier front-end
-//! passes them on) and what they do to the SET/GET mix: MGET of N keys, SETRANGE/GETRANGE at
-//! an offset, WAIT mixed in after SETs, value sizes by key. Kept out of `native/` so that
-//! the common flags stay readable.
+//! memtier_benchmark's workload options as respbench flags (hidden: the memtier front-end sets
+//! them on its plan, a scenario file may give them) and what they do to the SET/GET mix: MGET
+//! of N keys, SETRANGE/GETRANGE at an offset, WAIT mixed in after SETs, value sizes by key.
+//! Kept out of `native/` so that the common flags stay readable.
 
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::parse;
+use crate::cli::parse;
 use crate::config::{ArgPart, CommandSpec, Extras, Import, KeyPattern, ScanFollow};
 use crate::workload::monitor::MonitorFile;
 
@@ -65,14 +65,14 @@ pub struct WorkloadFlags {
     pub memtier_slices: bool,
 }
 
-fn size_pattern(s: &str) -> Result<char, String> {
+pub(super) fn size_pattern(s: &str) -> Result<char, String> {
     match s {
         "R" | "S" => Ok(s.as_bytes()[0] as char),
         _ => Err(format!("expected R (random) or S (sequential, by key), got '{s}'")),
     }
 }
 
-fn monitor_pattern(s: &str) -> Result<char, String> {
+pub(super) fn monitor_pattern(s: &str) -> Result<char, String> {
     match s {
         "S" | "s" | "R" | "r" => Ok(s.to_ascii_uppercase().as_bytes()[0] as char),
         _ => Err(format!("expected S (sequential) or R (random), got '{s}'")),
@@ -80,7 +80,7 @@ fn monitor_pattern(s: &str) -> Result<char, String> {
 }
 
 /// `SET:WAIT`, either may be 0 (`1:0` sends no WAIT).
-fn wait_ratio(s: &str) -> Result<(u32, u32), String> {
+pub(super) fn wait_ratio(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("expected SET:WAIT weights such as 10:1, got '{s}'");
     let (a, b) = s.split_once(':').ok_or_else(bad)?;
     Ok((a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?))

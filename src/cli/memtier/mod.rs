@@ -1,0 +1,112 @@
+//! The memtier_benchmark front-end (`respbench memtier ARGS`, or the binary run as
+//! `memtier_benchmark`). Its plan is a typed value: `translate.rs` starts from respbench's
+//! defaults (`Args::default()`) and sets the fields memtier's options mean, each through the
+//! value parser respbench's own flag uses (`options.rs` is the option table), then respbench's
+//! checks make the `Config`; no command line is written to be parsed again. `uri.rs` reads
+//! `--uri` as memtier 2.3 does, `usage.rs` is its `--help`, `--version` and `--show-config`,
+//! `mix.rs` its workload options (also hidden respbench flags, which scenario files use) and
+//! what they do to the mix, `run.rs` the run with memtier's stderr lines, report and files,
+//! `save.rs` the plan in respbench's flags for `--save-scenario`, and `crash.rs` its crash
+//! report.
+
+pub(super) mod crash;
+pub(super) mod mix;
+mod options;
+pub(super) mod run;
+mod save;
+mod translate;
+mod uri;
+mod usage;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use translate::{Run, Translated, plan, translate};
+
+use super::run::RunContext;
+use super::{Args, EXIT_USAGE, Output, execute, notes, save_scenario, signals};
+use crate::config::Config;
+use crate::report::memtier_stats::MemtierOutput;
+
+/// A memtier command line (without the program name), run: what `respbench memtier ARGS` and
+/// the binary run as `memtier_benchmark` do.
+pub fn main(args: &[OsString]) -> ExitCode {
+    let run = match translate(args) {
+        Ok(Translated::Run(run)) => run,
+        Ok(Translated::Print(text)) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Err(msg) => return memtier_error(&msg),
+    };
+    let Run { mut draft, warnings, notices, say_notes, show_config } = *run;
+    // memtier's own (--uri beside --port, ...): its lines, always.
+    for warning in warnings {
+        eprintln!("{warning}");
+    }
+    // --save-scenario: the plan as the flags it sets, drafted before the checks take it.
+    draft.args.scenario.given = save::given(&draft.args);
+    let saved = crate::cli::scenario::save::Draft::of(&draft.args);
+    let (mut config, mut output) = match draft.into_plan() {
+        Ok(plan) => plan,
+        Err(msg) => return memtier_error(&msg),
+    };
+    // memtier's stderr carries memtier's lines: respbench's notes only with --notes.
+    output.notes = notes::Notes::kept(say_notes);
+    // The faults of the run in memtier's words, --notes or not: they are its stderr lines.
+    config.faults.voice = crate::config::Voice::Memtier;
+    for notice in notices {
+        output.notes.note("memtier_benchmark", notice);
+    }
+    if let Some(text) = show_config {
+        // As memtier: the banner on stderr, the values on stdout.
+        eprintln!("============== Configuration values: ==============");
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+        eprintln!("===================================================");
+    }
+    output.memtier_front_end = true;
+    let shown: Vec<OsString> =
+        std::iter::once(OsString::from("memtier_benchmark")).chain(args.iter().cloned()).collect();
+    if let Err(code) = save_scenario(&shown, saved, config.seed) {
+        return code;
+    }
+    let stop = signals::install(signals::Report::Memtier);
+    execute(&config, &output, &RunContext::new(&stop)).code
+}
+
+/// The plan a memtier command line builds, before respbench checks it: respbench's flags as
+/// typed values, and memtier's output options that respbench's flags do not have.
+#[derive(Debug)]
+pub struct Draft {
+    pub(super) args: Args,
+    /// `--hide-histogram`, `--print-all-runs`, `--command-stats-breakdown`, `--hdr-file-prefix`,
+    /// `--client-stats`, and every option as given (for memtier's JSON).
+    pub(super) output: MemtierOutput,
+    /// `--json-out-file`.
+    pub(super) json: Option<PathBuf>,
+}
+
+impl Draft {
+    /// respbench's checks over the plan, and memtier's outputs beside it: the `Config` and
+    /// `Output` a run takes.
+    pub(crate) fn into_plan(self) -> Result<(Config, Output), String> {
+        let Draft { args, output: memtier, json } = self;
+        let client_stats = memtier.client_stats.is_some();
+        let (mut config, mut output) = args.into_config()?;
+        config.extras.client_stats = client_stats;
+        output.memtier_json = json;
+        output.memtier = Some(memtier);
+        // `%t` in --json-out-file too (the other outputs' are named already; naming is idempotent).
+        super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
+        Ok((config, output))
+    }
+}
+
+/// A memtier command line that cannot run: one line with "error", as memtier's own, exit 2.
+fn memtier_error(msg: &str) -> ExitCode {
+    eprintln!("memtier_benchmark: error: {msg} (see --help)");
+    ExitCode::from(EXIT_USAGE)
+}
