@@ -163,3 +163,30 @@ fn a_run_that_ends_writes_its_file_atomically_and_leaves_no_journal() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is not a respbench journal"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_killed_memtier_run_journals_beside_its_json_and_recovers_in_memtiers_layout() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("memtier.json");
+    let journal = dir.path().join("memtier.json.journal");
+    let mut cmd = respbench();
+    cmd.args(["memtier", "-p", &server.port_arg(), "--test-time", "60", "-c", "2", "-t", "1", "--ratio", "1:0"])
+        .args(["--key-maximum", "999", "--hide-histogram", "--json-out-file", json.to_str().unwrap()]);
+    let run = Watched::spawn(cmd);
+    wait_journaled(&journal, 2);
+    run.signal(libc::SIGKILL);
+    let out = run.finish();
+    assert_eq!(out.status.code(), None, "killed by a signal");
+    assert!(!stderr(&out).contains("journal"), "the journal says nothing under memtier's name: {}", stderr(&out));
+    let counted: u64 = intervals(&journal_lines(&journal)).iter().map(|l| replies(l)).sum();
+    let back = dir.path().join("back.json");
+    let out = respbench()
+        .args(["recover", journal.to_str().unwrap(), "--memtier-json", back.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&back);
+    let totals = &doc["ALL STATS"]["Totals"];
+    assert_eq!(totals["Count"].as_u64(), Some(counted), "{totals}");
+}

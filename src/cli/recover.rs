@@ -19,8 +19,9 @@ use crate::report::{self, merge};
 /// `--csv-timeline`, `--markdown`): `FILE.journal` beside the first of them. A journal that
 /// cannot be made is said as the run's warnings are (not under a front-end's name) and the run
 /// goes on without it.
-pub(super) fn open(output: &Output) -> Option<Journal> {
-    let outputs = [&output.json, &output.html, &output.csv, &output.csv_timeline, &output.markdown];
+pub(crate) fn open(output: &Output) -> Option<Journal> {
+    let outputs =
+        [&output.json, &output.html, &output.csv, &output.csv_timeline, &output.markdown, &output.memtier_json];
     let first = outputs.into_iter().flatten().next()?;
     let path = Journal::path_for(first);
     match Journal::create(path.clone(), output.label.as_deref()) {
@@ -38,7 +39,7 @@ pub(super) fn open(output: &Output) -> Option<Journal> {
 
 /// After the run: a journal whose run's files were written (`written`) goes; one that holds
 /// intervals of a run whose files were not stays for `respbench recover`, and says so.
-pub(super) fn close(journal: Option<Journal>, output: &Output, written: bool) {
+pub(crate) fn close(journal: Option<Journal>, output: &Output, written: bool) {
     let Some(journal) = journal else { return };
     let mut said: Vec<String> = journal.problem().map(String::from).into_iter().collect();
     let path = journal.path().display().to_string();

@@ -104,26 +104,34 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
         arbitrary: output.arbitrary,
     };
     let mut live = MemtierLive { view: &view, options, output, progressed: Default::default(), files: Vec::new() };
+    // A kill loses at most an interval: the journal beside the first output file, said nowhere
+    // on stderr (its notes are respbench's, kept for the JSON).
+    let mut journal = crate::cli::recover::open(output);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut live];
+    if let Some(j) = journal.as_mut() {
+        sinks.push(j);
+    }
     if let Some(s) = statsd.as_mut() {
         sinks.push(s);
     }
     let plan = Plan { config, runs: output.runs, checks: Some(&output.notes) };
     let result = match run::run(&plan, &cx, &mut sinks) {
         Ok(result) => result,
-        Err(e @ run::RunError::Checks(_)) => {
-            eprintln!("respbench: {}", run::failure_message(config, &e));
-            return Ran::failed(ExitCode::from(EXIT_FAILURE));
-        }
         Err(e) => {
-            eprintln!("\nrespbench: {}", run::failure_message(config, &e));
+            drop(sinks);
+            let gap = if matches!(e, run::RunError::Checks(_)) { "" } else { "\n" };
+            eprintln!("{gap}respbench: {}", run::failure_message(config, &e));
+            crate::cli::recover::close(journal, output, false);
             return Ran::failed(ExitCode::from(EXIT_FAILURE));
         }
     };
     drop(sinks);
     let mut pooled = result.pooled();
     pooled.notes = output.notes.said.clone();
-    let document = match write_reports(&view, output, &result.runs, &pooled, live.files) {
+    let written = write_reports(&view, output, &result.runs, &pooled, live.files);
+    // Once the files are written the journal goes; if they could not be, it stays.
+    crate::cli::recover::close(journal, output, written.is_ok());
+    let document = match written {
         Ok(doc) => doc,
         Err(code) => return Ran::failed(code),
     };
