@@ -5,7 +5,7 @@
 //! with the caller.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::{notes::Notes, signals};
 use crate::codec::Protocol;
@@ -31,16 +31,17 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// What a run is handed by whoever runs it: the stop flag (SIGINT) and the metrics endpoint it
-/// feeds, if any (its own `--metrics-listen`, or a scenario's, a fill's or a search's).
+/// What a run is handed by whoever runs it: the signal handling (the stop flag SIGINT sets,
+/// and the crash report it tells its server) and the metrics endpoint it feeds, if any (its own
+/// `--metrics-listen`, or a scenario's, a fill's or a search's).
 #[derive(Clone)]
 pub struct RunContext<'a> {
-    pub stop: &'a AtomicBool,
+    pub stop: &'a signals::Stop,
     pub metrics: Option<Arc<Live>>,
 }
 
 impl<'a> RunContext<'a> {
-    pub fn new(stop: &'a AtomicBool) -> RunContext<'a> {
+    pub fn new(stop: &'a signals::Stop) -> RunContext<'a> {
         RunContext { stop, metrics: None }
     }
 
@@ -82,7 +83,7 @@ pub fn run(plan: &Plan<'_>, cx: &RunContext<'_>, sinks: &mut [&mut dyn Sink]) ->
         Some(notes) => {
             let checks = engine::preflight(config).map_err(RunError::Checks)?;
             notes.warn("respbench", &checks.warnings);
-            signals::describe_server(&config.server);
+            cx.stop.describe_server(&config.server);
             checks
         }
         None => Checks::default(),

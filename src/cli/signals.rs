@@ -10,20 +10,28 @@
 //! formatted at start-up with `write(2)` instead. Then it re-raises with the default action.
 //! The handler takes the crashed thread's return addresses itself (glibc's `backtrace`, loaded
 //! at start-up); the watcher names them.
+//!
+//! The stop signals are registered with signal-hook (its registry chains handlers and its flag
+//! actions are async-signal-safe by construction). The fatal ones keep a `sigaction` handler of
+//! our own: signal-hook refuses SIGSEGV, SIGILL and SIGFPE, and the crash handler must control
+//! every step itself (take the frames, hand over to the watcher, wait bounded, re-raise with the
+//! default action), doing nothing that is not async-signal-safe.
 
 use std::ffi::c_int;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::{Once, mpsc};
 use std::time::Duration;
 
 use crate::config::ServerOptions;
 use crate::net::Session;
 
+// Signal-handler flags: a signal is sent to the process, not to a run, so what it sets is the
+// process's, and only a `static` lives as long as the handlers that write it.
 /// Set by the first SIGINT, SIGTERM or SIGHUP: the run stops.
 static STOP: AtomicBool = AtomicBool::new(false);
 /// The signal that stopped the run (0: none yet).
-static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
+static STOPPED_BY: AtomicUsize = AtomicUsize::new(0);
 
 /// A fatal signal is being reported: a second one waits for the first to end the process.
 static CRASHING: AtomicBool = AtomicBool::new(false);
@@ -44,24 +52,35 @@ const MAX_FRAMES: usize = 64;
 static FRAMES: Frames = Frames(std::cell::UnsafeCell::new([std::ptr::null_mut(); MAX_FRAMES]));
 static FRAME_COUNT: AtomicUsize = AtomicUsize::new(0);
 
-/// The server the report asks for INFO and CLIENT LIST. Signal-handler state, process-wide on
-/// purpose: the crash report is written by the watcher a fatal signal wakes, which no run hands
-/// anything to, so the run that last passed its checks leaves its server here.
-static SERVER: Mutex<Option<ServerOptions>> = Mutex::new(None);
-
 /// Longest the handler waits for the watcher's report.
 const WATCHER_WAIT_MS: c_int = 4000;
 
 const STOP_SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 const FATAL_SIGNALS: [c_int; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGABRT];
 
-/// The flag the stop signals set (a handle to it: every run of the process shares one).
-pub struct Stop(&'static AtomicBool);
+/// What a run is handed of the signal handling: the flag the stop signals set (every run of
+/// the process shares it), and the line to the crash watcher, which the run tells the server
+/// a bug report should describe.
+pub struct Stop {
+    flag: &'static AtomicBool,
+    /// `None` where the watcher did not start (or a second `install` of the process).
+    crash_watcher: Option<mpsc::Sender<ServerOptions>>,
+}
 
 impl std::ops::Deref for Stop {
     type Target = AtomicBool;
     fn deref(&self) -> &AtomicBool {
-        self.0
+        self.flag
+    }
+}
+
+impl Stop {
+    /// The server a bug report should describe (INFO server and CLIENT LIST, asked at the
+    /// time): the run that last passed its checks says so.
+    pub fn describe_server(&self, server: &ServerOptions) {
+        if let Some(watcher) = &self.crash_watcher {
+            let _ = watcher.send(server.clone());
+        }
     }
 }
 
@@ -74,9 +93,10 @@ pub enum Report {
 }
 
 /// Installs every handler once (the first call's `report` is the process's); returns the flag
-/// the stop signals set.
+/// the stop signals set, and with the first call the line to the crash watcher.
 pub fn install(report: Report) -> Stop {
     static ONCE: Once = Once::new();
+    let mut crash_watcher = None;
     ONCE.call_once(|| {
         let fallback = match report {
             Report::Respbench => format!("{}{}{}", header(None), info_block(None), footer(None)),
@@ -92,28 +112,35 @@ pub fn install(report: Report) -> Stop {
         let mut warm = [std::ptr::null_mut(); 2];
         // SAFETY: a buffer of the length given; the first call loads the unwinder.
         unsafe { libc::backtrace(warm.as_mut_ptr(), warm.len() as c_int) };
-        start_watcher(report);
+        crash_watcher = start_watcher(report);
         for sig in STOP_SIGNALS {
-            set_handler(sig, on_stop as extern "C" fn(c_int) as usize, libc::SA_RESTART);
+            install_stop(sig);
         }
         for sig in FATAL_SIGNALS {
             let flags = libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_ONSTACK;
             set_handler(sig, on_fatal as extern "C" fn(c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize, flags);
         }
     });
-    Stop(&STOP)
+    Stop { flag: &STOP, crash_watcher }
 }
 
-/// The server a bug report should describe (INFO server and CLIENT LIST, asked at the time).
-pub fn describe_server(server: &ServerOptions) {
-    if let Ok(mut slot) = SERVER.lock() {
-        *slot = Some(server.clone());
+/// The first stop signal records itself and sets the flag; a second one exits at once with
+/// 128 + its number (the user does not want to wait for the results). signal-hook runs the
+/// actions in the order registered: the exit first, so that it sees only an earlier signal's
+/// flag.
+fn install_stop(sig: c_int) {
+    use signal_hook::flag;
+    let registered = flag::register_conditional_shutdown(sig, 128 + sig, &STOP)
+        .and_then(|_| flag::register_usize(sig, &STOPPED_BY, sig as usize))
+        .and_then(|_| flag::register(sig, &STOP));
+    if let Err(e) = registered {
+        eprintln!("respbench: warning: {} will not stop the run cleanly: {e}", name(sig));
     }
 }
 
 /// The signal that stopped the run, if one did.
 pub fn stopped_by() -> Option<c_int> {
-    Some(STOPPED_BY.load(Ordering::SeqCst)).filter(|&s| s != 0)
+    Some(STOPPED_BY.load(Ordering::SeqCst) as c_int).filter(|&s| s != 0)
 }
 
 /// Exit status of a run a signal stopped: 128 + the signal (130 for Ctrl-C).
@@ -146,15 +173,6 @@ fn set_handler(sig: c_int, handler: usize, flags: c_int) {
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(sig, &action, std::ptr::null_mut());
     }
-}
-
-extern "C" fn on_stop(sig: c_int) {
-    if STOP.swap(true, Ordering::SeqCst) {
-        // A second signal: the user does not want to wait for the results.
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(128 + sig) };
-    }
-    STOPPED_BY.store(sig, Ordering::SeqCst);
 }
 
 /// What the handler tells the watcher: signal, si_code, fault address, sender pid, thread id.
@@ -205,17 +223,19 @@ extern "C" fn on_fatal(sig: c_int, info: *mut libc::siginfo_t, _context: *mut li
     unsafe { libc::raise(sig) };
 }
 
-/// Starts the thread that writes the report, with the pipes the handler uses to reach it.
-fn start_watcher(report: Report) {
+/// Starts the thread that writes the report, with the pipes the handler uses to reach it;
+/// returns the line on which runs tell it their server.
+fn start_watcher(report: Report) -> Option<mpsc::Sender<ServerOptions>> {
     let (mut to, mut from) = ([-1; 2], [-1; 2]);
     // SAFETY: pipe2 fills the arrays it is given.
     let piped = unsafe {
         libc::pipe2(to.as_mut_ptr(), libc::O_CLOEXEC) == 0 && libc::pipe2(from.as_mut_ptr(), libc::O_CLOEXEC) == 0
     };
     if !piped {
-        return; // the handler writes the fallback block
+        return None; // the handler writes the fallback block
     }
     let (watch_fd, reply_fd) = (to[0], from[1]);
+    let (servers, described) = mpsc::channel::<ServerOptions>();
     let spawned = std::thread::Builder::new().name("respbench-crash-watcher".into()).spawn(move || {
         // A fatal signal sent to the process must reach another thread: this one reports it.
         // SAFETY: a sigset built with sigemptyset/sigaddset, applied to this thread only.
@@ -234,8 +254,10 @@ fn start_watcher(report: Report) {
         if got != size as isize {
             return;
         }
+        // The server the latest run described (runs send it; only a crash reads it).
+        let server = described.try_iter().last();
         let report = match report {
-            Report::Respbench => crash_report(&message),
+            Report::Respbench => crash_report(&message, server.as_ref()),
             Report::Memtier => memtier_report(&message),
         };
         let mut stderr = std::io::stderr().lock();
@@ -244,10 +266,12 @@ fn start_watcher(report: Report) {
         // SAFETY: one byte to our own pipe.
         unsafe { libc::write(reply_fd, b"x".as_ptr().cast(), 1) };
     });
-    if spawned.is_ok() {
-        TO_WATCHER.store(to[1], Ordering::SeqCst);
-        FROM_WATCHER.store(from[0], Ordering::SeqCst);
+    if spawned.is_err() {
+        return None;
     }
+    TO_WATCHER.store(to[1], Ordering::SeqCst);
+    FROM_WATCHER.store(from[0], Ordering::SeqCst);
+    Some(servers)
 }
 
 /// `[pid] date # ` in front of every line, as memtier's report has it.
@@ -298,7 +322,7 @@ fn footer(time: Option<&str>) -> String {
 }
 
 /// The whole report, written by the watcher (a normal thread: it may allocate and connect).
-fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
+fn crash_report(&[sig, code, addr, sender, tid]: &Message, server: Option<&ServerOptions>) -> String {
     let sig = sig as c_int;
     let time = local_time();
     let p = stamp(Some(&time));
@@ -317,9 +341,8 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message) -> String {
     out.push_str(&format!("{p}Thread {tid} ({}) received the signal\n", thread.trim()));
     out.push_str(&stack_trace(&p));
     out.push_str(&info_block(Some(&time)));
-    let server = SERVER.lock().ok().and_then(|s| s.clone());
     if let Some(server) = server {
-        out.push_str(&server_block(&server, &p));
+        out.push_str(&server_block(server, &p));
     }
     out.push('\n');
     out.push_str(&footer(Some(&time)));
@@ -388,6 +411,9 @@ fn server_block(server: &ServerOptions, p: &str) -> String {
 }
 
 /// The local time as memtier prints it: `02 Jan 2006 15:04:05`.
+///
+/// libc's rather than jiff's: jiff is built here without its time-zone database (the reports
+/// write UTC), and `localtime_r` reads the zone the way memtier's own C code does.
 fn local_time() -> String {
     // SAFETY: time and localtime_r with our own buffers; strftime writes at most buf's length.
     unsafe {
