@@ -46,12 +46,21 @@ fn run_through(proxy: &Proxy, args: &[&str]) -> (Value, std::process::Output) {
 /// Requests sent = replies + failed, per command and in total; returns the failed ones. No
 /// request here can get an error reply, so every failure is the fault's. (A counted run's
 /// requests that a connection that gave up never sent are neither: the caller gives `sent`.)
+/// Connections lost for `kind` (`faults.connections_lost_by_kind`), 0 when none were.
+fn lost(doc: &Value, kind: &str) -> u64 {
+    doc["faults"]["connections_lost_by_kind"][kind].as_u64().unwrap_or(0)
+}
+
 fn accounted(doc: &Value, sent: u64) -> u64 {
     let errors = doc["errors"].as_object().unwrap();
     assert!(errors.keys().all(|k| !k.starts_with("server:")), "{errors:?}");
     let totals = &doc["totals"];
     let (replies, failed) = (totals["count"].as_u64().unwrap(), totals["errors"].as_u64().unwrap());
     assert_eq!(replies + failed, sent, "replies {replies} + failed {failed} != sent {sent}: {totals}");
+    // The result's own accounting says the same: sent = replies + failed + abandoned.
+    let field = |k: &str| totals[k].as_u64().unwrap_or_else(|| panic!("totals.{k}: {totals}"));
+    assert_eq!(field("sent"), sent, "{totals}");
+    assert_eq!(field("sent"), replies + field("failed") + field("abandoned"), "{totals}");
     let commands = doc["commands"].as_object().unwrap();
     let by_command: u64 = commands.values().map(|c| c["count"].as_u64().unwrap() + c["errors"].as_u64().unwrap()).sum();
     assert_eq!(by_command, sent, "{commands:?}");
@@ -153,7 +162,10 @@ fn with_retry_a_request_whose_reply_was_reset_is_sent_again() {
     assert_eq!(accounted(&doc, 400), 0);
     // Sent twice: the server ran each of the 4 twice, the run counted one reply.
     assert_eq!(calls, 404);
-    assert!(error_kind(&doc, "io") >= 4, "the lost connections are still counted: {}", doc["errors"]);
+    // No request failed (each went again), so `errors` is empty; the connections lost are
+    // counted as connections, in `faults`.
+    assert_eq!(error_kind(&doc, "io"), 0, "{}", doc["errors"]);
+    assert!(lost(&doc, "io") >= 4, "the lost connections are still counted: {}", doc["faults"]);
 }
 
 #[test]
@@ -169,8 +181,10 @@ fn a_half_open_connection_is_timed_out_and_its_request_sent_again() {
     // Nothing closed the two connections: only the request timeout found them out, and the
     // request each had in flight went again on the new connection.
     assert_eq!(accounted(&doc, 400), 0);
-    assert_eq!(error_kind(&doc, "timeout"), 2, "{}", doc["errors"]);
-    assert_eq!(error_kind(&doc, "io"), 0, "{}", doc["errors"]);
+    // The requests went again, so none failed; the two connections were lost to the timeout.
+    assert_eq!(error_kind(&doc, "timeout"), 0, "{}", doc["errors"]);
+    assert_eq!(lost(&doc, "timeout"), 2, "{}", doc["faults"]);
+    assert_eq!(lost(&doc, "io"), 0, "{}", doc["faults"]);
     // The server ran those two twice (their replies were cut off the first time).
     assert_eq!(server.calls("get"), 402);
 }
