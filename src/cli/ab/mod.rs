@@ -2,6 +2,7 @@
 //! warmed-up rounds, then each figure's change with its interval and a verdict
 //! (`report::ab`), written as text, JSON, Markdown and HTML; `--fail-on-regression` for CI.
 
+pub(super) mod compare;
 mod rounds;
 mod sides;
 
@@ -201,8 +202,11 @@ pub(super) fn finish(
             return ExitCode::from(EXIT_FAILURE);
         }
     }
+    let unjudged = doc.changes.iter().find(|c| c.metric == doc.judged_by).is_none_or(|c| c.change.is_none());
     if interrupted {
         ExitCode::from(130)
+    } else if doc.regression.is_some() && unjudged {
+        super::usage_error(&format!("--fail-on-regression cannot be judged: {}", doc.verdict_note()))
     } else if doc.regressed() {
         ExitCode::from(EXIT_FAILURE)
     } else {

@@ -93,20 +93,22 @@ fn table(b: &mut String, doc: &AbDocument) {
     b.push_str("</table></div>");
 }
 
-/// Each figure's change as a dot on its interval, against 0 and the noise band.
+/// Each figure's change as a dot on its interval, against 0 and the noise band, on a log-ratio
+/// axis (so +100 % and -50 % are as far from 0, and a 60-fold change does not flatten the rest).
 fn intervals_svg(doc: &AbDocument) -> String {
     let shown: Vec<_> = doc.changes.iter().filter(|c| c.change.is_some()).collect();
     let height = TOP_PAD + ROW * shown.len().max(1) as f64 + 34.0;
-    let noise = doc.noise_threshold * 100.0;
+    let log = |change: f64| (1.0 + change).max(1e-9).ln();
+    let noise = doc.noise_threshold;
     let reach = shown
         .iter()
         .flat_map(|c| [c.change_low, c.change_high])
         .flatten()
-        .map(|x| (x * 100.0).abs())
-        .fold(noise * 2.0, f64::max)
+        .map(|x| log(x).abs())
+        .fold(log(noise * 2.0).max(0.01), f64::max)
         * 1.1;
     let plot_w = WIDTH - LEFT - RIGHT;
-    let px = |pct: f64| LEFT + (pct + reach) / (2.0 * reach) * plot_w;
+    let px = |change: f64| LEFT + (log(change) + reach) / (2.0 * reach) * plot_w;
     let mut out = String::new();
     let _ = write!(
         out,
@@ -114,37 +116,40 @@ fn intervals_svg(doc: &AbDocument) -> String {
     );
     let _ = write!(
         out,
-        r##"<text x="{LEFT}" y="18" class="title">Change of B against A, with its {} % interval</text>"##,
+        r##"<text x="{LEFT}" y="18" class="title">Change of B against A, with its {} % interval (shaded: the noise threshold)</text>"##,
         doc.confidence * 100.0
     );
     let bottom = height - 30.0;
     let _ = write!(
         out,
-        r##"<rect x="{:.1}" y="{TOP_PAD}" width="{:.1}" height="{:.1}" fill="#f1f1f1"/><line x1="{:.1}" y1="{TOP_PAD}" x2="{:.1}" y2="{bottom:.1}" stroke="#888"/>"##,
+        r##"<rect x="{:.1}" y="{TOP_PAD}" width="{:.1}" height="{:.1}" fill="#ececec"/><line x1="{:.1}" y1="{TOP_PAD}" x2="{:.1}" y2="{bottom:.1}" stroke="#888"/>"##,
         px(-noise),
         px(noise) - px(-noise),
         bottom - TOP_PAD,
         px(0.0),
         px(0.0)
     );
-    let step = chart_step(reach);
-    let mut t = -(reach / step).floor() * step;
-    while t <= reach {
-        let _ = write!(
-            out,
-            r##"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{t:+.0} %</text>"##,
-            px(t),
-            bottom + 18.0
-        );
-        t += step;
+    let mut last_x = f64::MIN;
+    for t in TICKS.iter().map(|t| t / 100.0).filter(|t| log(*t).abs() <= reach) {
+        let x = px(t);
+        if x - last_x >= plot_w / 11.0 {
+            let _ = write!(
+                out,
+                r##"<text x="{x:.1}" y="{:.1}" class="tick" text-anchor="middle">{:+} %</text>"##,
+                bottom + 18.0,
+                t * 100.0
+            );
+            last_x = x;
+        }
     }
     for (i, c) in shown.iter().enumerate() {
         let y = TOP_PAD + ROW * (i as f64 + 0.5);
-        let (low, high, mid) = (
-            c.change_low.unwrap_or(0.0) * 100.0,
-            c.change_high.unwrap_or(0.0) * 100.0,
-            c.change.unwrap_or(0.0) * 100.0,
-        );
+        let (low, high, mid) = (c.change_low.unwrap_or(0.0), c.change_high.unwrap_or(0.0), c.change.unwrap_or(0.0));
+        let anchor = match px(mid) {
+            x if x > WIDTH - 260.0 => "end",
+            x if x < LEFT + 260.0 => "start",
+            _ => "middle",
+        };
         let color = match c.verdict.as_str() {
             "faster" => "#2ca02c",
             "slower" => "#d62728",
@@ -152,7 +157,7 @@ fn intervals_svg(doc: &AbDocument) -> String {
         };
         let _ = write!(
             out,
-            r##"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text><line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{color}" stroke-width="4"/><circle cx="{:.1}" cy="{y:.1}" r="6" fill="{color}"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{} {}</text>"##,
+            r##"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text><line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{color}" stroke-width="4"/><circle cx="{:.1}" cy="{y:.1}" r="6" fill="{color}"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="{anchor}">{} {} {}</text>"##,
             LEFT - 10.0,
             y + 5.0,
             escape(&c.metric),
@@ -162,6 +167,7 @@ fn intervals_svg(doc: &AbDocument) -> String {
             px(mid),
             y - 10.0,
             escape(&change_cell(c)),
+            escape(&interval_cell(c)),
             escape(&c.verdict)
         );
     }
@@ -171,12 +177,11 @@ fn intervals_svg(doc: &AbDocument) -> String {
 
 const TOP_PAD: f64 = 30.0;
 
-/// A tick step of 1, 2 or 5 times a power of ten giving about eight ticks across 2 * reach.
-fn chart_step(reach: f64) -> f64 {
-    let raw = 2.0 * reach / 8.0;
-    let power = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * power).find(|s| *s >= raw).unwrap_or(raw)
-}
+/// The axis' candidate ticks, in percent, spread over the log-ratio axis.
+const TICKS: [f64; 27] = [
+    -99.9, -99.0, -95.0, -90.0, -75.0, -50.0, -25.0, -10.0, -5.0, -2.0, -1.0, 0.0, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0,
+    100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 50000.0, 100000.0,
+];
 
 fn sides(b: &mut String, doc: &AbDocument) {
     b.push_str("<h2>Sides</h2><div class=\"scroll\"><table><tr><th>Side</th><th>Source</th><th>Requests</th><th>Errors</th><th>Seconds</th><th>Price per hour</th><th>Ops/sec per price</th></tr>");

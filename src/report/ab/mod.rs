@@ -305,6 +305,12 @@ impl AbDocument {
         text
     }
 
+    /// Why the judged figure has no verdict (empty when it has one).
+    pub fn verdict_note(&self) -> String {
+        let judged = self.changes.iter().find(|c| c.metric == self.judged_by);
+        judged.and_then(|c| c.note.clone()).unwrap_or_default()
+    }
+
     /// Exit 1 under `--fail-on-regression` when B regressed.
     pub fn regressed(&self) -> bool {
         self.regression.as_ref().is_some_and(|r| r.regressed)

@@ -77,6 +77,9 @@ fn rounds_line(doc: &AbDocument) -> Option<String> {
 
 fn regression_line(doc: &AbDocument) -> Option<String> {
     let r = doc.regression.as_ref()?;
+    if doc.changes.iter().find(|c| c.metric == doc.judged_by).is_none_or(|c| c.change.is_none()) {
+        return Some(format!("--fail-on-regression {} %: cannot be judged without a verdict", r.threshold_pct));
+    }
     Some(format!(
         "--fail-on-regression {} %: {}",
         r.threshold_pct,
@@ -97,18 +100,22 @@ pub fn render(doc: &AbDocument) -> String {
     }
     out.push('\n');
     let interval = format!("Interval ({} %)", doc.confidence * 100.0);
-    let _ = writeln!(out, "{:<12}{:>12}{:>12}{:>10}  {:<26}Verdict", "Figure", "A", "B", "Change", interval);
+    let _ = writeln!(out, "{:<12}{:>12}{:>12}{:>12}  {:<26}Verdict", "Figure", "A", "B", "Change", interval);
+    // One reason for every figure (too few rounds) is said once, in the headline.
+    let shared =
+        doc.changes.windows(2).all(|w| w[0].note == w[1].note) && doc.changes.iter().all(|c| c.change.is_none());
     for c in &doc.changes {
+        let note = if shared { None } else { c.note.as_deref() };
         let _ = writeln!(
             out,
-            "{:<12}{:>12}{:>12}{:>10}  {:<26}{}{}",
+            "{:<12}{:>12}{:>12}{:>12}  {:<26}{}{}",
             figure_name(&c.metric),
             figure(&c.metric, c.a),
             figure(&c.metric, c.b),
             change_cell(c),
             interval_cell(c),
             c.verdict,
-            c.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
+            note.map(|n| format!(" ({n})")).unwrap_or_default()
         );
     }
     for line in price_lines(doc) {
