@@ -25,7 +25,8 @@ redis-server --port "$A_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "
 redis-server --port "$B_PORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always \
   --appendfilename b.aof --dir "$dir" --logfile b.log --daemonize yes --pidfile "$dir/b.pid"
 cleanup() {
-  kill "$(cat "$dir/a.pid")" "$(cat "$dir/b.pid")" 2>/dev/null || true
+  redis-cli -p "$A_PORT" shutdown nosave >/dev/null 2>&1 || true
+  redis-cli -p "$B_PORT" shutdown nosave >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -33,17 +34,20 @@ until redis-cli -p "$A_PORT" ping >/dev/null 2>&1 && redis-cli -p "$B_PORT" ping
 
 # trial NAME A_FLAGS B_FLAGS: runs TRIALS comparisons, prints each verdict and the count of each.
 trial() {
-  local name=$1 a=$2 b=$3 claimed=0 slower=0 i verdict change low high
+  local name=$1 a=$2 b=$3 claimed=0 slower=0 none=0 i verdict change low high
   for i in $(seq 1 "$TRIALS"); do
     "$RESPBENCH" ab --a "$a" --b "$b" --rounds "$ROUNDS" --round-duration "$ROUND" --warmup "$WARMUP" \
       --json "$dir/ab.json" >/dev/null 2>&1
-    read -r verdict change low high < <(jq -r '.changes[0] | [(.verdict | gsub(" "; "_")), .change, .change_low, .change_high] | @tsv' "$dir/ab.json")
+    read -r verdict change low high < <(jq -r '.changes[0] | [(.verdict | gsub(" "; "_")), .change // 0, .change_low // 0, .change_high // 0] | @tsv' "$dir/ab.json")
     printf '%s trial %2d: %-22s ops/sec %+.1f %% [%+.1f %%, %+.1f %%]\n' "$name" "$i" "$verdict" \
       "$(echo "$change * 100" | bc -l)" "$(echo "$low * 100" | bc -l)" "$(echo "$high * 100" | bc -l)"
-    [ "$verdict" != "no_significant_change" ] && claimed=$((claimed + 1))
-    [ "$verdict" = "slower" ] && slower=$((slower + 1))
+    case $verdict in
+      faster) claimed=$((claimed + 1)) ;;
+      slower) claimed=$((claimed + 1)); slower=$((slower + 1)) ;;
+      no_verdict) none=$((none + 1)) ;;
+    esac
   done
-  echo "$name: a difference claimed in $claimed of $TRIALS trials; B slower in $slower of $TRIALS"
+  echo "$name: a difference claimed in $claimed of $TRIALS trials; B slower in $slower; no verdict in $none"
 }
 
 echo "respbench ab validation: $TRIALS trials of $ROUNDS round pairs ($ROUND rounds after $WARMUP warm-up), $SIDE"
