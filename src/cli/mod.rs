@@ -1,6 +1,7 @@
 //! Command lines in, exit codes out: parses flags into a [`Config`](crate::config::Config),
 //! runs it, prints and writes the reports, and maps every failure to one line and a code.
 
+mod ab;
 mod capacity;
 mod dialect;
 mod exit;
@@ -68,6 +69,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         return redis_benchmark::main(&name.to_string_lossy(), &args[2..]);
     }
     let subcommand: Option<fn(Vec<OsString>) -> ExitCode> = match args.get(1).and_then(|a| a.to_str()) {
+        Some("ab") => Some(ab::main),
         Some("capacity") => Some(capacity::main),
         Some("fill") => Some(fill::main),
         Some("report") => Some(results::report_main),

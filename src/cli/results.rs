@@ -1,6 +1,7 @@
 //! Commands on saved results: `respbench report RESULT.json -o FILE.html` renders any format
 //! from a result file, and `respbench compare A.json B.json ...` sets results side by side with
-//! ratios to the first, optionally with prices to give throughput per dollar.
+//! ratios to the first, optionally with prices to give throughput per dollar, and the verdict of
+//! each against the first from their `--runs` (`cli::ab::compare`).
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -48,6 +49,9 @@ struct CompareArgs {
     /// dollar of hourly price.
     #[arg(long, value_name = "NAME=USD,...")]
     price: Option<String>,
+    /// Verdicts of each result against the first, from their --runs (unpaired rank test).
+    #[command(flatten)]
+    verdict: super::ab::compare::VerdictFlags,
 }
 
 pub(super) fn load(path: &Path) -> Result<ResultFile, String> {
@@ -318,7 +322,7 @@ pub fn compare_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         eprintln!("respbench: {msg}");
         return ExitCode::from(EXIT_FAILURE);
     }
-    ExitCode::SUCCESS
+    super::ab::compare::verdicts(&results, &prices, &args.verdict).unwrap_or_else(|msg| usage_error(&msg))
 }
 
 #[cfg(test)]

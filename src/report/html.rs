@@ -107,7 +107,7 @@ fn summary_table(out: &mut String, doc: &Document) {
     out.push_str("</table></div>");
 }
 
-fn page(title: &str, body: &str) -> String {
+pub(crate) fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
          <title>{}</title><style>{STYLE}</style></head><body>\n{body}\n</body></html>\n",

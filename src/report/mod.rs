@@ -1,6 +1,7 @@
 //! Turning a finished run into something to read or keep: every format implements
 //! [`Format`], and files are written atomically so an interrupted run never leaves half a file.
 
+pub mod ab;
 pub mod chart;
 pub mod document;
 pub mod hdrlog;
