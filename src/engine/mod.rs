@@ -27,7 +27,7 @@ use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use collect::{Collector, telemetry_warnings};
-pub use outcome::{Interval, Outage, Outcome, Progress, RunFigures};
+pub use outcome::{ClientShare, Interval, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
@@ -76,6 +76,8 @@ struct Prepared {
     reads: Vec<bool>,
     /// How the workers drive their sockets (checked when the configuration was built).
     io: IoKind,
+    /// Kernel receive timestamps on every data connection (`--timestamps`, over TCP).
+    stamps: bool,
 }
 
 /// How the main thread and the workers meet: every worker has opened its connections
@@ -190,6 +192,7 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
             reads: config.commands.iter().map(|c| c.reads).collect(),
             workload,
             io: config.extras.io.taken(),
+            stamps: config.timestamps() && matches!(config.server.target, crate::config::Target::Tcp { .. }),
         },
     ))
 }
@@ -270,6 +273,7 @@ fn drive(
         reads: &prepared.reads,
         max_request: prepared.max_request,
         said,
+        stamps: prepared.stamps,
     };
     worker::run(plan, (conns, router, driver), tx);
 }
@@ -324,6 +328,28 @@ fn collect(
              missing from then on"
         ));
     }
+    outcome.notes = stamp_notes(config, &outcome);
+    if let Some(warning) = outcome.client_share().and_then(|s| s.warning(config.client_share_warning())) {
+        outcome.warnings.push(warning);
+    }
     outcome.runs = vec![outcome.figures()];
     outcome
+}
+
+/// What the run says once about its latency's decomposition when it could not keep it.
+fn stamp_notes(config: &Config, outcome: &Outcome) -> Vec<String> {
+    let what = "latency is not decomposed into client send lag, wire and server, and client receive lag";
+    if !config.timestamps() {
+        return Vec::new();
+    }
+    if let crate::config::Target::Unix(_) = config.server.target {
+        return vec![format!("kernel receive timestamps are not available on a unix socket: {what}")];
+    }
+    match &outcome.stamps_refused {
+        Some(why) => vec![format!("the kernel refused receive timestamps ({why}): {what}")],
+        None if config.server.tls.is_some() => {
+            vec![format!("kernel receive timestamps are not read through TLS yet: {what}")]
+        }
+        None => Vec::new(),
+    }
 }

@@ -3,13 +3,14 @@
 //! written as JSON.
 
 use super::document::{
-    Client, Cluster, CommandConfig, Configuration, Document, Faults, IntervalRef, Machine, Measurement, OpSummary,
-    Point, RampConfig, Repetition, SCHEMA_VERSION, ServerTelemetry, ShardPart, Start, Tool, ValueSizeConfig, Verdict,
+    Client, Cluster, CommandConfig, Configuration, Document, Faults, IntervalRef, LatencyPartsSummary, Machine,
+    Measurement, OpSummary, Point, RampConfig, Repetition, SCHEMA_VERSION, ServerTelemetry, ShardPart, Start, Tool,
+    ValueSizeConfig, Verdict,
 };
 use super::{Delivery, Format, Rates, Run};
 use crate::config::{Config, StopAfter, ValueSize};
 use crate::engine;
-use crate::stats::{OpStats, Spread};
+use crate::stats::{LatencySummary, OpStats, Spread};
 
 pub struct Json;
 
@@ -43,8 +44,28 @@ impl OpSummary {
             latency_us: op.latency(),
             service_us: op.service(),
             latency_spectrum_us: None,
+            latency_parts_us: parts_summary(op),
         }
     }
+}
+
+/// A row's decomposition, when it kept one and decomposed any reply.
+fn parts_summary(op: &OpStats) -> Option<LatencyPartsSummary> {
+    let parts = op.parts.as_deref().filter(|p| p.count() > 0)?;
+    let (client_ns, share) = parts.client_share(&op.latency_ns, 0.99)?;
+    // Means from the exact sums, not the histograms' buckets.
+    let exact = |h: &hdrhistogram::Histogram<u64>, sum: u64| LatencySummary {
+        mean_us: sum as f64 / parts.count() as f64 / 1000.0,
+        ..LatencySummary::of(h)
+    };
+    Some(LatencyPartsSummary {
+        count: parts.count(),
+        send_lag: exact(&parts.send_lag_ns, parts.sums_ns[0]),
+        wire_and_server: exact(&parts.wire_ns, parts.sums_ns[1]),
+        receive_lag: exact(&parts.receive_lag_ns, parts.sums_ns[2]),
+        client_of_p99: client_ns as f64 / 1000.0,
+        client_share_of_p99: share,
+    })
 }
 
 /// One row's summary (as `totals` and `commands` hold it), for results built from saved
@@ -119,6 +140,8 @@ pub fn document(run: &Run) -> Document {
             mode: if config.rate.is_some() { "open_loop" } else { "closed_loop" }.into(),
             histogram: "hdrhistogram, 3 significant digits, nanosecond values".into(),
             description: super::method(config).into(),
+            clock_offset_bound_us: (outcome.total().parts.is_some_and(|p| p.count() > 0))
+                .then_some(outcome.clock_bound_ns as f64 / 1000.0),
         },
         duration_secs: secs,
         totals: {
@@ -143,7 +166,7 @@ pub fn document(run: &Run) -> Document {
         warnings: outcome.warnings.clone(),
         notes: outcome.notes.clone(),
         bottleneck: {
-            let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
+            let (verdict, detail) = outcome.verdict(config.client_share_warning());
             Verdict { verdict, detail }
         },
         runs: outcome.runs.clone(),

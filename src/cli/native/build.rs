@@ -48,6 +48,8 @@ impl Args {
         extras.client_stats = self.memtier_out.memtier_client_stats.is_some();
         extras.io = self.session.io;
         extras.io.resolve()?;
+        extras.timestamps = self.session.timestamps;
+        extras.client_share_warning = self.session.client_share_warning;
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::mix::Mix {
                 set_weight,
