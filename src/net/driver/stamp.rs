@@ -176,20 +176,26 @@ mod tests {
         let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (mut server, _) = listener.accept().unwrap();
         enable(client.as_raw_fd()).unwrap();
-        let before = Instant::now();
-        let clock = Clock::measure();
-        server.write_all(b"+OK\r\n").unwrap();
-        client.set_nonblocking(false).unwrap();
-        let mut buf = [0u8; 16];
-        // Blocking, without MSG_DONTWAIT mattering: the bytes are there or arrive.
-        let (n, stamp) = loop {
-            match recv(client.as_raw_fd(), &mut buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
-                other => break other.unwrap(),
+        // The kernel turns its timestamping of incoming packets on a little after the first
+        // socket asks (a deferred static key): replies until one carries a stamp.
+        for _ in 0..1000 {
+            let before = Instant::now();
+            let clock = Clock::measure();
+            server.write_all(b"+OK\r\n").unwrap();
+            let mut buf = [0u8; 16];
+            let (n, stamp) = loop {
+                match recv(client.as_raw_fd(), &mut buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                    other => break other.unwrap(),
+                }
+            };
+            assert_eq!(&buf[..n], b"+OK\r\n");
+            if let Some(stamp) = stamp {
+                let elapsed = Instant::now().duration_since(before).as_nanos() as u64;
+                assert!(clock.after(before, stamp) <= elapsed + clock.bound_ns);
+                return;
             }
-        };
-        assert_eq!(&buf[..n], b"+OK\r\n");
-        let stamp = stamp.expect("a receive time");
-        assert!(clock.after(before, stamp) < Instant::now().duration_since(before).as_nanos() as u64 + clock.bound_ns);
+        }
+        panic!("no receive time on 1000 replies");
     }
 }
