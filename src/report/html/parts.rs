@@ -55,8 +55,7 @@ pub(super) fn section(b: &mut String, doc: &Document) {
 
 /// Stacked horizontal bars: each part's p50, p99 and p99.9, and the response time's as a mark.
 fn bars(parts: &LatencyPartsSummary, response: &LatencySummary) -> String {
-    let figures: [(&str, fn(&LatencySummary) -> f64); 3] =
-        [("p50", |l| l.p50_us), ("p99", |l| l.p99_us), ("p99.9", |l| l.p999_us)];
+    let figures: [(&str, super::Figure); 3] = [("p50", |l| l.p50_us), ("p99", |l| l.p99_us), ("p99.9", |l| l.p999_us)];
     let (width, left, row) = (1100.0, 70.0, 34.0);
     let widest = figures
         .iter()
