@@ -122,7 +122,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
     };
     drop(sinks);
     let mut pooled = result.pooled();
-    pooled.notes = output.notes.said.clone();
+    pooled.notes.splice(0..0, output.notes.said.iter().cloned());
     let document = match write_reports(&view, output, &result.runs, &pooled, live.files) {
         Ok(doc) => doc,
         Err(code) => return Ran::failed(code),

@@ -48,7 +48,7 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     };
     drop(sinks);
     let mut outcome = result.pooled();
-    outcome.notes = output.notes.said.clone();
+    outcome.notes.splice(0..0, output.notes.said.iter().cloned());
     let document = match write_reports(config, output, &outcome, hdr_log) {
         Ok(doc) => doc,
         Err(code) => return Ran::failed(code),
