@@ -45,6 +45,9 @@ use crate::workload::Workload;
 /// /proc by it.
 pub const WORKER_THREAD: &str = "respbench-w";
 
+/// How long a run waits, before connecting, for the kernel to start stamping received packets.
+const STAMPS_WAIT: Duration = Duration::from_secs(2);
+
 /// What a worker sends the collector.
 pub enum Msg {
     /// The worker's connections could not be made ready.
@@ -78,6 +81,8 @@ struct Prepared {
     io: IoKind,
     /// Kernel receive timestamps on every data connection (`--timestamps`, over TCP).
     stamps: bool,
+    /// Holds the kernel's timestamping on for the run (`stamps` only).
+    _keeper: Option<crate::net::driver::stamp::Keeper>,
 }
 
 /// How the main thread and the workers meet: every worker has opened its connections
@@ -183,6 +188,9 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
     let workload = Arc::new(Workload::compile(config));
     let max_request = config.values.max() + config.keys.prefix.len() + workload.longest_fixed() + 128;
     let probe = Probe { server, silent, sampler };
+    let stamps = config.timestamps() && matches!(config.server.target, crate::config::Target::Tcp { .. });
+    // The kernel may take a moment to start stamping: before connecting, not in the run.
+    let keeper = stamps.then(|| crate::net::driver::stamp::Keeper::start(STAMPS_WAIT).ok()).flatten();
     Ok((
         probe,
         Prepared {
@@ -192,7 +200,8 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
             reads: config.commands.iter().map(|c| c.reads).collect(),
             workload,
             io: config.extras.io.taken(),
-            stamps: config.timestamps() && matches!(config.server.target, crate::config::Target::Tcp { .. }),
+            stamps,
+            _keeper: keeper.map(|(keeper, _)| keeper),
         },
     ))
 }
@@ -349,6 +358,9 @@ fn stamp_notes(config: &Config, outcome: &Outcome) -> Vec<String> {
         Some(why) => vec![format!("the kernel refused receive timestamps ({why}): {what}")],
         None if config.server.tls.is_some() => {
             vec![format!("kernel receive timestamps are not read through TLS yet: {what}")]
+        }
+        None if outcome.total().count > 0 && outcome.total().parts.is_none_or(|p| p.count() == 0) => {
+            vec![format!("the kernel stamped no reply with its receive time: {what}")]
         }
         None => Vec::new(),
     }

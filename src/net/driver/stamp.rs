@@ -74,6 +74,52 @@ pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
     Ok((n as usize, if n > 0 { stamp_of(&msg) } else { None }))
 }
 
+/// Holds the kernel's receive timestamping on for a run. The kernel stamps incoming packets
+/// only while some socket asks for stamps, and turns that on a while after the first one asks
+/// (a static key switched by a work queue: milliseconds, seconds on a loaded machine), so a
+/// run's first sockets would find their packets unstamped. The keeper is a loopback UDP pair
+/// with timestamps on: made before the run connects, it sends itself datagrams until one comes
+/// back stamped (or `wait` passes), and keeps timestamping on until it is dropped.
+#[derive(Debug)]
+pub struct Keeper {
+    _rx: std::net::UdpSocket,
+}
+
+impl Keeper {
+    /// The keeper, and whether the kernel stamped a packet within `wait`.
+    pub fn start(wait: std::time::Duration) -> io::Result<(Keeper, bool)> {
+        use std::os::fd::AsRawFd;
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0")?;
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0")?;
+        enable(rx.as_raw_fd())?;
+        let to = rx.local_addr()?;
+        let until = Instant::now() + wait;
+        let mut buf = [0u8; 8];
+        loop {
+            tx.send_to(b"stamp?", to)?;
+            // The datagram is on loopback: it is there, or a moment away.
+            let mut got = None;
+            for _ in 0..100 {
+                match recv(rx.as_raw_fd(), &mut buf) {
+                    Ok((_, stamp)) => {
+                        got = Some(stamp.is_some());
+                        break;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                    Err(e) => return Err(e),
+                }
+            }
+            if got == Some(true) {
+                return Ok((Keeper { _rx: rx }, true));
+            }
+            if Instant::now() >= until {
+                return Ok((Keeper { _rx: rx }, false));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
 /// A receive's `msghdr` for io_uring's `RECVMSG`, with its iovec and control buffer: boxed, so
 /// that what the kernel writes through stays in place while the receive is in flight.
 pub struct RingMsg {
