@@ -5,12 +5,14 @@
 use std::io;
 use std::time::Instant;
 
+use super::conn::InFlight;
 use super::conn::make_room;
 use super::faults::{MAX_REDIRECTS, redirect_of};
 use super::voice::{self, Lost};
 use super::{Conn, Worker, guard};
+use crate::net::driver::stamp::Clock;
 use crate::resp::{self, ReplyClass};
-use crate::stats::{self, ErrorKind};
+use crate::stats::{self, ErrorKind, OpStats};
 
 impl Worker<'_> {
     /// Reads and scans everything available on one link, then refills. Returns the clock.
@@ -169,12 +171,8 @@ impl Worker<'_> {
                 _ => {}
             }
             op.record(response, service);
-            if let (Some(parts), Some(clock), Some(stamp)) = (op.parts.as_mut(), self.clock.as_ref(), stamp) {
-                let since_queued = |t: Instant| t.saturating_duration_since(req.queued).as_nanos() as u64;
-                let split = stats::split(0, since_queued(req.sent), clock.after(req.queued, stamp), since_queued(now));
-                let without_client =
-                    self.paced.then(|| response.saturating_sub(split.send_lag_ns + split.receive_lag_ns));
-                parts.record(split, without_client);
+            if let (Some(clock), Some(stamp)) = (self.clock.as_ref(), stamp) {
+                record_parts(op, clock, &req, (stamp, now), self.paced.then_some(response));
             }
             if let Some(stats) = conn.client_stats.as_mut() {
                 stats.replied(req.command, scanned.len as u64, response, read, now);
@@ -188,4 +186,16 @@ impl Worker<'_> {
         }
         true
     }
+}
+
+/// Records a reply's latency decomposed, from its in-flight entry, the kernel's receive time
+/// of the read that completed it, and the parse (`now`); `response` in open loop only (for the
+/// response time without the client's lags).
+#[inline]
+fn record_parts(op: &mut OpStats, clock: &Clock, req: &InFlight, (stamp, now): (u64, Instant), response: Option<u64>) {
+    let Some(parts) = op.parts.as_mut() else { return };
+    let since_queued = |t: Instant| t.saturating_duration_since(req.queued).as_nanos() as u64;
+    let split = stats::split(0, since_queued(req.sent), clock.after(req.queued, stamp), since_queued(now));
+    let without_client = response.map(|r| r.saturating_sub(split.send_lag_ns + split.receive_lag_ns));
+    parts.record(split, without_client);
 }
