@@ -9,7 +9,9 @@ mod extras;
 pub mod parse;
 mod shard;
 pub use command::{ArgPart, CommandSpec, Sequence, SequenceParts, Step, split_sequence, split_words};
-pub use extras::{Extras, Import, ImportItem, IoChoice, MonitorPick, ScanFollow, SessionExtras};
+pub use extras::{
+    CLIENT_SHARE_WARNING, Extras, Import, ImportItem, IoChoice, MonitorPick, ScanFollow, SessionExtras, Timestamps,
+};
 pub use shard::Shard;
 
 /// Where the server listens.
@@ -313,6 +315,23 @@ impl Config {
     /// Report rows: one per command, and one for whole sequences.
     pub fn rows(&self) -> usize {
         self.commands.len() + usize::from(self.sequence.is_some())
+    }
+
+    /// Whether the run asks for kernel receive timestamps (the latency's decomposition): what
+    /// `--timestamps` says, `auto` being on in open loop only, since in closed loop they cost
+    /// more than the 3 % of a request's instructions they may take by default (BENCHMARKS.md).
+    /// A unix socket carries none (`engine` notes it).
+    pub fn timestamps(&self) -> bool {
+        match self.extras.timestamps {
+            Timestamps::On => true,
+            Timestamps::Off => false,
+            Timestamps::Auto => self.rate.is_some(),
+        }
+    }
+
+    /// The client's share of p99 above which the run is warned about it, as a fraction.
+    pub fn client_share_warning(&self) -> f64 {
+        self.extras.client_share_warning.unwrap_or(CLIENT_SHARE_WARNING)
     }
 
     /// The row counting whole sequences.

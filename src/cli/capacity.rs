@@ -71,6 +71,7 @@ struct Step {
     latency_us: f64,
     errors: u64,
     held: bool,
+    client_share: Option<f64>,
 }
 
 /// A step holds when the percentile is within bound and the rate was delivered (95 %).
@@ -80,7 +81,8 @@ fn judge(requested: f64, outcome: &Outcome, slo: Slo) -> Step {
     let achieved = total.count as f64 / secs;
     let latency_us = total.latency_ns.value_at_quantile(slo.percentile / 100.0) as f64 / 1000.0;
     let held = latency_us <= slo.bound.as_secs_f64() * 1e6 && achieved >= 0.95 * requested && total.count > 0;
-    Step { requested, achieved, latency_us, errors: total.errors, held }
+    let client_share = outcome.client_share().map(|s| s.share);
+    Step { requested, achieved, latency_us, errors: total.errors, held, client_share }
 }
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -235,6 +237,7 @@ fn typed(steps: &[Step], best: Option<f64>, slo: Slo) -> CapacityResult {
             latency_us: s.latency_us,
             errors: s.errors,
             held: s.held,
+            client_share_of_p99: s.client_share,
         })
         .collect();
     let slo = document::Slo { percentile: slo.percentile, bound_us: slo.bound.as_secs_f64() * 1e6 };

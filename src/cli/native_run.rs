@@ -54,7 +54,7 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     };
     drop(sinks);
     let mut outcome = result.pooled();
-    outcome.notes = output.notes.said.clone();
+    outcome.notes.splice(0..0, output.notes.said.iter().cloned());
     let written = write_reports(config, output, &outcome, hdr_log);
     // Once the files are written the journal goes; if they could not be, it stays.
     super::recover::close(journal, output, written.is_ok());

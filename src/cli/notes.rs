@@ -31,6 +31,16 @@ impl Notes {
         self.said.push(text);
     }
 
+    /// Says the engine's notes (kept in the run's outcome, so in its JSON) when notes go to
+    /// stderr.
+    pub fn say(&self, who: &str, notes: &[String]) {
+        if self.on_stderr {
+            for n in notes {
+                eprintln!("{who}: note: {n}");
+            }
+        }
+    }
+
     /// Says warnings (kept by the caller in the run's `warnings`) when notes go to stderr.
     pub fn warn(&self, who: &str, warnings: &[String]) {
         if self.on_stderr {

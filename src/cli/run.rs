@@ -108,7 +108,12 @@ pub fn run(plan: &Plan<'_>, cx: &RunContext<'_>, sinks: &mut [&mut dyn Sink]) ->
         for sink in all.iter_mut() {
             sink.run_ended(run, outcome.as_ref().ok());
         }
-        runs.push(outcome.map_err(RunError::Run)?);
+        let outcome = outcome.map_err(RunError::Run)?;
+        // The engine's notes, once per benchmark (its runs say the same).
+        if let (Some(notes), 0) = (plan.checks, run) {
+            notes.say("respbench", &outcome.notes);
+        }
+        runs.push(outcome);
         if cx.stop.load(Ordering::SeqCst) {
             break;
         }

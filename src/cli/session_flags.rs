@@ -28,6 +28,30 @@ pub struct SessionFlags {
         help_heading = "Connection"
     )]
     pub io: IoChoice,
+    /// Kernel receive timestamps on every TCP connection, which split each request's latency
+    /// into the client's send lag, the wire and server, and the client's receive lag: auto (on
+    /// in open loop, --rate), on (--timestamps alone) or off.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "auto|on|off",
+        default_value_t,
+        num_args = 0..=1,
+        default_missing_value = "on",
+        help_heading = "Measurement"
+    )]
+    pub timestamps: crate::config::Timestamps,
+    /// Warn when the client adds more than this share of p99 (percent; with timestamps on).
+    #[arg(long, value_name = "PERCENT", value_parser = share_percent, help_heading = "Measurement")]
+    pub client_share_warning: Option<f64>,
+}
+
+/// `--client-share-warning`: a percentage from 0 to 100, kept as a fraction.
+fn share_percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 100")),
+    }
 }
 
 impl SessionFlags {

@@ -26,6 +26,25 @@ pub struct Extras {
     pub client_stats: bool,
     /// `--io` (or `RESPBENCH_IO`): how the workers drive their sockets.
     pub io: IoChoice,
+    /// `--timestamps`: kernel receive timestamps, which split each request's latency into the
+    /// client's send lag, the wire and server, and the client's receive lag.
+    pub timestamps: Timestamps,
+    /// `--client-share-warning`: the share of p99 the client may add before the run is warned
+    /// about it (a fraction); `None` for [`CLIENT_SHARE_WARNING`].
+    pub client_share_warning: Option<f64>,
+}
+
+/// The client's share of p99 above which a run is warned that it measured the client too.
+pub const CLIENT_SHARE_WARNING: f64 = 0.10;
+
+/// What `--timestamps` asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Timestamps {
+    /// On in open loop (`--rate`); in closed loop only where they cost little (BENCHMARKS.md).
+    #[default]
+    Auto,
+    On,
+    Off,
 }
 
 /// What `--io` (or `RESPBENCH_IO`) asks for; what it means is

@@ -173,6 +173,8 @@ impl<'c> Collector<'c> {
         self.clients.sort_by_key(|c| c.index);
         Outcome {
             client_stats: self.clients,
+            clock_bound_ns: self.totals.clock_bound_ns,
+            stamps_refused: self.totals.stamps_refused.take(),
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
             connections_lost: self.totals.connections_lost,

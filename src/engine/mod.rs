@@ -28,7 +28,7 @@ use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use collect::{Collector, telemetry_warnings};
-pub use outcome::{Interval, Outage, Outcome, Progress, RunFigures};
+pub use outcome::{ClientShare, Interval, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
 pub use server_latency::{ServerCommandLatency, ServerLatency};
@@ -46,6 +46,9 @@ use crate::workload::Workload;
 /// The name of a worker thread, before its index: the live metrics find each worker's CPU in
 /// /proc by it.
 pub const WORKER_THREAD: &str = "respbench-w";
+
+/// How long a run waits, before connecting, for the kernel to start stamping received packets.
+const STAMPS_WAIT: Duration = Duration::from_secs(2);
 
 /// What a worker sends the collector.
 pub enum Msg {
@@ -78,6 +81,10 @@ struct Prepared {
     reads: Vec<bool>,
     /// How the workers drive their sockets (checked when the configuration was built).
     io: IoKind,
+    /// Kernel receive timestamps on every data connection (`--timestamps`, over TCP).
+    stamps: bool,
+    /// Holds the kernel's timestamping on for the run (`stamps` only).
+    _keeper: Option<crate::net::driver::stamp::Keeper>,
 }
 
 /// How the main thread and the workers meet: every worker has opened its connections
@@ -183,6 +190,9 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
     let workload = Arc::new(Workload::compile(config));
     let max_request = config.values.max() + config.keys.prefix.len() + workload.longest_fixed() + 128;
     let probe = Probe { server, silent, sampler };
+    let stamps = config.timestamps() && matches!(config.server.target, crate::config::Target::Tcp { .. });
+    // The kernel may take a moment to start stamping: before connecting, not in the run.
+    let keeper = stamps.then(|| crate::net::driver::stamp::Keeper::start(STAMPS_WAIT).ok()).flatten();
     Ok((
         probe,
         Prepared {
@@ -192,6 +202,8 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
             reads: config.commands.iter().map(|c| c.reads).collect(),
             workload,
             io: config.extras.io.taken(),
+            stamps,
+            _keeper: keeper.map(|(keeper, _)| keeper),
         },
     ))
 }
@@ -272,6 +284,7 @@ fn drive(
         reads: &prepared.reads,
         max_request: prepared.max_request,
         said,
+        stamps: prepared.stamps,
     };
     worker::run(plan, (conns, router, driver), tx);
 }
@@ -329,6 +342,31 @@ fn collect(
              missing from then on"
         ));
     }
+    outcome.notes = stamp_notes(config, &outcome);
+    if let Some(warning) = outcome.client_share().and_then(|s| s.warning(config.client_share_warning())) {
+        outcome.warnings.push(warning);
+    }
     outcome.runs = vec![outcome.figures()];
     outcome
+}
+
+/// What the run says once about its latency's decomposition when it could not keep it.
+fn stamp_notes(config: &Config, outcome: &Outcome) -> Vec<String> {
+    let what = "latency is not decomposed into client send lag, wire and server, and client receive lag";
+    if !config.timestamps() {
+        return Vec::new();
+    }
+    if let crate::config::Target::Unix(_) = config.server.target {
+        return vec![format!("kernel receive timestamps are not available on a unix socket: {what}")];
+    }
+    match &outcome.stamps_refused {
+        Some(why) => vec![format!("the kernel refused receive timestamps ({why}): {what}")],
+        None if config.server.tls.is_some() => {
+            vec![format!("kernel receive timestamps are not read through TLS yet: {what}")]
+        }
+        None if outcome.total().count > 0 && outcome.total().parts.is_none_or(|p| p.count() == 0) => {
+            vec![format!("the kernel stamped no reply with its receive time: {what}")]
+        }
+        None => Vec::new(),
+    }
 }

@@ -106,7 +106,7 @@ pub(super) fn open(config: &Config, prepared: &Prepared, t: usize, tx: &Sender<M
     });
     match opened {
         Ok((mut conns, router)) => {
-            let driver = worker::drive_with(prepared.io, config.rate.is_some(), &mut conns);
+            let driver = worker::drive_with(prepared.io, config.rate.is_some(), prepared.stamps, &mut conns);
             Some((conns, router, driver))
         }
         Err(e) => {

@@ -84,6 +84,11 @@ pub struct Outcome {
     /// Each connection's own figures (memtier's `--client-stats`), by connection; empty
     /// unless asked for.
     pub client_stats: Vec<ClientStats>,
+    /// Kernel receive timestamps on: how far their mapping onto the run's clock may be off, at
+    /// most, in nanoseconds (0 without them).
+    pub clock_bound_ns: u64,
+    /// Why the kernel refused receive timestamps, if it did.
+    pub stamps_refused: Option<String>,
 }
 
 /// A span in which at least one connection was down, in seconds from the measured start.
@@ -121,6 +126,30 @@ impl Outcome {
         crate::stats::total(&self.ops)
     }
 
+    /// How much of the response time's p99 the client added (nanoseconds) and its share of
+    /// p99, over all commands, when the latency was decomposed: the one figure the warning,
+    /// the verdict, the text line and `capacity` use.
+    pub fn client_share(&self) -> Option<ClientShare> {
+        let total = self.total();
+        let (client_ns, share) = total.parts.as_deref()?.client_share(&total.latency_ns, 0.99)?;
+        Some(ClientShare { client_ns, p99_ns: total.latency_ns.value_at_quantile(0.99), share })
+    }
+
+    /// The bottleneck verdict and its explanation, which names the client's share of p99 when
+    /// it is over `threshold` (a fraction): however idle its threads, that client delay is in
+    /// the figures.
+    pub fn verdict(&self, threshold: f64) -> (super::Bottleneck, String) {
+        let (verdict, mut detail) = super::verdict(&self.client_threads, self.server_stats.map(|s| s.cpu));
+        if let Some(s) = self.client_share().filter(|s| s.share > threshold) {
+            detail.push_str(&format!(
+                "; the client added {} of p99 ({:.0} %, over {:.0} %)",
+                human_ns(s.client_ns),
+                s.share * 100.0,
+                threshold * 100.0
+            ));
+        }
+        (verdict, detail)
+    }
     pub fn figures(&self) -> RunFigures {
         let total = self.total();
         let secs = self.elapsed.as_secs_f64();
@@ -155,6 +184,8 @@ impl Outcome {
             pooled.moved += next.moved;
             pooled.client_stats.extend(next.client_stats);
             pooled.asked += next.asked;
+            pooled.clock_bound_ns = pooled.clock_bound_ns.max(next.clock_bound_ns);
+            pooled.stamps_refused = pooled.stamps_refused.or(next.stamps_refused);
             for (name, op) in next.nodes {
                 match pooled.nodes.iter_mut().find(|(n, _)| *n == name) {
                     Some((_, mine)) => mine.merge(&op),
@@ -215,4 +246,32 @@ pub struct Progress<'a> {
     pub server: Option<&'a ServerInfo>,
     /// The names of the window's rows (the commands, then a sequence's unit row).
     pub command_names: &'a [String],
+}
+
+/// The client's part of p99 (see [`Outcome::client_share`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientShare {
+    pub client_ns: u64,
+    pub p99_ns: u64,
+    /// `client_ns / p99_ns`, 0 to 1.
+    pub share: f64,
+}
+
+impl ClientShare {
+    /// The warning, in the issue's words, when the share is over `threshold` (a fraction).
+    pub fn warning(&self, threshold: f64) -> Option<String> {
+        (self.share > threshold).then(|| {
+            format!(
+                "p99 includes {} of client delay ({:.0} %): the client is part of what was measured; add threads \
+                 or load machines",
+                human_ns(self.client_ns),
+                self.share * 100.0
+            )
+        })
+    }
+}
+
+/// A duration for people: microseconds below a millisecond, else milliseconds.
+fn human_ns(ns: u64) -> String {
+    if ns < 1_000_000 { format!("{:.0} µs", ns as f64 / 1e3) } else { format!("{:.1} ms", ns as f64 / 1e6) }
 }

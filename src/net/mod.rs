@@ -419,6 +419,24 @@ impl Transport {
     }
 }
 
+impl Transport {
+    /// Reads as `read` does, with the kernel's receive time of the last bytes read
+    /// (`CLOCK_REALTIME` nanoseconds) when the socket carries one: a TCP socket under epoll
+    /// read with `recvmsg` (`stamped`: the run turned timestamps on), or under io_uring the
+    /// receive these bytes came from. TLS and unix sockets carry none.
+    #[inline]
+    pub fn read_stamped(&mut self, buf: &mut [u8], stamped: bool) -> io::Result<(usize, Option<u64>)> {
+        match self {
+            Transport::Tcp(s) if stamped => driver::stamp::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
+            Transport::Ring(s) => {
+                let n = s.read(buf)?;
+                Ok((n, s.stamp()))
+            }
+            _ => self.read(buf).map(|n| (n, None)),
+        }
+    }
+}
+
 impl Read for Transport {
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

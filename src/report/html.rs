@@ -9,6 +9,7 @@ use super::document::{Document, OpSummary, Point};
 use crate::stats::LatencySummary;
 
 mod labelled;
+mod parts;
 
 /// Laid out for a window of 1280 px or less: nothing is wider than the page. Long tokens wrap
 /// anywhere, except numbers and headers, so a long command line squeezes its own column and not
@@ -332,6 +333,7 @@ pub fn render(doc: &Document) -> String {
     for c in &timeline_charts(doc) {
         b.push_str(&chart::svg(c));
     }
+    parts::section(&mut b, doc);
     runs_section(&mut b, doc);
     errors_section(&mut b, doc);
     faults_section(&mut b, doc);

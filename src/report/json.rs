@@ -3,13 +3,14 @@
 //! written as JSON.
 
 use super::document::{
-    Client, Cluster, CommandConfig, Configuration, Document, Faults, IntervalRef, Machine, Measurement, OpSummary,
-    Point, RampConfig, Repetition, SCHEMA_VERSION, ServerTelemetry, ShardPart, Start, Tool, ValueSizeConfig, Verdict,
+    Client, Cluster, CommandConfig, Configuration, Document, Faults, IntervalRef, LatencyPartsSummary, Machine,
+    Measurement, OpSummary, Point, RampConfig, Repetition, SCHEMA_VERSION, ServerTelemetry, ShardPart, Start, Tool,
+    ValueSizeConfig, Verdict,
 };
 use super::{Delivery, Format, Rates, Run};
 use crate::config::{Config, StopAfter, ValueSize};
 use crate::engine;
-use crate::stats::{OpStats, Spread};
+use crate::stats::{LatencySummary, OpStats, Spread};
 
 pub struct Json;
 
@@ -46,8 +47,28 @@ impl OpSummary {
             latency_us: op.latency(),
             service_us: op.service(),
             latency_spectrum_us: None,
+            latency_parts_us: parts_summary(op),
         }
     }
+}
+
+/// A row's decomposition, when it kept one and decomposed any reply.
+fn parts_summary(op: &OpStats) -> Option<LatencyPartsSummary> {
+    let parts = op.parts.as_deref().filter(|p| p.count() > 0)?;
+    let (client_ns, share) = parts.client_share(&op.latency_ns, 0.99)?;
+    // Means from the exact sums, not the histograms' buckets.
+    let exact = |h: &hdrhistogram::Histogram<u64>, sum: u64| LatencySummary {
+        mean_us: sum as f64 / parts.count() as f64 / 1000.0,
+        ..LatencySummary::of(h)
+    };
+    Some(LatencyPartsSummary {
+        count: parts.count(),
+        send_lag: exact(&parts.send_lag_ns, parts.sums_ns[0]),
+        wire_and_server: exact(&parts.wire_ns, parts.sums_ns[1]),
+        receive_lag: exact(&parts.receive_lag_ns, parts.sums_ns[2]),
+        client_of_p99: client_ns as f64 / 1000.0,
+        client_share_of_p99: share,
+    })
 }
 
 /// One row's summary (as `totals` and `commands` hold it), for results built from saved
@@ -107,7 +128,7 @@ fn configuration(config: &Config, runs: usize) -> Configuration {
 
 /// The result of a finished run.
 pub fn document(run: &Run) -> Document {
-    measured(frame(run.config, run.label), run.outcome)
+    measured(frame(run.config, run.label), run.outcome, run.config.client_share_warning())
 }
 
 /// What the result says before anything is measured: the plan, how it is measured, the tool
@@ -124,6 +145,7 @@ pub fn frame(config: &Config, label: Option<&str>) -> Document {
             mode: if config.rate.is_some() { "open_loop" } else { "closed_loop" }.into(),
             histogram: "hdrhistogram, 3 significant digits, nanosecond values".into(),
             description: super::method(config).into(),
+            clock_offset_bound_us: None,
         },
         rate: config.rate.map(Delivery::planned),
         client: Client { threads: Vec::new(), machine: Machine::this() },
@@ -148,7 +170,7 @@ pub fn frame(config: &Config, label: Option<&str>) -> Document {
 }
 
 /// A frame ([`frame`]) with what `outcome` measured filled in.
-pub fn measured(frame: Document, outcome: &engine::Outcome) -> Document {
+pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning: f64) -> Document {
     let secs = outcome.elapsed.as_secs_f64();
     let open_loop = frame.rate.is_some();
     let mut doc = frame;
@@ -178,8 +200,10 @@ pub fn measured(frame: Document, outcome: &engine::Outcome) -> Document {
     doc.server_latency = outcome.server_latency.clone();
     doc.warnings = outcome.warnings.clone();
     doc.notes = outcome.notes.clone();
+    doc.measurement.clock_offset_bound_us =
+        (outcome.total().parts.is_some_and(|p| p.count() > 0)).then_some(outcome.clock_bound_ns as f64 / 1000.0);
     doc.bottleneck = {
-        let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
+        let (verdict, detail) = outcome.verdict(client_share_warning);
         Verdict { verdict, detail }
     };
     doc.runs = outcome.runs.clone();

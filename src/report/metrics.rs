@@ -39,6 +39,12 @@ struct State {
     errors: BTreeMap<String, u64>,
     ops_per_sec: BTreeMap<String, f64>,
     latency: BTreeMap<String, (Histogram<u64>, u64)>,
+    /// The latency's parts (kernel timestamps on), by command and part name.
+    parts: BTreeMap<(String, &'static str), (Histogram<u64>, u64)>,
+    /// The client's share of p99 so far, over all commands (kernel timestamps on).
+    client_share: Option<f64>,
+    /// All commands' response times and parts so far, for `client_share`.
+    totals: Option<crate::stats::OpStats>,
     achieved_rate: f64,
     server_cpu: Option<f64>,
     server_memory: Option<u64>,
@@ -104,6 +110,7 @@ impl Live {
         s.finished = false;
         // This run's threads are new: the gauges of the last run's are stale.
         s.busy.clear();
+        s.totals = None;
     }
 
     /// One completed interval.
@@ -117,9 +124,23 @@ impl Live {
             total += op.count;
             *s.requests.entry(name.clone()).or_default() += op.count;
             s.ops_per_sec.insert(name.clone(), op.count as f64 / secs);
-            let entry = s.latency.entry(name).or_insert_with(|| (Histogram::new_from(&op.latency_ns), 0));
+            let entry = s.latency.entry(name.clone()).or_insert_with(|| (Histogram::new_from(&op.latency_ns), 0));
             let _ = entry.0.add(&op.latency_ns);
             entry.1 += op.latency_sum_ns;
+            if let Some(parts) = op.parts.as_deref() {
+                let named = [("send_lag", &parts.send_lag_ns), ("wire_and_server", &parts.wire_ns)];
+                for (i, (part, h)) in named.into_iter().chain([("receive_lag", &parts.receive_lag_ns)]).enumerate() {
+                    let entry = s.parts.entry((name.clone(), part)).or_insert_with(|| (Histogram::new_from(h), 0));
+                    let _ = entry.0.add(h);
+                    entry.1 += parts.sums_ns[i];
+                }
+            }
+        }
+        if w.ops.iter().any(|op| op.parts.is_some()) {
+            let totals = s.totals.get_or_insert_with(Default::default);
+            totals.merge(&w.total());
+            let share = totals.parts.as_deref().and_then(|p| p.client_share(&totals.latency_ns, 0.99));
+            s.client_share = share.map(|(_, share)| share);
         }
         for (kind, n) in w.errors.sorted() {
             *s.errors.entry(kind.to_string()).or_default() += n;
@@ -227,8 +248,22 @@ fn encode(s: &State) -> String {
     registry.register(
         "latency_seconds",
         "Response time from the intended send, by command",
-        Latency(s.latency.iter().map(|(name, (h, sum))| (name.clone(), snapshot(h, *sum))).collect()),
+        Latency(s.latency.iter().map(|(name, (h, sum))| (command(name), snapshot(h, *sum))).collect()),
     );
+    if !s.parts.is_empty() {
+        let labelled = |(name, part): &(String, &str)| {
+            let mut labels = command(name);
+            labels.push(("part".into(), part.to_string()));
+            labels
+        };
+        registry.register(
+            "latency_part_seconds",
+            "Response time decomposed by kernel receive timestamps, by command and part: send_lag (the client's, \
+             before the send), wire_and_server (from the send to the kernel's receive), receive_lag (the client's, \
+             from there to the reply parsed)",
+            Latency(s.parts.iter().map(|(key, (h, sum))| (labelled(key), snapshot(h, *sum))).collect()),
+        );
+    }
     let gauge = |v: f64| {
         let g = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         g.set(v);
@@ -239,6 +274,13 @@ fn encode(s: &State) -> String {
         "Replies per second over the last interval, all commands",
         gauge(s.achieved_rate),
     );
+    if let Some(share) = s.client_share {
+        registry.register(
+            "client_share_of_p99",
+            "How much of the response time's p99 the client added (its send and receive lags), as a share, so far",
+            gauge(share),
+        );
+    }
     if let Some(rate) = s.requested_rate {
         registry.register("requested_rate", "The requested rate (open loop), requests per second", gauge(rate));
     }
@@ -288,15 +330,18 @@ fn snapshot(h: &Histogram<u64>, sum_ns: u64) -> Snapshot {
     Snapshot { sum: sum_ns as f64 / 1e9, count: h.len(), buckets }
 }
 
-/// Latency histograms by command, encoded from the HDR histograms the run keeps.
+fn command(name: &str) -> Labels {
+    vec![("command".to_string(), name.to_string())]
+}
+
+/// Latency histograms by their labels, encoded from the HDR histograms the run keeps.
 #[derive(Debug)]
-struct Latency(Vec<(String, Snapshot)>);
+struct Latency(Vec<(Labels, Snapshot)>);
 
 impl EncodeMetric for Latency {
     fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        for (name, snap) in &self.0 {
-            let labels = vec![("command".to_string(), name.clone())];
-            let mut family = encoder.encode_family(&labels)?;
+        for (labels, snap) in &self.0 {
+            let mut family = encoder.encode_family(labels)?;
             family.encode_histogram::<NoLabelSet>(snap.sum, snap.count, &snap.buckets, None)?;
         }
         Ok(())

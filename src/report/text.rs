@@ -95,6 +95,9 @@ impl Format for Table {
         let any_reads = config.commands.iter().any(|c| c.reads);
         row(&mut out, ("Totals", width), &total, secs, any_reads, run.percentiles);
         out.push('\n');
+        if let Some(line) = client_share_line(&total) {
+            out.push_str(&line);
+        }
         accounting(&mut out, outcome, &total);
         if config.cluster.is_some() {
             let _ = writeln!(out, "Cluster: {} MOVED and {} ASK redirects followed", outcome.moved, outcome.asked);
@@ -136,7 +139,7 @@ impl Format for Table {
         if let Some(latency) = &outcome.server_latency {
             super::server_latency::text(&mut out, latency, &|name| client_service(outcome, name));
         }
-        let (verdict, detail) = engine::verdict(&outcome.client_threads, outcome.server_stats.map(|s| s.cpu));
+        let (verdict, detail) = outcome.verdict(config.client_share_warning());
         let _ = writeln!(out, "Bottleneck: {} ({detail})", verdict_name(verdict));
         for warning in &outcome.warnings {
             let _ = writeln!(out, "WARNING: {warning}");
@@ -212,6 +215,24 @@ fn accounting(out: &mut String, outcome: &Outcome, total: &OpStats) {
         total.abandoned,
         if total.abandoned > 0 { " (in flight when the run was stopped)" } else { "" }
     );
+}
+
+/// The line under the table when the latency was decomposed: the client's share of p99, then
+/// each part's p99 (the server's own, where it reports one, belongs after "wire and server").
+fn client_share_line(total: &OpStats) -> Option<String> {
+    let parts = total.parts.as_deref()?;
+    let (client_ns, share) = parts.client_share(&total.latency_ns, 0.99)?;
+    let p99 = |h: &hdrhistogram::Histogram<u64>| ms(h.value_at_quantile(0.99) as f64 / 1000.0);
+    Some(format!(
+        "client share of p99: {:.0} % ({} of {} ms); p99 of each part: send lag {} ms, wire and server {} ms, \
+         receive lag {} ms\n",
+        share * 100.0,
+        ms(client_ns as f64 / 1000.0),
+        ms(total.latency_ns.value_at_quantile(0.99) as f64 / 1000.0),
+        p99(&parts.send_lag_ns),
+        p99(&parts.wire_ns),
+        p99(&parts.receive_lag_ns),
+    ))
 }
 
 fn mib(bytes: u64) -> String {

@@ -2,10 +2,12 @@
 //! interval at a time, merged across threads once an interval, and summarised for reports.
 
 mod clients;
+mod parts;
 mod spread;
 
 pub use clients::{ClientStats, RowSecond};
 use hdrhistogram::Histogram;
+pub use parts::{LatencyParts, Parts, split};
 use serde::Serialize;
 pub use spread::Spread;
 
@@ -44,9 +46,12 @@ pub struct OpStats {
     /// A sequence's unit row: whole units, already counted command by command in the other
     /// rows, so totals leave it out.
     pub unit: bool,
+    /// Where the time went (kernel receive timestamps on): `None` when the run keeps no
+    /// decomposition (timestamps off, a unix socket, a kernel that refused them).
+    pub parts: Option<Box<LatencyParts>>,
 }
 
-fn histogram() -> Histogram<u64> {
+pub(crate) fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("constant bounds are valid")
 }
 
@@ -66,6 +71,7 @@ impl Default for OpStats {
             latency_ns: histogram(),
             service_ns: histogram(),
             unit: false,
+            parts: None,
         }
     }
 }
@@ -100,6 +106,19 @@ impl OpStats {
         // Both histograms share the same bounds, so adding cannot fail.
         self.latency_ns.add(&other.latency_ns).expect("same bounds");
         self.service_ns.add(&other.service_ns).expect("same bounds");
+        match (&mut self.parts, &other.parts) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.parts = Some(theirs.clone()),
+            _ => {}
+        }
+    }
+
+    /// Keeps the decomposition from now on (allocated here, before any request is recorded).
+    pub fn with_parts(mut self, on: bool) -> OpStats {
+        if on {
+            self.parts = Some(Box::default());
+        }
+        self
     }
 
     pub fn latency(&self) -> LatencySummary {
@@ -237,13 +256,25 @@ pub struct Window {
     /// Connections taking part (connected or reconnecting, not given up), at most, during the
     /// interval: rises in steps under a staircase ramp. Workers' counts add up.
     pub active_connections: u64,
+    /// Kernel receive timestamps on: how far their mapping onto the run's clock may be off, at
+    /// most, in nanoseconds (the largest of the workers' measurements).
+    pub clock_bound_ns: u64,
+    /// Why the kernel refused receive timestamps on a worker's socket, if it did.
+    pub stamps_refused: Option<String>,
 }
 
 impl Window {
     /// A window with `rows` rows, `unit_row` marked as a sequence's unit row.
     pub fn new(rows: usize, unit_row: Option<usize>) -> Window {
+        Window::with_parts(rows, unit_row, false)
+    }
+
+    /// A window whose rows keep the latency's decomposition when `parts` (kernel timestamps on).
+    pub fn with_parts(rows: usize, unit_row: Option<usize>, parts: bool) -> Window {
         Window {
-            ops: (0..rows).map(|i| OpStats { unit: Some(i) == unit_row, ..OpStats::default() }).collect(),
+            ops: (0..rows)
+                .map(|i| OpStats { unit: Some(i) == unit_row, ..OpStats::default() }.with_parts(parts))
+                .collect(),
             errors: ErrorCounts::default(),
             send_lag_ns: histogram(),
             down: Vec::new(),
@@ -254,6 +285,8 @@ impl Window {
             moved: 0,
             asked: 0,
             active_connections: 0,
+            clock_bound_ns: 0,
+            stamps_refused: None,
         }
     }
 
@@ -270,6 +303,10 @@ impl Window {
         self.moved += other.moved;
         self.asked += other.asked;
         self.active_connections += other.active_connections;
+        self.clock_bound_ns = self.clock_bound_ns.max(other.clock_bound_ns);
+        if self.stamps_refused.is_none() {
+            self.stamps_refused.clone_from(&other.stamps_refused);
+        }
         for (name, op) in &other.nodes {
             match self.nodes.iter_mut().find(|(n, _)| n == name) {
                 Some((_, mine)) => mine.merge(op),

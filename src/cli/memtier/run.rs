@@ -127,7 +127,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
     };
     drop(sinks);
     let mut pooled = result.pooled();
-    pooled.notes = output.notes.said.clone();
+    pooled.notes.splice(0..0, output.notes.said.iter().cloned());
     let written = write_reports(&view, output, &result.runs, &pooled, live.files);
     // Once the files are written the journal goes; if they could not be, it stays.
     crate::cli::recover::close(journal, output, written.is_ok());

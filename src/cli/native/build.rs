@@ -47,6 +47,8 @@ impl Args {
         let mut extras = self.memtier.extras(!self.command.is_empty())?;
         extras.io = self.session.io;
         extras.io.resolve()?;
+        extras.timestamps = self.session.timestamps;
+        extras.client_share_warning = self.session.client_share_warning;
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,

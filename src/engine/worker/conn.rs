@@ -18,6 +18,9 @@ pub(super) struct InFlight {
     pub(super) command: usize,
     /// When the schedule meant it to be sent: response time is measured from here.
     pub(super) intended: Instant,
+    /// When it could have been sent: `intended`, or when a pipeline slot freed if later. The
+    /// client's send lag is measured from here (a wait for a slot is the server's doing).
+    pub(super) queued: Instant,
     /// When it was queued for the socket: service time is measured from here.
     pub(super) sent: Instant,
     /// The last command of its unit (of a sequence, or a single command): its reply frees a
@@ -131,6 +134,8 @@ pub struct Conn {
     pub(super) units_in_flight: usize,
     /// An error reply came back within the unit being received.
     pub(super) unit_failed: bool,
+    /// When a reply last freed a slot of a full pipeline.
+    pub(super) slot_freed: Option<Instant>,
     /// Requests left to send, when the run is counted.
     pub(super) remaining: Option<u64>,
     pub(super) requests: RequestGen,
@@ -150,6 +155,7 @@ impl Conn {
             scratch: Vec::new(),
             units_in_flight: 0,
             unit_failed: false,
+            slot_freed: None,
             remaining,
             requests,
             pacer,

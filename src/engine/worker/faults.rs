@@ -51,7 +51,7 @@ impl Worker<'_> {
         }
         link.wbuf.extend_from_slice(&bytes);
         link.journal.extend(&bytes);
-        link.inflight.push_back(InFlight { sent: now, tries: req.tries + 1, ..req });
+        link.inflight.push_back(InFlight { sent: now, queued: now, tries: req.tries + 1, ..req });
     }
 
     /// Makes sure connection `conn` has a link to `node` (cluster mode): logs in (blocking,

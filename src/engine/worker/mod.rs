@@ -30,6 +30,7 @@ use super::router::Router;
 use super::{Msg, ThreadCpu};
 use crate::config::{Faults, ServerOptions};
 use crate::net::cluster;
+use crate::net::driver::stamp::Clock;
 use crate::net::driver::{Driver, IoKind};
 use crate::resp;
 use crate::stats::{ErrorKind, OpStats, Window};
@@ -58,6 +59,8 @@ pub struct WorkerPlan<'a> {
     pub max_request: usize,
     /// What this benchmark's workers have said once already.
     pub said: &'a Said,
+    /// Kernel receive timestamps on: each reply's latency is decomposed.
+    pub stamps: bool,
 }
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
@@ -66,9 +69,9 @@ pub struct WorkerPlan<'a> {
 /// the open phase hands the worker.
 pub type Opened = (Vec<Conn>, Option<Router>, io::Result<Driver>);
 
-pub fn drive_with(io: IoKind, paced: bool, conns: &mut [Conn]) -> io::Result<Driver> {
+pub fn drive_with(io: IoKind, paced: bool, stamps: bool, conns: &mut [Conn]) -> io::Result<Driver> {
     let sockets = conns.iter().map(|c| c.links.len()).sum();
-    let mut driver = Driver::new(io, paced, sockets)?;
+    let mut driver = Driver::new(io, paced, sockets, stamps)?;
     for (c, conn) in conns.iter_mut().enumerate() {
         for (node, link) in conn.links.iter_mut().enumerate() {
             if let Some(link) = link.as_mut()
@@ -266,6 +269,9 @@ struct Worker<'p> {
     next_join: Option<Instant>,
     /// Connections taking part: joined and not finished.
     live: usize,
+    /// Kernel receive timestamps on: their mapping onto the run's clock, measured again at
+    /// every interval.
+    clock: Option<Clock>,
 }
 
 impl<'p> Worker<'p> {
@@ -288,15 +294,21 @@ impl<'p> Worker<'p> {
             refreshed: Instant::now(),
             next_join: conns.iter().filter_map(|c| c.join_at).min(),
             live: conns.len() - held,
+            clock: plan.stamps.then(Clock::measure),
         };
         worker.window = worker.fresh_window();
         worker
     }
 
     /// An empty window, with a row per known node in cluster mode.
-    fn fresh_window(&self) -> Window {
-        let mut window = Window::new(self.plan.rows, self.plan.unit_row);
+    fn fresh_window(&mut self) -> Window {
+        let mut window = Window::with_parts(self.plan.rows, self.plan.unit_row, self.clock.is_some());
         window.active_connections = self.live as u64;
+        if let Some(clock) = self.clock.as_mut() {
+            *clock = Clock::measure();
+            window.clock_bound_ns = clock.bound_ns;
+            window.stamps_refused = self.driver.stamps_refused().map(ToString::to_string);
+        }
         if let Some(router) = &self.router {
             window.nodes = router.nodes.iter().map(|n| (n.to_string(), OpStats::default())).collect();
         }
@@ -319,6 +331,8 @@ impl<'p> Worker<'p> {
                 break;
             };
             let measured = intended >= self.plan.measure_from;
+            // When it could have gone: its time, or later if it waited for a pipeline slot.
+            let queued = conn.slot_freed.map_or(intended, |freed| intended.max(freed));
             let unit = conn.requests.pick_unit();
             // Cluster mode: one primary's hash tag for the whole unit, so `{tag}` keys stay together.
             let tag_node = self.router.as_mut().and_then(Router::next_primary);
@@ -327,7 +341,7 @@ impl<'p> Worker<'p> {
                 let step = conn.requests.step(unit, s);
                 for _ in 0..step.repeat {
                     let command = conn.requests.resolve(step.command);
-                    let node = self.queue(conn, c, command, (tag_node, intended), now);
+                    let node = self.queue(conn, c, command, (tag_node, intended, queued), now);
                     last = Some(node);
                 }
             }
@@ -366,7 +380,7 @@ impl<'p> Worker<'p> {
         conn: &mut Conn,
         c: usize,
         command: usize,
-        (tag_node, intended): (Option<usize>, Instant),
+        (tag_node, intended, queued): (Option<usize>, Instant, Instant),
         now: Instant,
     ) -> usize {
         let journal = self.journal;
@@ -399,6 +413,7 @@ impl<'p> Worker<'p> {
         link.inflight.push_back(InFlight {
             command,
             intended,
+            queued,
             sent: now,
             ends_unit: false,
             len: if journal { len as u32 } else { 0 },

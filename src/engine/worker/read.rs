@@ -2,7 +2,7 @@
 //! complete reply in place with the run's codec, matching it to the request it answers and
 //! recording response and service time, hits, misses and errors.
 
-use std::io::{self, Read};
+use std::io;
 use std::time::Instant;
 
 use super::conn::InFlight;
@@ -10,8 +10,9 @@ use super::conn::make_room;
 use super::faults::{MAX_REDIRECTS, redirect_of};
 use super::voice::{self, Lost};
 use super::{Conn, Worker, guard};
+use crate::net::driver::stamp::Clock;
 use crate::resp::{self, ReplyClass};
-use crate::stats::ErrorKind;
+use crate::stats::{self, ErrorKind, OpStats};
 
 impl Worker<'_> {
     /// Reads and scans everything available on one link, then refills. Returns the clock.
@@ -23,16 +24,17 @@ impl Worker<'_> {
             }
             let Some(io) = link.io.as_mut() else { return now };
             let space = link.rbuf.len() - link.rend;
-            match io.read(&mut link.rbuf[link.rend..]) {
-                Ok(0) => {
+            match io.read_stamped(&mut link.rbuf[link.rend..], self.clock.is_some()) {
+                Ok((0, _)) => {
                     self.fail_because(conn, node, ErrorKind::Io, Lost::Dropped, now);
                     return now;
                 }
-                Ok(n) => {
+                Ok((n, stamp)) => {
                     let drained = n < space && io.short_read_drains();
                     link.rend += n;
                     now = Instant::now();
-                    if !self.consume(conn, c, node, now) {
+                    // Every reply this read completes arrived with its last bytes, by then.
+                    if !self.consume(conn, c, node, (now, stamp)) {
                         return now;
                     }
                     // A short read drained the socket: the next arrival raises a new edge.
@@ -62,8 +64,9 @@ impl Worker<'_> {
         now
     }
 
-    /// Scans every complete reply in a link's read buffer. False if the link failed.
-    fn consume(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) -> bool {
+    /// Scans every complete reply in a link's read buffer. False if the link failed. `stamp`:
+    /// the kernel's receive time of the last bytes read, when timestamps are on.
+    fn consume(&mut self, conn: &mut Conn, c: usize, node: usize, (now, stamp): (Instant, Option<u64>)) -> bool {
         loop {
             let Some(link) = conn.links[node].as_mut() else { return false };
             let window = &link.rbuf[link.rstart..link.rend];
@@ -116,6 +119,9 @@ impl Worker<'_> {
             }
             link.served += u64::from(req.ends_unit);
             if req.ends_unit {
+                if conn.units_in_flight == self.plan.pipeline {
+                    conn.slot_freed = Some(now);
+                }
                 conn.units_in_flight -= 1;
             }
             if req.intended < self.plan.measure_from {
@@ -166,6 +172,9 @@ impl Worker<'_> {
                 _ => {}
             }
             op.record(response, service);
+            if let (Some(clock), Some(stamp)) = (self.clock.as_ref(), stamp) {
+                record_parts(op, clock, &req, (stamp, now), self.paced.then_some(response));
+            }
             if let Some(stats) = conn.client_stats.as_mut() {
                 stats.replied(req.command, scanned.len as u64, response, read, now);
             }
@@ -178,4 +187,16 @@ impl Worker<'_> {
         }
         true
     }
+}
+
+/// Records a reply's latency decomposed, from its in-flight entry, the kernel's receive time
+/// of the read that completed it, and the parse (`now`); `response` in open loop only (for the
+/// response time without the client's lags).
+#[inline]
+fn record_parts(op: &mut OpStats, clock: &Clock, req: &InFlight, (stamp, now): (u64, Instant), response: Option<u64>) {
+    let Some(parts) = op.parts.as_mut() else { return };
+    let since_queued = |t: Instant| t.saturating_duration_since(req.queued).as_nanos() as u64;
+    let split = stats::split(0, since_queued(req.sent), clock.after(req.queued, stamp), since_queued(now));
+    let without_client = response.map(|r| r.saturating_sub(split.send_lag_ns + split.receive_lag_ns));
+    parts.record(split, without_client);
 }

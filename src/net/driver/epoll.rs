@@ -8,7 +8,7 @@ use std::time::Instant;
 use mio::{Events, Interest, Poll, Token};
 
 use super::timer::Timer;
-use super::{Event, Transport};
+use super::{Event, Stamps, Transport};
 
 /// The token of the pacing timer (sockets use theirs).
 const TIMER: Token = Token(usize::MAX);
@@ -18,10 +18,11 @@ pub struct Epoll {
     events: Events,
     /// Paced workers only.
     timer: Option<Timer>,
+    pub(super) stamps: Stamps,
 }
 
 impl Epoll {
-    pub fn new(precise: bool) -> io::Result<Epoll> {
+    pub fn new(precise: bool, stamps: bool) -> io::Result<Epoll> {
         let poll = Poll::new()?;
         let timer = if precise {
             let timer = Timer::new()?;
@@ -30,10 +31,14 @@ impl Epoll {
         } else {
             None
         };
-        Ok(Epoll { poll, events: Events::with_capacity(1024), timer })
+        Ok(Epoll { poll, events: Events::with_capacity(1024), timer, stamps: Stamps { on: stamps, refused: None } })
     }
 
     pub fn register(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
+        if let Transport::Tcp(s) = &io {
+            // The worker reads it with `stamp::recv` from now on (`Transport::read_stamped`).
+            self.stamps.enable(std::os::fd::AsRawFd::as_raw_fd(s));
+        }
         self.register_dial(&mut io, token)?;
         Ok(io)
     }

@@ -7,6 +7,10 @@
 //! measured, it costs as much as epoll or less from 50 to 10,000 connections (BENCHMARKS.md).
 
 mod epoll;
+// unsafe: setsockopt(2) and recvmsg(2)'s control messages (kernel receive timestamps) have no
+// safe wrapper in std; each block says why it is sound.
+#[allow(unsafe_code)]
+pub mod stamp;
 // unsafe: timerfd(2) has no safe wrapper in std; each block says why it is sound.
 #[allow(unsafe_code)]
 mod timer;
@@ -70,6 +74,30 @@ fn uring_support() -> Result<(), String> {
     SUPPORT.get_or_init(probe).clone()
 }
 
+/// Whether a driver turns kernel receive timestamps on, and whether the kernel refused.
+#[derive(Debug, Default)]
+struct Stamps {
+    on: bool,
+    refused: Option<io::Error>,
+}
+
+impl Stamps {
+    /// Turns timestamps on for a TCP socket (TLS's socket included); a unix socket has none
+    /// worth the name (the engine says so before the run). Returns whether they are on.
+    fn enable(&mut self, fd: std::os::fd::RawFd) -> bool {
+        if !self.on || self.refused.is_some() {
+            return false;
+        }
+        match stamp::enable(fd) {
+            Ok(()) => true,
+            Err(e) => {
+                self.refused = Some(e);
+                false
+            }
+        }
+    }
+}
+
 /// A readiness or completion on a registered socket: the worker reads it until `WouldBlock`.
 #[derive(Debug, Clone, Copy)]
 pub struct Event {
@@ -91,11 +119,12 @@ pub enum Driver {
 }
 
 impl Driver {
-    /// `precise`: the worker paces sends and must wake to the microsecond.
-    pub fn new(kind: IoKind, precise: bool, sockets: usize) -> io::Result<Driver> {
+    /// `precise`: the worker paces sends and must wake to the microsecond. `stamps`: every TCP
+    /// socket registered gets kernel receive timestamps (`stamp.rs`).
+    pub fn new(kind: IoKind, precise: bool, sockets: usize, stamps: bool) -> io::Result<Driver> {
         Ok(match kind {
-            IoKind::Epoll => Driver::Epoll(epoll::Epoll::new(precise)?),
-            IoKind::Uring => Driver::Uring(Box::new(uring::Uring::new(sockets)?)),
+            IoKind::Epoll => Driver::Epoll(epoll::Epoll::new(precise, stamps)?),
+            IoKind::Uring => Driver::Uring(Box::new(uring::Uring::new(sockets, stamps)?)),
         })
     }
 
@@ -105,6 +134,14 @@ impl Driver {
         match self {
             Driver::Epoll(d) => d.register(io, token),
             Driver::Uring(d) => d.register(io, token),
+        }
+    }
+
+    /// Why the kernel refused receive timestamps on a socket (the first refusal), if it did.
+    pub fn stamps_refused(&self) -> Option<&io::Error> {
+        match self {
+            Driver::Epoll(d) => d.stamps.refused.as_ref(),
+            Driver::Uring(d) => d.stamps.refused.as_ref(),
         }
     }
 
@@ -135,7 +172,13 @@ impl Driver {
     /// A connection attempt logged in: its socket becomes a registered one.
     pub fn dialed(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
         match self {
-            Driver::Epoll(_) => Ok(io), // already registered under its token
+            Driver::Epoll(d) => {
+                // Already registered under its token.
+                if let Transport::Tcp(s) = &io {
+                    d.stamps.enable(std::os::fd::AsRawFd::as_raw_fd(s));
+                }
+                Ok(io)
+            }
             Driver::Uring(d) => {
                 d.deregister_dial(&mut io);
                 d.register(io, token)

@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use io_uring::{IoUring, opcode, squeue, types};
 use mio::{Events, Interest, Poll, Token};
 
-use super::{Event, Transport};
+use super::stamp::RingMsg;
+use super::{Event, Stamps, Transport};
 
 /// A slot's first input buffer; a receive that fills it doubles it, up to `RECV_MAX`.
 const RECV_START: usize = 8 * 1024;
@@ -100,6 +101,10 @@ struct Slot {
     /// Its socket was dropped (and shut down, so that its operations complete): freed, and
     /// its descriptor closed, once idle.
     closed: bool,
+    /// Kernel receive timestamps on: receives are `RECVMSG`s through this header.
+    msg: Option<Box<RingMsg>>,
+    /// The kernel's receive time of the last receive's bytes (`CLOCK_REALTIME` nanoseconds).
+    stamp: Option<u64>,
 }
 
 impl Slot {
@@ -119,6 +124,8 @@ impl Slot {
             eof: false,
             err: None,
             closed: false,
+            msg: None,
+            stamp: None,
         }
     }
 
@@ -193,6 +200,14 @@ impl Read for RingSocket {
     }
 }
 
+impl RingSocket {
+    /// The kernel's receive time of the bytes the last receive brought (`CLOCK_REALTIME`
+    /// nanoseconds), when timestamps are on: what `read` hands out comes from that receive.
+    pub fn stamp(&self) -> Option<u64> {
+        self.shared.slots.borrow()[self.slot as usize].stamp
+    }
+}
+
 impl Write for RingSocket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut slots = self.shared.slots.borrow_mut();
@@ -239,29 +254,34 @@ pub struct Uring {
     /// The dirty list being worked through (swapped with `Shared::dirty`, capacity kept).
     work: Vec<u32>,
     dials: Option<Dials>,
+    pub(super) stamps: Stamps,
 }
 
 impl Uring {
     /// A ring sized for `sockets` sockets (a receive and a send each).
-    pub fn new(sockets: usize) -> io::Result<Uring> {
+    pub fn new(sockets: usize, stamps: bool) -> io::Result<Uring> {
         let ops = (sockets * 2 + 64).next_power_of_two();
         let ring = build(ops.clamp(256, 4096) as u32, ops.clamp(1024, 1 << 16) as u32)?;
-        Ok(Uring { ring, shared: Rc::default(), free: Vec::new(), work: Vec::new(), dials: None })
+        let stamps = Stamps { on: stamps, refused: None };
+        Ok(Uring { ring, shared: Rc::default(), free: Vec::new(), work: Vec::new(), dials: None, stamps })
     }
 
     pub fn register(&mut self, io: Transport, token: usize) -> io::Result<Transport> {
         Ok(match io {
-            Transport::Tcp(s) => Transport::Ring(self.adopt(OwnedFd::from(s), token)),
-            Transport::Unix(s) => Transport::Ring(self.adopt(OwnedFd::from(s), token)),
-            Transport::Tls(tls) => Transport::Tls(Box::new(tls.over_ring(|fd| self.adopt(fd, token)))),
+            Transport::Tcp(s) => Transport::Ring(self.adopt(OwnedFd::from(s), token, true)),
+            Transport::Unix(s) => Transport::Ring(self.adopt(OwnedFd::from(s), token, false)),
+            Transport::Tls(tls) => Transport::Tls(Box::new(tls.over_ring(|fd| self.adopt(fd, token, true)))),
             ring @ Transport::Ring(_) => ring,
         })
     }
 
-    /// Gives a socket a slot (a free one, or a new one) and arms its first receive.
-    fn adopt(&mut self, fd: OwnedFd, token: usize) -> RingSocket {
+    /// Gives a socket a slot (a free one, or a new one) and arms its first receive; `tcp`: one
+    /// that may carry receive timestamps.
+    fn adopt(&mut self, fd: OwnedFd, token: usize, tcp: bool) -> RingSocket {
+        let stamped = tcp && self.stamps.enable(fd.as_raw_fd());
         let mut slots = self.shared.slots.borrow_mut();
-        let slot = Slot { inbuf: Vec::with_capacity(RECV_START), ..Slot::new(token, Some(fd)) };
+        let msg = stamped.then(RingMsg::new);
+        let slot = Slot { inbuf: Vec::with_capacity(RECV_START), msg, ..Slot::new(token, Some(fd)) };
         let index = match self.free.pop() {
             Some(index) => {
                 slots[index as usize] = slot;
@@ -387,12 +407,20 @@ impl Uring {
                 s.in_pos = 0;
                 s.inbuf.clear();
                 let room = s.inbuf.capacity();
-                let sqe = opcode::Recv::new(types::Fd(s.raw_fd()), s.inbuf.as_mut_ptr(), room as u32)
-                    .ioprio(if filled { 0 } else { RECVSEND_POLL_FIRST })
-                    .build()
-                    .user_data(u64::from(index) << 1 | RECV);
-                // SAFETY (in `push`): `inbuf` is neither read, resized nor freed until this
-                // receive's completion clears `recv_busy`.
+                let fd = types::Fd(s.raw_fd());
+                let ioprio = if filled { 0 } else { RECVSEND_POLL_FIRST };
+                let sqe = match s.msg.as_mut() {
+                    // With timestamps: the same receive, its header boxed in the slot.
+                    Some(msg) => {
+                        opcode::RecvMsg::new(fd, msg.prepare(s.inbuf.as_mut_ptr(), room)).ioprio(ioprio).build()
+                    }
+                    None => opcode::Recv::new(fd, s.inbuf.as_mut_ptr(), room as u32).ioprio(ioprio).build(),
+                };
+                let sqe = sqe.user_data(u64::from(index) << 1 | RECV);
+                // SAFETY (in `push`): `inbuf` (and the boxed header `msg`, whose box is
+                // neither moved out of nor dropped while busy: a slot is replaced only when
+                // idle) is neither read, resized nor freed until this receive's completion
+                // clears `recv_busy`.
                 push(&mut self.ring, &sqe)?;
                 s.recv_busy = true;
             }
@@ -438,6 +466,7 @@ impl Uring {
                         // given) at the start of the buffer.
                         unsafe { s.inbuf.set_len(res as usize) };
                         s.in_pos = 0;
+                        s.stamp = s.msg.as_ref().and_then(|m| m.stamp());
                     }
                     0 => s.eof = true,
                     _ => s.err = Some(-res),

@@ -90,6 +90,10 @@ pub struct Measurement {
     pub mode: String,
     pub histogram: String,
     pub description: String,
+    /// Kernel receive timestamps decomposed the latency (`latency_parts_us`): how far their
+    /// mapping from the kernel's wall clock onto the run's monotonic clock may be off, at most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_offset_bound_us: Option<f64>,
 }
 
 /// One row's figures: a command, the totals, a cluster node or an interval.
@@ -117,6 +121,32 @@ pub struct OpSummary {
     /// The response-time percentile spectrum, for totals and per command (not per interval).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_spectrum_us: Option<Vec<(f64, f64)>>,
+    /// Where the time went, from kernel receive timestamps; absent when the run kept no
+    /// decomposition (timestamps off, a unix socket, TLS, a kernel that refused them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_parts_us: Option<LatencyPartsSummary>,
+}
+
+/// A row's latency decomposed (issue 25). The server's own percentiles, where the server
+/// reports them, sit beside `wire_and_server` (as `server`), never inside it: what remains of
+/// `wire_and_server` is the network's and the kernels'.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct LatencyPartsSummary {
+    /// Replies decomposed (those that came with a kernel receive time).
+    pub count: u64,
+    /// The client's send lag: from the intended time (or when a pipeline slot freed, if later)
+    /// to the send.
+    pub send_lag: LatencySummary,
+    /// From the send to the kernel's receive of the reply's last bytes.
+    pub wire_and_server: LatencySummary,
+    /// The client's receive lag: from the kernel's receive to the reply parsed.
+    pub receive_lag: LatencySummary,
+    /// How much of the response time's p99 the client added: p99 minus the p99 the response
+    /// times have with the client's parts taken out.
+    pub client_of_p99: f64,
+    /// `client_of_p99` as a share of p99 (0 to 1).
+    pub client_share_of_p99: f64,
 }
 
 /// One interval of the time series.

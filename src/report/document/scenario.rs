@@ -155,6 +155,11 @@ pub struct CapacityStep {
     pub latency_us: f64,
     pub errors: u64,
     pub held: bool,
+    /// How much of the step's p99 the client added, as a share (kernel timestamps on; open
+    /// loop has them by default): a step whose latency is the client's is no measure of the
+    /// server's capacity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_share_of_p99: Option<f64>,
 }
 
 impl ScenarioDocument {

@@ -54,7 +54,9 @@ pub fn recover(text: &str, what: &str) -> Result<Recovered, String> {
         "recovered from {what}: the run did not end (killed?); its result holds the {intervals} intervals journaled, \
          the last ending {last_end_secs:.2} s into the run"
     ));
-    let mut doc = crate::report::json::measured(header.frame, &pooled);
+    // The journal keeps the plan as the result shows it, not `--client-share-warning`: the
+    // default threshold names the client's share in a recovered run's verdict.
+    let mut doc = crate::report::json::measured(header.frame, &pooled, crate::config::CLIENT_SHARE_WARNING);
     doc.recovered = Some(recovery);
     Ok(Recovered { doc, cut })
 }
@@ -164,6 +166,9 @@ fn outcome(run: usize, lines: RunLines) -> Result<Outcome, String> {
         server_peak_memory: ended.server_peak_memory,
         // The server's own latency is read at the end of the run, which a killed run never reached.
         server_latency: None,
+        // The journal keeps no latency parts (kernel timestamps): a recovered run has none.
+        clock_bound_ns: 0,
+        stamps_refused: None,
         warnings: ended.warnings,
         notes: Vec::new(),
         runs: Vec::new(),

@@ -1,0 +1,247 @@
+//! Kernel receive timestamps (issue 25): `SO_TIMESTAMPNS` on a data connection makes every
+//! `recvmsg` carry, as a control message, the time the kernel received the last bytes it
+//! returns (`CLOCK_REALTIME`, software, taken as the packet entered the stack). This module
+//! turns it on, reads it (a `recvmsg` for epoll; a `msghdr` the ring's `RECVMSG` fills for
+//! io_uring) and maps it onto the run's monotonic clock ([`Clock`]).
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::RawFd;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Room for one `SCM_TIMESTAMPNS` control message (a header and a timespec), and then some,
+/// 8-aligned as the kernel writes it.
+const CONTROL_WORDS: usize = 8;
+
+/// Turns receive timestamps on for a socket; the error is the kernel's refusal.
+pub fn enable(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt(2) reads `size_of::<c_int>()` bytes from a live local; a bad
+    // descriptor is an error return, not undefined behaviour.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&raw const on).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// The kernel's receive time a `msghdr`'s control messages carry, in nanoseconds since the
+/// epoch (`CLOCK_REALTIME`).
+fn stamp_of(msg: &libc::msghdr) -> Option<u64> {
+    if msg.msg_controllen == 0 || msg.msg_control.is_null() {
+        return None;
+    }
+    // SAFETY: the header's control buffer and length are the ones the kernel just filled
+    // (`msg_controllen` is what it wrote); the CMSG_* walk stays inside them.
+    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(msg) };
+    while !cmsg.is_null() {
+        // SAFETY: `cmsg` is non-null and inside the control buffer (CMSG_FIRSTHDR/NXTHDR).
+        let header = unsafe { &*cmsg };
+        if header.cmsg_level == libc::SOL_SOCKET && header.cmsg_type == libc::SCM_TIMESTAMPNS {
+            // SAFETY: an SCM_TIMESTAMPNS message carries one timespec; its data may be
+            // unaligned for it, hence the unaligned read.
+            let ts: libc::timespec = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast()) };
+            return u64::try_from(ts.tv_sec).ok().map(|s| s * 1_000_000_000 + ts.tv_nsec as u64);
+        }
+        // SAFETY: as above; NXTHDR returns null past the buffer's end.
+        cmsg = unsafe { libc::CMSG_NXTHDR(msg, cmsg) };
+    }
+    None
+}
+
+/// Reads from a socket as `read` does, with the kernel's receive time of the last bytes read
+/// (`None` when the socket carries none: timestamps off, or nothing read).
+pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+    let mut control = [0u64; CONTROL_WORDS];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: msghdr is plain integers and pointers, for which all zeroes is a valid value.
+    let mut msg: libc::msghdr = unsafe { zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = size_of::<[u64; CONTROL_WORDS]>() as _;
+    // SAFETY: every pointer in `msg` points at a live local (or `buf`) of the length given,
+    // for the length of the call.
+    let n = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((n as usize, if n > 0 { stamp_of(&msg) } else { None }))
+}
+
+/// Holds the kernel's receive timestamping on for a run. The kernel stamps incoming packets
+/// only while some socket asks for stamps, and turns that on a while after the first one asks
+/// (a static key switched by a work queue: milliseconds, seconds on a loaded machine), so a
+/// run's first sockets would find their packets unstamped. The keeper is a loopback UDP pair
+/// with timestamps on: made before the run connects, it sends itself datagrams until one comes
+/// back stamped (or `wait` passes), and keeps timestamping on until it is dropped.
+#[derive(Debug)]
+pub struct Keeper {
+    _rx: std::net::UdpSocket,
+}
+
+impl Keeper {
+    /// The keeper, and whether the kernel stamped a packet within `wait`.
+    pub fn start(wait: std::time::Duration) -> io::Result<(Keeper, bool)> {
+        use std::os::fd::AsRawFd;
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0")?;
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0")?;
+        enable(rx.as_raw_fd())?;
+        let to = rx.local_addr()?;
+        let until = Instant::now() + wait;
+        let mut buf = [0u8; 8];
+        loop {
+            tx.send_to(b"stamp?", to)?;
+            // The datagram is on loopback: it is there, or a moment away.
+            let mut got = None;
+            for _ in 0..100 {
+                match recv(rx.as_raw_fd(), &mut buf) {
+                    Ok((_, stamp)) => {
+                        got = Some(stamp.is_some());
+                        break;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                    Err(e) => return Err(e),
+                }
+            }
+            if got == Some(true) {
+                return Ok((Keeper { _rx: rx }, true));
+            }
+            if Instant::now() >= until {
+                return Ok((Keeper { _rx: rx }, false));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+/// A receive's `msghdr` for io_uring's `RECVMSG`, with its iovec and control buffer: boxed, so
+/// that what the kernel writes through stays in place while the receive is in flight.
+pub struct RingMsg {
+    msg: libc::msghdr,
+    iov: libc::iovec,
+    control: [u64; CONTROL_WORDS],
+}
+
+impl std::fmt::Debug for RingMsg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RingMsg")
+    }
+}
+
+impl RingMsg {
+    pub fn new() -> Box<RingMsg> {
+        // SAFETY: msghdr and iovec are plain integers and pointers: all zeroes is valid.
+        Box::new(RingMsg { msg: unsafe { zeroed() }, iov: unsafe { zeroed() }, control: [0; CONTROL_WORDS] })
+    }
+
+    /// Points the header at `len` bytes from `buf` and at its own control buffer; the pointer
+    /// to hand the ring. The box must not move or drop until the receive completes.
+    pub fn prepare(&mut self, buf: *mut u8, len: usize) -> *mut libc::msghdr {
+        self.iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+        self.msg.msg_iov = &raw mut self.iov;
+        self.msg.msg_iovlen = 1;
+        self.msg.msg_control = self.control.as_mut_ptr().cast();
+        self.msg.msg_controllen = size_of::<[u64; CONTROL_WORDS]>() as _;
+        self.msg.msg_flags = 0;
+        &raw mut self.msg
+    }
+
+    /// The receive time the completed receive carried.
+    pub fn stamp(&self) -> Option<u64> {
+        stamp_of(&self.msg)
+    }
+}
+
+/// The kernel's `CLOCK_REALTIME` mapped onto the run's monotonic clock (`Instant`,
+/// `CLOCK_MONOTONIC`). Both advance at the same rate (NTP slews them alike); they part only
+/// when the wall clock is stepped, so the offset is measured once and again at every interval.
+/// Measured as a monotonic reading between two wall-clock readings, the tightest of a few
+/// tries: the offset is then known to within half the gap between the two wall readings.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    base: Instant,
+    base_wall_ns: u64,
+    /// How far the mapping may be off, at most, in nanoseconds.
+    pub bound_ns: u64,
+}
+
+impl Clock {
+    pub fn measure() -> Clock {
+        let wall = || SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let mut best: Option<Clock> = None;
+        for _ in 0..5 {
+            let before = wall();
+            let base = Instant::now();
+            let after = wall();
+            let gap = after.saturating_sub(before);
+            if best.is_none_or(|b| gap / 2 < b.bound_ns) {
+                best = Some(Clock { base, base_wall_ns: before + gap / 2, bound_ns: gap.div_ceil(2) });
+            }
+        }
+        best.expect("measured five times")
+    }
+
+    /// Nanoseconds from `t` to the kernel's stamp `wall_ns`, 0 if the stamp is earlier.
+    #[inline]
+    pub fn after(&self, t: Instant, wall_ns: u64) -> u64 {
+        let stamp = wall_ns as i128 - self.base_wall_ns as i128;
+        let t = match t.checked_duration_since(self.base) {
+            Some(d) => d.as_nanos() as i128,
+            None => -(self.base.duration_since(t).as_nanos() as i128),
+        };
+        (stamp - t).max(0) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_maps_the_wall_clock_onto_instants_within_its_bound() {
+        let clock = Clock::measure();
+        assert!(clock.bound_ns < 1_000_000, "{clock:?}");
+        let t = Instant::now();
+        let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+        // The wall clock was read after `t`: a little later, never much.
+        assert!(clock.after(t, wall) < 10_000_000 + clock.bound_ns);
+        assert_eq!(clock.after(t, wall - 1_000_000_000), 0);
+    }
+
+    #[test]
+    fn a_tcp_read_carries_the_kernels_receive_time() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        enable(client.as_raw_fd()).unwrap();
+        // The kernel turns its timestamping of incoming packets on a little after the first
+        // socket asks (a deferred static key): replies until one carries a stamp.
+        for _ in 0..1000 {
+            let before = Instant::now();
+            let clock = Clock::measure();
+            server.write_all(b"+OK\r\n").unwrap();
+            let mut buf = [0u8; 16];
+            let (n, stamp) = loop {
+                match recv(client.as_raw_fd(), &mut buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                    other => break other.unwrap(),
+                }
+            };
+            assert_eq!(&buf[..n], b"+OK\r\n");
+            if let Some(stamp) = stamp {
+                let elapsed = Instant::now().duration_since(before).as_nanos() as u64;
+                assert!(clock.after(before, stamp) <= elapsed + clock.bound_ns);
+                return;
+            }
+        }
+        panic!("no receive time on 1000 replies");
+    }
+}
