@@ -2,6 +2,7 @@
 //! runs it, prints and writes the reports, and maps every failure to one line and a code.
 
 mod ab;
+mod around;
 mod capacity;
 mod dialect;
 mod exit;

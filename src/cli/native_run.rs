@@ -4,40 +4,26 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use super::run::{self, Plan, RunContext};
-use super::{EXIT_FAILURE, Output, Ran, exit, signals, usage_error};
+use super::{EXIT_FAILURE, Output, Ran, exit, signals};
 use crate::config::Config;
 use crate::engine::Outcome;
 use crate::report::document::Document;
 use crate::report::hdrlog::HdrLog;
-use crate::report::metrics::Live;
-use crate::report::sink::{LiveLine, Sink};
-use crate::report::statsd::Statsd;
+use crate::report::sink::LiveLine;
 use crate::report::{self, Format, Run};
 
 /// The run itself and its reports.
 pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
-    let mut statsd = match open_statsd(output) {
-        Ok(s) => s,
+    let mut around = match super::around::Around::open(output, cx) {
+        Ok(around) => around,
         Err(code) => return Ran::failed(code),
     };
-    let (metrics, own_metrics) = match live_metrics(output, cx) {
-        Ok(m) => m,
-        Err(code) => return Ran::failed(code),
-    };
-    let cx = cx.with_metrics(metrics.clone());
+    let cx = around.context(cx);
     let mut hdr_log = output.hdr_log.as_ref().map(|_| HdrLog::new());
     let mut line = LiveLine::new(output.runs, output.progress);
-    let mut journal = super::recover::open(output);
-    let mut sinks: Vec<&mut dyn Sink> = Vec::new();
-    if let Some(j) = journal.as_mut() {
-        sinks.push(j);
-    }
-    if let Some(s) = statsd.as_mut() {
-        sinks.push(s);
-    }
+    let mut sinks = around.sinks();
     if let Some(log) = hdr_log.as_mut() {
         sinks.push(log);
     }
@@ -48,7 +34,7 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
         Err(e) => {
             drop(sinks);
             eprintln!("respbench: {}", run::failure_message(config, &e));
-            super::recover::close(journal, output, false);
+            around.close(output, false);
             return Ran::failed(ExitCode::from(EXIT_FAILURE));
         }
     };
@@ -56,16 +42,11 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     let mut outcome = result.pooled();
     outcome.notes.splice(0..0, output.notes.said.iter().cloned());
     let written = write_reports(config, output, &outcome, hdr_log);
-    // Once the files are written the journal goes; if they could not be, it stays.
-    super::recover::close(journal, output, written.is_ok());
+    around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
         Err(code) => return Ran::failed(code),
     };
-    if let (Some(m), true) = (&metrics, own_metrics) {
-        m.finish();
-        m.linger(output.scenario.metrics_linger.unwrap_or_default());
-    }
     Ran { code: exit_code(config, output, &outcome), document: Some(document) }
 }
 
@@ -128,29 +109,4 @@ pub(super) fn exit_code(config: &Config, output: &Output, outcome: &Outcome) -> 
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS
-}
-
-/// The live metrics a run feeds: the endpoint its context hands it (a scenario's), else its own
-/// `--metrics-listen` (then `true`: the run ends it). `Err` carries the exit code.
-pub(super) fn live_metrics(output: &Output, cx: &RunContext<'_>) -> Result<(Option<Arc<Live>>, bool), ExitCode> {
-    match (&cx.metrics, output.scenario.metrics_listen) {
-        (Some(live), _) => Ok((Some(Arc::clone(live)), false)),
-        (None, Some(addr)) => match Live::serve(addr) {
-            Ok(live) => Ok((Some(live), true)),
-            Err(e) => {
-                eprintln!("respbench: {e}");
-                Err(ExitCode::from(EXIT_FAILURE))
-            }
-        },
-        (None, None) => Ok((None, false)),
-    }
-}
-
-/// The StatsD sender `--statsd-host` asks for, if any; `Err` carries the usage error's code.
-pub(super) fn open_statsd(output: &Output) -> Result<Option<Statsd>, ExitCode> {
-    match output.statsd.as_ref().map(|o| Statsd::open(o, &output.percentiles)) {
-        None => Ok(None),
-        Some(Ok(s)) => Ok(Some(s)),
-        Some(Err(e)) => Err(usage_error(&e)),
-    }
 }

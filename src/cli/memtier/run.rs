@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::cli::native_run::{exit_code, live_metrics, open_statsd};
+use crate::cli::native_run::exit_code;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::cli::{EXIT_FAILURE, Output, Ran, signals};
 use crate::config::Config;
@@ -87,15 +87,11 @@ impl Sink for MemtierLive<'_> {
 }
 
 pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &RunContext<'_>) -> Ran {
-    let mut statsd = match open_statsd(output) {
-        Ok(s) => s,
+    let mut around = match crate::cli::around::Around::open(output, cx) {
+        Ok(around) => around,
         Err(code) => return Ran::failed(code),
     };
-    let (metrics, own_metrics) = match live_metrics(output, cx) {
-        Ok(m) => m,
-        Err(code) => return Ran::failed(code),
-    };
-    let cx = cx.with_metrics(metrics.clone());
+    let cx = around.context(cx);
     let view = MemtierView {
         config,
         percentiles: &output.percentiles,
@@ -104,16 +100,8 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
         arbitrary: output.arbitrary,
     };
     let mut live = MemtierLive { view: &view, options, output, progressed: Default::default(), files: Vec::new() };
-    // A kill loses at most an interval: the journal beside the first output file, said nowhere
-    // on stderr (its notes are respbench's, kept for the JSON).
-    let mut journal = crate::cli::recover::open(output);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut live];
-    if let Some(j) = journal.as_mut() {
-        sinks.push(j);
-    }
-    if let Some(s) = statsd.as_mut() {
-        sinks.push(s);
-    }
+    sinks.extend(around.sinks());
     let plan = Plan { config, runs: output.runs, checks: Some(&output.notes) };
     let result = match run::run(&plan, &cx, &mut sinks) {
         Ok(result) => result,
@@ -121,7 +109,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
             drop(sinks);
             let gap = if matches!(e, run::RunError::Checks(_)) { "" } else { "\n" };
             eprintln!("{gap}respbench: {}", run::failure_message(config, &e));
-            crate::cli::recover::close(journal, output, false);
+            around.close(output, false);
             return Ran::failed(ExitCode::from(EXIT_FAILURE));
         }
     };
@@ -129,16 +117,11 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
     let mut pooled = result.pooled();
     pooled.notes.splice(0..0, output.notes.said.iter().cloned());
     let written = write_reports(&view, output, &result.runs, &pooled, live.files);
-    // Once the files are written the journal goes; if they could not be, it stays.
-    crate::cli::recover::close(journal, output, written.is_ok());
+    around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
         Err(code) => return Ran::failed(code),
     };
-    if let (Some(m), true) = (&metrics, own_metrics) {
-        m.finish();
-        m.linger(output.scenario.metrics_linger.unwrap_or_default());
-    }
     Ran { code: exit_code(config, output, &pooled), document }
 }
 

@@ -67,16 +67,10 @@ impl Worker<'_> {
     /// Scans every complete reply in a link's read buffer. False if the link failed. `stamp`:
     /// the kernel's receive time of the last bytes read, when timestamps are on.
     fn consume(&mut self, conn: &mut Conn, c: usize, node: usize, (now, stamp): (Instant, Option<u64>)) -> bool {
+        let (protocol, limits) = (self.plan.server.session.protocol, guard::limits(self.plan.faults.max_reply));
         loop {
             let Some(link) = conn.links[node].as_mut() else { return false };
-            let window = &link.rbuf[link.rstart..link.rend];
-            let scanned = match self
-                .plan
-                .server
-                .session
-                .protocol
-                .scan(window, guard::limits(self.plan.faults.max_reply))
-            {
+            let scanned = match protocol.scan(&link.rbuf[link.rstart..link.rend], limits) {
                 Ok(Some(s)) => s,
                 Ok(None) => break,
                 Err(e) => {
