@@ -380,7 +380,7 @@ fn holds(server: &Server, run: &[&str], rate: f64, percentile: &str, bound_us: f
 
 #[test]
 fn capacity_search_finds_a_rate_that_holds_by_hand() {
-    // The search's precision is proven on a synthetic server in src/cli/capacity.rs (within
+    // The search's precision is proven on a synthetic server in src/cli/capacity/search.rs (within
     // 5 % of the knee, flaky steps included). Against a real one, this machine's capacity moves
     // 10-15 % between consecutive two-second runs and the median latency at the knee swings
     // from 0.15 to 5 ms, so here the test checks what holds through that noise: the rate found

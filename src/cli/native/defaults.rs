@@ -102,6 +102,19 @@ impl Default for Args {
     }
 }
 
+impl Args {
+    /// The defaults, with `RESPBENCH_IO` checked as clap checks it at a command line: a value it
+    /// does not know is an error naming it (a front-end that plans without clap calls this).
+    pub fn checked_default() -> Result<Args, String> {
+        use clap::ValueEnum;
+        if let Some(v) = std::env::var("RESPBENCH_IO").ok().filter(|v| !v.is_empty()) {
+            crate::config::IoChoice::from_str(&v, false)
+                .map_err(|_| format!("invalid value '{v}' for RESPBENCH_IO: expected auto, uring or epoll"))?;
+        }
+        Ok(Args::default())
+    }
+}
+
 /// `RESPBENCH_IO` as `--io` reads it; an unknown value is left to clap's error at the command
 /// line, and the default path taken here.
 fn io_from_env() -> crate::config::IoChoice {

@@ -1,10 +1,12 @@
 //! redis-benchmark's server options applied in order, as its parser applies them: `-h`, `-p`,
 //! `-s`, `-a`, `--user`, `--dbnum` and `-u` each set what they name and the last setting wins,
 //! so a `-u` overrides an earlier `-p` and a later `-p` overrides the `-u`'s port. A URI sets
-//! only the parts it has (`redis://host` keeps the port).
+//! only the parts it has (`redis://host` keeps the port). The result is set on respbench's typed
+//! flags.
 
-use std::ffi::OsString;
+use std::path::PathBuf;
 
+use crate::cli::native::Args;
 use crate::cli::parse;
 use crate::config::Target;
 
@@ -12,11 +14,11 @@ use crate::config::Target;
 #[derive(Debug, Default, PartialEq)]
 pub struct Connection {
     host: Option<String>,
-    port: Option<String>,
-    socket: Option<String>,
+    port: Option<u16>,
+    socket: Option<PathBuf>,
     password: Option<String>,
     user: Option<String>,
-    db: Option<String>,
+    db: Option<u32>,
     /// `rediss://` or `valkeys://`.
     pub tls: bool,
 }
@@ -25,20 +27,26 @@ impl Connection {
     /// Applies one option (its short or long name, as in the option table) if it is a server
     /// option; `Ok(false)` for any other.
     pub fn apply(&mut self, name: &str, value: &str) -> Result<bool, String> {
-        let slot = match name {
-            "h" => &mut self.host,
-            "p" => &mut self.port,
-            "s" => &mut self.socket,
-            "a" => &mut self.password,
-            "user" => &mut self.user,
-            "dbnum" => &mut self.db,
-            "u" => {
-                self.uri(value)?;
-                return Ok(true);
+        let text = Some(value.to_string());
+        match name {
+            "h" => self.host = text,
+            "p" => {
+                let port =
+                    value.parse().map_err(|_| format!("invalid value for '-p': '{value}' is not a port number"))?;
+                self.port = Some(port);
             }
+            "s" => self.socket = Some(PathBuf::from(value)),
+            "a" => self.password = text,
+            "user" => self.user = text,
+            "dbnum" => {
+                let db = value
+                    .parse()
+                    .map_err(|_| format!("invalid value for '--dbnum': '{value}' is not a database number"))?;
+                self.db = Some(db);
+            }
+            "u" => self.uri(value)?,
             _ => return Ok(false),
-        };
-        *slot = Some(value.to_string());
+        }
         Ok(true)
     }
 
@@ -47,13 +55,13 @@ impl Connection {
         let uri = parse::uri(value).map_err(|e| format!("invalid value for '-u': {e}"))?;
         let present = Present::of(value);
         match uri.target {
-            Target::Unix(path) => self.socket = Some(path.to_string_lossy().into_owned()),
+            Target::Unix(path) => self.socket = Some(path),
             Target::Tcp { host, port } => {
                 if present.host {
                     self.host = Some(host);
                 }
                 if present.port {
-                    self.port = Some(port.to_string());
+                    self.port = Some(port);
                 }
             }
         }
@@ -64,33 +72,32 @@ impl Connection {
             self.password = uri.password;
         }
         if let Some(db) = uri.db {
-            self.db = Some(db.to_string());
+            self.db = Some(db);
         }
         self.tls |= uri.tls;
         Ok(())
     }
 
-    /// Whether a password was given (`--user` alone sends no AUTH).
-    fn has_password(&self) -> bool {
-        self.password.is_some()
-    }
-
-    /// respbench's flags for the server: a socket replaces host and port, as `-s` does
-    /// (TLS from the URI is [`tls`](Self::tls), for the caller to add once).
-    pub fn flags(&self) -> Vec<OsString> {
-        let mut out: Vec<OsString> = Vec::new();
-        let tcp = [("--host", &self.host), ("--port", &self.port)];
-        let pairs = if self.socket.is_some() { vec![("--socket", &self.socket)] } else { tcp.to_vec() };
-        let rest = [("--password", &self.password), ("--db", &self.db)];
-        for (flag, value) in pairs.into_iter().chain(rest) {
-            if let Some(v) = value {
-                out.extend([flag.into(), v.into()]);
+    /// Sets the server on respbench's flags: a socket replaces host and port, as `-s` does; the
+    /// user only with a password (`--user` alone sends no AUTH, as in the tools). TLS from the
+    /// URI is [`tls`](Self::tls), for the caller.
+    pub fn set(&self, args: &mut Args) {
+        match &self.socket {
+            Some(path) => args.socket = Some(path.clone()),
+            None => {
+                if let Some(host) = &self.host {
+                    args.host = host.clone();
+                }
+                if let Some(port) = self.port {
+                    args.port = port;
+                }
             }
         }
-        if let (Some(user), true) = (&self.user, self.has_password()) {
-            out.extend(["--user".into(), user.into()]);
+        args.password = self.password.clone();
+        args.db = self.db;
+        if self.password.is_some() {
+            args.user = self.user.clone();
         }
-        out
     }
 }
 
@@ -117,12 +124,31 @@ impl Present {
 mod tests {
     use super::*;
 
+    /// The server as respbench's flags would say it, for comparing.
     fn flags(options: &[(&str, &str)]) -> Vec<String> {
         let mut c = Connection::default();
         for (name, value) in options {
             assert!(c.apply(name, value).unwrap());
         }
-        c.flags().into_iter().map(|f| f.into_string().unwrap()).collect()
+        let mut args = Args::default();
+        c.set(&mut args);
+        let default = Args::default();
+        let mut out = Vec::new();
+        match &args.socket {
+            Some(path) => out.push(format!("--socket {}", path.display())),
+            None => {
+                if args.host != default.host {
+                    out.push(format!("--host {}", args.host));
+                }
+                if args.port != default.port {
+                    out.push(format!("--port {}", args.port));
+                }
+            }
+        }
+        out.extend(args.password.map(|p| format!("--password {p}")));
+        out.extend(args.db.map(|db| format!("--db {db}")));
+        out.extend(args.user.map(|u| format!("--user {u}")));
+        out
     }
 
     #[test]
@@ -142,5 +168,7 @@ mod tests {
         c.apply("u", "rediss://h").unwrap();
         assert!(c.tls);
         assert!(Connection::default().apply("u", "http://h").unwrap_err().contains("'-u'"));
+        assert!(Connection::default().apply("p", "x").unwrap_err().contains("'x'"));
+        assert!(Connection::default().apply("dbnum", "-1").unwrap_err().contains("'--dbnum'"));
     }
 }

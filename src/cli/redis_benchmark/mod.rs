@@ -1,25 +1,25 @@
 //! redis-benchmark's and valkey-benchmark's command line (`respbench redis-benchmark ARGS`, or
 //! the binary run as `redis-benchmark` / `valkey-benchmark`): the classic suite with its test
 //! names, keys and semantics, or a command given after the options (`;` makes a sequence),
-//! and its output: a block per test, `-q` one line per test, `--csv` its columns. Each test is
-//! one run of the engine.
+//! and its output: a block per test, `-q` one line per test, `--csv` its columns. The command
+//! line becomes a typed plan ([`plan`]); each test is one run of the engine through the run API.
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod connection;
 mod options;
+mod plan;
+mod save;
 mod suite;
 mod words;
 
-use super::dialect::{Found, scan};
 use super::{EXIT_FAILURE, EXIT_USAGE};
-use crate::config::{CommandSpec, Config, StopAfter};
+use crate::config::{CommandSpec, Config};
 use crate::engine::Outcome;
 use crate::stats::OpStats;
-use options::{Map, OPTIONS};
+use plan::{Parsed, Plan, plan};
 
 /// One test of the run: a name and what it sends.
 struct Test {
@@ -34,22 +34,6 @@ struct Test {
 fn usage_error(tool: &str, msg: &str) -> ExitCode {
     eprintln!("{tool}: error: {msg} (see --help)");
     ExitCode::from(EXIT_USAGE)
-}
-
-/// The whole command line, understood.
-struct Plan {
-    base: Config,
-    tests: Vec<Test>,
-    quiet: bool,
-    csv: bool,
-    /// Decimal places of latencies in milliseconds.
-    precision: usize,
-    looping: bool,
-    idle: bool,
-    payload: usize,
-    /// respbench's flags for the whole command line, and `--save-scenario`'s file.
-    native: Vec<OsString>,
-    save: Option<std::path::PathBuf>,
 }
 
 /// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
@@ -142,198 +126,6 @@ fn test_config(base: &Config, test: &Test) -> Config {
     config.commands = test.commands.clone();
     config.sequence = test.sequence.clone();
     config
-}
-
-/// What a command line asks for.
-enum Parsed {
-    Run(Box<Plan>),
-    /// Print this (help, version) and exit successfully.
-    Print(String),
-}
-
-/// Reads the command line.
-fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
-    let (found, mut command) = scan(tool, OPTIONS, args, true)?;
-    let mut native: Vec<OsString> = vec!["respbench".into(), "--key-prefix".into(), "".into()];
-    let (mut requests, mut keyspace, mut selected, mut duration) = (100_000u64, None, None, None);
-    let (mut quiet, mut csv, mut looping, mut idle, mut stdin_arg) = (false, false, false, false, false);
-    let mut precision = 3;
-    let mut say_notes = false;
-    let mut threads_given = false;
-    let mut payload = None;
-    let mut server = connection::Connection::default();
-    // The options passed on as they are, each once with its last value, as the tool's parser
-    // keeps the last; TLS 1.2 and 1.3 cipher lists, each the last given.
-    let mut flags: Vec<(&'static str, Option<String>)> = Vec::new();
-    let mut ciphers: [Option<String>; 2] = [None, None];
-    let mut functions = suite::Functions::default();
-    for Found { index, long, value } in found {
-        let (spec, map) = &OPTIONS[index];
-        let count = |v: &str| super::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
-        match map {
-            Map::Flag(flag) => {
-                threads_given |= *flag == "--threads";
-                if let (true, Some(v)) = (*flag == "--data-size", value.as_deref()) {
-                    payload = Some(super::parse::size(v).map_err(|e| format!("invalid value for '-d': {e}"))?);
-                }
-                match flags.iter_mut().find(|(f, _)| f == flag) {
-                    Some(earlier) => earlier.1 = value,
-                    None => flags.push((flag, value)),
-                }
-            }
-            Map::Unsupported(what) => return Err(format!("{tool}'s {long} is not supported yet ({what})")),
-            Map::Special => {
-                let v = value.unwrap_or_default();
-                if server.apply(spec.names[0], &v)? {
-                    continue;
-                }
-                match spec.names[0] {
-                    "n" => requests = count(&v)?,
-                    "r" => keyspace = Some(count(&v)?),
-                    "k" if v == "1" => {}
-                    // A new connection for every request.
-                    "k" if v == "0" => native.extend(["--reconnect-every".into(), "1".into()]),
-                    "k" => {
-                        return Err(format!(
-                            "invalid value for '-k': '{v}' (expected 1 to keep alive, 0 to reconnect)"
-                        ));
-                    }
-                    "num-functions" | "num-keys-in-fcall" if tool != "valkey-benchmark" => {
-                        return Err(format!(
-                            "{long} sets valkey-benchmark's FUNCTION LOAD and FCALL tests: run as valkey-benchmark"
-                        ));
-                    }
-                    "num-functions" => functions.count = count(&v)? as u32,
-                    "num-keys-in-fcall" => {
-                        functions.keys =
-                            v.parse().map_err(|_| format!("invalid value for '{long}': '{v}' is not a whole number"))?
-                    }
-                    // The tools stop at the first error reply, and say -e changes nothing.
-                    "e" => eprintln!("{}", words::SHOW_ERRORS_WARNING),
-                    "tls-ciphers" => ciphers[0] = Some(v),
-                    "tls-ciphersuites" => ciphers[1] = Some(v),
-                    "q" => quiet = true,
-                    "csv" => csv = true,
-                    "notes" => say_notes = true,
-                    "l" => looping = true,
-                    "I" => idle = true,
-                    "x" => stdin_arg = true,
-                    "t" => selected = Some(v),
-                    "precision" => {
-                        let digits = v
-                            .parse::<i64>()
-                            .map_err(|_| format!("invalid value for '--precision': '{v}' is not a number"))?;
-                        // As redis-benchmark: below 0 is the default, above 4 is 4.
-                        precision = if digits < 0 { 3 } else { digits.clamp(1, 4) as usize };
-                    }
-                    "duration" | "warmup" => {
-                        let secs = seconds(&v)
-                            .ok_or_else(|| format!("invalid value for '{long}': '{v}' is not a duration"))?;
-                        if spec.names[0] == "duration" {
-                            duration = Some(secs);
-                        } else {
-                            native.extend(["--warmup".into(), secs.into()]);
-                        }
-                    }
-                    "help" => return Ok(Parsed::Print(options::help(tool))),
-                    "version" => return Ok(Parsed::Print(options::version(tool))),
-                    _ => unreachable!("every Special option is handled"),
-                }
-            }
-        }
-    }
-    for (flag, value) in flags {
-        native.push(flag.into());
-        native.extend(value.map(OsString::from));
-    }
-    // --user without -a sends no AUTH, as in the tools.
-    native.extend(server.flags());
-    if server.tls && !native.iter().any(|a| a == "--tls") {
-        native.push("--tls".into());
-    }
-    let ciphers: Vec<String> = ciphers.into_iter().flatten().collect();
-    if !ciphers.is_empty() {
-        native.extend(["--tls-ciphers".into(), ciphers.join(":").into()]);
-    }
-    if payload.is_none() {
-        // redis-benchmark's values are 3 bytes unless -d says otherwise.
-        native.extend(["--data-size".into(), "3".into()]);
-    }
-    let payload = payload.unwrap_or(3);
-    if !threads_given {
-        // redis-benchmark runs on one thread unless --threads says otherwise.
-        native.extend(["--threads".into(), "1".into()]);
-    }
-    match duration {
-        Some(d) => native.extend(["--duration".into(), d.into()]),
-        None => native.extend(["--requests".into(), requests.to_string().into()]),
-    }
-    if let Some(r) = keyspace {
-        native.extend(["--key-min".into(), "0".into(), "--key-max".into(), (r - 1).to_string().into()]);
-    }
-    tls_as_the_tools(tool, &mut native, say_notes);
-    let args = <super::Args as clap::Parser>::try_parse_from(&native).map_err(|e| super::clap_message(&e))?;
-    let (mut base, output) = args.into_config()?;
-    base.faults.voice = if say_notes { crate::config::Voice::Respbench } else { crate::config::Voice::Quiet };
-    let save = output.scenario.save_scenario;
-    if stdin_arg {
-        let mut last = String::new();
-        std::io::stdin()
-            .read_to_string(&mut last)
-            .map_err(|e| format!("-x: cannot read the last argument from stdin: {e}"))?;
-        command.push(last);
-    }
-    let tests = if command.is_empty() {
-        let functions = (tool == "valkey-benchmark").then_some(functions);
-        suite::suite(selected.as_deref(), keyspace.is_some(), base.cluster.is_some(), functions)?
-    } else {
-        vec![suite::custom(&command, keyspace.is_some())?]
-    };
-    if tool == "valkey-benchmark" {
-        requests = valkey_units(&tests, requests, &mut base);
-    }
-    if base.stop == StopAfter::AllKeys {
-        base.stop = StopAfter::Requests(requests);
-    }
-    Ok(Parsed::Run(Box::new(Plan { base, tests, quiet, csv, precision, looping, idle, payload, native, save })))
-}
-
-/// As the tools do with OpenSSL: the chain is verified, the host name is not.
-fn tls_as_the_tools(tool: &str, native: &mut Vec<OsString>, say_notes: bool) {
-    let tls = native.iter().any(|a| a == "--tls");
-    // respbench's note on how TLS is verified: the tools' stderr carries only their own lines,
-    // so it is said only with --notes (this front-end writes no JSON to keep it in).
-    let mut notes = super::notes::Notes::kept(say_notes);
-    if tls && !native.iter().any(|a| a == "--tls-skip-verify") {
-        native.push("--tls-skip-hostname".into());
-        notes.note(
-            tool,
-            format!(
-                "TLS verifies the server's certificate chain but not its host name, as {tool} does (respbench --tls \
-                 checks both)"
-            ),
-        );
-    }
-}
-
-/// valkey-benchmark counts -n in commands: -n 4000 of a four-command sequence is 1,000 units;
-/// the requests in units, the plan's stop condition with them.
-fn valkey_units(tests: &[Test], requests: u64, base: &mut Config) -> u64 {
-    let Some(steps) = tests.first().and_then(|t| t.sequence.as_ref()) else { return requests };
-    let per_unit: u64 = steps.iter().map(|s| u64::from(s.repeat)).sum();
-    let requests = (requests / per_unit.max(1)).max(1);
-    if let StopAfter::Requests(_) = base.stop {
-        base.stop = StopAfter::Requests(requests);
-    }
-    requests
-}
-
-/// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).
-fn seconds(v: &str) -> Option<String> {
-    if v.parse::<u64>().is_ok() {
-        return Some(format!("{v}s"));
-    }
-    super::parse::duration(v).ok().map(|_| v.to_string())
 }
 
 /// The rows a test is judged by: the unit row of a sequence, else every command.
@@ -438,7 +230,7 @@ fn idle(tool: &str, config: &Config, stop: &AtomicBool) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ArgPart;
+    use crate::config::{ArgPart, StopAfter};
     use suite::SUITE;
 
     fn plan_of(args: &[&str]) -> Result<Plan, String> {

@@ -1,17 +1,25 @@
-//! redis-benchmark's and valkey-benchmark's options, what each becomes in respbench, and the
-//! usage and version text each tool prints in its own style.
+//! redis-benchmark's and valkey-benchmark's options, what each does to respbench's typed flags,
+//! and the usage and version text each tool prints in its own style.
+
+use std::path::PathBuf;
 
 use crate::cli::dialect::Spec;
+use crate::cli::native::{Args, ReadFromArg};
+use crate::cli::{parse, shard};
 
 /// What one redis-benchmark option becomes.
 pub enum Map {
-    /// The same meaning under respbench's name: the value is passed on.
-    Flag(&'static str),
-    /// Taken care of below.
+    /// The same meaning as one of respbench's flags: sets that field of the typed plan from the
+    /// value as given (empty for a switch); an error says what was expected.
+    Set(Setter),
+    /// Taken care of by the plan.
     Special,
     /// Not supported yet, with why.
     Unsupported(&'static str),
 }
+
+/// Sets one field of respbench's flags from an option's value.
+pub type Setter = fn(&mut Args, &str) -> Result<(), String>;
 
 const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Spec, Map) {
     (Spec { names, takes_value }, map)
@@ -25,15 +33,50 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["a"], true, Map::Special),
     opt(&["user"], true, Map::Special),
     opt(&["u"], true, Map::Special),
-    opt(&["c"], true, Map::Flag("--connections")),
+    opt(
+        &["c"],
+        true,
+        Map::Set(|a, v| {
+            a.connections = parse::positive(v)?;
+            Ok(())
+        }),
+    ),
     opt(&["n"], true, Map::Special),
-    opt(&["d"], true, Map::Flag("--data-size")),
+    opt(
+        &["d"],
+        true,
+        Map::Set(|a, v| {
+            a.data_size = parse::size(v)?;
+            Ok(())
+        }),
+    ),
     opt(&["dbnum"], true, Map::Special),
-    opt(&["3"], false, Map::Flag("--resp3")),
-    opt(&["threads"], true, Map::Flag("--threads")),
+    opt(
+        &["3"],
+        false,
+        Map::Set(|a, _| {
+            a.resp3 = true;
+            Ok(())
+        }),
+    ),
+    opt(
+        &["threads"],
+        true,
+        Map::Set(|a, v| {
+            a.threads = Some(parse::positive(v)?);
+            Ok(())
+        }),
+    ),
     opt(&["k"], true, Map::Special),
     opt(&["r"], true, Map::Special),
-    opt(&["P"], true, Map::Flag("--pipeline")),
+    opt(
+        &["P"],
+        true,
+        Map::Set(|a, v| {
+            a.pipeline = parse::positive(v)?;
+            Ok(())
+        }),
+    ),
     opt(&["q"], false, Map::Special),
     opt(&["precision"], true, Map::Special),
     opt(&["csv"], false, Map::Special),
@@ -41,38 +84,174 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["t"], true, Map::Special),
     opt(&["I"], false, Map::Special),
     opt(&["x"], false, Map::Special),
-    opt(&["seed"], true, Map::Flag("--seed")),
+    opt(
+        &["seed"],
+        true,
+        Map::Set(|a, v| {
+            a.seed = Some(v.trim().parse().map_err(|_| format!("'{v}' is not a whole number"))?);
+            Ok(())
+        }),
+    ),
     // Several load machines as one run (respbench's own).
-    opt(&["shard"], true, Map::Flag("--shard")),
-    opt(&["shard-count"], true, Map::Flag("--shard-count")),
-    opt(&["start-at"], true, Map::Flag("--start-at")),
-    opt(&["allow-late-start"], false, Map::Flag("--allow-late-start")),
-    opt(&["rps"], true, Map::Flag("--rate")),
-    opt(&["save-scenario"], true, Map::Flag("--save-scenario")),
+    opt(
+        &["shard"],
+        true,
+        Map::Set(|a, v| {
+            a.shards.shard = Some(shard::shard_arg(v)?);
+            Ok(())
+        }),
+    ),
+    opt(
+        &["shard-count"],
+        true,
+        Map::Set(|a, v| {
+            a.shards.shard_count = Some(shard::shard_count(v)?);
+            Ok(())
+        }),
+    ),
+    opt(
+        &["start-at"],
+        true,
+        Map::Set(|a, v| {
+            a.shards.start_at = Some(shard::start_time(v)?);
+            Ok(())
+        }),
+    ),
+    opt(
+        &["allow-late-start"],
+        false,
+        Map::Set(|a, _| {
+            a.shards.allow_late_start = true;
+            Ok(())
+        }),
+    ),
+    opt(
+        &["rps"],
+        true,
+        Map::Set(|a, v| {
+            a.rate = Some(parse::positive(v)?);
+            Ok(())
+        }),
+    ),
+    opt(
+        &["save-scenario"],
+        true,
+        Map::Set(|a, v| {
+            a.scenario.save_scenario = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
     // respbench's own notes on stderr (how TLS is verified); without it stderr is the tool's.
     opt(&["notes"], false, Map::Special),
     opt(&["duration"], true, Map::Special),
     opt(&["warmup"], true, Map::Special),
-    opt(&["cluster"], false, Map::Flag("--cluster")),
-    opt(&["enable-tracking"], false, Map::Flag("--enable-tracking")),
-    opt(&["rfr"], true, Map::Flag("--read-from-replicas")),
+    opt(
+        &["cluster"],
+        false,
+        Map::Set(|a, _| {
+            a.cluster = true;
+            Ok(())
+        }),
+    ),
+    opt(
+        &["enable-tracking"],
+        false,
+        Map::Set(|a, _| {
+            a.session.enable_tracking = true;
+            Ok(())
+        }),
+    ),
+    opt(
+        &["rfr"],
+        true,
+        Map::Set(|a, v| {
+            a.read_from_replicas = read_from(v)?;
+            Ok(())
+        }),
+    ),
     opt(&["e"], false, Map::Special),
     opt(&["rdma"], false, Map::Unsupported("no RDMA device: respbench connects over TCP or a unix socket")),
-    opt(&["tls"], false, Map::Flag("--tls")),
-    opt(&["sni"], true, Map::Flag("--sni")),
-    opt(&["cacert"], true, Map::Flag("--cacert")),
-    opt(&["cacertdir"], true, Map::Flag("--cacert")),
-    opt(&["insecure"], false, Map::Flag("--tls-skip-verify")),
-    opt(&["cert"], true, Map::Flag("--cert")),
-    opt(&["key"], true, Map::Flag("--key")),
+    opt(
+        &["tls"],
+        false,
+        Map::Set(|a, _| {
+            a.tls = true;
+            Ok(())
+        }),
+    ),
+    opt(
+        &["sni"],
+        true,
+        Map::Set(|a, v| {
+            a.sni = Some(v.to_string());
+            Ok(())
+        }),
+    ),
+    opt(
+        &["cacert"],
+        true,
+        Map::Set(|a, v| {
+            a.cacert = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
+    opt(
+        &["cacertdir"],
+        true,
+        Map::Set(|a, v| {
+            a.cacert = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
+    opt(
+        &["insecure"],
+        false,
+        Map::Set(|a, _| {
+            a.tls_skip_verify = true;
+            Ok(())
+        }),
+    ),
+    opt(
+        &["cert"],
+        true,
+        Map::Set(|a, v| {
+            a.cert = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
+    opt(
+        &["key"],
+        true,
+        Map::Set(|a, v| {
+            a.key = Some(PathBuf::from(v));
+            Ok(())
+        }),
+    ),
     opt(&["tls-ciphers"], true, Map::Special),
     opt(&["tls-ciphersuites"], true, Map::Special),
-    opt(&["mptcp"], false, Map::Flag("--mptcp")),
+    opt(
+        &["mptcp"],
+        false,
+        Map::Set(|a, _| {
+            a.session.mptcp = true;
+            Ok(())
+        }),
+    ),
     opt(&["num-functions"], true, Map::Special),
     opt(&["num-keys-in-fcall"], true, Map::Special),
     opt(&["help"], false, Map::Special),
     opt(&["version"], false, Map::Special),
 ];
+
+/// `--rfr`: no, yes or all.
+fn read_from(v: &str) -> Result<ReadFromArg, String> {
+    match v {
+        "no" => Ok(ReadFromArg::No),
+        "yes" => Ok(ReadFromArg::Yes),
+        "all" => Ok(ReadFromArg::All),
+        _ => Err(format!("expected no, yes or all, got '{v}'")),
+    }
+}
 
 /// `--version`, as the tool prints it, naming respbench.
 pub fn version(tool: &str) -> String {

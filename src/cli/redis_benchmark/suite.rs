@@ -1,6 +1,7 @@
 //! The classic suite (redis-benchmark's tests, names, keys and commands) and commands given
 //! after the options, compiled into what the engine sends; and `--save-scenario`, which writes
-//! them back as respbench's `--command` flags, one scenario phase per test.
+//! them back as respbench's `--command` flags, one scenario phase per test (the flags the tests
+//! share are [`save::flags`](super::save::flags)).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -180,7 +181,7 @@ pub fn with_rand(spec: CommandSpec, random: bool) -> CommandSpec {
 /// flags and seed, so `respbench run FILE.toml` sends the same commands. `Some` is the exit
 /// code of a failure (said on stderr).
 pub fn save_scenario(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Option<ExitCode> {
-    let path = plan.save.as_ref()?;
+    let (path, _) = plan.save.as_ref()?;
     let text = match scenario_text(plan, tool, typed) {
         Ok(t) => t,
         Err(msg) => return Some(super::usage_error(tool, &format!("--save-scenario: {msg}"))),
@@ -207,11 +208,12 @@ fn scenario_text(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Result<(
     }
     // The flags every test shares, with -n as the engine counts it (valkey-benchmark's
     // sequences count each command).
-    let mut base = plan.native.clone();
+    let mut base = vec![OsString::from("respbench")];
+    base.extend(plan.save.iter().flat_map(|(_, flags)| flags.iter().cloned()));
     if let (StopAfter::Requests(n), Some(i)) = (&plan.base.stop, base.iter().position(|a| a == "--requests")) {
         base[i + 1] = n.to_string().into();
     }
-    let random = base.iter().any(|a| a == "--key-max");
+    let random = plan.keyspace.is_some();
     if !random && plan.tests.iter().any(|t| t.commands.iter().any(has_rand_int)) {
         // Without -r, redis-benchmark sends `__rand_int__` as it is: one key. The file cannot
         // spell a literal placeholder, so it draws from a range of one number instead.

@@ -1,0 +1,123 @@
+//! The capacity search: double the rate while a step holds, then bisect between the last rate
+//! that held and the first that missed, each step one open-loop run through the run API and
+//! a miss tried twice before it counts.
+
+use std::sync::atomic::Ordering;
+
+use super::{Slo, Step, judge};
+use crate::cli::run::{self, RunContext};
+use crate::config::{Config, Rate};
+
+pub(super) type Found = (Vec<Step>, Option<f64>, bool);
+
+/// Runs the search: one measured run per step, each through the run API.
+pub(super) fn search(
+    config: &mut Config,
+    slo: Slo,
+    (start, max, precision): (f64, f64, f64),
+    cx: &RunContext<'_>,
+) -> Result<Found, crate::net::ConnectError> {
+    let stop = cx.stop;
+    let mut steps = Vec::new();
+    let best = climb(
+        start,
+        max,
+        precision,
+        || stop.load(Ordering::SeqCst),
+        |rate| {
+            config.rate = Some(Rate { per_sec: rate, poisson: config.rate.is_some_and(|r| r.poisson) });
+            let outcome = run::measure(config, cx)?;
+            let step = judge(rate, &outcome, slo);
+            eprintln!(
+                "  {:>12.0} req/s requested, {:>12.0} achieved, p{}={:.3} ms: {}",
+                step.requested,
+                step.achieved,
+                slo.percentile,
+                step.latency_us / 1000.0,
+                if step.held { "holds" } else { "misses" }
+            );
+            let held = step.held;
+            steps.push(step);
+            Ok(held)
+        },
+    )?;
+    Ok((steps, best, stop.load(Ordering::SeqCst)))
+}
+
+/// The search itself, over any `holds(rate)`: double from `start` while it holds, then bisect
+/// between the last rate that held and the first that missed until they are within
+/// `precision` percent. A miss is tried a second time before it counts.
+fn climb<E>(
+    start: f64,
+    max: f64,
+    precision: f64,
+    interrupted: impl Fn() -> bool,
+    mut holds: impl FnMut(f64) -> Result<bool, E>,
+) -> Result<Option<f64>, E> {
+    let mut confirmed = |rate: f64| -> Result<bool, E> { Ok(holds(rate)? || (!interrupted() && holds(rate)?)) };
+    // Bracket: the highest rate that held and the lowest that did not.
+    let (mut good, mut bad): (Option<f64>, Option<f64>) = (None, None);
+    let mut rate = start.min(max);
+    while !interrupted() {
+        if confirmed(rate)? {
+            good = Some(rate);
+            if rate >= max {
+                break;
+            }
+            rate = (rate * 2.0).min(max);
+        } else {
+            bad = Some(rate);
+            if good.is_some() || rate < 2.0 {
+                break;
+            }
+            rate /= 2.0;
+        }
+    }
+    if let (Some(mut lo), Some(mut hi)) = (good, bad) {
+        while (hi - lo) / lo > precision / 100.0 && !interrupted() {
+            let mid = ((lo + hi) / 2.0).round();
+            if confirmed(mid)? { lo = mid } else { hi = mid }
+        }
+        good = Some(lo);
+    }
+    Ok(good)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A synthetic server whose capacity is `knee`: a rate holds below it, except that one
+    /// step in `flake_every` misses by chance, as steps on a busy machine do.
+    fn synthetic(knee: f64, flake_every: usize) -> impl FnMut(f64) -> Result<bool, ()> {
+        let mut calls = 0;
+        move |rate| {
+            calls += 1;
+            Ok(rate <= knee && (flake_every == 0 || calls % flake_every != 0))
+        }
+    }
+
+    #[test]
+    fn climb_lands_within_the_precision_of_the_knee() {
+        for knee in [1_234.0, 60_000.0, 512_000.0, 2_000_000.0] {
+            let found = climb(1000.0, 10e6, 5.0, || false, synthetic(knee, 0)).unwrap().unwrap();
+            assert!(found <= knee && found >= knee * 0.95, "knee {knee}: found {found}");
+        }
+    }
+
+    #[test]
+    fn one_flaky_miss_does_not_end_the_climb() {
+        for flake_every in [3, 4, 5, 7] {
+            let found = climb(1000.0, 10e6, 5.0, || false, synthetic(100_000.0, flake_every)).unwrap().unwrap();
+            assert!((95_000.0..=100_000.0).contains(&found), "flaky every {flake_every}: {found}");
+        }
+    }
+
+    #[test]
+    fn below_the_start_it_halves_and_at_the_ceiling_it_stops() {
+        let found = climb(1000.0, 10e6, 5.0, || false, synthetic(300.0, 0)).unwrap().unwrap();
+        assert!((285.0..=300.0).contains(&found), "{found}");
+        assert_eq!(climb(1000.0, 4000.0, 5.0, || false, synthetic(1e9, 0)).unwrap(), Some(4000.0));
+        assert_eq!(climb(1000.0, 4000.0, 5.0, || false, synthetic(0.5, 0)).unwrap(), None);
+    }
+}
