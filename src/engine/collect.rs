@@ -122,12 +122,14 @@ impl<'c> Collector<'c> {
             };
             let server = sampler.as_mut().and_then(ServerSampler::sample);
             let active_connections = self.config.ramp.is_some().then_some(window.active_connections);
+            // The timeline keeps the interval packed; the live outputs see it in full, now.
             self.timeline.push(Interval {
                 run: self.run,
                 index,
                 start_secs,
                 duration_secs: (end_secs - start_secs).max(0.0),
-                window,
+                window: window.compact(),
+                total: window.total().compact(),
                 server,
                 active_connections,
             });
@@ -140,7 +142,16 @@ impl<'c> Collector<'c> {
             };
             let total_errors = self.totals.ops.iter().map(|o| o.errors).sum();
             let started_unix_ms = self.started_unix_ms;
-            observe(&Progress { interval, started_unix_ms, elapsed, total_ops, total_errors, done, time_left });
+            observe(&Progress {
+                interval,
+                window: &window,
+                started_unix_ms,
+                elapsed,
+                total_ops,
+                total_errors,
+                done,
+                time_left,
+            });
         }
     }
 

@@ -9,7 +9,7 @@ use super::document::{
 use super::{Delivery, Format, Rates, Run};
 use crate::config::{Config, StopAfter, ValueSize};
 use crate::engine;
-use crate::stats::{OpStats, Spread};
+use crate::stats::{OpStats, Recorded, Spread};
 
 pub struct Json;
 
@@ -27,7 +27,7 @@ impl OpSummary {
         self
     }
 
-    fn of(op: &OpStats, secs: f64) -> OpSummary {
+    fn of<H: Recorded>(op: &OpStats<H>, secs: f64) -> OpSummary {
         let rates = Rates::of(op, secs);
         OpSummary {
             count: op.count,
@@ -117,7 +117,7 @@ pub fn document(run: &Run) -> Document {
             latency_from: "intended_send".into(),
             latency_to: "reply_read".into(),
             mode: if config.rate.is_some() { "open_loop" } else { "closed_loop" }.into(),
-            histogram: "hdrhistogram, 3 significant digits, nanosecond values".into(),
+            histogram: "hdrhistogram, 3 significant digits (time-series intervals: 2), nanosecond values".into(),
             description: super::method(config).into(),
         },
         duration_secs: secs,
@@ -185,7 +185,7 @@ fn faults(outcome: &engine::Outcome) -> Faults {
         seconds_without_success: outcome
             .timeline
             .iter()
-            .filter(|i| i.window.successes == 0 && (i.window.total().errors > 0 || !outcome.outages.is_empty()))
+            .filter(|i| i.window.successes == 0 && (i.total.errors > 0 || !outcome.outages.is_empty()))
             .map(|i| IntervalRef { run: i.run, index: i.index })
             .collect(),
     }
@@ -201,7 +201,7 @@ fn time_series(outcome: &engine::Outcome) -> Vec<Point> {
             index: i.index,
             start_secs: i.start_secs,
             duration_secs: i.duration_secs,
-            totals: OpSummary::of(&i.window.total(), i.duration_secs),
+            totals: OpSummary::of(&i.total, i.duration_secs),
             commands: names.iter().cloned().zip(i.window.ops.iter().map(|o| o.count)).collect(),
             server: i.server,
             active_connections: i.window.active_connections,
