@@ -42,6 +42,11 @@ pub(super) fn telemetry_warnings(outcome: &Outcome, sampled: bool, silent: Optio
     warnings
 }
 
+/// How many intervals a run of `run` has, the last one short (bounded: a guess, not a limit).
+fn intervals(run: Duration, interval: Duration) -> usize {
+    (run.as_secs_f64() / interval.as_secs_f64().max(1e-3)).ceil().min(1e6) as usize + 1
+}
+
 /// Merges the workers' windows: an interval is complete once every worker has moved past it.
 pub(super) struct Collector<'c> {
     config: &'c Config,
@@ -77,7 +82,11 @@ impl<'c> Collector<'c> {
             started_unix_ms,
             reported: vec![(None, false); workers],
             pending: BTreeMap::new(),
-            timeline: Vec::new(),
+            // A timed run's intervals are known: no doubling of a long timeline (a step in RSS).
+            timeline: match config.stop {
+                StopAfter::Duration(d) => Vec::with_capacity(intervals(d, config.interval)),
+                _ => Vec::new(),
+            },
             totals: Window::new(config.rows(), config.unit_row()),
             ended: start,
             client_threads: vec![ThreadCpu::default(); workers],
@@ -128,12 +137,14 @@ impl<'c> Collector<'c> {
             };
             let server = sampler.as_mut().and_then(ServerSampler::sample);
             let active_connections = self.config.ramp.is_some().then_some(window.active_connections);
+            // The timeline keeps the interval packed; the live outputs see it in full, now.
             self.timeline.push(Interval {
                 run: self.run,
                 index,
                 start_secs,
                 duration_secs: (end_secs - start_secs).max(0.0),
-                window,
+                window: window.compact(),
+                total: window.total().compact(),
                 server,
                 active_connections,
             });
@@ -149,6 +160,7 @@ impl<'c> Collector<'c> {
             let (server, command_names) = (self.server.as_ref(), &self.command_names[..]);
             observe(&Progress {
                 interval,
+                window: &window,
                 started_unix_ms,
                 start: self.start,
                 elapsed,

@@ -7,9 +7,11 @@ use hdrhistogram::Histogram;
 
 use super::{ServerLatency, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
-use crate::stats::{ClientStats, ErrorCounts, OpStats, Window};
+use crate::stats::{ClientStats, CompactOp, CompactWindow, ErrorCounts, OpStats, Window};
 
-/// One interval of the timeline, all workers merged.
+/// One interval of the timeline, all workers merged, kept small: its counters as counted,
+/// its histograms packed at compact precision, its totals' summaries taken at full precision
+/// before (a run keeps one per interval: a full window would cost ~260 KB per histogram).
 #[derive(Debug, Clone)]
 pub struct Interval {
     /// Which of `--runs` it belongs to (0 for a single run).
@@ -19,7 +21,9 @@ pub struct Interval {
     pub start_secs: f64,
     /// Its length: the configured interval, shorter for the last one.
     pub duration_secs: f64,
-    pub window: Window,
+    pub window: CompactWindow,
+    /// All commands together (a sequence's unit row left out), packed the same way.
+    pub total: CompactOp,
     /// The server over (about) this interval, when INFO is allowed.
     pub server: Option<ServerSample>,
     /// Connections open in this interval, when the engine varies them (a staircase);
@@ -232,6 +236,8 @@ impl Outcome {
 #[derive(Debug, Clone)]
 pub struct Progress<'a> {
     pub interval: &'a Interval,
+    /// The interval's measurements at full precision (the timeline keeps them packed).
+    pub window: &'a Window,
     /// Wall-clock start of this run's measured phase.
     pub started_unix_ms: u64,
     /// The same start on the monotonic clock, which the window's down spans are on.

@@ -35,7 +35,7 @@ impl HdrLog {
         let base = *self.base.get_or_insert(run_start);
         let start = run_start.duration_since(base).unwrap_or_default() + Duration::from_secs_f64(p.interval.start_secs);
         let length = Duration::from_secs_f64(p.interval.duration_secs);
-        let total = p.interval.window.total();
+        let total = p.window.total();
         self.histograms.push((start, length, "response", to_micros(&total.latency_ns)));
         self.histograms.push((start, length, "service", to_micros(total.service_histogram())));
         self.compact();

@@ -233,7 +233,8 @@ impl Journal {
 
     /// One completed interval.
     pub(crate) fn interval(&mut self, run: usize, p: &Progress) {
-        let (i, w) = (p.interval, &p.interval.window);
+        // The interval at full precision: the journal keeps what the result would have.
+        let (i, w) = (p.interval, p.window);
         let first = self.named != Some(run);
         self.named = Some(run);
         let secs = |t: std::time::Instant| t.saturating_duration_since(p.start).as_secs_f64();

@@ -10,7 +10,7 @@ use super::document::{
 use super::{Delivery, Format, Rates, Run};
 use crate::config::{Config, StopAfter, ValueSize};
 use crate::engine;
-use crate::stats::{LatencySummary, OpStats, Spread};
+use crate::stats::{LatencySummary, OpStats, Recorded, Spread};
 
 pub struct Json;
 
@@ -28,7 +28,7 @@ impl OpSummary {
         self
     }
 
-    fn of(op: &OpStats, secs: f64) -> OpSummary {
+    fn of<H: Recorded>(op: &OpStats<H>, secs: f64) -> OpSummary {
         let rates = Rates::of(op, secs);
         OpSummary {
             count: op.count,
@@ -53,14 +53,11 @@ impl OpSummary {
 }
 
 /// A row's decomposition, when it kept one and decomposed any reply.
-fn parts_summary(op: &OpStats) -> Option<LatencyPartsSummary> {
+fn parts_summary<H: Recorded>(op: &OpStats<H>) -> Option<LatencyPartsSummary> {
     let parts = op.parts.as_deref().filter(|p| p.count() > 0)?;
     let (client_ns, share) = parts.client_share(&op.latency_ns, 0.99)?;
     // Means from the exact sums, not the histograms' buckets.
-    let exact = |h: &hdrhistogram::Histogram<u64>, sum: u64| LatencySummary {
-        mean_us: sum as f64 / parts.count() as f64 / 1000.0,
-        ..LatencySummary::of(h)
-    };
+    let exact = |h: &H, sum: u64| LatencySummary { mean_us: sum as f64 / parts.count() as f64 / 1000.0, ..h.summary() };
     Some(LatencyPartsSummary {
         count: parts.count(),
         send_lag: exact(&parts.send_lag_ns, parts.sums_ns[0]),
@@ -143,7 +140,7 @@ pub fn frame(config: &Config, label: Option<&str>) -> Document {
             latency_from: "intended_send".into(),
             latency_to: "reply_read".into(),
             mode: if config.rate.is_some() { "open_loop" } else { "closed_loop" }.into(),
-            histogram: "hdrhistogram, 3 significant digits, nanosecond values".into(),
+            histogram: "hdrhistogram, 3 significant digits (time-series intervals: 2), nanosecond values".into(),
             description: super::method(config).into(),
             clock_offset_bound_us: None,
         },
@@ -239,7 +236,7 @@ fn faults(outcome: &engine::Outcome) -> Faults {
         seconds_without_success: outcome
             .timeline
             .iter()
-            .filter(|i| i.window.successes == 0 && (i.window.total().errors > 0 || !outcome.outages.is_empty()))
+            .filter(|i| i.window.successes == 0 && (i.total.errors > 0 || !outcome.outages.is_empty()))
             .map(|i| IntervalRef { run: i.run, index: i.index })
             .collect(),
     }
@@ -255,7 +252,7 @@ fn time_series(outcome: &engine::Outcome) -> Vec<Point> {
             index: i.index,
             start_secs: i.start_secs,
             duration_secs: i.duration_secs,
-            totals: OpSummary::of(&i.window.total(), i.duration_secs),
+            totals: OpSummary::of(&i.total, i.duration_secs),
             commands: names.iter().cloned().zip(i.window.ops.iter().map(|o| o.count)).collect(),
             server: i.server,
             active_connections: i.window.active_connections,

@@ -177,7 +177,9 @@ fn block(
     let percentiles = &doc.percentiles;
     let mut series = Map::new();
     for (second, op) in s.seconds.iter().zip(&row.series) {
-        let h = &op.latency_ns;
+        // The second as the timeline keeps it: at compact precision, decoded for this line.
+        let coarse = op.latency_ns.coarse();
+        let h = &coarse;
         let mut one = Map::new();
         one.insert("Bytes RX".into(), json!(op.bytes_in));
         one.insert("Bytes TX".into(), json!(op.bytes_out));

@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 
 use crate::config::Config;
 use crate::engine::Outcome;
-use crate::stats::OpStats;
+use crate::stats::{CompactOp, OpStats};
 
 /// memtier's output options, as the memtier front-end passes them on.
 #[derive(Debug, Clone, Default)]
@@ -97,8 +97,8 @@ pub struct Row {
     /// The command name as the latency distribution labels it: `SET`.
     pub name: String,
     pub op: OpStats,
-    /// Per second, aligned with [`Section::seconds`].
-    pub series: Vec<OpStats>,
+    /// Per second, aligned with [`Section::seconds`], packed as the timeline keeps them.
+    pub series: Vec<CompactOp>,
     pub rates: RowRates,
     /// Hits and misses are counted for it (memtier's Gets and Totals).
     pub reads: bool,
@@ -204,8 +204,8 @@ pub fn block_name(name: &str) -> String {
 pub struct Second<'a> {
     pub index: u64,
     pub active: Option<u64>,
-    pub ops: &'a [OpStats],
-    pub total: OpStats,
+    pub ops: &'a [CompactOp],
+    pub total: CompactOp,
 }
 
 /// What a section is computed from: a run as the engine measured it ([`Measured::of`]) or as
@@ -241,7 +241,7 @@ impl Measured<'_> {
                     index: i.index,
                     active: i.active_connections,
                     ops: &i.window.ops,
-                    total: i.window.total(),
+                    total: i.total.clone(),
                 })
                 .collect(),
             started_unix_ms: o.started_unix_ms,
@@ -274,7 +274,11 @@ impl Section {
             rows.push(Row {
                 block: block_name(&name),
                 rates: RowRates::of(&op, secs),
-                series: m.seconds.iter().map(|s| merged(s.ops, &members)).collect(),
+                series: m
+                    .seconds
+                    .iter()
+                    .map(|s| CompactOp::merged(members.iter().filter_map(|&i| s.ops.get(i))))
+                    .collect(),
                 name,
                 op,
                 reads,

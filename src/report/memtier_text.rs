@@ -165,7 +165,7 @@ impl Progressed {
     /// memtier's per-second line (ends with `\r`, as memtier rewrites it in place).
     pub fn line(&mut self, view: &MemtierView<'_>, run: usize, p: &Progress) -> String {
         let c = view.config;
-        let w = p.interval.window.total();
+        let w = p.window.total();
         self.bytes += w.bytes_in + w.bytes_out;
         self.latency_ns += w.latency_sum_ns;
         self.ops += w.count;

@@ -17,7 +17,7 @@ use super::document::{Cluster, Document, Faults, IntervalRef, MergedFrom, OpSumm
 use super::histo::{self, Histograms, Pair, decode, encode};
 use super::json::op_summary;
 use crate::engine::{Bottleneck, Outage};
-use crate::stats::{LatencySummary, OpStats};
+use crate::stats::{LatencySummary, OpStats, widen};
 
 /// Configuration fields that are each shard's own and add up in the merge.
 const ADDED: [&str; 4] = ["connections", "threads", "requests", "rate_per_sec"];
@@ -81,10 +81,9 @@ pub(crate) fn count_only(count: u64) -> OpSummary {
 
 fn hist(text: Option<&str>) -> Result<Histogram<u64>, String> {
     let text = text.filter(|t| !t.is_empty()).ok_or("a histogram is missing")?;
-    // Saved histograms carry their own bounds: add each into ours so that all of them add.
-    let mut ours = OpStats::default().latency_ns;
-    ours.add(&decode(text)?).map_err(|e| format!("a histogram is out of range ({e:?})"))?;
-    Ok(ours)
+    // Saved histograms carry their own bounds and precision (intervals are coarser): each in
+    // our layout, so that all of them add, and an interval's percentiles stay its own.
+    Ok(widen(&decode(text)?))
 }
 
 /// The shard fields that must agree, as the result writes them (`null` when not a shard).

@@ -117,7 +117,7 @@ impl Live {
     pub fn interval(&self, p: &Progress) {
         let mut s = self.lock();
         let secs = p.interval.duration_secs.max(1e-9);
-        let w = &p.interval.window;
+        let w = &p.window;
         let mut total = 0;
         for (i, op) in w.ops.iter().enumerate().filter(|(_, op)| !op.unit) {
             let name = s.names.get(i).cloned().unwrap_or_else(|| format!("command{i}"));

@@ -156,7 +156,7 @@ pub struct Rates {
 }
 
 impl Rates {
-    pub fn of(op: &OpStats, secs: f64) -> Rates {
+    pub fn of<H>(op: &OpStats<H>, secs: f64) -> Rates {
         let per = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         Rates {
             ops_per_sec: per(op.count),

@@ -89,7 +89,7 @@ impl Statsd {
 
     /// One completed interval: memtier's gauges and timings.
     pub fn interval(&mut self, p: &Progress) {
-        let window = &p.interval.window;
+        let window = &p.window;
         let total = window.total();
         let secs = p.interval.duration_secs;
         let elapsed = p.elapsed.as_secs_f64();

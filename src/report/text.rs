@@ -355,7 +355,7 @@ impl Format for Summary {
 
 /// The live line for one completed interval (no newline: it is redrawn in place).
 pub fn live_line(p: &Progress) -> String {
-    let w = &p.interval.window;
+    let w = &p.window;
     let ops: u64 = w.ops.iter().map(|o| o.count).sum();
     let now = if p.interval.duration_secs > 0.0 { ops as f64 / p.interval.duration_secs } else { 0.0 };
     let avg = if p.elapsed.as_secs_f64() > 0.0 { p.total_ops as f64 / p.elapsed.as_secs_f64() } else { 0.0 };

@@ -2,10 +2,12 @@
 //! interval at a time, merged across threads once an interval, and summarised for reports.
 
 mod clients;
+mod compact;
 mod parts;
 mod spread;
 
 pub use clients::{ClientStats, RowSecond};
+pub use compact::{COMPACT_DIGITS, Packed, Recorded, widen};
 use hdrhistogram::Histogram;
 pub use parts::{LatencyParts, Parts, split};
 use serde::Serialize;
@@ -14,9 +16,11 @@ pub use spread::Spread;
 /// Largest latency recorded exactly: one hour, in nanoseconds. Larger values are clamped.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
-/// What one command (or the total) did during some span of time.
+/// What one command (or the total) did during some span of time. Its histograms are full
+/// [`Histogram`]s while it is filled and merged; a completed interval keeps them [`Packed`]
+/// ([`OpStats::compact`], [`CompactOp`]).
 #[derive(Debug, Clone)]
-pub struct OpStats {
+pub struct OpStats<H = Histogram<u64>> {
     /// Replies received, error replies included.
     pub count: u64,
     pub hits: u64,
@@ -37,19 +41,22 @@ pub struct OpStats {
     /// where the histogram's mean is within its precision.
     pub latency_sum_ns: u64,
     /// Response time of every reply, from the intended send time, in nanoseconds.
-    pub latency_ns: Histogram<u64>,
+    pub latency_ns: H,
     /// Service time of every reply, from the actual send, in nanoseconds; smaller than
     /// `latency_ns` when an open-loop run sent late. Closed loop leaves it empty: there the
     /// intended time is the actual send, and [`service_histogram`](Self::service_histogram)
     /// reads `latency_ns` instead of recording every reply twice.
-    pub service_ns: Histogram<u64>,
+    pub service_ns: H,
     /// A sequence's unit row: whole units, already counted command by command in the other
     /// rows, so totals leave it out.
     pub unit: bool,
     /// Where the time went (kernel receive timestamps on): `None` when the run keeps no
     /// decomposition (timestamps off, a unix socket, a kernel that refused them).
-    pub parts: Option<Box<LatencyParts>>,
+    pub parts: Option<Box<LatencyParts<H>>>,
 }
+
+/// A row of a completed interval: counters as counted, histograms packed.
+pub type CompactOp = OpStats<Packed>;
 
 pub(crate) fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("constant bounds are valid")
@@ -76,7 +83,69 @@ impl Default for OpStats {
     }
 }
 
+impl<H> OpStats<H> {
+    /// The same row with each histogram turned by `f`, counters copied. This is the one
+    /// place that lists the histograms: compaction and its reverse go through it, so a new
+    /// histogram field is added here (the struct literal makes the compiler ask for it).
+    pub fn map_histograms<G>(&self, mut f: impl FnMut(&H) -> G) -> OpStats<G> {
+        let OpStats {
+            count,
+            hits,
+            misses,
+            errors,
+            sent,
+            failed,
+            abandoned,
+            bytes_out,
+            bytes_in,
+            latency_sum_ns,
+            latency_ns,
+            service_ns,
+            unit,
+            parts,
+        } = self;
+        OpStats {
+            count: *count,
+            hits: *hits,
+            misses: *misses,
+            errors: *errors,
+            sent: *sent,
+            failed: *failed,
+            abandoned: *abandoned,
+            bytes_out: *bytes_out,
+            bytes_in: *bytes_in,
+            latency_sum_ns: *latency_sum_ns,
+            latency_ns: f(latency_ns),
+            service_ns: f(service_ns),
+            unit: *unit,
+            parts: parts.as_ref().map(|p| Box::new(p.map_histograms(&mut f))),
+        }
+    }
+
+    /// Each histogram with its counterpart in `other`, in [`map_histograms`]' order.
+    fn zip_histograms<'a, G>(&'a mut self, other: &'a OpStats<G>) -> [(&'a mut H, &'a G); 2] {
+        [(&mut self.latency_ns, &other.latency_ns), (&mut self.service_ns, &other.service_ns)]
+    }
+}
+
+impl<H: Recorded> OpStats<H> {
+    /// Response-time percentiles (a packed row's were taken at full precision).
+    pub fn latency(&self) -> LatencySummary {
+        self.latency_ns.summary()
+    }
+
+    /// Service-time percentiles: the response times' in closed loop.
+    pub fn service(&self) -> LatencySummary {
+        if self.service_ns.is_empty() { self.latency() } else { self.service_ns.summary() }
+    }
+}
+
 impl OpStats {
+    /// This row kept small, for the timeline: counters as they are, histograms packed.
+    pub fn compact(&self) -> CompactOp {
+        self.map_histograms(Packed::of)
+    }
+
     /// Records one reply's response time and, in open loop, its service time.
     #[inline]
     pub fn record(&mut self, response_ns: u64, service_ns: Option<u64>) {
@@ -103,9 +172,10 @@ impl OpStats {
         self.bytes_out += other.bytes_out;
         self.bytes_in += other.bytes_in;
         self.latency_sum_ns = self.latency_sum_ns.saturating_add(other.latency_sum_ns);
-        // Both histograms share the same bounds, so adding cannot fail.
-        self.latency_ns.add(&other.latency_ns).expect("same bounds");
-        self.service_ns.add(&other.service_ns).expect("same bounds");
+        for (mine, theirs) in self.zip_histograms(other) {
+            // All histograms share the same bounds, so adding cannot fail.
+            mine.add(theirs).expect("same bounds");
+        }
         match (&mut self.parts, &other.parts) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.parts = Some(theirs.clone()),
@@ -120,13 +190,32 @@ impl OpStats {
         }
         self
     }
+}
 
-    pub fn latency(&self) -> LatencySummary {
-        LatencySummary::of(&self.latency_ns)
+impl CompactOp {
+    /// The row in full: counters as counted, histograms in the full-precision layout at the
+    /// compact precision (see [`Packed::histogram`]). Decoded on demand, one row at a time.
+    pub fn expand(&self) -> OpStats {
+        self.map_histograms(Packed::histogram)
     }
 
-    pub fn service(&self) -> LatencySummary {
-        LatencySummary::of(self.service_histogram())
+    /// Several rows together, still packed (one row is cloned as it is).
+    pub fn merged<'a>(rows: impl IntoIterator<Item = &'a CompactOp>) -> CompactOp {
+        let rows: Vec<&CompactOp> = rows.into_iter().collect();
+        match rows[..] {
+            [one] => one.clone(),
+            [] => {
+                static EMPTY: std::sync::OnceLock<CompactOp> = std::sync::OnceLock::new();
+                EMPTY.get_or_init(|| OpStats::default().compact()).clone()
+            }
+            _ => {
+                let mut op = OpStats::default();
+                for row in rows {
+                    op.merge(&row.expand());
+                }
+                op.compact()
+            }
+        }
     }
 }
 
@@ -232,13 +321,14 @@ impl ErrorCounts {
     }
 }
 
-/// One worker's measurements over one interval: a slot per command of the mix.
+/// One worker's measurements over one interval: a slot per command of the mix. Its histograms
+/// are full while it fills; a completed interval keeps them packed ([`Window::compact`]).
 #[derive(Debug, Clone)]
-pub struct Window {
-    pub ops: Vec<OpStats>,
+pub struct Window<H = Histogram<u64>> {
+    pub ops: Vec<OpStats<H>>,
     pub errors: ErrorCounts,
     /// Open loop only: how long after its intended time each request was actually sent.
-    pub send_lag_ns: Histogram<u64>,
+    pub send_lag_ns: H,
     /// Connections that were down: from the failure to the reconnect (or the end of the run).
     pub down: Vec<(std::time::Instant, std::time::Instant)>,
     /// Reconnect attempts, successful or not.
@@ -249,7 +339,7 @@ pub struct Window {
     /// Replies that were not errors (warmup excluded).
     pub successes: u64,
     /// Cluster mode: per node (by address), what its links did.
-    pub nodes: Vec<(String, OpStats)>,
+    pub nodes: Vec<(String, OpStats<H>)>,
     /// Cluster redirects followed.
     pub moved: u64,
     pub asked: u64,
@@ -263,7 +353,46 @@ pub struct Window {
     pub stamps_refused: Option<String>,
 }
 
+/// A completed interval's window: counters as counted, histograms packed.
+pub type CompactWindow = Window<Packed>;
+
 impl Window {
+    /// This window kept small, for the timeline: every row, node and the send lag packed
+    /// (the one place that lists a window's histograms; a row's are in
+    /// [`OpStats::map_histograms`]).
+    pub fn compact(&self) -> CompactWindow {
+        let Window {
+            ops,
+            errors,
+            send_lag_ns,
+            down,
+            reconnect_attempts,
+            successes,
+            nodes,
+            moved,
+            asked,
+            active_connections,
+            connections_lost,
+            clock_bound_ns,
+            stamps_refused,
+        } = self;
+        Window {
+            ops: ops.iter().map(OpStats::compact).collect(),
+            errors: errors.clone(),
+            send_lag_ns: Packed::of(send_lag_ns),
+            down: down.clone(),
+            reconnect_attempts: *reconnect_attempts,
+            successes: *successes,
+            nodes: nodes.iter().map(|(name, op)| (name.clone(), op.compact())).collect(),
+            moved: *moved,
+            asked: *asked,
+            active_connections: *active_connections,
+            connections_lost: connections_lost.clone(),
+            clock_bound_ns: *clock_bound_ns,
+            stamps_refused: stamps_refused.clone(),
+        }
+    }
+
     /// A window with `rows` rows, `unit_row` marked as a sequence's unit row.
     pub fn new(rows: usize, unit_row: Option<usize>) -> Window {
         Window::with_parts(rows, unit_row, false)

@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::histogram;
+use super::{Recorded, histogram};
 
 /// One reply's parts, in nanoseconds. They add up to its response time minus any wait for a
 /// pipeline slot (open loop), exactly: the kernel's time is clamped between the send and the
@@ -19,16 +19,17 @@ pub struct Parts {
     pub receive_lag_ns: u64,
 }
 
-/// Histograms of the parts for one row, and their exact sums.
+/// Histograms of the parts for one row, and their exact sums. Full histograms while filled
+/// and merged; packed in a completed interval, as the row's others are.
 #[derive(Debug, Clone)]
-pub struct LatencyParts {
-    pub send_lag_ns: Histogram<u64>,
-    pub wire_ns: Histogram<u64>,
-    pub receive_lag_ns: Histogram<u64>,
+pub struct LatencyParts<H = Histogram<u64>> {
+    pub send_lag_ns: H,
+    pub wire_ns: H,
+    pub receive_lag_ns: H,
     /// Response time with the client's own parts taken out (the pipeline wait and the wire):
     /// its p99 against the response time's says how much of p99 the client added. Closed loop
     /// leaves it empty (it is `wire_ns` there, no request waits for a slot).
-    pub without_client_ns: Histogram<u64>,
+    pub without_client_ns: H,
     /// Exact sums of the three parts, in nanoseconds (means without the histograms' precision).
     pub sums_ns: [u64; 3],
 }
@@ -42,6 +43,46 @@ impl Default for LatencyParts {
             without_client_ns: histogram(),
             sums_ns: [0; 3],
         }
+    }
+}
+
+impl<H> LatencyParts<H> {
+    /// The same parts with each histogram turned by `f` (see `OpStats::map_histograms`).
+    pub fn map_histograms<G>(&self, f: &mut impl FnMut(&H) -> G) -> LatencyParts<G> {
+        let LatencyParts { send_lag_ns, wire_ns, receive_lag_ns, without_client_ns, sums_ns } = self;
+        LatencyParts {
+            send_lag_ns: f(send_lag_ns),
+            wire_ns: f(wire_ns),
+            receive_lag_ns: f(receive_lag_ns),
+            without_client_ns: f(without_client_ns),
+            sums_ns: *sums_ns,
+        }
+    }
+}
+
+impl<H: Recorded> LatencyParts<H> {
+    /// Replies decomposed.
+    pub fn count(&self) -> u64 {
+        self.wire_ns.len()
+    }
+
+    /// Response time without the client's parts: its own histogram in open loop, the wire's
+    /// in closed loop.
+    pub fn without_client(&self) -> &H {
+        if self.without_client_ns.is_empty() { &self.wire_ns } else { &self.without_client_ns }
+    }
+
+    /// How much of the response time's quantile `q` the client added, in nanoseconds, and as a
+    /// share of it: the quantile minus the same quantile of the response times with the
+    /// client's parts taken out (what the quantile would have been had the client added
+    /// nothing). `None` when nothing was decomposed.
+    pub fn client_share(&self, response: &H, q: f64) -> Option<(u64, f64)> {
+        if self.count() == 0 || response.is_empty() {
+            return None;
+        }
+        let whole = response.quantile_ns(q);
+        let client = whole.saturating_sub(self.without_client().quantile_ns(q));
+        Some((client, if whole > 0 { client as f64 / whole as f64 } else { 0.0 }))
     }
 }
 
@@ -69,30 +110,6 @@ impl LatencyParts {
         for (mine, theirs) in self.sums_ns.iter_mut().zip(other.sums_ns) {
             *mine = mine.saturating_add(theirs);
         }
-    }
-
-    /// Replies decomposed.
-    pub fn count(&self) -> u64 {
-        self.wire_ns.len()
-    }
-
-    /// Response time without the client's parts: its own histogram in open loop, the wire's
-    /// in closed loop.
-    pub fn without_client(&self) -> &Histogram<u64> {
-        if self.without_client_ns.is_empty() { &self.wire_ns } else { &self.without_client_ns }
-    }
-
-    /// How much of the response time's quantile `q` the client added, in nanoseconds, and as a
-    /// share of it: the quantile minus the same quantile of the response times with the
-    /// client's parts taken out (what the quantile would have been had the client added
-    /// nothing). `None` when nothing was decomposed.
-    pub fn client_share(&self, response: &Histogram<u64>, q: f64) -> Option<(u64, f64)> {
-        if self.count() == 0 || response.is_empty() {
-            return None;
-        }
-        let whole = response.value_at_quantile(q);
-        let client = whole.saturating_sub(self.without_client().value_at_quantile(q));
-        Some((client, if whole > 0 { client as f64 / whole as f64 } else { 0.0 }))
     }
 }
 

@@ -129,7 +129,8 @@ fn outcome(run: usize, lines: RunLines) -> Result<Outcome, String> {
             index: line.index,
             start_secs: line.start_secs,
             duration_secs: line.duration_secs,
-            window,
+            total: window.total().compact(),
+            window: window.compact(),
             server: line.server_sample,
             active_connections: line.active_connections,
         });

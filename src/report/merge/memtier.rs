@@ -20,20 +20,21 @@ use serde_json::{Map, Value, json};
 
 use super::{count_only, op_stats};
 use crate::report::document::{Configuration, Document as ResultDocument, ValueSizeConfig};
-use crate::report::histo::IntervalHistograms;
+use crate::report::histo::{CompleteInterval, IntervalHistograms};
 use crate::report::memtier_json::{self, Document};
 use crate::report::memtier_stats::{Layout, Measured, Second, base_name, sections_of};
-use crate::stats::OpStats;
+use crate::stats::{CompactOp, OpStats};
 
 /// Commands memtier's default layout shows as Sets, Gets and Waits.
 const MEMTIER_ROWS: [&str; 6] = ["SET", "SETRANGE", "GET", "MGET", "GETRANGE", "WAIT"];
 
-/// One interval's figures, owned (the `Measured` the writer reads borrows them).
+/// One interval's figures, owned (the `Measured` the writer reads borrows them), packed as a
+/// run's timeline keeps them.
 struct Slot {
     index: u64,
     active: Option<u64>,
-    ops: Vec<OpStats>,
-    total: OpStats,
+    ops: Vec<CompactOp>,
+    total: CompactOp,
 }
 
 /// memtier's output options that `respbench merge` takes.
@@ -63,8 +64,9 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
     let pooled_total = op_stats(&doc.totals, Some(&histograms.totals))?;
 
     // Every interval, by run, with each command's figures from its own histogram.
-    let by_key: BTreeMap<(usize, u64), &IntervalHistograms> =
-        histograms.intervals.iter().map(|h| ((h.run, h.index), h)).collect();
+    let complete: Vec<CompleteInterval> =
+        histograms.intervals.iter().map(IntervalHistograms::complete).collect::<Result<_, String>>()?;
+    let by_key: BTreeMap<(usize, u64), &CompleteInterval> = complete.iter().map(|h| ((h.run, h.index), h)).collect();
     let ramp = config.ramp.is_some();
     let mut runs: BTreeMap<usize, Vec<Slot>> = BTreeMap::new();
     for p in &doc.time_series {
@@ -75,13 +77,13 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
             let count = count_only(p.commands.get(name).copied().unwrap_or(0));
             let mut op = op_stats(&count, h.commands.get(name))?;
             share(&mut op, whole);
-            slot_ops.push(op);
+            slot_ops.push(op.compact());
         }
         runs.entry(key.0).or_default().push(Slot {
             index: key.1,
             active: ramp.then_some(p.active_connections),
             ops: slot_ops,
-            total: op_stats(&p.totals, Some(&h.totals))?,
+            total: op_stats(&p.totals, Some(&h.totals))?.compact(),
         });
     }
 
@@ -106,10 +108,10 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
         for (run, slots) in &runs {
             let mut run_ops: Vec<OpStats> = names.iter().map(|_| OpStats::default()).collect();
             for s in slots {
-                run_ops.iter_mut().zip(&s.ops).for_each(|(mine, op)| mine.merge(op));
+                run_ops.iter_mut().zip(&s.ops).for_each(|(mine, op)| mine.merge(&op.expand()));
             }
             let mut run_total = OpStats::default();
-            slots.iter().for_each(|s| run_total.merge(&s.total));
+            slots.iter().for_each(|s| run_total.merge(&s.total.expand()));
             for (op, whole) in run_ops.iter_mut().zip(&ops) {
                 op.unit = whole.unit;
             }

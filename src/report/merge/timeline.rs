@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use super::{Clock, Input, Row, count_only, op_summary};
 use crate::engine::RunFigures;
 use crate::report::document::{Point, Repetition};
-use crate::report::histo::{IntervalHistograms, Pair};
-use crate::stats::Spread;
+use crate::report::histo::{CompleteInterval, IntervalHistograms};
+use crate::stats::{CompactOp, Spread};
 
 /// One merged interval: its totals, its commands and the shards' points in it.
 #[derive(Default)]
@@ -42,12 +42,9 @@ impl Timeline {
                 server: s.points.iter().find_map(|p| p.server),
                 active_connections: s.points.iter().map(|p| p.active_connections).sum(),
             });
-            timeline.histograms.push(IntervalHistograms {
-                run: *run,
-                index: *slot,
-                totals: Pair::of(&op),
-                commands: s.commands.iter().map(|(n, r)| (n.clone(), Pair::of(&r.op()))).collect(),
-            });
+            let commands: Vec<(&String, CompactOp)> = s.commands.iter().map(|(n, r)| (n, r.op().compact())).collect();
+            let rows = commands.iter().map(|(n, op)| (*n, op));
+            timeline.histograms.push(IntervalHistograms::of(*run, *slot, &op.compact(), rows));
             timeline.per_run.entry(*run).or_default().merge(op);
         }
         Ok(timeline)
@@ -88,8 +85,16 @@ fn slots<'a>(inputs: &'a [Input], clock: &Clock) -> Result<BTreeMap<(usize, u64)
     let mut slots: BTreeMap<(usize, u64), Slot> = BTreeMap::new();
     for i in inputs {
         let offset = clock.offset(&i.doc);
-        let by_key: BTreeMap<(usize, u64), &IntervalHistograms> =
-            i.doc.histograms.intervals.iter().map(|h| ((h.run, h.index), h)).collect();
+        let complete: Vec<CompleteInterval> = i
+            .doc
+            .histograms
+            .intervals
+            .iter()
+            .map(IntervalHistograms::complete)
+            .collect::<Result<_, String>>()
+            .map_err(|e| format!("{}: {e}", i.name))?;
+        let by_key: BTreeMap<(usize, u64), &CompleteInterval> =
+            complete.iter().map(|h| ((h.run, h.index), h)).collect();
         for p in &i.doc.time_series {
             let (run, index) = (p.run, p.index);
             let h = by_key.get(&(run, index)).ok_or_else(|| {
