@@ -5,26 +5,9 @@ use super::*;
 
 impl Args {
     /// Checks what clap cannot and builds the plan.
-    pub fn into_config(self) -> Result<(Config, Output), String> {
-        if self.key_min > self.key_max {
-            return Err(format!("--key-min {} is above --key-max {}", self.key_min, self.key_max));
-        }
-        if !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
-            return Err(format!("--zipf-exponent {} must be a number above 0", self.zipf_exponent));
-        }
-        if let Some(stddev) = self.key_stddev
-            && !(stddev > 0.0 && stddev.is_finite())
-        {
-            return Err(format!("--key-stddev {stddev} must be a number above 0"));
-        }
-        let stop = match (self.requests.as_deref(), self.duration) {
-            (Some("allkeys"), _) => StopAfter::AllKeys,
-            (Some(n), _) => {
-                StopAfter::Requests(parse::positive(n).map_err(|e| format!("invalid value for '--requests': {e}"))?)
-            }
-            (None, Some(d)) => StopAfter::Duration(d),
-            (None, None) => StopAfter::Requests(100_000),
-        };
+    pub fn into_config(mut self) -> Result<(Config, Output), String> {
+        self.check_numbers()?;
+        let stop = self.stop()?;
         let fill = stop == StopAfter::AllKeys;
         let ramp = self.ramp(&stop)?;
         if fill && self.warmup.is_some() {
@@ -64,80 +47,18 @@ impl Args {
             let commands = self.custom_commands(&pattern, &mut extras)?;
             self.memtier.follow_scan(commands, self.pipeline, &mut extras)?
         };
-        let values = match (self.data_size_range, self.data_size_list) {
-            (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
-            (None, Some(list)) => ValueSize::List(list.0),
-            (None, None) => ValueSize::Fixed(self.data_size),
-        };
-        if values.max() > crate::resp::MAX_BULK_LEN as usize {
-            return Err("--data-size-range: values may be at most 512 MiB".into());
-        }
-        let tls_flags = self.cacert.is_some()
-            || self.cert.is_some()
-            || self.sni.is_some()
-            || self.tls_skip_verify
-            || self.tls_skip_hostname
-            || self.tls_versions.is_some()
-            || self.tls_ciphers.is_some();
-        let mut tls_on = self.tls || tls_flags;
-        let (target, user, password, db) = match self.uri {
-            Some(uri) => {
-                tls_on |= uri.tls;
-                let password = crate::cli::secrets::password(uri.password, None)?;
-                (uri.target, uri.user, password, uri.db)
-            }
-            None => {
-                let target = match self.socket {
-                    Some(path) => Target::Unix(path),
-                    None => Target::Tcp { host: self.host, port: self.port },
-                };
-                let password = crate::cli::secrets::password(self.password, self.password_file.as_deref())?;
-                if self.user.is_some() && password.is_none() {
-                    return Err("--user needs a password: -a PASSWORD, --password-file FILE or REDISCLI_AUTH".into());
-                }
-                (target, self.user, password, self.db)
-            }
-        };
-        let tls = tls_on.then_some(TlsOptions {
-            cacert: self.cacert,
-            cert: self.cert,
-            key: self.key,
-            sni: self.sni,
-            skip_verify: self.tls_skip_verify,
-            skip_hostname: self.tls_skip_hostname,
-            versions: self.tls_versions.map_or_else(Vec::new, |v| v.0),
-            ciphers: self
-                .tls_ciphers
-                .iter()
-                .flat_map(|list| list.split([':', ',']))
-                .filter(|name| !name.trim().is_empty())
-                .map(String::from)
-                .collect(),
-        });
-        if let Some(f) = self.reconnect_backoff_factor
-            && !(f >= 1.0 && f.is_finite())
-        {
-            return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1"));
-        }
+        let values = self.values()?;
+        let server = self.server_options()?;
         let connections = self.connections as usize;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut config = Config {
-            server: ServerOptions {
-                target,
-                user,
-                password,
-                db,
-                resp3: self.resp3,
-                tls,
-                connect_timeout: self.connect_timeout,
-                session: self.session.extras(self.wire.protocol, self.debug),
-            },
+            server,
             connections,
             threads: (self.threads.map_or(cores, |t| t as usize)).min(connections),
             pipeline: self.pipeline as usize,
             stop,
             commands,
-            keys: KeyRange { prefix: self.key_prefix, min: self.key_min, max: self.key_max },
+            keys: KeyRange { prefix: std::mem::take(&mut self.key_prefix), min: self.key_min, max: self.key_max },
             values,
             random_data: self.random_data,
             expiry: self.expiry_range,
@@ -148,27 +69,7 @@ impl Args {
             rate: self.rate.map(|per_sec| Rate { per_sec: per_sec as f64, poisson: self.arrival == Arrival::Poisson }),
             warmup: self.warmup.unwrap_or(Duration::ZERO),
             sequence,
-            faults: Faults {
-                reconnect_backoff: self.reconnect_backoff,
-                // A counted run has no end to wait for: give up after about half a minute.
-                max_reconnects: self.max_reconnects.or(if matches!(stop, StopAfter::Duration(_)) {
-                    None
-                } else {
-                    Some(30)
-                }),
-                retry: self.retry,
-                timeout: self.timeout,
-                backoff_factor: self.reconnect_backoff_factor.unwrap_or(2.0),
-                max_backoff: self.reconnect_backoff.max(if self.reconnect_backoff_factor.is_some() {
-                    Duration::from_secs(30)
-                } else {
-                    Duration::from_millis(500)
-                }),
-                reconnect_every: self.reconnect_every,
-                voice: crate::config::Voice::Respbench,
-                connect_timeout: self.connect_timeout.unwrap_or(crate::config::CONNECT_TIMEOUT),
-                max_reply: self.max_reply_size as i64,
-            },
+            faults: self.faults(&stop),
             cluster: self.cluster.then_some(match self.read_from_replicas {
                 ReadFromArg::No => ReadFrom::No,
                 ReadFromArg::Yes => ReadFrom::Yes,
@@ -179,7 +80,148 @@ impl Args {
         };
         self.shards.apply(&mut config)?;
         let arbitrary = !self.command.is_empty();
-        let mut output = Output {
+        let mut output = self.into_output(arbitrary);
+        crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
+        crate::cli::protocol_flags::check(&config)?;
+        crate::workload::Workload::check(&config)?;
+        if output.verify || output.verify_only {
+            crate::cli::verify::check(&config)?;
+        }
+        Ok((config, output))
+    }
+}
+
+impl Args {
+    /// The numbers clap cannot check alone.
+    fn check_numbers(&self) -> Result<(), String> {
+        if self.key_min > self.key_max {
+            return Err(format!("--key-min {} is above --key-max {}", self.key_min, self.key_max));
+        }
+        if !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
+            return Err(format!("--zipf-exponent {} must be a number above 0", self.zipf_exponent));
+        }
+        if let Some(stddev) = self.key_stddev
+            && !(stddev > 0.0 && stddev.is_finite())
+        {
+            return Err(format!("--key-stddev {stddev} must be a number above 0"));
+        }
+        if let Some(f) = self.reconnect_backoff_factor
+            && !(f >= 1.0 && f.is_finite())
+        {
+            return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1"));
+        }
+        Ok(())
+    }
+
+    /// When the run ends: `-n N`, `-n allkeys`, `--duration`, else 100,000 requests.
+    fn stop(&self) -> Result<StopAfter, String> {
+        Ok(match (self.requests.as_deref(), self.duration) {
+            (Some("allkeys"), _) => StopAfter::AllKeys,
+            (Some(n), _) => {
+                StopAfter::Requests(parse::positive(n).map_err(|e| format!("invalid value for '--requests': {e}"))?)
+            }
+            (None, Some(d)) => StopAfter::Duration(d),
+            (None, None) => StopAfter::Requests(100_000),
+        })
+    }
+
+    /// The value sizes: fixed, a range or a weighted list.
+    fn values(&self) -> Result<ValueSize, String> {
+        let values = match (self.data_size_range, self.data_size_list.clone()) {
+            (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
+            (None, Some(list)) => ValueSize::List(list.0),
+            (None, None) => ValueSize::Fixed(self.data_size),
+        };
+        if values.max() > crate::resp::MAX_BULK_LEN as usize {
+            return Err("--data-size-range: values may be at most 512 MiB".into());
+        }
+        Ok(values)
+    }
+
+    /// The server and how to log in (its fields taken out of the flags).
+    fn server_options(&mut self) -> Result<ServerOptions, String> {
+        let tls_flags = self.cacert.is_some()
+            || self.cert.is_some()
+            || self.sni.is_some()
+            || self.tls_skip_verify
+            || self.tls_skip_hostname
+            || self.tls_versions.is_some()
+            || self.tls_ciphers.is_some();
+        let mut tls_on = self.tls || tls_flags;
+        let (target, user, password, db) = match self.uri.take() {
+            Some(uri) => {
+                tls_on |= uri.tls;
+                let password = crate::cli::secrets::password(uri.password, None)?;
+                (uri.target, uri.user, password, uri.db)
+            }
+            None => {
+                let target = match self.socket.take() {
+                    Some(path) => Target::Unix(path),
+                    None => Target::Tcp { host: std::mem::take(&mut self.host), port: self.port },
+                };
+                let password = crate::cli::secrets::password(self.password.take(), self.password_file.as_deref())?;
+                if self.user.is_some() && password.is_none() {
+                    return Err("--user needs a password: -a PASSWORD, --password-file FILE or REDISCLI_AUTH".into());
+                }
+                (target, self.user.take(), password, self.db)
+            }
+        };
+        let tls = tls_on.then_some(TlsOptions {
+            cacert: self.cacert.take(),
+            cert: self.cert.take(),
+            key: self.key.take(),
+            sni: self.sni.take(),
+            skip_verify: self.tls_skip_verify,
+            skip_hostname: self.tls_skip_hostname,
+            versions: self.tls_versions.take().map_or_else(Vec::new, |v| v.0),
+            ciphers: self
+                .tls_ciphers
+                .iter()
+                .flat_map(|list| list.split([':', ',']))
+                .filter(|name| !name.trim().is_empty())
+                .map(String::from)
+                .collect(),
+        });
+        Ok(ServerOptions {
+            target,
+            user,
+            password,
+            db,
+            resp3: self.resp3,
+            tls,
+            connect_timeout: self.connect_timeout,
+            session: self.session.extras(self.wire.protocol, self.debug),
+        })
+    }
+
+    /// Reconnecting, retrying and the bounds on a reply.
+    fn faults(&self, stop: &StopAfter) -> Faults {
+        Faults {
+            reconnect_backoff: self.reconnect_backoff,
+            // A counted run has no end to wait for: give up after about half a minute.
+            max_reconnects: self.max_reconnects.or(if matches!(stop, StopAfter::Duration(_)) {
+                None
+            } else {
+                Some(30)
+            }),
+            retry: self.retry,
+            timeout: self.timeout,
+            backoff_factor: self.reconnect_backoff_factor.unwrap_or(2.0),
+            max_backoff: self.reconnect_backoff.max(if self.reconnect_backoff_factor.is_some() {
+                Duration::from_secs(30)
+            } else {
+                Duration::from_millis(500)
+            }),
+            reconnect_every: self.reconnect_every,
+            voice: crate::config::Voice::Respbench,
+            connect_timeout: self.connect_timeout.unwrap_or(crate::config::CONNECT_TIMEOUT),
+            max_reply: self.max_reply_size as i64,
+        }
+    }
+
+    /// Where the results go: what is left of the flags.
+    fn into_output(self, arbitrary: bool) -> Output {
+        Output {
             memtier: None,
             arbitrary,
             json: self.json,
@@ -209,14 +251,7 @@ impl Args {
             fail_on_errors: self.fail_on_errors,
             max_error_rate: self.max_error_rate,
             scenario: self.scenario,
-        };
-        crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
-        crate::cli::protocol_flags::check(&config)?;
-        crate::workload::Workload::check(&config)?;
-        if output.verify || output.verify_only {
-            crate::cli::verify::check(&config)?;
         }
-        Ok((config, output))
     }
 }
 

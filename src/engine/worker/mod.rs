@@ -110,36 +110,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         worker.fill_and_flush(conn, c, now);
     }
     while worker.active > 0 {
-        let mut wake = worker.next_flush;
-        if let Some(deadline) = plan.deadline {
-            // Past the deadline the drain decides (replies in flight get a grace).
-            wake = wake.min(if now >= deadline { guard::drain_wake(&conns, deadline) } else { deadline });
-        }
-        if let Some(join) = worker.next_join {
-            wake = wake.min(join);
-        }
-        if let Some(stopped) = stopped {
-            wake = wake.min(stopped + guard::STOP_GRACE);
-        }
-        // Paced sends are batched at a grain: each timer wake-up costs more than a send, so at
-        // high rates a send may leave up to one grain late (counted in its response time and
-        // send lag). Only connections that can send are queued (`due.rs`); closed loop has none.
-        if let Some(due) = worker.due.next() {
-            wake = wake.min(due.max(now + TIMER_GRAIN));
-        }
-        if worker.down > 0 {
-            let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
-            if let Some(retry_at) = links.filter_map(|l| l.down.map(|d| d.retry_at)).min() {
-                wake = wake.min(retry_at);
-            }
-        }
-        if let Some(timeout) = plan.faults.timeout {
-            let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
-            let oldest = links.filter(|l| l.io.is_some()).filter_map(|l| l.inflight.front()).map(|r| r.sent).min();
-            if let Some(sent) = oldest {
-                wake = wake.min(sent + timeout);
-            }
-        }
+        let wake = worker.wake_at(&conns, stopped, now);
         // Paced workers wake to the microsecond (the driver's timer is set from a fresh
         // clock: `now` is as old as the sends just made).
         if let Err(e) = worker.driver.wait(wake, &mut events) {
@@ -168,26 +139,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         if worker.paced {
             worker.send_due(&mut conns, now);
         }
-        if let Some(timeout) = plan.faults.timeout {
-            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
-                for node in 0..conn.links.len() {
-                    let late = conn.links[node].as_ref().is_some_and(|l| {
-                        l.io.is_some()
-                            && l.inflight.front().is_some_and(|r| now.saturating_duration_since(r.sent) >= timeout)
-                    });
-                    if late {
-                        worker.fail(conn, node, ErrorKind::Timeout, now);
-                        if plan.deadline.is_none() && plan.faults.retry == 0 && !conn.finished {
-                            if plan.faults.voice == crate::config::Voice::Respbench {
-                                voice::gave_up(plan.said, &plan.server.target, timeout);
-                            }
-                            worker.abandon(conn, ErrorKind::Timeout);
-                        }
-                        worker.requeue(conn, c);
-                    }
-                }
-            }
-        }
+        worker.time_out(&mut conns, now);
         if worker.down > 0 {
             for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
                 for node in 0..conn.links.len() {
@@ -236,6 +188,69 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
     let clients = conns.iter_mut().filter_map(|c| c.client_stats.take()).map(|s| *s).collect();
     let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu, clients });
+}
+
+impl Worker<'_> {
+    /// When the loop must wake next: the interval's end, the deadline (or the drain after it),
+    /// a connection joining, the grace after a stop, a paced send, a reconnect, a request timing out.
+    fn wake_at(&self, conns: &[Conn], stopped: Option<Instant>, now: Instant) -> Instant {
+        let mut wake = self.next_flush;
+        if let Some(deadline) = self.plan.deadline {
+            // Past the deadline the drain decides (replies in flight get a grace).
+            wake = wake.min(if now >= deadline { guard::drain_wake(&conns, deadline) } else { deadline });
+        }
+        if let Some(join) = self.next_join {
+            wake = wake.min(join);
+        }
+        if let Some(stopped) = stopped {
+            wake = wake.min(stopped + guard::STOP_GRACE);
+        }
+        // Paced sends are batched at a grain: each timer wake-up costs more than a send, so at
+        // high rates a send may leave up to one grain late (counted in its response time and
+        // send lag). Only connections that can send are queued (`due.rs`); closed loop has none.
+        if let Some(due) = self.due.next() {
+            wake = wake.min(due.max(now + TIMER_GRAIN));
+        }
+        if self.down > 0 {
+            let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
+            if let Some(retry_at) = links.filter_map(|l| l.down.map(|d| d.retry_at)).min() {
+                wake = wake.min(retry_at);
+            }
+        }
+        if let Some(timeout) = self.plan.faults.timeout {
+            let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
+            let oldest = links.filter(|l| l.io.is_some()).filter_map(|l| l.inflight.front()).map(|r| r.sent).min();
+            if let Some(sent) = oldest {
+                wake = wake.min(sent + timeout);
+            }
+        }
+        wake
+    }
+
+    /// Requests in flight past `--request-timeout`: their link fails (and, in a counted run
+    /// without `--retry`, the connection gives up).
+    fn time_out(&mut self, conns: &mut [Conn], now: Instant) {
+        if let Some(timeout) = self.plan.faults.timeout {
+            for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
+                for node in 0..conn.links.len() {
+                    let late = conn.links[node].as_ref().is_some_and(|l| {
+                        l.io.is_some()
+                            && l.inflight.front().is_some_and(|r| now.saturating_duration_since(r.sent) >= timeout)
+                    });
+                    if late {
+                        self.fail(conn, node, ErrorKind::Timeout, now);
+                        if self.plan.deadline.is_none() && self.plan.faults.retry == 0 && !conn.finished {
+                            if self.plan.faults.voice == crate::config::Voice::Respbench {
+                                voice::gave_up(self.plan.said, &self.plan.server.target, timeout);
+                            }
+                            self.abandon(conn, ErrorKind::Timeout);
+                        }
+                        self.requeue(conn, c);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Shortest sleep between paced sends of one worker thread.
