@@ -25,16 +25,9 @@ pub(super) fn command_line(args: &Args) -> Vec<OsString> {
 /// written), for the flags the plan sets: the scenario saver's input, built from the typed plan
 /// (clap's table only names each flag's id), never parsed.
 pub(super) fn given(args: &Args) -> Vec<Given> {
-    let cmd = <Args as clap::CommandFactory>::command();
-    let mut out: Vec<Given> = Vec::new();
+    let mut out = Vec::new();
     for (flag, value) in settings(args).0 {
-        let long = flag.trim_start_matches('-');
-        let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(long)) else { continue };
-        let id = arg.get_id().as_str();
-        match out.iter_mut().find(|g| g.id == id) {
-            Some(g) => g.values.extend(value),
-            None => out.push(Given { id: id.to_string(), flag, values: value.into_iter().collect() }),
-        }
+        crate::cli::scenario::flags::record(&mut out, &flag, value.into_iter().collect());
     }
     out
 }

@@ -12,7 +12,7 @@ use crate::config::{
 };
 
 /// A load generator and benchmark for Redis-protocol servers.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "respbench",
     version,

@@ -31,7 +31,8 @@ pub struct Plan {
     /// `-r`: keys drawn from 0..r-1.
     pub keyspace: Option<u64>,
     /// `--save-scenario`'s file, and the plan's flags as the scenario writes them.
-    pub save: Option<(std::path::PathBuf, Vec<OsString>)>,
+    /// `--save-scenario`: the file, and the plan as flags with the record of those it sets.
+    pub save: Option<(std::path::PathBuf, crate::cli::native::Args)>,
 }
 
 /// What a command line asks for.
@@ -167,7 +168,11 @@ impl<'t> Reading<'t> {
     /// The plan: the flags checked and turned into the run's configuration, and the tests.
     fn into_plan(mut self, command: &[String]) -> Result<Plan, String> {
         self.finish_flags()?;
-        let save = self.args.scenario.save_scenario.clone().map(|path| (path, super::save::flags(&self.args)));
+        let save = self.args.scenario.save_scenario.clone().map(|path| {
+            let mut args = self.args.clone();
+            args.scenario.given = super::save::given(&self.args);
+            (path, args)
+        });
         let payload = self.args.data_size;
         let (mut base, _) = self.args.into_config()?;
         base.faults.voice = if self.say_notes { Voice::Respbench } else { Voice::Quiet };

@@ -9,14 +9,28 @@ use std::time::Duration;
 
 use crate::cli::native::{Args, ReadFromArg};
 
-/// The flags of `args` that differ from respbench's defaults (among those the front-end sets).
+/// The flags of `args` that differ from respbench's defaults, as words (a test reads them back).
+#[cfg(test)]
 pub fn flags(args: &Args) -> Vec<OsString> {
+    settings(args).into_iter().flat_map(|(flag, value)| std::iter::once(OsString::from(flag)).chain(value)).collect()
+}
+
+/// The same as `--save-scenario`'s record of the flags the plan sets.
+pub fn given(args: &Args) -> Vec<crate::cli::scenario::flags::Given> {
+    let mut out = Vec::new();
+    for (flag, value) in settings(args) {
+        let values = value.map(|v| v.to_string_lossy().into_owned()).into_iter().collect();
+        crate::cli::scenario::flags::record(&mut out, flag, values);
+    }
+    out
+}
+
+/// Each flag of `args` that differs from respbench's defaults (among those the front-end
+/// sets), with its value.
+fn settings(args: &Args) -> Vec<(&'static str, Option<OsString>)> {
     let default = Args::default();
-    let mut out: Vec<OsString> = Vec::new();
-    let mut push = |flag: &str, value: Option<OsString>| {
-        out.push(flag.into());
-        out.extend(value);
-    };
+    let mut out: Vec<(&'static str, Option<OsString>)> = Vec::new();
+    let mut push = |flag: &'static str, value: Option<OsString>| out.push((flag, value));
     let text = |s: &dyn ToString| Some(OsString::from(s.to_string()));
     let secs = |d: &Duration| Some(OsString::from(format!("{}s", d.as_secs_f64())));
     match &args.socket {

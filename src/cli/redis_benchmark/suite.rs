@@ -208,16 +208,26 @@ fn scenario_text(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Result<(
     }
     // The flags every test shares, with -n as the engine counts it (valkey-benchmark's
     // sequences count each command).
-    let mut base = vec![OsString::from("respbench")];
-    base.extend(plan.save.iter().flat_map(|(_, flags)| flags.iter().cloned()));
-    if let (StopAfter::Requests(n), Some(i)) = (&plan.base.stop, base.iter().position(|a| a == "--requests")) {
-        base[i + 1] = n.to_string().into();
+    let Some((_, saved)) = plan.save.as_ref() else { return Err("--save-scenario was not asked for".into()) };
+    let mut base = saved.clone();
+    let set = |args: &mut crate::cli::native::Args, flag: &str, values: &[&str]| {
+        crate::cli::scenario::flags::record(
+            &mut args.scenario.given,
+            flag,
+            values.iter().map(|v| v.to_string()).collect(),
+        )
+    };
+    if let (StopAfter::Requests(n), Some(_)) = (&plan.base.stop, &base.requests) {
+        base.requests = Some(n.to_string());
+        set(&mut base, "--requests", &[&n.to_string()]);
     }
     let random = plan.keyspace.is_some();
     if !random && plan.tests.iter().any(|t| t.commands.iter().any(has_rand_int)) {
         // Without -r, redis-benchmark sends `__rand_int__` as it is: one key. The file cannot
         // spell a literal placeholder, so it draws from a range of one number instead.
-        base.extend(["--key-min", "0", "--key-max", "0"].map(OsString::from));
+        (base.key_min, base.key_max) = (0, 0);
+        set(&mut base, "--key-min", &["0"]);
+        set(&mut base, "--key-max", &["0"]);
         notes.push(
             "without -r every request uses one key: the scenario's is key:000000000000, not key:__rand_int__".into(),
         );
@@ -230,7 +240,7 @@ fn scenario_text(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Result<(
                 test.name
             ));
         }
-        let mut argv = base.clone();
+        let mut args = base.clone();
         let text = match &test.sequence {
             Some(steps) => {
                 let parts: Result<Vec<String>, String> = steps
@@ -244,11 +254,13 @@ fn scenario_text(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Result<(
             }
             None => words_of(&test.commands[0])?,
         };
-        argv.extend(["--command".into(), text.into()]);
+        set(&mut args, "--command", &[&text]);
+        args.command = vec![text];
         if test.commands.iter().any(|c| c.inline) {
-            argv.push("--inline".into());
+            args.inline = true;
+            set(&mut args, "--inline", &[]);
         }
-        runs.push((test.name.clone(), argv));
+        runs.push((test.name.clone(), args));
     }
     let mut shown = vec![OsString::from(tool)];
     shown.extend(typed.iter().cloned());

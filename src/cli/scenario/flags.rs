@@ -38,6 +38,23 @@ pub struct Given {
     pub values: Vec<String>,
 }
 
+/// Records that a front-end's typed plan sets `flag` (a long name, `--x`) to `values` as they
+/// would be written, replacing an earlier record of it: what `--save-scenario` writes of a plan
+/// no one typed in respbench's words. clap's table only names the flag's id; nothing is parsed.
+pub fn record(given: &mut Vec<Given>, flag: &str, values: Vec<String>) {
+    let cmd = <crate::cli::native::Args as clap::CommandFactory>::command();
+    let long = flag.trim_start_matches('-');
+    let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(long)) else { return };
+    let id = arg.get_id().as_str();
+    match given.iter_mut().find(|g| g.id == id) {
+        Some(g) if arg.get_action().takes_values() && matches!(arg.get_action(), clap::ArgAction::Append) => {
+            g.values.extend(values)
+        }
+        Some(g) => g.values = values,
+        None => given.push(Given { id: id.to_string(), flag: flag.to_string(), values }),
+    }
+}
+
 /// The flags a parse found on the command line, in the order clap declares them.
 pub fn given(cmd: &clap::Command, matches: &clap::ArgMatches) -> Vec<Given> {
     let mut out = Vec::new();

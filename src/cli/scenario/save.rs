@@ -76,22 +76,19 @@ impl Draft {
 }
 
 /// A front-end's run of several engine runs (redis-benchmark's tests) as one scenario: each
-/// `(name, respbench argv)` one phase, in order. The target, keyspace and values are the
-/// first's (the runs share them); `shown` is the command line the user typed.
-///
-/// The one place a program-written command line is read: redis-benchmark's front-end still
-/// plans its tests as respbench's flags (issue 23 moves it to typed plans).
+/// `(name, typed flags with the record of those the plan sets)` one phase, in order. The
+/// target, keyspace and values are the first's (the runs share them); `shown` is the command
+/// line the user typed.
 pub fn from_runs(
     shown: &[OsString],
-    runs: &[(String, Vec<OsString>)],
+    runs: &[(String, Args)],
     seed: u64,
     notes: &mut Vec<String>,
 ) -> Result<String, String> {
     let mut all: Option<Scenario> = None;
-    for (name, argv) in runs {
-        let args = crate::cli::parse_flags(argv).map_err(|e| crate::cli::clap_message(&e))?;
+    for (name, args) in runs {
         let mut quiet = Vec::new();
-        let mut sc = scenario_of(&args, if all.is_none() { &mut *notes } else { &mut quiet });
+        let mut sc = scenario_of(args, if all.is_none() { &mut *notes } else { &mut quiet });
         for phase in &mut sc.phases {
             let phase = phase.get_mut();
             phase.name = Some(name.clone());
