@@ -197,7 +197,7 @@ impl Worker<'_> {
         let mut wake = self.next_flush;
         if let Some(deadline) = self.plan.deadline {
             // Past the deadline the drain decides (replies in flight get a grace).
-            wake = wake.min(if now >= deadline { guard::drain_wake(&conns, deadline) } else { deadline });
+            wake = wake.min(if now >= deadline { guard::drain_wake(conns, deadline) } else { deadline });
         }
         if let Some(join) = self.next_join {
             wake = wake.min(join);
