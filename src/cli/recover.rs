@@ -40,7 +40,7 @@ pub(crate) fn open(output: &Output) -> Option<Journal> {
 /// After the run: a journal whose run's files were written (`written`) goes; one that holds
 /// intervals of a run whose files were not stays for `respbench recover`, and says so.
 pub(crate) fn close(journal: Option<Journal>, output: &Output, written: bool) {
-    let Some(journal) = journal else { return };
+    let Some(mut journal) = journal else { return };
     let mut said: Vec<String> = journal.problem().map(String::from).into_iter().collect();
     let path = journal.path().display().to_string();
     if written || journal.intervals() == 0 {

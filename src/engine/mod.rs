@@ -33,7 +33,7 @@ pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
 pub use server_latency::{ServerCommandLatency, ServerLatency};
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
-pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict};
+pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict, yield_to_the_load};
 pub use worker::Said;
 use worker::WorkerPlan;
 

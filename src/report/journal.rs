@@ -8,7 +8,8 @@
 //! completed interval its counts, errors by kind, outages and every histogram of the interval
 //! (lossless: base64 of the HdrHistogram V2 compressed encoding, as the result's `histograms`),
 //! and per run that ended what only its end knows (CPU per thread, the server over the run).
-//! The journal says nothing on stderr: a problem writing it is kept for the caller to say in
+//! A thread of its own, at the lowest priority, encodes and writes the lines, so that the run's
+//! workers never wait for it. The journal says nothing on stderr: a problem writing it is kept for the caller to say in
 //! its own words (a front-end's stderr carries only its tool's lines).
 
 mod read;
@@ -17,6 +18,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,7 +28,7 @@ use super::histo;
 use crate::config::Config;
 use crate::engine::{Outage, Outcome, Progress, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
-use crate::stats::OpStats;
+use crate::stats::{OpStats, Window};
 
 /// What the header's `journal` field says.
 pub const MAGIC: &str = "respbench journal";
@@ -142,13 +144,111 @@ pub(crate) struct RunEnded {
 /// The journal of a run being written: a live output (`report::sink::Sink`).
 pub struct Journal {
     path: PathBuf,
+    label: Option<String>,
+    /// The last run whose first interval was handed to the writer.
+    named: Option<usize>,
+    /// The writer thread's inbox; `None` once it is closed.
+    tx: Option<mpsc::Sender<Work>>,
+    /// The writer thread, which hands back what it wrote when its inbox closes.
+    writer: Option<std::thread::JoinHandle<Writer>>,
+    /// What the writer did, once it has finished.
+    done: Option<Writer>,
+}
+
+/// What the writer thread is handed: a line made already, or an interval to encode.
+enum Work {
+    Line(Line),
+    Interval(Box<Pending>),
+}
+
+/// An interval as the run handed it over, at full precision, for the writer to encode.
+struct Pending {
+    run: usize,
+    first: bool,
+    interval: Interval,
+    window: Window,
+    started_unix_ms: u64,
+    start: std::time::Instant,
+    server: Option<ServerInfo>,
+    command_names: Vec<String>,
+}
+
+/// The writer thread's side: the file, and what happened to it.
+struct Writer {
+    path: PathBuf,
     /// `None` once writing failed (the run goes on without it).
     file: Option<File>,
-    label: Option<String>,
-    /// The last run whose first interval was written.
-    named: Option<usize>,
     intervals: u64,
     problem: Option<String>,
+}
+
+impl Writer {
+    /// Writes until the inbox closes. It runs at the lowest priority: encoding an interval's
+    /// histograms and waiting for the disk must not take a core from the run's workers (on a
+    /// busy machine that would delay their sends and show in the figures).
+    fn run(mut self, rx: mpsc::Receiver<Work>) -> Writer {
+        crate::engine::yield_to_the_load();
+        for work in rx {
+            match work {
+                Work::Line(line) => self.append(&line),
+                Work::Interval(p) => {
+                    self.append(&Line::Interval(Box::new(p.line())));
+                    self.intervals += u64::from(self.file.is_some());
+                }
+            }
+        }
+        self
+    }
+
+    /// Appends one line in one write and flushes it to the disk before returning.
+    fn append(&mut self, line: &Line) {
+        let Some(file) = self.file.as_mut() else { return };
+        let mut bytes = serde_json::to_vec(line).expect("plain data serialises");
+        bytes.push(b'\n');
+        if let Err(e) = file.write_all(&bytes).and_then(|()| file.sync_data()) {
+            self.problem = Some(format!("cannot write the journal {}: {e}", self.path.display()));
+            self.file = None;
+        }
+    }
+}
+
+impl Pending {
+    /// The interval's line: counts, errors, outages and every histogram, encoded.
+    fn line(&self) -> IntervalLine {
+        let (i, w) = (&self.interval, &self.window);
+        let secs = |t: std::time::Instant| t.saturating_duration_since(self.start).as_secs_f64();
+        IntervalLine {
+            run: self.run,
+            index: i.index,
+            start_secs: i.start_secs,
+            duration_secs: i.duration_secs,
+            started_unix_ms: self.started_unix_ms,
+            server: if self.first { self.server.clone() } else { None },
+            command_names: if self.first { self.command_names.clone() } else { Vec::new() },
+            ops: w.ops.iter().map(OpLine::of).collect(),
+            errors: w.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
+            send_lag: (!w.send_lag_ns.is_empty()).then(|| histo::encode(&w.send_lag_ns)),
+            down_secs: w.down.iter().map(|&(from, to)| (secs(from), secs(to))).collect(),
+            reconnect_attempts: w.reconnect_attempts,
+            connections_lost: w.connections_lost.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
+            successes: w.successes,
+            nodes: w.nodes.iter().map(|(n, op)| (n.clone(), OpLine::of(op))).collect(),
+            moved: w.moved,
+            asked: w.asked,
+            window_connections: w.active_connections,
+            server_sample: i.server,
+            active_connections: i.active_connections,
+        }
+    }
+}
+
+/// What a pending interval keeps of the timeline's entry (its place and the server's figures).
+struct Interval {
+    index: u64,
+    start_secs: f64,
+    duration_secs: f64,
+    server: Option<ServerSample>,
+    active_connections: Option<u64>,
 }
 
 impl Journal {
@@ -159,9 +259,9 @@ impl Journal {
         PathBuf::from(name)
     }
 
-    /// Creates the journal at `path`. A journal already there (a run killed before this one)
-    /// is kept as `PATH.prev`, so a rerun does not destroy what `recover` could still read;
-    /// the second value says so.
+    /// Creates the journal at `path` and its writer thread. A journal already there (a run
+    /// killed before this one) is kept as `PATH.prev`, so a rerun does not destroy what
+    /// `recover` could still read; the second value says so.
     pub fn create(path: PathBuf, label: Option<&str>) -> std::io::Result<(Journal, Option<String>)> {
         let mut kept = None;
         if path.exists() {
@@ -181,13 +281,16 @@ impl Journal {
             _ => Path::new("."),
         };
         File::open(dir)?.sync_all()?;
+        let (tx, rx) = mpsc::channel();
+        let writer = Writer { path: path.clone(), file: Some(file), intervals: 0, problem: None };
+        let writer = std::thread::Builder::new().name("respbench-journal".into()).spawn(move || writer.run(rx))?;
         let journal = Journal {
             path,
-            file: Some(file),
             label: label.map(String::from),
             named: None,
-            intervals: 0,
-            problem: None,
+            tx: Some(tx),
+            writer: Some(writer),
+            done: None,
         };
         Ok((journal, kept))
     }
@@ -196,30 +299,40 @@ impl Journal {
         &self.path
     }
 
-    /// Intervals written so far.
-    pub fn intervals(&self) -> u64 {
-        self.intervals
+    /// Waits for the writer to write everything it was handed (once; later calls return at once).
+    fn finish(&mut self) -> &Writer {
+        self.tx = None;
+        if let Some(writer) = self.writer.take() {
+            self.done = writer.join().ok();
+        }
+        self.done.get_or_insert_with(|| Writer {
+            path: self.path.clone(),
+            file: None,
+            intervals: 0,
+            problem: Some(format!("the journal {} stopped being written", self.path.display())),
+        })
     }
 
-    /// Why the journal stopped being written, if it did.
-    pub fn problem(&self) -> Option<&str> {
-        self.problem.as_deref()
+    /// Intervals written (everything handed over written first).
+    pub fn intervals(&mut self) -> u64 {
+        self.finish().intervals
+    }
+
+    /// Why the journal stopped being written, if it did (everything handed over written first).
+    pub fn problem(&mut self) -> Option<&str> {
+        self.finish().problem.as_deref()
     }
 
     /// The run ended and its files are written: the journal goes.
     pub fn remove(mut self) -> std::io::Result<()> {
-        self.file = None;
+        self.finish();
+        self.done = None;
         std::fs::remove_file(&self.path)
     }
 
-    /// Appends one line in one write and flushes it to the disk before returning.
-    fn append(&mut self, line: &Line) {
-        let Some(file) = self.file.as_mut() else { return };
-        let mut bytes = serde_json::to_vec(line).expect("plain data serialises");
-        bytes.push(b'\n');
-        if let Err(e) = file.write_all(&bytes).and_then(|()| file.sync_data()) {
-            self.problem = Some(format!("cannot write the journal {}: {e}", self.path.display()));
-            self.file = None;
+    fn send(&mut self, work: Work) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(work);
         }
     }
 
@@ -227,41 +340,32 @@ impl Journal {
     pub(crate) fn started(&mut self, run: usize, config: &Config) {
         if run == 0 {
             let frame = super::json::frame(config, self.label.as_deref());
-            self.append(&Line::Header(Box::new(Header { journal: MAGIC.into(), version: VERSION, frame })));
+            self.send(Work::Line(Line::Header(Box::new(Header { journal: MAGIC.into(), version: VERSION, frame }))));
         }
     }
 
-    /// One completed interval.
+    /// One completed interval, handed to the writer as it is (the encoding is the writer's).
     pub(crate) fn interval(&mut self, run: usize, p: &Progress) {
-        // The interval at full precision: the journal keeps what the result would have.
-        let (i, w) = (p.interval, p.window);
         let first = self.named != Some(run);
         self.named = Some(run);
-        let secs = |t: std::time::Instant| t.saturating_duration_since(p.start).as_secs_f64();
-        let line = IntervalLine {
+        let i = p.interval;
+        let pending = Pending {
             run,
-            index: i.index,
-            start_secs: i.start_secs,
-            duration_secs: i.duration_secs,
+            first,
+            interval: Interval {
+                index: i.index,
+                start_secs: i.start_secs,
+                duration_secs: i.duration_secs,
+                server: i.server,
+                active_connections: i.active_connections,
+            },
+            window: p.window.clone(),
             started_unix_ms: p.started_unix_ms,
+            start: p.start,
             server: if first { p.server.cloned() } else { None },
             command_names: if first { p.command_names.to_vec() } else { Vec::new() },
-            ops: w.ops.iter().map(OpLine::of).collect(),
-            errors: w.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
-            send_lag: (!w.send_lag_ns.is_empty()).then(|| histo::encode(&w.send_lag_ns)),
-            down_secs: w.down.iter().map(|&(from, to)| (secs(from), secs(to))).collect(),
-            reconnect_attempts: w.reconnect_attempts,
-            connections_lost: w.connections_lost.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
-            successes: w.successes,
-            nodes: w.nodes.iter().map(|(n, op)| (n.clone(), OpLine::of(op))).collect(),
-            moved: w.moved,
-            asked: w.asked,
-            window_connections: w.active_connections,
-            server_sample: i.server,
-            active_connections: i.active_connections,
         };
-        self.append(&Line::Interval(Box::new(line)));
-        self.intervals += u64::from(self.file.is_some());
+        self.send(Work::Interval(Box::new(pending)));
     }
 
     /// A run ended: what only its end knows.
@@ -276,6 +380,6 @@ impl Journal {
             warnings: outcome.warnings.clone(),
             outages: outcome.outages.clone(),
         };
-        self.append(&Line::RunEnded(Box::new(line)));
+        self.send(Work::Line(Line::RunEnded(Box::new(line))));
     }
 }
