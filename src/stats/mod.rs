@@ -205,6 +205,7 @@ impl CompactOp {
         match rows[..] {
             [one] => one.clone(),
             [] => {
+                // A pure memo: the empty row, packed, is always the same.
                 static EMPTY: std::sync::OnceLock<CompactOp> = std::sync::OnceLock::new();
                 EMPTY.get_or_init(|| OpStats::default().compact()).clone()
             }
