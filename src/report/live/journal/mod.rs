@@ -21,11 +21,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use self::read::{Recovered, recover};
-use super::document::Document;
-use super::histo;
 use crate::config::Config;
 use crate::engine::{Outage, Outcome, Progress, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
+use crate::report::document::Document;
+use crate::report::document::histo;
 use crate::stats::OpStats;
 
 /// What the header's `journal` field says.
@@ -139,7 +139,7 @@ pub(crate) struct RunEnded {
     pub outages: Vec<Outage>,
 }
 
-/// The journal of a run being written: a live output (`report::sink::Sink`).
+/// The journal of a run being written: a live output (`report::live::sink::Sink`).
 pub struct Journal {
     path: PathBuf,
     /// `None` once writing failed (the run goes on without it).
@@ -226,7 +226,7 @@ impl Journal {
     /// The header, before the first run.
     pub(crate) fn started(&mut self, run: usize, config: &Config) {
         if run == 0 {
-            let frame = super::json::frame(config, self.label.as_deref());
+            let frame = crate::report::run::json::frame(config, self.label.as_deref());
             self.append(&Line::Header(Box::new(Header { journal: MAGIC.into(), version: VERSION, frame })));
         }
     }
