@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use super::run::RunContext;
 use super::{EXIT_FAILURE, Output, usage_error};
-use crate::report::journal::Journal;
-use crate::report::metrics::Live;
-use crate::report::sink::Sink;
-use crate::report::statsd::Statsd;
+use crate::report::live::journal::Journal;
+use crate::report::live::metrics::Live;
+use crate::report::live::sink::Sink;
+use crate::report::live::statsd::Statsd;
 
 pub(crate) struct Around {
     statsd: Option<Statsd>,

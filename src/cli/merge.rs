@@ -82,10 +82,10 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         None => String::new(),
     };
     if args.json.is_none() && args.html.is_none() && args.memtier_json.is_none() {
-        print!("{}", report::tables::markdown(&merged.doc));
+        print!("{}", report::run::tables::markdown(&merged.doc));
         return ExitCode::SUCCESS;
     }
-    let html = || report::html::render(&merged.doc);
+    let html = || report::pages::html::render(&merged.doc);
     let outputs = [(&args.json, Some(json)), (&args.html, None), (&args.memtier_json, Some(memtier))];
     for (path, text) in outputs {
         let Some(path) = path else { continue };

@@ -10,8 +10,8 @@ use super::{EXIT_FAILURE, Output, Ran, exit, signals};
 use crate::config::Config;
 use crate::engine::Outcome;
 use crate::report::document::Document;
-use crate::report::hdrlog::HdrLog;
-use crate::report::sink::LiveLine;
+use crate::report::live::hdrlog::HdrLog;
+use crate::report::live::sink::LiveLine;
 use crate::report::{self, Format, Run};
 
 /// The run itself and its reports.
@@ -59,7 +59,8 @@ fn write_reports(
     hdr_log: Option<HdrLog>,
 ) -> Result<Document, ExitCode> {
     let run = Run { config, outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
-    let text = if output.quiet { report::text::Summary.render(&run) } else { report::text::Table.render(&run) };
+    let text =
+        if output.quiet { report::run::text::Summary.render(&run) } else { report::run::text::Table.render(&run) };
     let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
     match &output.out_file {
         Some(path) => files.push((path, text.into_bytes())),
@@ -70,15 +71,15 @@ fn write_reports(
             let _ = stdout.flush();
         }
     }
-    let doc = report::json::document(&run);
+    let doc = report::run::json::document(&run);
     if let Some(path) = &output.json {
         files.push((path, doc.to_json().into_bytes()));
     }
     for (path, render) in [
-        (&output.html, report::html::render as fn(&Document) -> String),
-        (&output.csv, report::tables::csv_summary),
-        (&output.csv_timeline, report::tables::csv_timeline),
-        (&output.markdown, report::tables::markdown),
+        (&output.html, report::pages::html::render as fn(&Document) -> String),
+        (&output.csv, report::run::tables::csv_summary),
+        (&output.csv_timeline, report::run::tables::csv_timeline),
+        (&output.markdown, report::run::tables::markdown),
     ] {
         if let Some(path) = path {
             files.push((path, render(&doc).into_bytes()));

@@ -12,7 +12,7 @@ use clap::Parser;
 use super::results::write;
 use super::{EXIT_FAILURE, EXIT_USAGE, Output, parse, parse_args, usage_error};
 use crate::report::document::Document;
-use crate::report::journal::{self, Journal};
+use crate::report::live::journal::{self, Journal};
 use crate::report::{self, merge};
 
 /// The journal of a run whose outputs need the whole run (`--json`, else `--html`, `--csv`,
@@ -116,14 +116,14 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     };
     let outputs: [(&Option<PathBuf>, &Render); 6] = [
         (&args.json, &|| Ok(doc.to_json())),
-        (&args.html, &|| Ok(report::html::render(&doc))),
-        (&args.csv, &|| Ok(report::tables::csv_summary(&doc))),
-        (&args.csv_timeline, &|| Ok(report::tables::csv_timeline(&doc))),
-        (&args.markdown, &|| Ok(report::tables::markdown(&doc))),
+        (&args.html, &|| Ok(report::pages::html::render(&doc))),
+        (&args.csv, &|| Ok(report::run::tables::csv_summary(&doc))),
+        (&args.csv_timeline, &|| Ok(report::run::tables::csv_timeline(&doc))),
+        (&args.markdown, &|| Ok(report::run::tables::markdown(&doc))),
         (&args.memtier_json, &memtier),
     ];
     if outputs.iter().all(|(path, _)| path.is_none()) {
-        print!("{}", report::tables::markdown(&doc));
+        print!("{}", report::run::tables::markdown(&doc));
     }
     for (path, render) in outputs {
         let Some(path) = path else { continue };

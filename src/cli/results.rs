@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use super::{EXIT_FAILURE, parse_args, usage_error};
 use crate::report::document::{Document, ResultFile, ScenarioDocument};
-use crate::report::{self, chart::escape};
+use crate::report::{self, pages::chart::escape};
 use clap::Parser;
 
 /// Renders reports from a saved result (`--json` of a run).
@@ -88,13 +88,13 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Err(msg) => return usage_error(&msg),
     };
     let outputs = [
-        (&args.html, report::html::render as fn(&Document) -> String),
-        (&args.csv, report::tables::csv_summary),
-        (&args.csv_timeline, report::tables::csv_timeline),
-        (&args.markdown, report::tables::markdown),
+        (&args.html, report::pages::html::render as fn(&Document) -> String),
+        (&args.csv, report::run::tables::csv_summary),
+        (&args.csv_timeline, report::run::tables::csv_timeline),
+        (&args.markdown, report::run::tables::markdown),
     ];
     if outputs.iter().all(|(p, _)| p.is_none()) {
-        print!("{}", report::tables::markdown(&doc));
+        print!("{}", report::run::tables::markdown(&doc));
         return ExitCode::SUCCESS;
     }
     for (path, render) in outputs {
@@ -115,12 +115,12 @@ fn scenario_report(args: &ReportArgs, doc: &ScenarioDocument) -> ExitCode {
     }
     match &args.html {
         Some(path) => {
-            if let Err(msg) = write(path, &report::scenario_html::render(doc)) {
+            if let Err(msg) = write(path, &report::pages::scenario_html::render(doc)) {
                 eprintln!("respbench: {msg}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         }
-        None => print!("{}", report::scenario_html::markdown(doc)),
+        None => print!("{}", report::pages::scenario_html::markdown(doc)),
     }
     ExitCode::SUCCESS
 }
@@ -143,10 +143,10 @@ fn several(args: &ReportArgs) -> ExitCode {
             Err(msg) => return usage_error(&msg),
         }
     }
-    let rows = report::scenario_compare::rows(&files);
-    print!("{}", report::scenario_compare::text(&rows));
+    let rows = report::pages::scenario_compare::rows(&files);
+    print!("{}", report::pages::scenario_compare::text(&rows));
     if let Some(path) = &args.html
-        && let Err(msg) = write(path, &report::scenario_compare::html(&rows, &files))
+        && let Err(msg) = write(path, &report::pages::scenario_compare::html(&rows, &files))
     {
         eprintln!("respbench: {msg}");
         return ExitCode::from(EXIT_FAILURE);
@@ -317,7 +317,7 @@ pub fn compare_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let rows = rows(&results, &prices);
     print!("{}", text_table(&rows));
     if let Some(path) = &args.html
-        && let Err(msg) = write(path, &report::html::render_compare(&results, &html_table(&rows)))
+        && let Err(msg) = write(path, &report::pages::html::render_compare(&results, &html_table(&rows)))
     {
         eprintln!("respbench: {msg}");
         return ExitCode::from(EXIT_FAILURE);

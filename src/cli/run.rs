@@ -12,8 +12,8 @@ use crate::codec::Protocol;
 use crate::config::Config;
 use crate::engine::{self, Checks, Outcome, RunState};
 use crate::net::ConnectError;
-use crate::report::metrics::Live;
-use crate::report::sink::{LiveLine, Sink};
+use crate::report::live::metrics::Live;
+use crate::report::live::sink::{LiveLine, Sink};
 
 /// What to run: a configuration, how many times (`--runs`), and whether the checks before the
 /// run come first (their warnings said as `notes` says).

@@ -143,7 +143,7 @@ pub fn run(
     std::thread::scope(|scope| {
         for t in 0..prepared.threads {
             let (tx, prepared, meeting) = (tx.clone(), &prepared, &meeting);
-            // Named so that `--metrics-listen` finds each worker's CPU in /proc (`report::metrics`).
+            // Named so that `--metrics-listen` finds each worker's CPU in /proc (`report::live::metrics`).
             let named = std::thread::Builder::new().name(format!("{WORKER_THREAD}{t}"));
             let work = move || {
                 let Some(opened) = open::open(config, prepared, t, &tx) else {

@@ -2,28 +2,12 @@
 //! [`Format`], and files are written atomically so an interrupted run never leaves half a file.
 
 pub mod ab;
-pub mod chart;
 pub mod document;
-pub mod hdrlog;
-pub mod histo;
-pub mod html;
-pub mod journal;
-pub mod json;
-pub mod memtier_clients;
-pub mod memtier_config;
-pub mod memtier_files;
-pub mod memtier_json;
-pub mod memtier_stats;
-pub mod memtier_text;
+pub mod live;
+pub mod memtier;
 pub mod merge;
-pub mod metrics;
-pub mod scenario_compare;
-pub mod scenario_html;
-pub mod server_latency;
-pub mod sink;
-pub mod statsd;
-pub mod tables;
-pub mod text;
+pub mod pages;
+pub mod run;
 
 use std::io::Write;
 use std::path::Path;

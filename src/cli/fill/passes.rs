@@ -12,7 +12,7 @@ use crate::cli::run::{self, Plan, RunContext};
 use crate::config::Config;
 use crate::engine::Progress;
 use crate::report::document::FillResult;
-use crate::report::sink::Sink;
+use crate::report::live::sink::Sink;
 
 /// The fill's progress bar on a terminal, over `done_before + this pass` of `total` keys.
 struct Bar {

@@ -28,7 +28,7 @@ pub use translate::{Run, Translated, plan, translate};
 use super::run::RunContext;
 use super::{Args, EXIT_USAGE, Output, execute, notes, save_scenario, signals};
 use crate::config::Config;
-use crate::report::memtier_stats::MemtierOutput;
+use crate::report::memtier::stats::MemtierOutput;
 
 /// A memtier command line (without the program name), run: what `respbench memtier ARGS` and
 /// the binary run as `memtier_benchmark` do.

@@ -11,9 +11,9 @@ use crate::cli::run::{self, Plan, RunContext};
 use crate::cli::{EXIT_FAILURE, Output, Ran, signals};
 use crate::config::Config;
 use crate::engine::{Outcome, Progress};
-use crate::report::memtier_stats::{MemtierOutput, MemtierView};
-use crate::report::sink::Sink;
-use crate::report::{self, memtier_clients, memtier_files, memtier_json, memtier_text};
+use crate::report::live::sink::Sink;
+use crate::report::memtier::stats::{MemtierOutput, MemtierView};
+use crate::report::{self, memtier};
 
 /// memtier's live output: the lines around each run, its progress line, and the per-run files
 /// (`--hdr-file-prefix`, `--client-stats`) gathered as each run ends.
@@ -21,7 +21,7 @@ struct MemtierLive<'v> {
     view: &'v MemtierView<'v>,
     options: &'v MemtierOutput,
     output: &'v Output,
-    progressed: memtier_text::Progressed,
+    progressed: memtier::text::Progressed,
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 
@@ -52,7 +52,7 @@ impl Sink for MemtierLive<'_> {
         }
         eprintln!("[RUN #{}] Preparing benchmark client...", run + 1);
         eprintln!("[RUN #{}] Launching threads now...", run + 1);
-        self.progressed = memtier_text::Progressed::default();
+        self.progressed = memtier::text::Progressed::default();
     }
 
     fn interval(&mut self, run: usize, p: &Progress) {
@@ -75,13 +75,13 @@ impl Sink for MemtierLive<'_> {
         }
         eprint!("\n\n");
         if let Some(prefix) = &self.options.hdr_prefix {
-            for (path, bytes, what) in memtier_files::hdr_files(self.view, prefix, id, outcome) {
+            for (path, bytes, what) in memtier::files::hdr_files(self.view, prefix, id, outcome) {
                 eprintln!("Writing {what} to {}...", path.display());
                 self.files.push((path, bytes));
             }
         }
         if let Some(prefix) = &self.options.client_stats {
-            self.files.extend(memtier_clients::client_files(self.view, prefix, id, outcome));
+            self.files.extend(memtier::clients::client_files(self.view, prefix, id, outcome));
         }
     }
 }
@@ -134,7 +134,7 @@ fn write_reports(
     pooled: &Outcome,
     mut files: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<Option<report::document::Document>, ExitCode> {
-    let text = memtier_text::render(view, runs, pooled);
+    let text = memtier::text::render(view, runs, pooled);
     match &output.out_file {
         Some(path) => files.push((path.clone(), text.into_bytes())),
         None => {
@@ -145,14 +145,14 @@ fn write_reports(
         }
     }
     if let Some(path) = &output.memtier_json {
-        files.push((path.clone(), memtier_json::render(view, runs, pooled).into_bytes()));
+        files.push((path.clone(), memtier::json::render(view, runs, pooled).into_bytes()));
     }
     // respbench's own result beside memtier's outputs: what `respbench merge` adds up when
     // memtier command lines run as shards (memtier's JSON keeps no histograms to merge), and
     // what a scenario keeps of a memtier phase.
     let config = view.config;
     let run = report::Run { config, outcome: pooled, label: output.label.as_deref(), percentiles: &output.percentiles };
-    let document = report::json::document(&run);
+    let document = report::run::json::document(&run);
     if let Some(path) = &output.json {
         files.push((path.clone(), document.to_json().into_bytes()));
     }

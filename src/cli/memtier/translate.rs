@@ -12,7 +12,7 @@ use super::Draft;
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
 use crate::cli::Args;
 use crate::cli::dialect::{Found, scan};
-use crate::report::memtier_stats::MemtierOutput;
+use crate::report::memtier::stats::MemtierOutput;
 
 /// memtier's defaults where they differ from respbench's.
 const CLIENTS_PER_THREAD: u64 = 50;

@@ -239,7 +239,7 @@ impl Args {
             runs: self.runs as usize,
             memtier_front_end: false,
             notes: crate::cli::notes::Notes::spoken(),
-            statsd: self.statsd_host.map(|host| crate::report::statsd::Options {
+            statsd: self.statsd_host.map(|host| crate::report::live::statsd::Options {
                 host,
                 port: self.statsd_port,
                 prefix: self.statsd_prefix,

@@ -366,7 +366,7 @@ pub struct Output {
     pub fail_on_errors: bool,
     pub max_error_rate: Option<f64>,
     /// The memtier front-end's outputs, instead of respbench's text report.
-    pub memtier: Option<crate::report::memtier_stats::MemtierOutput>,
+    pub memtier: Option<crate::report::memtier::stats::MemtierOutput>,
     /// `--command` was given (memtier lays such runs out differently).
     pub arbitrary: bool,
     /// The run came through memtier's command line: messages in memtier's words.
@@ -374,7 +374,7 @@ pub struct Output {
     /// respbench's own notes: kept for the JSON, said on stderr unless a front-end runs it.
     pub notes: super::notes::Notes,
     /// Live metrics to StatsD (and Graphite events).
-    pub statsd: Option<crate::report::statsd::Options>,
+    pub statsd: Option<crate::report::live::statsd::Options>,
     /// `--data-verify`: read back what was written after the run; `--verify-only`: instead of it.
     pub verify: bool,
     pub verify_only: bool,

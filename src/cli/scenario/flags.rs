@@ -10,7 +10,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::cli::run::RunContext;
-use crate::report::metrics::Live;
+use crate::report::live::metrics::Live;
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScenarioFlags {

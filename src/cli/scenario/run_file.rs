@@ -95,7 +95,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let metrics = match args.metrics_listen.map(report::metrics::Live::serve).transpose() {
+    let metrics = match args.metrics_listen.map(report::live::metrics::Live::serve).transpose() {
         Ok(m) => m,
         Err(e) => {
             eprintln!("respbench: {e}");
@@ -149,7 +149,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         files.push((path, doc.to_json()));
     }
     if let Some(path) = &args.html {
-        files.push((path, report::scenario_html::render(&doc)));
+        files.push((path, report::pages::scenario_html::render(&doc)));
     }
     for (path, text) in files {
         if let Err(e) = report::write_atomic(path, text.as_bytes()) {

@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 
 use super::{Pooled, RoundFigures};
 use crate::report::document::Document;
-use crate::report::histo;
+use crate::report::document::histo;
 
 /// Each run of `doc` (one when it kept no per-run figures) and its pooled figures.
 pub fn runs_of(doc: &Document) -> Result<(Vec<RoundFigures>, Pooled), String> {

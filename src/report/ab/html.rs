@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use super::text::{change_cell, figure, figure_name, headline, interval_cell, side_name};
 use super::{AbDocument, Side};
-use crate::report::chart::{self, Chart, Series, XAxis, escape};
-use crate::report::html::page;
+use crate::report::pages::chart::{self, Chart, Series, XAxis, escape};
+use crate::report::pages::html::page;
 
 /// The interval chart's drawing size (scaled to the page's column, as the other charts).
 const WIDTH: f64 = 1100.0;

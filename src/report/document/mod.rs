@@ -4,6 +4,7 @@
 //! of schema version 1 written before a field was added still load. docs/json-schema.json is
 //! checked against this type by tests/json_schema.rs.
 
+pub mod histo;
 mod parts;
 pub mod scenario;
 
@@ -12,12 +13,12 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use self::histo::Histograms;
 pub use self::parts::*;
 pub use self::scenario::{
     Capacity, CapacityResult, CapacityStep, FillResult, Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo, Slo,
 };
 use super::Delivery;
-use super::histo::Histograms;
 use crate::engine::{RunFigures, ServerCpu, ServerLatency};
 use crate::net::ServerInfo;
 

@@ -19,10 +19,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{count_only, op_stats};
+use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
 use crate::report::document::{Configuration, Document as ResultDocument, ValueSizeConfig};
-use crate::report::histo::{CompleteInterval, IntervalHistograms};
-use crate::report::memtier_json::{self, Document};
-use crate::report::memtier_stats::{Layout, Measured, Second, base_name, sections_of};
+use crate::report::memtier::stats::{Layout, Measured, Second, base_name, sections_of};
+use crate::report::memtier::{self, json::Document};
 use crate::stats::{CompactOp, OpStats};
 
 /// Commands memtier's default layout shows as Sets, Gets and Waits.
@@ -145,7 +145,7 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
         hide_histogram: options.hide_histogram,
         sections,
     };
-    Ok(memtier_json::write(&document))
+    Ok(memtier::json::write(&document))
 }
 
 /// What every section of the merged result shares.

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use super::{Clock, Input, Row, count_only, op_summary};
 use crate::engine::RunFigures;
+use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
 use crate::report::document::{Point, Repetition};
-use crate::report::histo::{CompleteInterval, IntervalHistograms};
 use crate::stats::{CompactOp, Spread};
 
 /// One merged interval: its totals, its commands and the shards' points in it.

@@ -23,11 +23,11 @@ use std::sync::mpsc;
 use serde::{Deserialize, Serialize};
 
 pub use self::read::{Recovered, recover};
-use super::document::Document;
-use super::histo;
 use crate::config::Config;
 use crate::engine::{Outage, Outcome, Progress, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
+use crate::report::document::Document;
+use crate::report::document::histo;
 use crate::stats::{OpStats, Window};
 
 /// What the header's `journal` field says.
@@ -141,7 +141,7 @@ pub(crate) struct RunEnded {
     pub outages: Vec<Outage>,
 }
 
-/// The journal of a run being written: a live output (`report::sink::Sink`).
+/// The journal of a run being written: a live output (`report::live::sink::Sink`).
 pub struct Journal {
     path: PathBuf,
     label: Option<String>,
@@ -339,7 +339,7 @@ impl Journal {
     /// The header, before the first run.
     pub(crate) fn started(&mut self, run: usize, config: &Config) {
         if run == 0 {
-            let frame = super::json::frame(config, self.label.as_deref());
+            let frame = crate::report::run::json::frame(config, self.label.as_deref());
             self.send(Work::Line(Line::Header(Box::new(Header { journal: MAGIC.into(), version: VERSION, frame }))));
         }
     }

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::{Delivery, Format, Rates, Run};
 use crate::engine::{self, Bottleneck, Outcome, Progress, ServerSample};
+use crate::report::{Delivery, Format, Rates, Run};
 use crate::stats::{ErrorKind, OpStats, Spread};
 
 /// The full table with a header naming the server, the load and the method.
@@ -76,7 +76,7 @@ impl Format for Table {
             total.count,
             if outcome.interrupted { " (INTERRUPTED: partial results)" } else { "" }
         );
-        let _ = writeln!(out, "Latency in milliseconds; {}.", super::method(config));
+        let _ = writeln!(out, "Latency in milliseconds; {}.", crate::report::method(config));
         out.push('\n');
         // The Type column fits the longest name (a sequence's unit row can be long).
         let width = outcome.command_names.iter().map(|n| n.len() + 1).max().unwrap_or(0).max(8);

@@ -380,7 +380,7 @@ pub fn sections_of(layout: Layout, runs: &[Measured<'_>], pooled: &Measured<'_>)
 
 /// The histogram in microseconds, the unit memtier records in.
 pub fn micros(ns: &Histogram<u64>) -> Histogram<u64> {
-    super::hdrlog::to_micros(ns)
+    crate::report::live::hdrlog::to_micros(ns)
 }
 
 /// memtier's latency distribution (HdrHistogram's percentile iteration, 10 ticks per half

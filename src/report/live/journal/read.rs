@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
 use crate::engine::{Interval, Outage, Outcome};
+use crate::report::document::histo;
 use crate::report::document::{Document, Recovery};
-use crate::report::histo;
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// A journal's result and what became of its lines.
@@ -56,7 +56,7 @@ pub fn recover(text: &str, what: &str) -> Result<Recovered, String> {
     ));
     // The journal keeps the plan as the result shows it, not `--client-share-warning`: the
     // default threshold names the client's share in a recovered run's verdict.
-    let mut doc = crate::report::json::measured(header.frame, &pooled, crate::config::CLIENT_SHARE_WARNING);
+    let mut doc = crate::report::run::json::measured(header.frame, &pooled, crate::config::CLIENT_SHARE_WARNING);
     doc.recovered = Some(recovery);
     Ok(Recovered { doc, cut })
 }

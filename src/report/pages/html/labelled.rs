@@ -7,8 +7,8 @@ use std::fmt::Write;
 use serde_json::{Map, Value};
 
 use crate::engine::ThreadCpu;
-use crate::report::chart::escape;
 use crate::report::document::{CommandConfig, Configuration, Document, ValueSizeConfig};
+use crate::report::pages::chart::escape;
 
 /// A number as people read it: integers whole, other values to about four significant digits.
 pub fn number(v: f64) -> String {

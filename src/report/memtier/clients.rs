@@ -6,7 +6,7 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use super::memtier_stats::{MemtierView, base_name, distribution_us, groups};
+use super::stats::{MemtierView, base_name, distribution_us, groups};
 use crate::engine::Outcome;
 use crate::stats::{ClientStats, RowSecond};
 

@@ -5,9 +5,9 @@
 
 use std::fmt::Write;
 
-use super::super::chart::{self, Chart, Series, XAxis, escape};
-use super::super::document::{Document, LatencyPartsSummary};
 use super::{series_of, timeline_x};
+use crate::report::document::{Document, LatencyPartsSummary};
+use crate::report::pages::chart::{self, Chart, Series, XAxis, escape};
 use crate::stats::LatencySummary;
 
 /// The parts, in stacking order, with their colours.

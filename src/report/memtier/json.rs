@@ -8,8 +8,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde_json::{Map, Value, json};
 
-pub use super::memtier_stats::MemtierView;
-use super::memtier_stats::{Row, Section, at_percentile, distribution, ms, sections};
+use super::stats::{MemtierView, Row, Section, at_percentile, distribution, ms, sections};
 use crate::config::StopAfter;
 use crate::engine::Outcome;
 
@@ -39,7 +38,7 @@ pub fn render(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Str
     let config = view.config;
     let requests_per_client = requests_per_client(view);
     write(&Document {
-        configuration: super::memtier_config::configuration(view, runs.len().max(1), requests_per_client),
+        configuration: super::config::configuration(view, runs.len().max(1), requests_per_client),
         threads: config.threads.max(1),
         connections: config.connections,
         seconds: match config.stop {
@@ -208,7 +207,7 @@ fn block(
 /// The histogram in microseconds as HdrHistogram's compressed V2 encoding, base64: what
 /// memtier writes under `Histogram log format`.
 pub(crate) fn compressed(ns: &Histogram<u64>) -> String {
-    let us = super::memtier_stats::micros(ns);
+    let us = super::stats::micros(ns);
     let mut bytes = Vec::new();
     if V2DeflateSerializer::new().serialize(&us, &mut bytes).is_err() {
         return String::new();

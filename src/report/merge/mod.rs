@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 
-use super::document::{Cluster, Document, Faults, IntervalRef, MergedFrom, OpSummary, Point, Start, Verdict};
-use super::histo::{self, Histograms, Pair, decode, encode};
-use super::json::op_summary;
 use crate::engine::{Bottleneck, Outage};
+use crate::report::document::histo::{self, Histograms, Pair, decode, encode};
+use crate::report::document::{Cluster, Document, Faults, IntervalRef, MergedFrom, OpSummary, Point, Start, Verdict};
+use crate::report::run::json::op_summary;
 use crate::stats::{LatencySummary, OpStats, widen};
 
 /// Configuration fields that are each shard's own and add up in the merge.

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::memtier_stats::{MemtierView, Row, Section, at_percentile, distribution, ms, sections};
+use super::stats::{MemtierView, Row, Section, at_percentile, distribution, ms, sections};
 use crate::config::StopAfter;
 use crate::engine::{Outcome, Progress};
 

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::memtier_stats::MemtierView;
+use super::stats::MemtierView;
 use crate::config::{KeyPattern, StopAfter, Target, ValueSize};
 
 fn flag(b: bool) -> Value {

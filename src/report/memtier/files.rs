@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use super::memtier_stats::{MemtierView, Row, Section, micros};
+use super::stats::{MemtierView, Row, Section, micros};
 use crate::engine::Outcome;
 use crate::stats::OpStats;
 
@@ -85,7 +85,7 @@ fn log_text(us: &Histogram<u64>, title: &str, start_ms: u64, end_ms: u64) -> Str
         secs(start_ms),
         secs(end_ms),
         us.max() as f64,
-        super::memtier_json::compressed(us),
+        super::json::compressed(us),
     )
 }
 

@@ -3,7 +3,7 @@
 //! makes of its result (inline, as an `iframe`'s `srcdoc`: still one file, no scripts).
 
 use super::chart::escape;
-use super::document::{PhaseResult, ScenarioDocument};
+use crate::report::document::{PhaseResult, ScenarioDocument};
 
 /// One row per phase: name, kind, ops/s, p50, p99, p99.9 (ms), errors, whether it succeeded.
 fn rows(doc: &ScenarioDocument) -> Vec<[String; 8]> {

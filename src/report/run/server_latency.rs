@@ -1,35 +1,35 @@
 //! The server's own latency per command (`INFO latencystats`) beside the client's, as the text
-//! report and the HTML page show it; and, where there is none, why, in plain words.
+//! report shows it (the HTML page's section, pages/html/server_latency.rs, reads the same rows);
+//! and, where there is none, why, in plain words.
 
 use std::fmt::Write;
 
-use super::document::Document;
 use crate::engine::{ServerCommandLatency, ServerLatency};
 use crate::stats::LatencySummary;
 
 /// What the figures are, said once under them.
-const LEGEND: &str = "client: service time, from the send to the reply read; run mean: the server's mean per call \
+pub(crate) const LEGEND: &str = "client: service time, from the send to the reply read; run mean: the server's mean per call \
                       over this run alone (INFO commandstats); run's calls: of the calls behind the server's \
                       percentiles, those made during this run (all clients)";
 
 /// One command's row: its name, the server's figures, the client's service time.
-struct Row<'a> {
-    name: &'a str,
-    server: &'a ServerCommandLatency,
-    client: Option<LatencySummary>,
+pub(crate) struct Row<'a> {
+    pub name: &'a str,
+    pub server: &'a ServerCommandLatency,
+    pub client: Option<LatencySummary>,
 }
 
-fn rows<'a>(latency: &'a ServerLatency, client: &dyn Fn(&str) -> Option<LatencySummary>) -> Vec<Row<'a>> {
+pub(crate) fn rows<'a>(latency: &'a ServerLatency, client: &dyn Fn(&str) -> Option<LatencySummary>) -> Vec<Row<'a>> {
     latency.commands.iter().map(|(name, server)| Row { name, server, client: client(name) }).collect()
 }
 
 /// Milliseconds as microseconds: a server's own times are mostly under one.
-fn us(ms: Option<f64>) -> String {
+pub(crate) fn us(ms: Option<f64>) -> String {
     ms.map_or("-".into(), |v| format!("{:.1}", v * 1000.0))
 }
 
 /// The calls made during the run and their share of those behind the percentiles.
-fn share(c: &ServerCommandLatency) -> String {
+pub(crate) fn share(c: &ServerCommandLatency) -> String {
     match (c.calls_in_run, c.calls_total) {
         (Some(run), Some(total)) if total > 0 => format!("{run} ({:.0}%)", 100.0 * run as f64 / total as f64),
         (Some(run), _) => run.to_string(),
@@ -38,7 +38,7 @@ fn share(c: &ServerCommandLatency) -> String {
 }
 
 /// What the percentiles cover, and over which nodes.
-fn heading(latency: &ServerLatency) -> String {
+pub(crate) fn heading(latency: &ServerLatency) -> String {
     let over = match latency.nodes.len() {
         0 | 1 => String::new(),
         n => format!("; each the highest over {n} primaries, an upper bound on the cluster's"),
@@ -78,46 +78,6 @@ pub fn text(out: &mut String, latency: &ServerLatency, client: &dyn Fn(&str) -> 
     let _ = writeln!(out, "({LEGEND})");
     for p in &latency.problems {
         let _ = writeln!(out, "Server's own latency: {p}");
-    }
-}
-
-/// The HTML page's section, after the summary table; nothing for a result written before the
-/// server's latency was read.
-pub fn html(b: &mut String, doc: &Document) {
-    let Some(latency) = &doc.server_latency else { return };
-    let escape = super::chart::escape;
-    b.push_str("<h2>Server's own latency</h2>");
-    if let Some(why) = &latency.unavailable {
-        let _ = write!(b, "<p>Unavailable: {}.</p>", escape(why));
-        return;
-    }
-    let _ = write!(
-        b,
-        "<p>{}.</p><div class=\"scroll\"><table><tr><th>Type</th><th>server p50 µs</th><th>server p99 µs</th>\
-         <th>server p99.9 µs</th><th>client p50 µs</th><th>client p99 µs</th><th>client p99.9 µs</th>\
-         <th>run mean µs</th><th>run's calls</th></tr>",
-        escape(&heading(latency))
-    );
-    let client = |name: &str| doc.commands.get(name).map(|op| op.service_us);
-    for r in rows(latency, &client) {
-        let c = |f: fn(&LatencySummary) -> f64| us(r.client.as_ref().map(|l| f(l) / 1000.0));
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(r.name),
-            us(r.server.p50_ms),
-            us(r.server.p99_ms),
-            us(r.server.p99_9_ms),
-            c(|l| l.p50_us),
-            c(|l| l.p99_us),
-            c(|l| l.p999_us),
-            us(r.server.run_mean_ms),
-            share(r.server),
-        );
-    }
-    let _ = write!(b, "</table></div><p class=\"sub\">{}.</p>", escape(LEGEND));
-    for p in &latency.problems {
-        let _ = write!(b, "<p>{}.</p>", escape(p));
     }
 }
 

@@ -2,14 +2,14 @@
 //! docs/json-schema.json, complete enough that every other report can be rebuilt from it) and
 //! written as JSON.
 
-use super::document::{
+use crate::config::{Config, StopAfter, ValueSize};
+use crate::engine;
+use crate::report::document::{
     Client, Cluster, CommandConfig, Configuration, Document, Faults, IntervalRef, LatencyPartsSummary, Machine,
     Measurement, OpSummary, Point, RampConfig, Repetition, SCHEMA_VERSION, ServerTelemetry, ShardPart, Start, Tool,
     ValueSizeConfig, Verdict,
 };
-use super::{Delivery, Format, Rates, Run};
-use crate::config::{Config, StopAfter, ValueSize};
-use crate::engine;
+use crate::report::{Delivery, Format, Rates, Run};
 use crate::stats::{LatencySummary, OpStats, Recorded, Spread};
 
 pub struct Json;
@@ -141,7 +141,7 @@ pub fn frame(config: &Config, label: Option<&str>) -> Document {
             latency_to: "reply_read".into(),
             mode: if config.rate.is_some() { "open_loop" } else { "closed_loop" }.into(),
             histogram: "hdrhistogram, 3 significant digits (time-series intervals: 2), nanosecond values".into(),
-            description: super::method(config).into(),
+            description: crate::report::method(config).into(),
             clock_offset_bound_us: None,
         },
         rate: config.rate.map(Delivery::planned),
@@ -218,7 +218,7 @@ pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning
     if let Some(start) = doc.start.as_mut() {
         start.offset_ms = outcome.started_unix_ms as f64 - start.requested_unix_ms;
     }
-    doc.histograms = super::histo::Histograms::of(outcome, open_loop);
+    doc.histograms = crate::report::document::histo::Histograms::of(outcome, open_loop);
     doc
 }
 

@@ -5,11 +5,12 @@
 use std::fmt::Write;
 
 use super::chart::{self, Chart, Series, XAxis, escape};
-use super::document::{Document, OpSummary, Point};
+use crate::report::document::{Document, OpSummary, Point};
 use crate::stats::LatencySummary;
 
 mod labelled;
 mod parts;
+mod server_latency;
 
 /// Laid out for a window of 1280 px or less: nothing is wider than the page. Long tokens wrap
 /// anywhere, except numbers and headers, so a long command line squeezes its own column and not
@@ -328,7 +329,7 @@ pub fn render(doc: &Document) -> String {
             rate.late_threshold_us / 1000.0
         );
     }
-    super::server_latency::html(&mut b, doc);
+    server_latency::html(&mut b, doc);
     b.push_str("<h2>Over time</h2>");
     for c in &timeline_charts(doc) {
         b.push_str(&chart::svg(c));

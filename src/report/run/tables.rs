@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::document::Document;
+use crate::report::document::Document;
 
 /// A CSV field, quoted when it must be.
 fn field(s: &str) -> String {

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::chart::escape;
-use super::document::{Document, PhaseResult, ResultFile};
+use crate::report::document::{Document, PhaseResult, ResultFile};
 
 /// One row: a measured phase of one file (or a single run).
 #[derive(Debug, Clone, PartialEq)]

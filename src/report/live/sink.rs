@@ -10,9 +10,9 @@ use super::hdrlog::HdrLog;
 use super::journal::Journal;
 use super::metrics::Live;
 use super::statsd::Statsd;
-use super::text::live_line;
 use crate::config::Config;
 use crate::engine::{Outcome, Progress};
+use crate::report::run::text::live_line;
 
 /// A live output of a run. `run` numbers the run among `--runs`, from 0.
 pub trait Sink {

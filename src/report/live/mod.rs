@@ -1,0 +1,8 @@
+//! Live sinks: what a run reports while it is still running (the live line, StatsD, the metrics
+//! endpoint, the HDR interval log, the journal), fed interval by interval through one trait.
+
+pub mod hdrlog;
+pub mod journal;
+pub mod metrics;
+pub mod sink;
+pub mod statsd;
