@@ -10,17 +10,14 @@ mod fill;
 pub mod memtier;
 mod merge;
 mod native;
-mod native_run;
 mod notes;
 pub mod parse;
-mod protocol_flags;
 mod recover;
 pub mod redis_benchmark;
 mod results;
 mod run;
 pub mod scenario;
 mod secrets;
-mod session_flags;
 mod shard;
 // unsafe: sigaction and the async-signal-safe crash report; each block says why it is sound.
 #[allow(unsafe_code)]
@@ -177,7 +174,7 @@ fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     }
     let ran = match &output.memtier {
         Some(options) => memtier::run::execute(config, output, options, cx),
-        None => native_run::execute(config, output, cx),
+        None => native::run::execute(config, output, cx),
     };
     if output.verify && ran.code == ExitCode::SUCCESS { Ran { code: run_verify(config), ..ran } } else { ran }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::cli::native_run::exit_code;
+use crate::cli::native::run::exit_code;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::cli::{EXIT_FAILURE, Output, Ran, signals};
 use crate::config::Config;

@@ -82,7 +82,7 @@ impl Args {
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);
         crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
-        crate::cli::protocol_flags::check(&config)?;
+        super::protocol_flags::check(&config)?;
         crate::workload::Workload::check(&config)?;
         if output.verify || output.verify_only {
             crate::cli::verify::check(&config)?;

@@ -90,7 +90,7 @@ impl Default for Args {
             markdown: None,
             label: None,
             // `--io` also reads RESPBENCH_IO, as clap does for an empty command line.
-            session: crate::cli::session_flags::SessionFlags { io: io_from_env(), ..Default::default() },
+            session: super::session_flags::SessionFlags { io: io_from_env(), ..Default::default() },
             wire: Default::default(),
             debug: false,
             statsd_host: None,

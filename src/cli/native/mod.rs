@@ -285,9 +285,9 @@ pub struct Args {
     #[arg(long, help_heading = "Output")]
     pub label: Option<String>,
     #[command(flatten)]
-    pub session: super::session_flags::SessionFlags,
+    pub session: session_flags::SessionFlags,
     #[command(flatten)]
-    pub wire: super::protocol_flags::ProtocolFlags,
+    pub wire: protocol_flags::ProtocolFlags,
     /// Print what connecting and reconnecting do on stderr.
     #[arg(long, hide = true)]
     pub debug: bool,
@@ -384,6 +384,9 @@ pub struct Output {
 
 mod build;
 mod defaults;
+pub mod protocol_flags;
+pub mod run;
+pub mod session_flags;
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::run::{self, Plan, RunContext};
-use super::{EXIT_FAILURE, Output, Ran, exit, signals};
+use crate::cli::run::{self, Plan, RunContext};
+use crate::cli::{EXIT_FAILURE, Output, Ran, exit, signals};
 use crate::config::Config;
 use crate::engine::Outcome;
 use crate::report::document::Document;
@@ -16,7 +16,7 @@ use crate::report::{self, Format, Run};
 
 /// The run itself and its reports.
 pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
-    let mut around = match super::around::Around::open(output, cx) {
+    let mut around = match crate::cli::around::Around::open(output, cx) {
         Ok(around) => around,
         Err(code) => return Ran::failed(code),
     };
@@ -98,7 +98,7 @@ fn write_reports(
 }
 
 /// The exit code of a run whose results are out.
-pub(super) fn exit_code(config: &Config, output: &Output, outcome: &Outcome) -> ExitCode {
+pub(crate) fn exit_code(config: &Config, output: &Output, outcome: &Outcome) -> ExitCode {
     if outcome.interrupted {
         return ExitCode::from(signals::interrupted_exit_code());
     }
