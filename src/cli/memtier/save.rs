@@ -25,9 +25,9 @@ pub(super) fn command_line(args: &Args) -> Vec<OsString> {
 /// written), for the flags the plan sets: the scenario saver's input, built from the typed plan
 /// (clap's table only names each flag's id), never parsed.
 pub(super) fn given(args: &Args) -> Vec<Given> {
-    let mut out = Vec::new();
+    let (mut out, cmd) = (Vec::new(), <Args as clap::CommandFactory>::command());
     for (flag, value) in settings(args).0 {
-        crate::cli::scenario::flags::record(&mut out, &flag, value.into_iter().collect());
+        crate::cli::scenario::flags::record(&mut out, &cmd, &flag, value.into_iter().collect());
     }
     out
 }

@@ -17,10 +17,10 @@ pub fn flags(args: &Args) -> Vec<OsString> {
 
 /// The same as `--save-scenario`'s record of the flags the plan sets.
 pub fn given(args: &Args) -> Vec<crate::cli::scenario::flags::Given> {
-    let mut out = Vec::new();
+    let (mut out, cmd) = (Vec::new(), <Args as clap::CommandFactory>::command());
     for (flag, value) in settings(args) {
         let values = value.map(|v| v.to_string_lossy().into_owned()).into_iter().collect();
-        crate::cli::scenario::flags::record(&mut out, flag, values);
+        crate::cli::scenario::flags::record(&mut out, &cmd, flag, values);
     }
     out
 }

@@ -210,12 +210,10 @@ fn scenario_text(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Result<(
     // sequences count each command).
     let Some((_, saved)) = plan.save.as_ref() else { return Err("--save-scenario was not asked for".into()) };
     let mut base = saved.clone();
+    let cmd = <crate::cli::native::Args as clap::CommandFactory>::command();
     let set = |args: &mut crate::cli::native::Args, flag: &str, values: &[&str]| {
-        crate::cli::scenario::flags::record(
-            &mut args.scenario.given,
-            flag,
-            values.iter().map(|v| v.to_string()).collect(),
-        )
+        let values = values.iter().map(|v| v.to_string()).collect();
+        crate::cli::scenario::flags::record(&mut args.scenario.given, &cmd, flag, values)
     };
     if let (StopAfter::Requests(n), Some(_)) = (&plan.base.stop, &base.requests) {
         base.requests = Some(n.to_string());

@@ -38,11 +38,11 @@ pub struct Given {
     pub values: Vec<String>,
 }
 
-/// Records that a front-end's typed plan sets `flag` (a long name, `--x`) to `values` as they
+/// Records that a front-end's typed plan sets `flag` (a long name, `--x`, of `cmd`: respbench's
+/// own flags) to `values` as they
 /// would be written, replacing an earlier record of it: what `--save-scenario` writes of a plan
 /// no one typed in respbench's words. clap's table only names the flag's id; nothing is parsed.
-pub fn record(given: &mut Vec<Given>, flag: &str, values: Vec<String>) {
-    let cmd = <crate::cli::native::Args as clap::CommandFactory>::command();
+pub fn record(given: &mut Vec<Given>, cmd: &clap::Command, flag: &str, values: Vec<String>) {
     let long = flag.trim_start_matches('-');
     let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(long)) else { return };
     let id = arg.get_id().as_str();
