@@ -94,7 +94,8 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 }
 
 /// A memory size in bytes, 1024-based: `64mb`, `2GiB`, `1t`, `1048576` (a fill's target and a
-/// server's memory, beyond a value's 512 MiB).
+/// server's memory, beyond a value's 512 MiB). Our own for the reason `size` is: the crates read
+/// `mb` as 1,000,000 bytes, where Redis's `maxmemory` and memtier mean 1024-based units.
 pub fn memory_size(s: &str) -> Result<u64, String> {
     let lower = s.trim().to_ascii_lowercase();
     let bad = || format!("expected a size such as 64mb or 2gb, got '{s}'");
