@@ -19,6 +19,25 @@ pub(crate) struct Row<'a> {
     pub client: Option<LatencySummary>,
 }
 
+impl Row<'_> {
+    /// The row's figures after its name, as the text and the HTML page show them: the server's
+    /// p50, p99, p99.9, the client's, the run's mean and the run's share of the calls.
+    pub(crate) fn cells(&self) -> [String; 8] {
+        let c = |f: fn(&LatencySummary) -> f64| us(self.client.as_ref().map(|l| f(l) / 1000.0));
+        let s = self.server;
+        [
+            us(s.p50_ms),
+            us(s.p99_ms),
+            us(s.p99_9_ms),
+            c(|l| l.p50_us),
+            c(|l| l.p99_us),
+            c(|l| l.p999_us),
+            us(s.run_mean_ms),
+            share(s),
+        ]
+    }
+}
+
 pub(crate) fn rows<'a>(latency: &'a ServerLatency, client: &dyn Fn(&str) -> Option<LatencySummary>) -> Vec<Row<'a>> {
     latency.commands.iter().map(|(name, server)| Row { name, server, client: client(name) }).collect()
 }
@@ -60,19 +79,11 @@ pub fn text(out: &mut String, latency: &ServerLatency, client: &dyn Fn(&str) -> 
         "Type", "p50", "p99", "p99.9", "client p50", "client p99", "client p99.9", "run mean", "run's calls"
     );
     for r in rows(latency, client) {
-        let c = |f: fn(&LatencySummary) -> f64| us(r.client.as_ref().map(|l| f(l) / 1000.0));
+        let [p50, p99, p999, c50, c99, c999, mean, calls] = r.cells();
         let _ = writeln!(
             out,
-            "{:<width$}{:>9}{:>9}{:>9}{:>14}{:>14}{:>14}{:>10}{:>16}",
-            r.name,
-            us(r.server.p50_ms),
-            us(r.server.p99_ms),
-            us(r.server.p99_9_ms),
-            c(|l| l.p50_us),
-            c(|l| l.p99_us),
-            c(|l| l.p999_us),
-            us(r.server.run_mean_ms),
-            share(r.server),
+            "{:<width$}{p50:>9}{p99:>9}{p999:>9}{c50:>14}{c99:>14}{c999:>14}{mean:>10}{calls:>16}",
+            r.name
         );
     }
     let _ = writeln!(out, "({LEGEND})");

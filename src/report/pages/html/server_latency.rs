@@ -5,8 +5,7 @@ use std::fmt::Write;
 
 use crate::report::document::Document;
 use crate::report::pages::chart::escape;
-use crate::report::run::server_latency::{LEGEND, heading, rows, share, us};
-use crate::stats::LatencySummary;
+use crate::report::run::server_latency::{LEGEND, heading, rows};
 
 /// The HTML page's section, after the summary table; nothing for a result written before the
 /// server's latency was read.
@@ -26,20 +25,11 @@ pub fn html(b: &mut String, doc: &Document) {
     );
     let client = |name: &str| doc.commands.get(name).map(|op| op.service_us);
     for r in rows(latency, &client) {
-        let c = |f: fn(&LatencySummary) -> f64| us(r.client.as_ref().map(|l| f(l) / 1000.0));
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(r.name),
-            us(r.server.p50_ms),
-            us(r.server.p99_ms),
-            us(r.server.p99_9_ms),
-            c(|l| l.p50_us),
-            c(|l| l.p99_us),
-            c(|l| l.p999_us),
-            us(r.server.run_mean_ms),
-            share(r.server),
-        );
+        let _ = write!(b, "<tr><td>{}</td>", escape(r.name));
+        for cell in r.cells() {
+            let _ = write!(b, "<td>{cell}</td>");
+        }
+        b.push_str("</tr>");
     }
     let _ = write!(b, "</table></div><p class=\"sub\">{}.</p>", escape(LEGEND));
     for p in &latency.problems {
