@@ -96,14 +96,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     execute(args, &RunContext::new(&stop)).0
 }
 
-/// A scenario's capacity phase: its flags as typed values.
-pub(crate) fn phase(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Option<CapacityResult>) {
-    execute(args, cx)
-}
-
 /// The search a command line asks for, its table on stdout and its `--json`; the exit code and
-/// the result (also when interrupted).
-fn execute(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Option<CapacityResult>) {
+/// the result (also when interrupted). A scenario's capacity phase comes here too.
+pub(crate) fn execute(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Option<CapacityResult>) {
     if let Err(msg) = args.run.scenario.refuse_in("capacity") {
         return (usage_error(&msg), None);
     }

@@ -80,14 +80,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     execute(args, &RunContext::new(&stop)).0
 }
 
-/// A scenario's fill phase: its flags as typed values.
-pub(crate) fn phase(args: FillArgs, cx: &RunContext<'_>) -> (ExitCode, Option<FillResult>) {
-    execute(args, cx)
-}
-
 /// The fill a command line asks for, its report on stdout and its `--json`; the exit code and
-/// what the fill did.
-fn execute(args: FillArgs, cx: &RunContext<'_>) -> (ExitCode, Option<FillResult>) {
+/// what the fill did. A scenario's fill phase comes here too, with its flags as typed values.
+pub(crate) fn execute(args: FillArgs, cx: &RunContext<'_>) -> (ExitCode, Option<FillResult>) {
     if let Err(msg) = args.run.scenario.refuse_in("fill") {
         return (usage_error(&msg), None);
     }

@@ -198,11 +198,11 @@ fn run_step(step: &Step, progress: bool, cx: &RunContext<'_>) -> (Option<PhaseRe
             Err(msg) => (None, usage_error(&msg)),
         },
         Ok(Planned::Fill(args)) => {
-            let (code, result) = crate::cli::fill::phase(*args, cx);
+            let (code, result) = crate::cli::fill::execute(*args, cx);
             (result.map(PhaseResult::Fill), code)
         }
         Ok(Planned::Capacity(args)) => {
-            let (code, result) = crate::cli::capacity::phase(*args, cx);
+            let (code, result) = crate::cli::capacity::execute(*args, cx);
             (result.map(PhaseResult::Capacity), code)
         }
         Err(e) => (None, usage_error(&e.msg)),
