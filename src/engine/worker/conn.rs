@@ -9,8 +9,16 @@ use crate::net::{Dial, Transport};
 use crate::stats::ClientStats;
 use crate::workload::RequestGen;
 
-/// Initial read buffer per link; grows only for a reply larger than this.
-const READ_BUFFER: usize = 64 * 1024;
+/// The worker's read buffer, lent to each link while it reads ([`lend`]); it grows only for a
+/// reply larger than this.
+pub(super) const READ_BUFFER: usize = 64 * 1024;
+
+/// Least a link's own buffer takes when it must hold the start of a reply between reads.
+const TAIL_MIN: usize = 512;
+
+/// Most of a reply a link copies to its own buffer between reads; more, and it keeps the
+/// worker's (see [`take_back`]).
+const TAIL_MAX: usize = READ_BUFFER / 4;
 
 /// A request on the wire, waiting for its reply.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +66,9 @@ pub struct Link {
     pub(super) io: Option<Transport>,
     /// While down: the attempt to connect again under way, if any.
     pub(super) dialing: Option<Box<Dialing>>,
+    /// Replies read, `rbuf[rstart..rend]` not scanned yet. While the link reads, the worker's
+    /// buffer; between reads, its own, which holds only the start of a reply not complete yet
+    /// (empty and unallocated when nothing is pending, as at pipeline 1 almost always).
     pub(super) rbuf: Vec<u8>,
     pub(super) rstart: usize,
     pub(super) rend: usize,
@@ -79,7 +90,7 @@ impl Link {
         Link {
             io: Some(io),
             dialing: None,
-            rbuf: vec![0; READ_BUFFER],
+            rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
             wbuf: Vec::with_capacity(pipeline * max_request),
@@ -97,7 +108,7 @@ impl Link {
         Link {
             io: None,
             dialing: None,
-            rbuf: vec![0; READ_BUFFER],
+            rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
             wbuf: Vec::with_capacity(pipeline * max_request),
@@ -199,7 +210,53 @@ pub(super) fn make_room(link: &mut Link) {
         link.rstart = 0;
     }
     if link.rend == link.rbuf.len() {
-        let len = link.rbuf.len() * 2;
+        let len = (link.rbuf.len() * 2).max(TAIL_MIN);
         link.rbuf.resize(len, 0);
+    }
+}
+
+/// Lends the worker's read buffer (`shared`) to a link about to read, with what the link held
+/// of a reply moved to its front; the link's own buffer waits in `shared` meanwhile. Nothing is
+/// lent to a link whose own buffer is the larger (it grew for a large reply).
+pub(super) fn lend(shared: &mut Vec<u8>, link: &mut Link) {
+    let pending = link.rend - link.rstart;
+    if shared.len() <= link.rbuf.len() || shared.len() < pending {
+        return;
+    }
+    shared[..pending].copy_from_slice(&link.rbuf[link.rstart..link.rend]);
+    std::mem::swap(shared, &mut link.rbuf);
+    (link.rstart, link.rend) = (0, pending);
+}
+
+/// Takes the worker's read buffer back from a link done reading ([`lend`]): the start of a
+/// reply not complete yet goes to the link's own buffer, which grows to hold it (and keeps
+/// that size until [`shrink`]). A link in the middle of a large reply (more than `TAIL_MAX`
+/// of it read) keeps the lent buffer instead, so the reply is not copied again at each read,
+/// and the worker takes a new one. Then `shared` is the worker's buffer again, at least
+/// `READ_BUFFER` long (a link that failed while reading took the lent one with it).
+pub(super) fn take_back(shared: &mut Vec<u8>, link: Option<&mut Link>) {
+    if let Some(link) = link
+        && link.rbuf.len() > shared.len()
+        && link.rend - link.rstart <= TAIL_MAX
+    {
+        let pending = link.rend - link.rstart;
+        if shared.len() < pending {
+            shared.resize(pending.next_power_of_two().max(TAIL_MIN), 0);
+        }
+        shared[..pending].copy_from_slice(&link.rbuf[link.rstart..link.rend]);
+        std::mem::swap(shared, &mut link.rbuf);
+        (link.rstart, link.rend) = (0, pending);
+    }
+    if shared.len() < READ_BUFFER {
+        *shared = vec![0; READ_BUFFER];
+    }
+}
+
+/// Frees a link's own read buffer when it holds nothing (once an interval: a buffer that grew
+/// for a burst of partial replies is not kept for the rest of the run).
+pub(super) fn shrink(link: &mut Link) {
+    if link.rstart == link.rend && link.rbuf.capacity() > 0 {
+        link.rbuf = Vec::new();
+        (link.rstart, link.rend) = (0, 0);
     }
 }

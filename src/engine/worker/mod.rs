@@ -171,6 +171,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         // Replies drained after the deadline belong to the last interval, not a sliver of a new one.
         while now >= worker.next_flush && plan.deadline.is_none_or(|d| worker.next_flush < d) {
             worker.flush_window(&tx);
+            conns.iter_mut().flat_map(|c| c.links.iter_mut().flatten()).for_each(conn::shrink);
         }
         // After the flush: a connection joining on an interval's boundary counts in the next.
         if worker.next_join.is_some_and(|t| now >= t) {
@@ -287,6 +288,9 @@ struct Worker<'p> {
     /// Kernel receive timestamps on: their mapping onto the run's clock, measured again at
     /// every interval.
     clock: Option<Clock>,
+    /// The read buffer, lent to each link while it reads (`conn::lend`): a link keeps only
+    /// the start of a reply not complete yet.
+    rbuf: Vec<u8>,
 }
 
 impl<'p> Worker<'p> {
@@ -310,6 +314,7 @@ impl<'p> Worker<'p> {
             next_join: conns.iter().filter_map(|c| c.join_at).min(),
             live: conns.len() - held,
             clock: plan.stamps.then(Clock::measure),
+            rbuf: vec![0; conn::READ_BUFFER],
         };
         worker.window = worker.fresh_window();
         worker

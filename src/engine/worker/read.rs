@@ -6,7 +6,7 @@ use std::io;
 use std::time::Instant;
 
 use super::conn::InFlight;
-use super::conn::make_room;
+use super::conn::{lend, make_room, take_back};
 use super::faults::{MAX_REDIRECTS, redirect_of};
 use super::voice::{self, Lost};
 use super::{Conn, Worker, guard};
@@ -16,39 +16,14 @@ use crate::stats::{self, ErrorKind, OpStats};
 
 impl Worker<'_> {
     /// Reads and scans everything available on one link, then refills. Returns the clock.
-    pub(super) fn on_event(&mut self, conn: &mut Conn, c: usize, node: usize, mut now: Instant) -> Instant {
-        loop {
-            let Some(link) = conn.links[node].as_mut() else { return now };
-            if link.rend == link.rbuf.len() {
-                make_room(link);
-            }
-            let Some(io) = link.io.as_mut() else { return now };
-            let space = link.rbuf.len() - link.rend;
-            match io.read_stamped(&mut link.rbuf[link.rend..], self.clock.is_some()) {
-                Ok((0, _)) => {
-                    self.fail_because(conn, node, ErrorKind::Io, Lost::Dropped, now);
-                    return now;
-                }
-                Ok((n, stamp)) => {
-                    let drained = n < space && io.short_read_drains();
-                    link.rend += n;
-                    now = Instant::now();
-                    // Every reply this read completes arrived with its last bytes, by then.
-                    if !self.consume(conn, c, node, (now, stamp)) {
-                        return now;
-                    }
-                    // A short read drained the socket: the next arrival raises a new edge.
-                    if drained {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.fail_because(conn, node, ErrorKind::Io, Lost::Error(&e), now);
-                    return now;
-                }
-            }
+    pub(super) fn on_event(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) -> Instant {
+        if let Some(link) = conn.links[node].as_mut() {
+            lend(&mut self.rbuf, link);
+        }
+        let (mut now, up) = self.read_all(conn, c, node, now);
+        take_back(&mut self.rbuf, conn.links[node].as_mut());
+        if !up {
+            return now;
         }
         if let (Some(every), Some(link)) = (self.plan.faults.reconnect_every, conn.links[node].as_ref())
             && link.served >= every
@@ -62,6 +37,45 @@ impl Worker<'_> {
         }
         self.fill_and_flush(conn, c, now);
         now
+    }
+
+    /// Reads and scans until the socket has nothing more. Returns the clock, and false if the
+    /// link failed.
+    fn read_all(&mut self, conn: &mut Conn, c: usize, node: usize, mut now: Instant) -> (Instant, bool) {
+        loop {
+            let Some(link) = conn.links[node].as_mut() else { return (now, false) };
+            if link.rend == link.rbuf.len() {
+                make_room(link);
+            }
+            let Some(io) = link.io.as_mut() else { return (now, false) };
+            let space = link.rbuf.len() - link.rend;
+            match io.read_stamped(&mut link.rbuf[link.rend..], self.clock.is_some()) {
+                Ok((0, _)) => {
+                    self.fail_because(conn, node, ErrorKind::Io, Lost::Dropped, now);
+                    return (now, false);
+                }
+                Ok((n, stamp)) => {
+                    let drained = n < space && io.short_read_drains();
+                    link.rend += n;
+                    now = Instant::now();
+                    // Every reply this read completes arrived with its last bytes, by then.
+                    if !self.consume(conn, c, node, (now, stamp)) {
+                        return (now, false);
+                    }
+                    // A short read drained the socket: the next arrival raises a new edge.
+                    if drained {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail_because(conn, node, ErrorKind::Io, Lost::Error(&e), now);
+                    return (now, false);
+                }
+            }
+        }
+        (now, true)
     }
 
     /// Scans every complete reply in a link's read buffer. False if the link failed. `stamp`:
