@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -19,6 +19,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use super::push::Pusher;
 use crate::config::Config;
 use crate::engine::{Progress, WORKER_THREAD};
 
@@ -60,7 +61,10 @@ struct State {
 /// The live metrics of this process, shared by the collector's callback and the HTTP thread.
 pub struct Live {
     state: Mutex<State>,
-    addr: SocketAddr,
+    /// Where it is served (`None`: only pushed, `--metrics-push` without `--metrics-listen`).
+    addr: Option<SocketAddr>,
+    /// `--metrics-push`: told of each interval and of the end (`report::live::push`).
+    push: OnceLock<Pusher>,
     /// Scrapes served since the values became final.
     final_scrapes: AtomicU64,
     scraped: Condvar,
@@ -68,7 +72,7 @@ pub struct Live {
 
 impl std::fmt::Debug for Live {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Live({})", self.addr)
+        write!(f, "Live({:?})", self.addr)
     }
 }
 
@@ -81,7 +85,8 @@ impl Live {
         let addr = server.server_addr().to_ip().ok_or_else(|| format!("--metrics-listen {addr}: not an IP address"))?;
         let live = Arc::new(Live {
             state: Mutex::new(State::default()),
-            addr,
+            addr: Some(addr),
+            push: OnceLock::new(),
             final_scrapes: AtomicU64::new(0),
             scraped: Condvar::new(),
         });
@@ -98,8 +103,29 @@ impl Live {
         Ok(live)
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    /// Values kept for `--metrics-push` alone: nothing listens.
+    pub fn unserved() -> Arc<Live> {
+        Arc::new(Live {
+            state: Mutex::new(State::default()),
+            addr: None,
+            push: OnceLock::new(),
+            final_scrapes: AtomicU64::new(0),
+            scraped: Condvar::new(),
+        })
+    }
+
+    pub fn addr(&self) -> Option<SocketAddr> {
         self.addr
+    }
+
+    /// Pushes the values with `pusher` after each interval and at the end (set once).
+    pub fn push_with(&self, pusher: Pusher) {
+        let _ = self.push.set(pusher);
+    }
+
+    /// The current values as OpenMetrics text, what a scrape reads.
+    pub fn text(&self) -> String {
+        encode(&self.lock())
     }
 
     /// A run (or a phase) begins: its command names and requested rate.
@@ -152,12 +178,21 @@ impl Live {
         }
         s.intervals += 1;
         threads_busy(&mut s);
+        drop(s);
+        if let Some(p) = self.push.get() {
+            p.wake();
+        }
     }
 
     /// Every value is final: a scrape from now on sees the end of the run.
     pub fn finish(&self) {
         self.lock().finished = true;
         eprintln!("respbench: metrics final");
+        if let Some(p) = self.push.get()
+            && p.flush()
+        {
+            eprintln!("respbench: metrics pushed");
+        }
     }
 
     /// Keeps serving after the run until one scrape has read the final values, at most `most`,
