@@ -23,17 +23,14 @@ impl Drop for Daemon {
     }
 }
 
-/// `program`'s path, or `None` after printing why the test is skipped.
+/// `program`'s path on `PATH`, or `None` after printing why the test is skipped.
 pub fn installed(program: &str) -> Option<String> {
-    let found = ["/usr/bin", "/usr/local/bin", "/bin"]
-        .iter()
-        .map(|d| Path::new(d).join(program))
-        .find(|p| p.exists())
-        .map(|p| p.display().to_string());
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file());
     if found.is_none() {
         eprintln!("skipped: {program} is not installed (scripts/install-deps.sh installs Debian's)");
     }
-    found
+    found.map(|p| p.display().to_string())
 }
 
 impl Daemon {
@@ -69,7 +66,7 @@ impl Daemon {
 }
 
 /// GET `path` over HTTP/1.1: the status and the body, or `None` when nothing answers.
-fn get(addr: &str, path: &str) -> Option<(u16, String)> {
+pub fn get(addr: &str, path: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(addr).ok()?;
     write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
     let mut reply = String::new();

@@ -19,7 +19,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use super::push::Pusher;
 use crate::config::Config;
 use crate::engine::{Progress, WORKER_THREAD};
 
@@ -58,13 +57,22 @@ struct State {
     finished: bool,
 }
 
+/// What follows the values as they change (`--metrics-push`'s pusher, `report::live::push`).
+pub trait Follower: Send + Sync {
+    /// New values, after an interval: must not block.
+    fn updated(&self);
+    /// The final values: returns once they are handed on, or could not be (bounded); whether
+    /// they were.
+    fn finished(&self) -> bool;
+}
+
 /// The live metrics of this process, shared by the collector's callback and the HTTP thread.
 pub struct Live {
     state: Mutex<State>,
     /// Where it is served (`None`: only pushed, `--metrics-push` without `--metrics-listen`).
     addr: Option<SocketAddr>,
     /// `--metrics-push`: told of each interval and of the end (`report::live::push`).
-    push: OnceLock<Pusher>,
+    push: OnceLock<Box<dyn Follower>>,
     /// Scrapes served since the values became final.
     final_scrapes: AtomicU64,
     scraped: Condvar,
@@ -118,9 +126,9 @@ impl Live {
         self.addr
     }
 
-    /// Pushes the values with `pusher` after each interval and at the end (set once).
-    pub fn push_with(&self, pusher: Pusher) {
-        let _ = self.push.set(pusher);
+    /// Tells `follower` of the values after each interval and at the end (set once).
+    pub fn followed_by(&self, follower: Box<dyn Follower>) {
+        let _ = self.push.set(follower);
     }
 
     /// The current values as OpenMetrics text, what a scrape reads.
@@ -180,7 +188,7 @@ impl Live {
         threads_busy(&mut s);
         drop(s);
         if let Some(p) = self.push.get() {
-            p.wake();
+            p.updated();
         }
     }
 
@@ -189,7 +197,7 @@ impl Live {
         self.lock().finished = true;
         eprintln!("respbench: metrics final");
         if let Some(p) = self.push.get()
-            && p.flush()
+            && p.finished()
         {
             eprintln!("respbench: metrics pushed");
         }

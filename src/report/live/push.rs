@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 
-use super::metrics::Live;
+use super::metrics::{Follower, Live};
 
 /// The job name when `--metrics-push-job` is not given.
 pub const DEFAULT_JOB: &str = "respbench";
@@ -137,7 +137,7 @@ pub fn open(listen: Option<SocketAddr>, push: Option<PushTarget>) -> Result<Opti
     };
     if let Some(target) = push {
         eprintln!("respbench: metrics pushed to {} each interval", target.shown());
-        live.push_with(Pusher::start(target, Arc::downgrade(&live))?);
+        live.followed_by(Box::new(Pusher::start(target, Arc::downgrade(&live))?));
     }
     Ok(Some(live))
 }
@@ -180,14 +180,23 @@ impl Pusher {
         Ok(Pusher { shared })
     }
 
+    fn ask(&self) -> u64 {
+        let mut slot = self.shared.lock();
+        slot.wanted += 1;
+        self.shared.changed.notify_all();
+        slot.wanted
+    }
+}
+
+impl Follower for Pusher {
     /// New values: push them when the thread is free (never waits for it).
-    pub fn wake(&self) {
+    fn updated(&self) {
         self.ask();
     }
 
     /// The final values: pushes them and waits until they are pushed or a push could not be,
     /// at most [`FINAL_WAIT`]; whether they got there.
-    pub fn flush(&self) -> bool {
+    fn finished(&self) -> bool {
         let asked = self.ask();
         let deadline = Instant::now() + FINAL_WAIT;
         let mut slot = self.shared.lock();
@@ -200,13 +209,6 @@ impl Pusher {
             slot = self.shared.changed.wait_timeout(slot, left).map_or_else(|e| e.into_inner().0, |(g, _)| g);
         }
         slot.last_ok
-    }
-
-    fn ask(&self) -> u64 {
-        let mut slot = self.shared.lock();
-        slot.wanted += 1;
-        self.shared.changed.notify_all();
-        slot.wanted
     }
 }
 
