@@ -333,3 +333,18 @@ fn a_gateway_that_never_answers_does_not_hold_up_the_run() {
     assert_eq!(err.matches("warning: --metrics-push").count(), 1 + usize::from(err.contains("not pushed within")));
     assert_eq!(json_counts(&json).1, 4000.0);
 }
+
+#[test]
+fn a_fill_pushes_its_final_total() {
+    let Some(gateway) = pushgateway() else { return };
+    let server = Server::start(&[]);
+    let out = respbench()
+        .args(["fill", "-p", &server.port_arg(), "--key-max", "4999", "-c", "2", "--threads", "1"])
+        .args(["--metrics-push", &format!("http://{}", gateway.addr), "--metrics-push-job", "fill"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("metrics pushed\n"), "{}", stderr(&out));
+    assert_eq!(pushed_requests(&gateway, &["job=\"fill\""]), vec![("SET".to_string(), 5000.0)]);
+    assert_eq!(server.dbsize(), 5000);
+}
