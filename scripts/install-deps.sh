@@ -3,7 +3,9 @@
 # Debian's redis-server and redis-tools (redis-cli, redis-benchmark), memcached, and chromium, in which
 # the report tests open the HTML reports; Slurm and munge, which the shard test starts as a
 # private one-node cluster; PyPI's kubernetes-validate, which checks deploy/kubernetes, and
-# prometheus-client, whose parser reads --metrics-listen's text in the tests.
+# prometheus-client, whose parser reads --metrics-listen's text in the tests; Debian's prometheus
+# and prometheus-pushgateway, which tests/prometheus.rs scrapes --metrics-listen with and
+# --metrics-push pushes to.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
@@ -16,6 +18,8 @@ command -v taskset >/dev/null || missing+=(util-linux)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v slurmctld >/dev/null || missing+=(slurm-wlm)
 command -v munged >/dev/null || missing+=(munge)
+command -v prometheus >/dev/null || missing+=(prometheus)
+command -v prometheus-pushgateway >/dev/null || missing+=(prometheus-pushgateway)
 command -v pip3 >/dev/null || missing+=(python3-pip)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

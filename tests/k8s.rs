@@ -20,6 +20,8 @@ fn the_indexed_job_manifest_validates_strictly() {
         "JOB_COMPLETION_INDEX",
         "--start-at",
         "--allow-late-start",
+        "--metrics-push \"$PUSHGATEWAY\"",
+        "--metrics-push-label shard=$JOB_COMPLETION_INDEX",
     ] {
         assert!(yaml.contains(wanted), "the manifest lacks {wanted}");
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::prom::pushed_requests;
 use common::*;
 
 /// The daemons of a private Slurm cluster, killed (and reaped) on drop.
@@ -186,6 +187,9 @@ fn the_sbatch_script_runs_its_shards_from_one_instant_and_merges_them() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let port = server.port_arg();
+    // Each shard pushes its live metrics there, where Debian's Pushgateway is installed.
+    let gateway = common::prom::pushgateway();
+    let push = gateway.as_ref().map(|g| format!("http://{}", g.addr)).unwrap_or_default();
     let settings = [
         ("RESPBENCH", env!("CARGO_BIN_EXE_respbench")),
         ("RESPBENCH_HOST", "127.0.0.1"),
@@ -194,6 +198,7 @@ fn the_sbatch_script_runs_its_shards_from_one_instant_and_merges_them() {
         // Short, for the test's sake: a shard launched after it starts at once all the same.
         ("RESPBENCH_START_DELAY", "2"),
         ("RESPBENCH_RESULTS", results.to_str().unwrap()),
+        ("RESPBENCH_PUSHGATEWAY", &push),
     ];
     let (out, log) = cluster.run_sbatch(dir.path(), &settings);
     assert!(out.status.success(), "sbatch: {}{}\njob output:\n{log}", stdout(&out), stderr(&out));
@@ -211,6 +216,15 @@ fn the_sbatch_script_runs_its_shards_from_one_instant_and_merges_them() {
         .map(|i| read_json(&results.join(format!("result-{i}.json")))["start"]["requested_unix_ms"].clone())
         .collect();
     assert!(requested[0].is_f64() && requested[0] == requested[1], "{requested:?}");
+    // Each shard's final values, in a group of its own, add up to the run's.
+    if let Some(gateway) = &gateway {
+        let shards: Vec<_> = (0..2).map(|i| pushed_requests(gateway, &[&format!("shard=\"{i}\"")])).collect();
+        for (i, pushed) in shards.iter().enumerate() {
+            let own = read_json(&results.join(format!("result-{i}.json")))["totals"]["count"].as_f64();
+            assert_eq!(pushed.iter().map(|(_, n)| *n).sum::<f64>(), own.unwrap(), "shard {i}: {pushed:?}");
+        }
+        assert_eq!(shards.iter().flatten().map(|(_, n)| n).sum::<f64>(), 20_000.0, "{shards:?}");
+    }
 
     // A shard that fails fails the job with its exit status, and nothing is merged.
     let failing = dir.path().join("failing");

@@ -1,6 +1,6 @@
 //! What every run that writes respbench's or memtier's outputs opens around it and closes after
 //! it: the StatsD sender (`--statsd-host`), the metrics endpoint (the context's, a scenario's,
-//! else its own `--metrics-listen`) and the journal beside its first output file. One place, so
+//! else its own `--metrics-listen` and `--metrics-push`) and the journal beside its first output file. One place, so
 //! that respbench's own run and memtier's cannot drift apart.
 
 use std::process::ExitCode;
@@ -16,7 +16,8 @@ use crate::report::live::statsd::Statsd;
 pub(crate) struct Around {
     statsd: Option<Statsd>,
     metrics: Option<Arc<Live>>,
-    /// The endpoint is this run's own (`--metrics-listen`): the run ends it and lingers.
+    /// The endpoint is this run's own (`--metrics-listen`, `--metrics-push`): the run ends it
+    /// (the final push) and lingers.
     own_metrics: bool,
     journal: Option<Journal>,
 }
@@ -29,16 +30,15 @@ impl Around {
             Some(Ok(s)) => Some(s),
             Some(Err(e)) => return Err(usage_error(&e)),
         };
-        let (metrics, own_metrics) = match (&cx.metrics, output.scenario.metrics_listen) {
-            (Some(live), _) => (Some(Arc::clone(live)), false),
-            (None, Some(addr)) => match Live::serve(addr) {
-                Ok(live) => (Some(live), true),
+        let (metrics, own_metrics) = match &cx.metrics {
+            Some(live) => (Some(Arc::clone(live)), false),
+            None => match output.scenario.open_metrics() {
+                Ok(live) => (live, true),
                 Err(e) => {
                     eprintln!("respbench: {e}");
                     return Err(ExitCode::from(EXIT_FAILURE));
                 }
             },
-            (None, None) => (None, false),
         };
         let journal = super::recover::open(output);
         Ok(Around { statsd, metrics, own_metrics, journal })

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod gate;
+pub mod prom;
 pub mod proxy;
 
 use std::io::{Read, Write};

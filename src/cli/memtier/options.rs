@@ -9,6 +9,7 @@ use super::Draft;
 use super::mix;
 use crate::cli::dialect::Spec;
 use crate::cli::parse;
+use crate::report::live::push;
 
 /// What one memtier option does.
 pub(super) enum Map {
@@ -95,6 +96,9 @@ pub(super) const OPTIONS: &[(Spec, Map)] = &[
     opt(&["metrics-listen"], true, Map::Set),
     opt(&["respbench-json"], true, Map::Set),
     opt(&["metrics-linger"], true, Map::Set),
+    opt(&["metrics-push"], true, Map::Set),
+    opt(&["metrics-push-job"], true, Map::Set),
+    opt(&["metrics-push-label"], true, Map::Set),
     opt(&["graphite-port"], true, Map::Set),
     opt(&["rate-limiting"], true, Map::Special),
     opt(&["clients-start"], true, Map::Special),
@@ -165,6 +169,10 @@ pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
         "metrics-listen" => d.args.scenario.metrics_listen = Some(listen(v)?),
         "respbench-json" => d.args.json = Some(v.into()),
         "metrics-linger" => d.args.scenario.metrics_linger = Some(parse::duration(v)?),
+        "metrics-push" => d.args.scenario.push.metrics_push = Some(push::url(v)?),
+        "metrics-push-job" => d.args.scenario.push.metrics_push_job = Some(v.into()),
+        // Each one adds a grouping label, as respbench's own flag does.
+        "metrics-push-label" => d.args.scenario.push.metrics_push_label.push(push::label(v)?),
         "graphite-port" => d.args.graphite_port = port(v)?,
         "multi-key-get" => d.args.memtier.multi_key_get = Some(parse::positive(v)?),
         "data-import" => d.args.memtier.data_import = Some(v.into()),
@@ -197,6 +205,8 @@ pub(super) const REQUIRES: &[(&str, &str)] = &[
     ("statsd-run-label", "statsd-host"),
     ("graphite-port", "statsd-host"),
     ("metrics-linger", "metrics-listen"),
+    ("metrics-push-job", "metrics-push"),
+    ("metrics-push-label", "metrics-push"),
     ("generate-keys", "data-import"),
     ("no-expiry", "data-import"),
     ("allow-late-start", "start-at"),

@@ -121,6 +121,9 @@ Results Output Options:
       --statsd-run-label=LABEL, --graphite-port=PORT   Live metrics to StatsD/Graphite
       --metrics-listen=ADDR:PORT Live OpenMetrics at http://ADDR:PORT/metrics (respbench;
                                  --metrics-linger=D keeps the final values until scraped)
+      --metrics-push=URL         Push them to a Prometheus Pushgateway each interval and at
+                                 the end (respbench; --metrics-push-job=JOB, default
+                                 respbench, --metrics-push-label=NAME=VALUE, repeatable)
 
 Test Options:
   -n, --requests=NUMBER          Requests per client (default: 10000); allkeys: the whole key range

@@ -1,6 +1,7 @@
 //! The flags that tie a run to scenario files and dashboards, kept out of `native/` (already
 //! long): `--save-scenario` writes the command line as a scenario file, `--metrics-listen`
-//! serves live OpenMetrics during the run; and the record of which flags the user gave, which
+//! serves live OpenMetrics during the run and `--metrics-push` pushes them to a Pushgateway;
+//! and the record of which flags the user gave, which
 //! the one parse of a command line keeps for `--save-scenario`.
 
 use std::net::SocketAddr;
@@ -11,6 +12,7 @@ use clap::Args;
 
 use crate::cli::run::RunContext;
 use crate::report::live::metrics::Live;
+use crate::report::live::push::{self, PushLabel, PushTarget, PushUrl};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScenarioFlags {
@@ -25,9 +27,36 @@ pub struct ScenarioFlags {
     /// this long (a dashboard's last scrape then sees the end).
     #[arg(long, value_name = "D", value_parser = crate::config::parse::duration, requires = "metrics_listen", help_heading = "Output")]
     pub metrics_linger: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub push: PushFlags,
     /// The flags the user gave, as written (not a flag: the parse fills it).
     #[arg(skip)]
     pub given: Vec<Given>,
+}
+
+/// `--metrics-push` and its group: the live metrics pushed to a Prometheus Pushgateway, for
+/// batch jobs no Prometheus scrapes in time (`respbench run` takes them too).
+#[derive(Debug, Clone, Default, Args)]
+pub struct PushFlags {
+    /// Push the live metrics to the Prometheus Pushgateway at URL (http://HOST:PORT) after every
+    /// interval and at the end, replacing the group job/JOB[/NAME/VALUE...]; off the run's threads.
+    #[arg(long, value_name = "URL", value_parser = push::url, help_heading = "Output")]
+    pub metrics_push: Option<PushUrl>,
+    /// The job label the pushes are grouped under [default: respbench].
+    #[arg(long, value_name = "JOB", requires = "metrics_push", help_heading = "Output")]
+    pub metrics_push_job: Option<String>,
+    /// A grouping label of the pushes beside the job, such as instance=$HOSTNAME (repeatable; %t
+    /// in VALUE is the shard's index).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = push::label, requires = "metrics_push", help_heading = "Output")]
+    pub metrics_push_label: Vec<PushLabel>,
+}
+
+impl PushFlags {
+    /// Where the pushes go, if anywhere.
+    pub fn target(&self) -> Option<PushTarget> {
+        let url = self.metrics_push.clone()?;
+        Some(PushTarget::new(url, self.metrics_push_job.as_deref(), &self.metrics_push_label))
+    }
 }
 
 /// A flag the user gave: clap's id, the name to write it by, and its values as written.
@@ -90,14 +119,19 @@ impl ScenarioFlags {
         Ok(())
     }
 
-    /// `respbench fill` and `capacity`: serves `--metrics-listen`, which every engine run of the
-    /// fill or search feeds, unless the context already hands them an endpoint (a scenario's).
-    /// The endpoint it started, if any.
+    /// `respbench fill` and `capacity`: serves `--metrics-listen` (and pushes `--metrics-push`),
+    /// which every engine run of the fill or search feeds, unless the context already hands them
+    /// an endpoint (a scenario's). The endpoint it started, if any.
     pub fn serve_metrics(&self, cx: &RunContext<'_>) -> Result<Option<Arc<Live>>, String> {
-        match self.metrics_listen {
-            Some(addr) if cx.metrics.is_none() => Live::serve(addr).map(Some),
-            _ => Ok(None),
+        match cx.metrics {
+            None => self.open_metrics(),
+            Some(_) => Ok(None),
         }
+    }
+
+    /// This command line's own live metrics: `--metrics-listen`, `--metrics-push`, or both.
+    pub fn open_metrics(&self) -> Result<Option<Arc<Live>>, String> {
+        push::open(self.metrics_listen, self.push.target())
     }
 
     /// The end of a fill or a search: the final values of the endpoint it started, served until

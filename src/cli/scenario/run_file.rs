@@ -59,6 +59,9 @@ struct RunArgs {
     /// After the last phase, serve the final metrics until one scrape reads them, at most this long.
     #[arg(long, value_name = "D", value_parser = parse::duration)]
     metrics_linger: Option<Duration>,
+    /// Push the live metrics of all phases to a Prometheus Pushgateway (`--metrics-push URL`).
+    #[command(flatten)]
+    push: super::flags::PushFlags,
 }
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -95,7 +98,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let metrics = match args.metrics_listen.map(report::live::metrics::Live::serve).transpose() {
+    let metrics = match report::live::push::open(args.metrics_listen, args.push.target()) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("respbench: {e}");

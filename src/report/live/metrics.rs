@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -57,10 +57,22 @@ struct State {
     finished: bool,
 }
 
+/// What follows the values as they change (`--metrics-push`'s pusher, `report::live::push`).
+pub trait Follower: Send + Sync {
+    /// New values, after an interval: must not block.
+    fn updated(&self);
+    /// The final values: returns once they are handed on, or could not be (bounded); whether
+    /// they were.
+    fn finished(&self) -> bool;
+}
+
 /// The live metrics of this process, shared by the collector's callback and the HTTP thread.
 pub struct Live {
     state: Mutex<State>,
-    addr: SocketAddr,
+    /// Where it is served (`None`: only pushed, `--metrics-push` without `--metrics-listen`).
+    addr: Option<SocketAddr>,
+    /// `--metrics-push`: told of each interval and of the end (`report::live::push`).
+    push: OnceLock<Box<dyn Follower>>,
     /// Scrapes served since the values became final.
     final_scrapes: AtomicU64,
     scraped: Condvar,
@@ -68,7 +80,7 @@ pub struct Live {
 
 impl std::fmt::Debug for Live {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Live({})", self.addr)
+        write!(f, "Live({:?})", self.addr)
     }
 }
 
@@ -81,7 +93,8 @@ impl Live {
         let addr = server.server_addr().to_ip().ok_or_else(|| format!("--metrics-listen {addr}: not an IP address"))?;
         let live = Arc::new(Live {
             state: Mutex::new(State::default()),
-            addr,
+            addr: Some(addr),
+            push: OnceLock::new(),
             final_scrapes: AtomicU64::new(0),
             scraped: Condvar::new(),
         });
@@ -98,8 +111,29 @@ impl Live {
         Ok(live)
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    /// Values kept for `--metrics-push` alone: nothing listens.
+    pub fn unserved() -> Arc<Live> {
+        Arc::new(Live {
+            state: Mutex::new(State::default()),
+            addr: None,
+            push: OnceLock::new(),
+            final_scrapes: AtomicU64::new(0),
+            scraped: Condvar::new(),
+        })
+    }
+
+    pub fn addr(&self) -> Option<SocketAddr> {
         self.addr
+    }
+
+    /// Tells `follower` of the values after each interval and at the end (set once).
+    pub fn followed_by(&self, follower: Box<dyn Follower>) {
+        let _ = self.push.set(follower);
+    }
+
+    /// The current values as OpenMetrics text, what a scrape reads.
+    pub fn text(&self) -> String {
+        encode(&self.lock())
     }
 
     /// A run (or a phase) begins: its command names and requested rate.
@@ -152,12 +186,21 @@ impl Live {
         }
         s.intervals += 1;
         threads_busy(&mut s);
+        drop(s);
+        if let Some(p) = self.push.get() {
+            p.updated();
+        }
     }
 
     /// Every value is final: a scrape from now on sees the end of the run.
     pub fn finish(&self) {
         self.lock().finished = true;
         eprintln!("respbench: metrics final");
+        if let Some(p) = self.push.get()
+            && p.finished()
+        {
+            eprintln!("respbench: metrics pushed");
+        }
     }
 
     /// Keeps serving after the run until one scrape has read the final values, at most `most`,

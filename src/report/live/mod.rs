@@ -1,8 +1,10 @@
 //! Live sinks: what a run reports while it is still running (the live line, StatsD, the metrics
-//! endpoint, the HDR interval log, the journal), fed interval by interval through one trait.
+//! endpoint and its Pushgateway pusher, the HDR interval log, the journal), fed interval by interval
+//! through one trait.
 
 pub mod hdrlog;
 pub mod journal;
 pub mod metrics;
+pub mod push;
 pub mod sink;
 pub mod statsd;
