@@ -377,7 +377,6 @@ fn stamps_unavailable(config: &Config, outcome: &Outcome) -> Option<String> {
     let total = outcome.total();
     match &outcome.stamps_refused {
         Some(why) => Some(format!("the kernel refused receive timestamps ({why})")),
-        None if config.server.tls.is_some() => Some("kernel receive timestamps are not read through TLS yet".into()),
         None if total.count > 0 && total.parts.is_none_or(|p| p.count() == 0) => {
             Some("the kernel stamped no reply with its receive time".into())
         }

@@ -35,10 +35,7 @@ impl Epoll {
     }
 
     pub fn register(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
-        if let Transport::Tcp(s) = &io {
-            // The worker reads it with `stamp::recv` from now on (`Transport::read_stamped`).
-            self.stamps.enable(std::os::fd::AsRawFd::as_raw_fd(s));
-        }
+        self.stamps.enable_on(&mut io);
         self.register_dial(&mut io, token)?;
         Ok(io)
     }
