@@ -1,7 +1,8 @@
 //! Latency decomposed by kernel receive timestamps (issue 25), against a real redis-server,
-//! on both I/O paths: the parts are there and add up, a stopped client shows in its own lags
-//! and a stopped server in the wire-and-server time, the text line and the warning appear
-//! when they should, and a unix socket says it has none.
+//! on both I/O paths: the parts are there and add up, a client stopped for 300 ms with a reply
+//! in flight shows in its receive lag and not in the wire-and-server time, a stopped server
+//! the other way round (each bounded by its max), the text line and the warning appear when
+//! they should, and a unix socket says it has none.
 
 mod common;
 
@@ -99,19 +100,212 @@ fn a_stopped_client_shows_in_its_own_lags_and_is_warned_about() {
     }
 }
 
+/// A run at a low, steady load (open loop, 200 requests a second over two connections, one
+/// thread, GETs alone, kernel timestamps on by default) whose data connections are known. It
+/// runs until the test has made its stops and ends it (SIGINT), so that a busy machine cannot
+/// end it before them: `--duration` only bounds a failure.
+struct Steady {
+    run: Watched,
+    json: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+    /// The server's port and the client ports of the run's data connections.
+    server_port: u16,
+    ports: Vec<u16>,
+    server_waited_ms: f64,
+    softirq_waited_ms: f64,
+}
+
+impl Steady {
+    /// Starts the run on `io` and waits until both its data connections have sent GETs (the
+    /// server's CLIENT LIST names their last command; the telemetry connection's is INFO).
+    fn start(server: &Server, io: &str) -> Steady {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        let args = ["--rate", "200", "-c", "2", "--threads", "1", "--ratio", "0:1", "--pipeline", "100"];
+        let run = Watched::spawn({
+            let mut cmd = respbench();
+            cmd.args(["-p", &server.port_arg(), "--duration", "60s", "--io", io]).args(args);
+            cmd.args(["--json", json.to_str().unwrap()]);
+            cmd
+        });
+        let mut ports = Vec::new();
+        wait_for("the run's two data connections to send GETs", std::time::Duration::from_secs(30), || {
+            ports = server
+                .cli(&["CLIENT", "LIST"])
+                .lines()
+                .filter(|l| l.contains(" cmd=get "))
+                .filter_map(|l| l.split(" addr=").nth(1)?.split(' ').next()?.rsplit(':').next()?.parse().ok())
+                .collect();
+            ports.len() == 2
+        });
+        let (server_waited_ms, softirq_waited_ms) = (runqueue_wait_ms(server.pid()), softirq_wait_ms());
+        Steady { run, json, _dir: dir, server_port: server.port, ports, server_waited_ms, softirq_waited_ms }
+    }
+
+    /// Whether bytes wait unread in a socket of the run's data connections: at the server's end
+    /// (a request the server has not read) or at the client's (a reply the client has not).
+    fn waiting(&self, at_server: bool) -> bool {
+        let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        let port = |addr: &str| u16::from_str_radix(addr.rsplit(':').next()?, 16).ok();
+        tcp.lines().skip(1).any(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(remote)) = (port(f[1]), port(f[2])) else { return false };
+            let queued = f[4].split(':').nth(1).and_then(|q| u64::from_str_radix(q, 16).ok()) > Some(0);
+            let (ours, theirs) = if at_server { (remote, local) } else { (local, remote) };
+            queued && theirs == self.server_port && self.ports.contains(&ours)
+        })
+    }
+
+    /// Waits for the run's end: its result, and how long the server, the client's threads,
+    /// this test and the kernel's softirq threads (which deliver loopback packets when the
+    /// machine is busy) waited for a core meanwhile, in milliseconds (schedstat).
+    fn finish(self, server: &Server, test_waited_ms: f64) -> (Value, Waits) {
+        // Once what was held is read: nothing waits at either end of the data connections.
+        until("the held requests and replies to be read", || !self.waiting(true) && !self.waiting(false));
+        self.run.signal(libc::SIGINT);
+        let out = self.run.finish();
+        assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+        let doc = read_json(&self.json);
+        let threads = doc["client"]["threads"].as_array().unwrap();
+        let client_ms = threads.iter().map(|t| us(&t["runqueue_wait_secs"]) * 1000.0).sum();
+        let server_ms = runqueue_wait_ms(server.pid()) - self.server_waited_ms;
+        let softirq_ms = softirq_wait_ms() - self.softirq_waited_ms;
+        (doc, Waits { server_ms, client_ms, test_ms: test_waited_ms, softirq_ms })
+    }
+}
+
+/// How long each process behind a figure waited for a core over the run, in milliseconds.
+#[derive(Debug)]
+struct Waits {
+    server_ms: f64,
+    client_ms: f64,
+    test_ms: f64,
+    softirq_ms: f64,
+}
+
+impl Waits {
+    /// Fails the test when `holds` is false, saying whether the machine can explain the miss:
+    /// whether the processes in `which` waited for a core, in all, at least `excess_ms` (the
+    /// amount by which the figure missed) over the run. A miss the machine can explain may pass
+    /// on a try of its own (.config/nextest.toml retries these tests); one it cannot is a fault.
+    fn judge(&self, holds: bool, what: &str, excess_ms: f64, which: &[&str]) {
+        if holds {
+            return;
+        }
+        let waited: f64 = which
+            .iter()
+            .map(|w| match *w {
+                "server" => self.server_ms,
+                "client" => self.client_ms,
+                "softirq" => self.softirq_ms,
+                _ => self.test_ms,
+            })
+            .sum();
+        let judged = if waited >= excess_ms {
+            format!("the machine can explain it: the {which:?} waited {waited:.1} ms for a core over the run")
+        } else {
+            format!("NOT the machine: the {which:?} waited only {waited:.1} ms for a core over the run")
+        };
+        panic!("{what} ({judged}; {self:?})");
+    }
+}
+
+/// Milliseconds the process `pid` has waited for a core, over all its threads (the second
+/// field of /proc/PID/task/*/schedstat).
+fn runqueue_wait_ms(pid: u32) -> f64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0.0 };
+    let waited_ns: u64 = tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum();
+    waited_ns as f64 / 1e6
+}
+
+/// Milliseconds the kernel's softirq threads (`ksoftirqd/N`) have waited for a core, in all.
+fn softirq_wait_ms() -> f64 {
+    let procs = std::fs::read_dir("/proc").unwrap().filter_map(Result::ok);
+    let softirq = procs
+        .filter(|p| std::fs::read_to_string(p.path().join("comm")).is_ok_and(|comm| comm.starts_with("ksoftirqd/")));
+    softirq.filter_map(|p| p.file_name().to_str()?.parse().ok()).map(runqueue_wait_ms).sum()
+}
+
+/// This thread's wait for a core so far, in milliseconds.
+fn own_wait_ms() -> f64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    s.split_whitespace().nth(1).and_then(|w| w.parse::<f64>().ok()).unwrap_or(0.0) / 1e6
+}
+
+/// Polls `check` every 50 µs until it holds (the stops' steps are timed in microseconds: the
+/// 10 ms polls of `wait_for` would show in the figures); panics naming `what` after 10 s.
+fn until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
+/// Sends `signal` to `pid` and, for SIGSTOP, waits until the threads that matter have
+/// stopped: the server's main thread, the client's workers (`respbench-w*`). Not every thread:
+/// respbench's journal writer runs at nice 19 and, on a busy machine, may stop much later.
+fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill(2) on a process this test started.
+    unsafe { libc::kill(pid as i32, signal) };
+    if signal != libc::SIGSTOP {
+        return;
+    }
+    until("the process to stop", || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return true };
+        tasks.filter_map(Result::ok).all(|task| {
+            let read = |name: &str| std::fs::read_to_string(task.path().join(name)).unwrap_or_default();
+            let main = task.file_name().to_str() == Some(&pid.to_string());
+            if !main && !read("comm").starts_with("respbench-w") {
+                return true;
+            }
+            let stat = read("stat");
+            let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+            matches!(state, Some("T" | "t") | None)
+        })
+    });
+}
+
+/// The bound "about 300 ms" allows a stopped part, in microseconds: the stop's own 300 ms
+/// plus what waking and a loaded machine add.
+const ABOUT_300_MS: std::ops::Range<f64> = 299_000.0..360_000.0;
+/// The bound on the part that was not stopped, in microseconds.
+const UNDER_10_MS: f64 = 10_000.0;
+
 #[test]
 fn a_stopped_client_holds_replies_in_its_receive_lag() {
     let server = Server::start(&[]);
     for io in paths() {
-        // Closed loop: every connection has a request in flight when the client stops.
-        let args = ["-p", &server.port_arg(), "--duration", "3s", "-c", "4", "--threads", "1", "--timestamps"];
-        let (_, doc, _dir) = freeze_during(&[&args[..], &["--io", io]].concat(), None);
+        let run = Steady::start(&server, io);
+        let (before, began) = (own_wait_ms(), std::time::Instant::now());
+        // A reply in flight when the client stops: the server held (stopped) only until a
+        // request waits at it, the client stopped, the server let go, its reply arrived.
+        signal(server.pid(), libc::SIGSTOP);
+        until("a request waiting at the stopped server", || run.waiting(true));
+        signal(run.run.id(), libc::SIGSTOP);
+        signal(server.pid(), libc::SIGCONT);
+        until("a reply waiting at the stopped client", || run.waiting(false));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        signal(run.run.id(), libc::SIGCONT);
+        let test_waited = own_wait_ms() - before;
+        eprintln!("--io {io}: the stops took {:?}", began.elapsed());
+        let (doc, waits) = run.finish(&server, test_waited);
         let parts = &doc["totals"]["latency_parts_us"];
-        let receive_max = us(&parts["receive_lag"]["max_us"]);
-        assert!(receive_max >= 250_000.0, "{io}: receive lag max {receive_max} us");
-        // p99, not max: on a shared machine a stray stall of either side can reach the max.
-        let wire_p99 = us(&parts["wire_and_server"]["p99_us"]);
-        assert!(wire_p99 < 100_000.0, "{io}: wire and server p99 {wire_p99} us");
+        let (receive_max, wire_max) = (us(&parts["receive_lag"]["max_us"]), us(&parts["wire_and_server"]["max_us"]));
+        eprintln!("--io {io}: receive lag max {receive_max} us, wire and server max {wire_max} us; {waits:?}");
+        // The reply waited from before the 300 ms began until after they ended.
+        assert!(receive_max >= ABOUT_300_MS.start, "{io}: receive lag max {receive_max} us: {parts}");
+        let what = format!("{io}: receive lag max {receive_max} us, over about 300 ms");
+        let excess_ms = (receive_max - ABOUT_300_MS.end) / 1000.0;
+        waits.judge(receive_max < ABOUT_300_MS.end, &what, excess_ms, &["client", "test"]);
+        // Under io_uring the send is the write into the ring, submitted at the loop turn's end:
+        // the client's own scheduling can reach the wire time too.
+        let what = format!("{io}: wire and server max {wire_max} us while the client was stopped");
+        let excess_ms = (wire_max - UNDER_10_MS) / 1000.0;
+        waits.judge(wire_max < UNDER_10_MS, &what, excess_ms, &["server", "client", "test", "softirq"]);
     }
 }
 
@@ -119,14 +313,26 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
 fn a_stopped_server_shows_in_the_wire_and_server_time() {
     let server = Server::start(&[]);
     for io in paths() {
-        let args = ["-p", &server.port_arg(), "--duration", "3s", "-c", "4", "--threads", "1", "--timestamps"];
-        let (_, doc, _dir) = freeze_during(&[&args[..], &["--io", io]].concat(), Some(server.pid()));
+        let run = Steady::start(&server, io);
+        let (before, began) = (own_wait_ms(), std::time::Instant::now());
+        // A request in flight when the server stops: it waits at the server for the 300 ms.
+        signal(server.pid(), libc::SIGSTOP);
+        until("a request waiting at the stopped server", || run.waiting(true));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        signal(server.pid(), libc::SIGCONT);
+        let test_waited = own_wait_ms() - before;
+        eprintln!("--io {io}: the stop took {:?}", began.elapsed());
+        let (doc, waits) = run.finish(&server, test_waited);
         let parts = &doc["totals"]["latency_parts_us"];
-        let wire_max = us(&parts["wire_and_server"]["max_us"]);
-        assert!(wire_max >= 250_000.0, "{io}: wire and server max {wire_max} us");
-        // p99, not max: on a shared machine a stray stall of the client can reach the max.
-        let receive_p99 = us(&parts["receive_lag"]["p99_us"]);
-        assert!(receive_p99 < 100_000.0, "{io}: receive lag p99 {receive_p99} us");
+        let (receive_max, wire_max) = (us(&parts["receive_lag"]["max_us"]), us(&parts["wire_and_server"]["max_us"]));
+        eprintln!("--io {io}: wire and server max {wire_max} us, receive lag max {receive_max} us; {waits:?}");
+        assert!(wire_max >= ABOUT_300_MS.start, "{io}: wire and server max {wire_max} us: {parts}");
+        let what = format!("{io}: wire and server max {wire_max} us, over about 300 ms");
+        let excess_ms = (wire_max - ABOUT_300_MS.end) / 1000.0;
+        waits.judge(wire_max < ABOUT_300_MS.end, &what, excess_ms, &["server", "test", "softirq"]);
+        let what = format!("{io}: receive lag max {receive_max} us while the server was stopped");
+        let excess_ms = (receive_max - UNDER_10_MS) / 1000.0;
+        waits.judge(receive_max < UNDER_10_MS, &what, excess_ms, &["client", "softirq"]);
     }
 }
 

@@ -1,6 +1,7 @@
-//! The server's own latency per command (`INFO latencystats`) beside the client's, on both I/O
-//! paths, against a real redis-server; and a plain reason where there is none (memcached,
-//! latency tracking off, INFO denied by an ACL).
+//! The server's own latency per command (`INFO latencystats`) beside the run's wire-and-server
+//! time and the client's, on both I/O paths, against a real redis-server; and a plain reason
+//! where a figure is missing (memcached, latency tracking off, INFO denied by an ACL, kernel
+//! receive timestamps off).
 
 mod common;
 
@@ -24,41 +25,80 @@ fn run_on(port: &str, io: &str, args: &[&str]) -> (String, Value, String) {
 }
 
 #[test]
-fn the_servers_own_percentiles_sit_beside_the_clients_on_both_io_paths() {
+fn the_servers_own_p99_sits_beside_the_wire_and_server_p99_and_within_it_on_both_io_paths() {
     let server = Server::start(&[]);
     for io in PATHS {
         // After a reset, the server's figures are this run's (and the checks' before it).
         assert_eq!(server.cli(&["CONFIG", "RESETSTAT"]), "OK");
-        let (text, doc, page) = run_on(&server.port_arg(), io, &["-n", "20000", "-c", "4", "--ratio", "1:1"]);
+        // Closed loop: kernel receive timestamps are on when asked for.
+        let args = ["-n", "20000", "-c", "4", "--ratio", "1:1", "--timestamps"];
+        let (text, doc, page) = run_on(&server.port_arg(), io, &args);
         let latency = &doc["server_latency"];
         assert_eq!(latency["source"], "INFO latencystats", "{latency}");
-        assert!(latency["unavailable"].is_null(), "{latency}");
+        assert!(latency["unavailable"].is_null() && latency["wire_and_server_unavailable"].is_null(), "{latency}");
         assert!(latency["span"].as_str().unwrap().contains("CONFIG RESETSTAT"), "{latency}");
         for command in ["GET", "SET"] {
-            let server_side = &latency["commands"][command];
+            let row = &latency["commands"][command];
             let client = &doc["commands"][command];
-            let (p50, p99, p999) =
-                (server_side["p50_ms"].as_f64(), server_side["p99_ms"].as_f64(), server_side["p99_9_ms"].as_f64());
-            let (p50, p99, p999) = (p50.unwrap(), p99.unwrap(), p999.unwrap());
-            assert!(0.0 < p50 && p50 <= p99 && p99 <= p999, "--io {io} {command}: {server_side}");
-            // Every request's time at the server lies within its time at the client.
-            let client_p99_ms = client["service_us"]["p99_us"].as_f64().unwrap() / 1000.0;
-            assert!(p99 <= client_p99_ms, "--io {io} {command}: server p99 {p99} > client {client_p99_ms}");
+            let ms = |field: &str| row[field].as_f64().unwrap_or_else(|| panic!("--io {io} {command}: {field}: {row}"));
+            let (p50, p99, p999) = (ms("p50_ms"), ms("p99_ms"), ms("p99_9_ms"));
+            assert!(0.0 < p50 && p50 <= p99 && p99 <= p999, "--io {io} {command}: {row}");
+            // Every request's time at the server lies within its wire-and-server time.
+            let wire_p99 = ms("wire_and_server_p99_ms");
+            assert!(p99 <= wire_p99, "--io {io} {command}: server p99 {p99} ms > wire and server {wire_p99} ms");
+            let parts = &client["latency_parts_us"]["wire_and_server"];
+            assert_eq!(wire_p99 * 1000.0, parts["p99_us"].as_f64().unwrap(), "--io {io} {command}");
+            assert!(ms("wire_and_server_p50_ms") <= wire_p99 && wire_p99 <= ms("wire_and_server_p99_9_ms"), "{row}");
+            assert!((ms("network_p99_ms") - (wire_p99 - p99)).abs() < 1e-9, "--io {io} {command}: {row}");
             // Since the reset, the server ran exactly the client's requests of this command; the
             // run's share is read as the measured phase starts, so it is at most all of them.
-            assert_eq!(server_side["calls_total"], 10_000, "--io {io} {command}: {server_side}");
+            assert_eq!(row["calls_total"], 10_000, "--io {io} {command}: {row}");
             assert_eq!(client["count"], 10_000);
-            let in_run = server_side["calls_in_run"].as_u64().unwrap();
-            assert!(in_run <= 10_000, "--io {io} {command}: {server_side}");
-            assert_eq!(server_side["run_mean_ms"].is_number(), in_run > 0, "{server_side}");
+            let in_run = row["calls_in_run"].as_u64().unwrap();
+            assert!(in_run <= 10_000, "--io {io} {command}: {row}");
+            assert_eq!(row["run_mean_ms"].is_number(), in_run > 0, "{row}");
         }
         assert!(text.contains("Server's own latency in microseconds (INFO latencystats: since the server started"));
-        let row = |name: &str| {
-            text.lines().any(|l| l.split_whitespace().next() == Some(name) && l.split_whitespace().count() >= 9)
-        };
-        assert!(row("GET") && row("SET"), "--io {io}: {text}");
-        assert!(page.contains("<h2>Server's own latency</h2>") && page.contains("<th>server p99 µs</th>"), "{io}");
+        assert!(text.lines().any(|l| l.contains("w+s p99") && l.contains("network p99")), "--io {io}: {text}");
+        // The text row: the server's p99, then the wire-and-server p99 beside it, both as in the JSON.
+        for command in ["GET", "SET"] {
+            let line = text.lines().find(|l| l.split_whitespace().next() == Some(command)).unwrap();
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            let us = |field: &str| format!("{:.1}", latency["commands"][command][field].as_f64().unwrap() * 1000.0);
+            assert_eq!((cells[2], cells[5]), (&*us("p99_ms"), &*us("wire_and_server_p99_ms")), "--io {io}: {line}");
+        }
+        assert!(!text.contains("wire-and-server time unavailable"), "--io {io}: {text}");
+        assert!(page.contains("<h2>Server's own latency</h2>") && page.contains("<th>w+s p99 µs</th>"), "{io}");
     }
+}
+
+#[test]
+fn without_kernel_timestamps_the_wire_and_server_time_is_said_to_be_unavailable() {
+    let server = Server::start(&[]);
+    for io in PATHS {
+        // Closed loop: timestamps are off unless asked for.
+        let (text, doc, page) = run_on(&server.port_arg(), io, &["-n", "2000", "-c", "2", "--ratio", "1:1"]);
+        let latency = &doc["server_latency"];
+        let why = latency["wire_and_server_unavailable"].as_str().unwrap();
+        assert!(why.contains("kernel receive timestamps are off"), "--io {io}: {why}");
+        assert!(latency["commands"]["GET"]["p99_ms"].is_number(), "--io {io}: {latency}");
+        assert!(latency["commands"]["GET"]["wire_and_server_p99_ms"].is_null(), "--io {io}: {latency}");
+        let said = "Server's own latency: wire-and-server time unavailable (kernel receive timestamps are off";
+        assert!(text.contains(said), "--io {io}: {text}");
+        assert!(page.contains("wire-and-server time unavailable (kernel receive timestamps are off"), "--io {io}");
+    }
+    // Nor on a unix socket, where the kernel has no receive timestamps to give.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("unix.json");
+    let out = respbench()
+        .args(["-s", server.socket().to_str().unwrap(), "-n", "2000", "--timestamps"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let why = read_json(&json)["server_latency"]["wire_and_server_unavailable"].clone();
+    assert!(why.as_str().unwrap().contains("not available on a unix socket"), "{why}");
+    assert!(stdout(&out).contains("wire-and-server time unavailable (kernel receive timestamps are not available"));
 }
 
 #[test]

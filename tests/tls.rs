@@ -1,5 +1,6 @@
 //! TLS against a real redis-server with a TLS port, certificates made here with rcgen: a
-//! verified run, a wrong CA, a wrong name, skipping verification, and client certificates.
+//! verified run, a wrong CA, a wrong name, skipping verification, client certificates, and
+//! kernel receive timestamps read through TLS on both I/O paths.
 
 mod common;
 
@@ -110,6 +111,35 @@ fn verified_tls_run_and_clear_errors() {
     // A plain-text port spoken to in TLS says so.
     let out = respbench().args(["-p", &server.port_arg(), "--tls", "--insecure", "-n", "1"]).output().unwrap();
     assert!(stderr(&out).contains("is TLS enabled on that port?"), "{}", stderr(&out));
+}
+
+#[test]
+fn tls_replies_carry_kernel_receive_timestamps_on_both_io_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let (_server, tls_port) = tls_server(&certs, false);
+    let ca = certs.ca.to_str().unwrap();
+    let uring = respbench().args(["--io", "uring", "--help"]).output().unwrap().status.success();
+    for io in if uring { &["epoll", "uring"][..] } else { &["epoll"][..] } {
+        let json = dir.path().join(format!("{io}.json"));
+        let args =
+            ["--tls", "--cacert", ca, "-n", "4000", "-c", "4", "--threads", "1", "--ratio", "1:3", "--timestamps"];
+        let out = bench(tls_port, &[&args[..], &["--io", io, "--json", json.to_str().unwrap()]].concat());
+        assert!(out.status.success(), "--io {io}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("timestamps"), "--io {io}: {}", stderr(&out));
+        assert!(stdout(&out).contains("client share of p99: "), "--io {io}: {}", stdout(&out));
+        let doc = read_json(&json);
+        let totals = &doc["totals"];
+        let parts = &totals["latency_parts_us"];
+        // The stamp is the TCP socket's, under the TLS records: every reply carries one (or
+        // nearly: the kernel starts stamping a moment after the first socket asks).
+        let (count, decomposed) = (totals["count"].as_u64().unwrap(), parts["count"].as_u64().unwrap_or(0));
+        assert!(decomposed * 100 >= count * 95, "--io {io}: {decomposed} of {count} replies decomposed");
+        let wire = parts["wire_and_server"]["p50_us"].as_f64().unwrap();
+        let response = totals["latency_us"]["p50_us"].as_f64().unwrap();
+        assert!(0.0 < wire && wire <= response, "--io {io}: wire and server p50 {wire} us, response {response} us");
+        assert!(doc["server_latency"]["wire_and_server_unavailable"].is_null(), "--io {io}: {}", doc["server_latency"]);
+    }
 }
 
 #[test]

@@ -343,6 +343,10 @@ fn collect(
         ));
     }
     outcome.notes = stamp_notes(config, &outcome);
+    let no_wire = stamps_unavailable(config, &outcome);
+    if let Some(latency) = outcome.server_latency.as_mut() {
+        latency.wire_and_server_unavailable = no_wire;
+    }
     if let Some(warning) = outcome.client_share().and_then(|s| s.warning(config.client_share_warning())) {
         outcome.warnings.push(warning);
     }
@@ -350,23 +354,32 @@ fn collect(
     outcome
 }
 
-/// What the run says once about its latency's decomposition when it could not keep it.
+/// What the run says once about its latency's decomposition when it asked for it and could
+/// not keep it.
 fn stamp_notes(config: &Config, outcome: &Outcome) -> Vec<String> {
     let what = "latency is not decomposed into client send lag, wire and server, and client receive lag";
-    if !config.timestamps() {
-        return Vec::new();
+    match stamps_unavailable(config, outcome) {
+        Some(why) if config.timestamps() => vec![format!("{why}: {what}")],
+        _ => Vec::new(),
     }
+}
+
+/// Why the run kept no latency decomposition (kernel receive timestamps), if it kept none.
+fn stamps_unavailable(config: &Config, outcome: &Outcome) -> Option<String> {
     if let crate::config::Target::Unix(_) = config.server.target {
-        return vec![format!("kernel receive timestamps are not available on a unix socket: {what}")];
+        return Some("kernel receive timestamps are not available on a unix socket".into());
     }
+    if !config.timestamps() {
+        return Some(
+            "kernel receive timestamps are off (on by default in open loop; --timestamps turns them on)".into(),
+        );
+    }
+    let total = outcome.total();
     match &outcome.stamps_refused {
-        Some(why) => vec![format!("the kernel refused receive timestamps ({why}): {what}")],
-        None if config.server.tls.is_some() => {
-            vec![format!("kernel receive timestamps are not read through TLS yet: {what}")]
+        Some(why) => Some(format!("the kernel refused receive timestamps ({why})")),
+        None if total.count > 0 && total.parts.is_none_or(|p| p.count() == 0) => {
+            Some("the kernel stamped no reply with its receive time".into())
         }
-        None if outcome.total().count > 0 && outcome.total().parts.is_none_or(|p| p.count() == 0) => {
-            vec![format!("the kernel stamped no reply with its receive time: {what}")]
-        }
-        None => Vec::new(),
+        None => None,
     }
 }

@@ -40,6 +40,17 @@ pub struct ServerCommandLatency {
     pub calls_in_run: Option<u64>,
     /// The server's mean time per call over the measured phase alone, in milliseconds.
     pub run_mean_ms: Option<f64>,
+    /// This run's wire-and-server time for the command (from the send to the kernel's receive
+    /// of the reply, kernel receive timestamps), in milliseconds, set beside the server's own
+    /// by the reports; null when the run kept none ([`ServerLatency::wire_and_server_unavailable`]).
+    pub wire_and_server_p50_ms: Option<f64>,
+    pub wire_and_server_p99_ms: Option<f64>,
+    pub wire_and_server_p99_9_ms: Option<f64>,
+    /// What remains of the wire-and-server p99 once the server's own p99 is taken out: the
+    /// network's, the kernels' and the server's outside the command (its event loop, a wait
+    /// for a core; negative if the server's span held slower calls than this
+    /// run met); null without both figures.
+    pub network_p99_ms: Option<f64>,
 }
 
 /// The server's own latency per command, or why there is none.
@@ -62,6 +73,9 @@ pub struct ServerLatency {
     pub nodes: BTreeMap<String, BTreeMap<String, ServerCommandLatency>>,
     /// What kept some figures out: a node that did not answer, a command without an entry.
     pub problems: Vec<String>,
+    /// Why the run has no wire-and-server time to set beside the server's figures (kernel
+    /// receive timestamps off, a unix socket, refused by the kernel); null when it has.
+    pub wire_and_server_unavailable: Option<String>,
 }
 
 impl ServerLatency {
@@ -260,6 +274,7 @@ pub(super) fn node_figures(
                 run_mean_ms: run
                     .filter(|&(calls, _)| calls > 0)
                     .map(|(calls, usec)| usec as f64 / calls as f64 / 1000.0),
+                ..Default::default()
             },
         );
     }
@@ -314,6 +329,7 @@ pub(super) fn combine(nodes: Vec<(String, NodeFigures)>, mut problems: Vec<Strin
         commands: if several { commands } else { found.values().next().cloned().unwrap_or_default() },
         nodes: if several { found } else { BTreeMap::new() },
         problems,
+        wire_and_server_unavailable: None,
     }
 }
 
@@ -379,6 +395,7 @@ mod tests {
             calls_total: Some(calls),
             calls_in_run: Some(calls),
             run_mean_ms: Some(mean),
+            ..Default::default()
         };
         let node = |c| Ok(BTreeMap::from([("GET".to_string(), c)]));
         let all = combine(

@@ -423,12 +423,17 @@ impl Transport {
     /// Reads as `read` does, with the kernel's receive time of the last bytes read
     /// (`CLOCK_REALTIME` nanoseconds) when the socket carries one: a TCP socket under epoll
     /// read with `recvmsg` (`stamped`: the run turned timestamps on), or under io_uring the
-    /// receive these bytes came from. TLS and unix sockets carry none.
+    /// receive these bytes came from; TLS's TCP socket likewise, through its own reader
+    /// (`TlsStream::stamp`). Unix sockets carry none.
     #[inline]
     pub fn read_stamped(&mut self, buf: &mut [u8], stamped: bool) -> io::Result<(usize, Option<u64>)> {
         match self {
             Transport::Tcp(s) if stamped => driver::stamp::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
             Transport::Ring(s) => {
+                let n = s.read(buf)?;
+                Ok((n, s.stamp()))
+            }
+            Transport::Tls(s) if stamped => {
                 let n = s.read(buf)?;
                 Ok((n, s.stamp()))
             }

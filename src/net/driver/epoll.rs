@@ -35,10 +35,7 @@ impl Epoll {
     }
 
     pub fn register(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
-        if let Transport::Tcp(s) = &io {
-            // The worker reads it with `stamp::recv` from now on (`Transport::read_stamped`).
-            self.stamps.enable(std::os::fd::AsRawFd::as_raw_fd(s));
-        }
+        self.stamps.enable_on(&mut io);
         self.register_dial(&mut io, token)?;
         Ok(io)
     }
@@ -55,13 +52,19 @@ impl Epoll {
     pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
         let now = Instant::now();
         let timeout = wake.saturating_duration_since(now);
-        let polled = match self.timer.as_mut() {
+        let mut polled = match self.timer.as_mut() {
             // The timerfd wakes us to the microsecond.
             Some(timer) if !timeout.is_zero() => {
                 timer.arm(wake, now).and_then(|()| self.poll.poll(&mut self.events, None))
             }
             _ => self.poll.poll(&mut self.events, Some(timeout)),
         };
+        // A stop and continue (SIGSTOP, SIGCONT) interrupts the wait: take what arrived meanwhile
+        // before the worker sends again, so that replies held in a socket are read (and stamped)
+        // apart from the replies to what it sends next.
+        if matches!(&polled, Err(e) if e.kind() == io::ErrorKind::Interrupted) {
+            polled = self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO));
+        }
         match polled {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
             other => other?,

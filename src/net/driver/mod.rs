@@ -98,6 +98,20 @@ impl Stamps {
     }
 }
 
+impl Stamps {
+    /// Turns timestamps on for a socket under epoll, TCP or TLS's: the worker reads it with
+    /// `stamp::recv` from now on (`Transport::read_stamped`, `TlsStream::stamp_reads`).
+    fn enable_on(&mut self, io: &mut Transport) {
+        match io {
+            Transport::Tcp(s) => drop(self.enable(std::os::fd::AsRawFd::as_raw_fd(s))),
+            Transport::Tls(t) if t.mio_socket().is_some_and(|s| self.enable(std::os::fd::AsRawFd::as_raw_fd(s))) => {
+                t.stamp_reads();
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A readiness or completion on a registered socket: the worker reads it until `WouldBlock`.
 #[derive(Debug, Clone, Copy)]
 pub struct Event {
@@ -174,9 +188,7 @@ impl Driver {
         match self {
             Driver::Epoll(d) => {
                 // Already registered under its token.
-                if let Transport::Tcp(s) = &io {
-                    d.stamps.enable(std::os::fd::AsRawFd::as_raw_fd(s));
-                }
+                d.stamps.enable_on(&mut io);
                 Ok(io)
             }
             Driver::Uring(d) => {

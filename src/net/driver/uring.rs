@@ -323,7 +323,11 @@ impl Uring {
             let args = types::SubmitArgs::new().timespec(&ts);
             match self.ring.submitter().submit_with_args(1, &args) {
                 Ok(_) => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => return Ok(()),
+                // A stop and continue (SIGSTOP, SIGCONT) interrupts the wait: wait again (at
+                // once, if the time has come), so that what arrived meanwhile is read before the
+                // worker sends again, and stamped apart from the replies to what it sends next.
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EBUSY)) => return Ok(()),
                 Err(e) => return Err(e),
             }
             self.reap(events);

@@ -268,6 +268,12 @@ pub fn v1_certificate(conn: &ClientConnection) -> Option<String> {
 pub struct TlsStream {
     conn: ClientConnection,
     sock: TlsSock,
+    /// Kernel receive timestamps are on for the socket under mio (`stamp_reads`): it is read
+    /// with `recvmsg` and its control messages. Under io_uring the ring's receive keeps them.
+    stamped: bool,
+    /// The kernel's receive time of the last bytes read from the socket (`CLOCK_REALTIME`
+    /// nanoseconds), when timestamps are on.
+    stamp: Option<u64>,
 }
 
 /// The socket under a TLS connection: one mio watches, or one under io_uring.
@@ -286,7 +292,7 @@ impl TlsStream {
         sock: mio::net::TcpStream,
     ) -> Result<TlsStream, String> {
         let conn = ClientConnection::new(config, name).map_err(|e| format!("TLS setup: {e}"))?;
-        Ok(TlsStream { conn, sock: TlsSock::Mio(sock) })
+        Ok(TlsStream { conn, sock: TlsSock::Mio(sock), stamped: false, stamp: None })
     }
 
     pub fn is_handshaking(&self) -> bool {
@@ -296,7 +302,8 @@ impl TlsStream {
     pub fn from_blocking(stream: StreamOwned<ClientConnection, TcpStream>) -> io::Result<TlsStream> {
         let StreamOwned { conn, sock } = stream;
         sock.set_nonblocking(true)?;
-        Ok(TlsStream { conn, sock: TlsSock::Mio(mio::net::TcpStream::from_std(sock)) })
+        let sock = TlsSock::Mio(mio::net::TcpStream::from_std(sock));
+        Ok(TlsStream { conn, sock, stamped: false, stamp: None })
     }
 
     /// The socket, while mio watches it.
@@ -320,7 +327,47 @@ impl TlsStream {
             TlsSock::Mio(s) => TlsSock::Ring(adopt(OwnedFd::from(s))),
             ring => ring,
         };
-        TlsStream { conn: self.conn, sock }
+        TlsStream { sock, ..self }
+    }
+
+    /// Reads the socket under mio with its kernel receive timestamps from now on (the driver
+    /// turned them on for it).
+    pub fn stamp_reads(&mut self) {
+        self.stamped = true;
+    }
+
+    /// The kernel's receive time of the last bytes read from the socket, when timestamps are
+    /// on. The plaintext `read` hands out came from them or from records read before (rustls
+    /// may hold several): a reply is stamped with the last arrival, as a plain socket's read
+    /// stamps every reply it completes with its last bytes' arrival.
+    pub fn stamp(&self) -> Option<u64> {
+        match &self.sock {
+            TlsSock::Ring(s) => s.stamp(),
+            TlsSock::Mio(_) => self.stamp,
+        }
+    }
+}
+
+/// The socket as rustls reads it: through `recvmsg`, keeping the receive time, when
+/// timestamps are on for a socket under mio.
+struct Stamping<'a> {
+    sock: &'a mut TlsSock,
+    stamp: Option<&'a mut Option<u64>>,
+}
+
+impl Read for Stamping<'_> {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match (&mut *self.sock, self.stamp.as_deref_mut()) {
+            (TlsSock::Mio(s), Some(stamp)) => {
+                let (n, at) = super::driver::stamp::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf)?;
+                if at.is_some() {
+                    *stamp = at;
+                }
+                Ok(n)
+            }
+            (sock, _) => sock.read(buf),
+        }
     }
 }
 
@@ -358,7 +405,8 @@ impl Read for TlsStream {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }
-            match self.conn.read_tls(&mut self.sock) {
+            let stamp = self.stamped.then_some(&mut self.stamp);
+            match self.conn.read_tls(&mut Stamping { sock: &mut self.sock, stamp }) {
                 Ok(0) => return Ok(0),
                 Ok(_) => {
                     self.conn.process_new_packets().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;

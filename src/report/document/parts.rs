@@ -122,7 +122,7 @@ pub struct OpSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_spectrum_us: Option<Vec<(f64, f64)>>,
     /// Where the time went, from kernel receive timestamps; absent when the run kept no
-    /// decomposition (timestamps off, a unix socket, TLS, a kernel that refused them).
+    /// decomposition (timestamps off, a unix socket, a kernel that refused them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_parts_us: Option<LatencyPartsSummary>,
 }

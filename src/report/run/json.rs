@@ -194,7 +194,7 @@ pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning
         sample: s,
         peak_used_memory_bytes: outcome.server_peak_memory.unwrap_or(s.used_memory_bytes),
     });
-    doc.server_latency = outcome.server_latency.clone();
+    doc.server_latency = super::server_latency::of_run(outcome);
     doc.warnings = outcome.warnings.clone();
     doc.notes = outcome.notes.clone();
     doc.measurement.clock_offset_bound_us =

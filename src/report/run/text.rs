@@ -136,8 +136,8 @@ impl Format for Table {
         if let Some(s) = outcome.server_stats {
             server_line(&mut out, &s, outcome.server_peak_memory);
         }
-        if let Some(latency) = &outcome.server_latency {
-            super::server_latency::text(&mut out, latency, &|name| client_service(outcome, name));
+        if let Some(latency) = super::server_latency::of_run(outcome) {
+            super::server_latency::text(&mut out, &latency, &|name| client_service(outcome, name));
         }
         let (verdict, detail) = outcome.verdict(config.client_share_warning());
         let _ = writeln!(out, "Bottleneck: {} ({detail})", verdict_name(verdict));
