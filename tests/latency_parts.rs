@@ -100,7 +100,7 @@ fn a_stopped_client_shows_in_its_own_lags_and_is_warned_about() {
     }
 }
 
-/// A run at a low, steady load (open loop, 200 requests a second over two connections, one
+/// A run at a low, steady load (open loop, `rate` requests a second over two connections, one
 /// thread, GETs alone, kernel timestamps on by default) whose data connections are known. It
 /// runs until the test has made its stops and ends it (SIGINT), so that a busy machine cannot
 /// end it before them: `--duration` only bounds a failure.
@@ -118,10 +118,10 @@ struct Steady {
 impl Steady {
     /// Starts the run on `io` and waits until both its data connections have sent GETs (the
     /// server's CLIENT LIST names their last command; the telemetry connection's is INFO).
-    fn start(server: &Server, io: &str) -> Steady {
+    fn start(server: &Server, io: &str, rate: &str) -> Steady {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("run.json");
-        let args = ["--rate", "200", "-c", "2", "--threads", "1", "--ratio", "0:1", "--pipeline", "100"];
+        let args = ["--rate", rate, "-c", "2", "--threads", "1", "--ratio", "0:1", "--pipeline", "100"];
         let run = Watched::spawn({
             let mut cmd = respbench();
             cmd.args(["-p", &server.port_arg(), "--duration", "60s", "--io", io]).args(args);
@@ -245,6 +245,20 @@ fn until(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
+/// Polls `check` every 50 µs until it holds (true) or `limit` has passed (false).
+fn within(limit: std::time::Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if check() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
 /// Sends `signal` to `pid` and, for SIGSTOP, waits until the threads that matter have
 /// stopped: the server's main thread, the client's workers (`respbench-w*`). Not every thread:
 /// respbench's journal writer runs at nice 19 and, on a busy machine, may stop much later.
@@ -279,15 +293,23 @@ const UNDER_10_MS: f64 = 10_000.0;
 fn a_stopped_client_holds_replies_in_its_receive_lag() {
     let server = Server::start(&[]);
     for io in paths() {
-        let run = Steady::start(&server, io);
+        // At 4,000 requests a second a request is in flight a good part of the time.
+        let run = Steady::start(&server, io, "4000");
         let (before, began) = (own_wait_ms(), std::time::Instant::now());
-        // A reply in flight when the client stops: the server held (stopped) only until a
-        // request waits at it, the client stopped, the server let go, its reply arrived.
-        signal(server.pid(), libc::SIGSTOP);
-        until("a request waiting at the stopped server", || run.waiting(true));
-        signal(run.run.id(), libc::SIGSTOP);
-        signal(server.pid(), libc::SIGCONT);
-        until("a reply waiting at the stopped client", || run.waiting(false));
+        // A reply in flight when the client stops: stop it at whatever moment and keep the
+        // stop once a reply arrives while it is stopped; else let it go and stop it again. The
+        // server is never held, so the held reply's wire and server time is its own.
+        let held = (0..500).any(|_| {
+            signal(run.run.id(), libc::SIGSTOP);
+            let held = within(std::time::Duration::from_millis(20), || run.waiting(false));
+            if !held {
+                // Let it read what came late before the next stop: no stop holds a reply twice.
+                signal(run.run.id(), libc::SIGCONT);
+                until("the client to read the replies that came late", || !run.waiting(false));
+            }
+            held
+        });
+        assert!(held, "{io}: no reply arrived at the stopped client in 500 stops");
         std::thread::sleep(std::time::Duration::from_millis(300));
         signal(run.run.id(), libc::SIGCONT);
         let test_waited = own_wait_ms() - before;
@@ -313,7 +335,7 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
 fn a_stopped_server_shows_in_the_wire_and_server_time() {
     let server = Server::start(&[]);
     for io in paths() {
-        let run = Steady::start(&server, io);
+        let run = Steady::start(&server, io, "200");
         let (before, began) = (own_wait_ms(), std::time::Instant::now());
         // A request in flight when the server stops: it waits at the server for the 300 ms.
         signal(server.pid(), libc::SIGSTOP);

@@ -106,6 +106,8 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     let loop_start = now;
     // When the worker first saw a stop signal: replies in flight get a grace from then.
     let mut stopped: Option<Instant> = None;
+    // This turn's due sends were held back after a stall (see below).
+    let mut held_back = false;
     for (c, conn) in conns.iter_mut().enumerate() {
         worker.fill_and_flush(conn, c, now);
     }
@@ -137,7 +139,18 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             }
         }
         if worker.paced {
-            worker.send_due(&mut conns, now);
+            // A stall since the last event (the process stopped, or waiting for a core): read
+            // what arrived meanwhile before sending, or one read would take those replies with
+            // the next ones and give them the later arrival's kernel stamp. Once in a row, so a
+            // long turn never starves the sends.
+            let fresh = Instant::now();
+            if !held_back && fresh.saturating_duration_since(now) > STALL {
+                now = fresh;
+                held_back = true;
+            } else {
+                worker.send_due(&mut conns, now);
+                held_back = false;
+            }
         }
         worker.time_out(&mut conns, now);
         if worker.down > 0 {
@@ -259,6 +272,9 @@ pub const TIMER_GRAIN: Duration = Duration::from_micros(20);
 
 /// Shortest time between two reloads of the cluster map.
 const REFRESH_EVERY: Duration = Duration::from_millis(100);
+
+/// A gap this long between a paced worker's last event and its sends is a stall, not work.
+const STALL: Duration = Duration::from_millis(1);
 
 struct Worker<'p> {
     plan: &'p WorkerPlan<'p>,
