@@ -1,6 +1,7 @@
 //! Live sinks: what a run reports while it is still running (the live line, StatsD, the metrics
 //! endpoint, the HDR interval log, the journal), fed interval by interval through one trait.
 
+pub mod endpoint;
 pub mod hdrlog;
 pub mod journal;
 pub mod metrics;
