@@ -3,12 +3,13 @@
 with it under hostile scrapers: 200 connections that send nothing, 50 that send a request and
 never read (the kernel's smallest receive buffer, set before connecting), and one client
 scraping in a loop as fast as it goes. Median of RUNS runs each, the three conditions taken in
-turn run by run so that the machine's drift hits all of them alike. Not a timed test: run it by
+turn (each round starting with the next one) so that the machine's drift hits all alike. Not a timed test: run it by
 hand and record the table in BENCHMARKS.md.
 
 The attackers run on this machine, in this script's process: under "hostile" they take CPU of
 their own beside the endpoint's. The endpoint thread's own CPU is printed apart (read from
-/proc/PID/task, the thread named "metrics").
+/proc/PID/task, the thread named "metrics"), and a fourth condition, "busy", is the control:
+no endpoint, this script spinning a thread for the length of the run.
 
 Usage: scripts/metrics-attack.py [--runs 3] [--duration 10s] [--connections 50] [--threads 2]
                                  [--respbench target/release/respbench] [-- EXTRA FLAGS]
@@ -112,11 +113,15 @@ def one_run(args, port, condition, workdir):
     out = os.path.join(workdir, "r.json")
     cmd = [args.respbench, "-p", str(port), "--duration", args.duration, "-c", str(args.connections),
            "--threads", str(args.threads), "-q", "--json", out] + args.extra
-    if condition != "none":
+    if condition in ("idle", "hostile"):
         cmd += ["--metrics-listen", "127.0.0.1:0"]
+    spinning = threading.Event()
+    if condition == "busy":
+        # The control: no endpoint, but this process spins as the attackers keep it busy.
+        threading.Thread(target=lambda: [None for _ in iter(spinning.is_set, True)], daemon=True).start()
     bench = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     attack, cpu = None, None
-    if condition != "none":
+    if condition in ("idle", "hostile"):
         for line in bench.stderr:
             if "metrics on http://" in line:
                 host, mport = line.split("http://")[1].strip().removesuffix("/metrics").rsplit(":", 1)
@@ -129,6 +134,7 @@ def one_run(args, port, condition, workdir):
             cpu = metrics_thread_cpu_secs(bench.pid) or cpu
             time.sleep(0.2)
     err = bench.communicate()[1]
+    spinning.set()
     if attack:
         attack.stop()
     if bench.returncode != 0:
@@ -149,13 +155,14 @@ def main():
     args = p.parse_args()
     if not os.access(args.respbench, os.X_OK):
         sys.exit(f"metrics-attack: {args.respbench} is not built (cargo build --release)")
-    conditions = ["none", "idle", "hostile"]
+    conditions = ["none", "idle", "hostile", "busy"]
     results = {c: [] for c in conditions}
     with tempfile.TemporaryDirectory() as workdir:
         server, port = start_redis(workdir)
         try:
             for run in range(args.runs):
-                for condition in conditions:
+                # Each round starts with a different condition: no condition always follows another.
+                for condition in conditions[run % 4:] + conditions[:run % 4]:
                     ops, answered, cpu = one_run(args, port, condition, workdir)
                     results[condition].append((ops, answered, cpu))
                     extra = "" if answered is None else f", {answered} scrapes answered"
