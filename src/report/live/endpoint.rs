@@ -168,6 +168,9 @@ impl Endpoint {
 
 const LISTENER: Token = Token(0);
 
+/// How soon to accept again after running out of descriptors.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
 struct Server {
     poll: Poll,
     listener: TcpListener,
@@ -185,9 +188,11 @@ impl Server {
             return;
         }
         let mut events = Events::with_capacity(128);
+        let mut backlog_left = false;
         loop {
             let now = Instant::now();
-            let timeout = self.conns.values().map(|c| c.deadline.saturating_duration_since(now)).min();
+            let retry = backlog_left.then_some(ACCEPT_RETRY);
+            let timeout = self.conns.values().map(|c| c.deadline.saturating_duration_since(now)).chain(retry).min();
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
@@ -195,9 +200,12 @@ impl Server {
                 eprintln!("respbench: metrics endpoint stopped: {e}");
                 return;
             }
+            if backlog_left {
+                backlog_left = !self.accept();
+            }
             for event in events.iter() {
                 match event.token() {
-                    LISTENER => self.accept(),
+                    LISTENER => backlog_left = !self.accept(),
                     Token(id) => self.advance(id, &on_final),
                 }
             }
@@ -205,14 +213,15 @@ impl Server {
         }
     }
 
-    /// Takes every waiting connection, dropping the oldest when all slots are held. An error
-    /// (out of descriptors) leaves the rest in the backlog until the next connection wakes us.
-    fn accept(&mut self) {
+    /// Takes every waiting connection, dropping the oldest when all slots are held. False after
+    /// an error (out of descriptors) that left connections in the backlog: try again soon,
+    /// since the listener signals only new arrivals.
+    fn accept(&mut self) -> bool {
         loop {
             let (mut stream, _) = match self.listener.accept() {
                 Ok(accepted) => accepted,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => return,
+                Err(e) => return e.kind() == ErrorKind::WouldBlock,
             };
             while self.conns.len() >= self.limits.connections.max(1) {
                 self.conns.pop_first();
@@ -280,7 +289,9 @@ impl Conn {
                         Err(_) => return Step::Gone,
                     }
                     if sent == len {
-                        let final_page = matches!(reply, Reply::Page(page) if page.finished);
+                        // A HEAD read no values: it does not count as the final page read.
+                        let whole = *len == reply.bytes().len();
+                        let final_page = whole && matches!(reply, Reply::Page(page) if page.finished);
                         return Step::Served { final_page };
                     }
                 }
@@ -395,6 +406,10 @@ mod tests {
         assert!(exchange(addr, &long).starts_with("HTTP/1.1 431 "));
         assert_eq!(finals.load(Ordering::SeqCst), 0);
         board.pin(Page::new("# EOF\n", true));
+        // A HEAD of the final page reads no values: it does not end a linger (the count goes up
+        // before the connection closes, so this is no race).
+        assert!(exchange(addr, b"HEAD /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200 "));
+        assert_eq!(finals.load(Ordering::SeqCst), 0);
         assert!(exchange(addr, b"GET /metrics HTTP/1.1\r\n\r\n").ends_with("# EOF\n"));
         wait_for("the final scrape counted", || finals.load(Ordering::SeqCst) == 1);
     }
