@@ -1,14 +1,14 @@
 //! `--metrics-listen ADDR`: live OpenMetrics text for dashboards (Prometheus scrapes it). The
-//! collector's per-interval callback adds each completed interval here; an HTTP thread
-//! (tiny_http, no async runtime) encodes the current values with
-//! `prometheus-client` on every request. Counters only grow, across `--runs` and across a
+//! collector's per-interval callback adds each completed interval here and encodes the values
+//! with `prometheus-client` once, into the page `endpoint` hands every scraper (so the run never
+//! waits on a scraper, however many or slow). Counters only grow, across `--runs` and across a
 //! scenario's phases, so `rate()` is ops per second. Each worker thread's busy share is read
 //! from /proc once per interval, on the collector's thread, never on the workers'.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -19,6 +19,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use super::endpoint::{Board, Endpoint, Limits, Page};
 use crate::config::Config;
 use crate::engine::{Progress, WORKER_THREAD};
 
@@ -66,13 +67,15 @@ pub trait Follower: Send + Sync {
     fn finished(&self) -> bool;
 }
 
-/// The live metrics of this process, shared by the collector's callback and the HTTP thread.
+/// The live metrics of this process: the collector's callback updates them and pins up the
+/// page the endpoint's thread serves.
 pub struct Live {
     state: Mutex<State>,
     /// Where it is served (`None`: only pushed, `--metrics-push` without `--metrics-listen`).
     addr: Option<SocketAddr>,
     /// `--metrics-push`: told of each interval and of the end (`report::live::push`).
     push: OnceLock<Box<dyn Follower>>,
+    board: Arc<Board>,
     /// Scrapes served since the values became final.
     final_scrapes: AtomicU64,
     scraped: Condvar,
@@ -85,29 +88,30 @@ impl std::fmt::Debug for Live {
 }
 
 impl Live {
-    /// Binds `addr` and serves `/metrics` on a thread of its own until the process exits;
-    /// prints the address it got (a port of 0 is any free one).
+    /// Binds exactly `addr` and serves `/metrics` on a thread of its own until the process
+    /// exits; prints the address it got (a port of 0 is any free one).
     pub fn serve(addr: SocketAddr) -> Result<Arc<Live>, String> {
-        let server =
-            tiny_http::Server::http(addr).map_err(|e| format!("--metrics-listen {addr}: cannot listen: {e}"))?;
-        let addr = server.server_addr().to_ip().ok_or_else(|| format!("--metrics-listen {addr}: not an IP address"))?;
+        let endpoint = Endpoint::bind(addr, Limits::default())
+            .map_err(|e| format!("--metrics-listen {addr}: cannot listen: {e}"))?;
+        let addr = endpoint.addr().map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
         let live = Arc::new(Live {
             state: Mutex::new(State::default()),
             addr: Some(addr),
             push: OnceLock::new(),
+            board: Arc::new(Board::default()),
             final_scrapes: AtomicU64::new(0),
             scraped: Condvar::new(),
         });
-        eprintln!("respbench: metrics on http://{addr}/metrics");
-        let shared = Arc::clone(&live);
-        std::thread::Builder::new()
-            .name("metrics".into())
-            .spawn(move || {
-                for request in server.incoming_requests() {
-                    shared.answer(request);
+        live.publish(&live.lock());
+        let weak: Weak<Live> = Arc::downgrade(&live);
+        endpoint
+            .spawn(Arc::clone(&live.board), move || {
+                if let Some(live) = weak.upgrade() {
+                    live.final_scrape_served();
                 }
             })
             .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
+        eprintln!("respbench: metrics on http://{addr}/metrics");
         Ok(live)
     }
 
@@ -117,6 +121,7 @@ impl Live {
             state: Mutex::new(State::default()),
             addr: None,
             push: OnceLock::new(),
+            board: Arc::new(Board::default()),
             final_scrapes: AtomicU64::new(0),
             scraped: Condvar::new(),
         })
@@ -133,7 +138,9 @@ impl Live {
 
     /// The current values as OpenMetrics text, what a scrape reads.
     pub fn text(&self) -> String {
-        encode(&self.lock())
+        // The page pinned up last: the pusher (a low-priority thread) never holds the lock
+        // the collector takes.
+        String::from_utf8_lossy(self.board.current().body()).into_owned()
     }
 
     /// A run (or a phase) begins: its command names and requested rate.
@@ -145,6 +152,7 @@ impl Live {
         // This run's threads are new: the gauges of the last run's are stale.
         s.busy.clear();
         s.totals = None;
+        self.publish(&s);
     }
 
     /// One completed interval.
@@ -186,6 +194,7 @@ impl Live {
         }
         s.intervals += 1;
         threads_busy(&mut s);
+        self.publish(&s);
         drop(s);
         if let Some(p) = self.push.get() {
             p.updated();
@@ -194,7 +203,10 @@ impl Live {
 
     /// Every value is final: a scrape from now on sees the end of the run.
     pub fn finish(&self) {
-        self.lock().finished = true;
+        let mut s = self.lock();
+        s.finished = true;
+        self.publish(&s);
+        drop(s);
         eprintln!("respbench: metrics final");
         if let Some(p) = self.push.get()
             && p.finished()
@@ -221,22 +233,16 @@ impl Live {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn answer(&self, request: tiny_http::Request) {
-        let path = request.url();
-        let (status, body, finished) = if path == "/metrics" || path.starts_with("/metrics?") {
-            let s = self.lock();
-            (200, encode(&s), s.finished)
-        } else {
-            (404, "only /metrics is served here\n".to_string(), false)
-        };
-        let kind = &b"application/openmetrics-text; version=1.0.0; charset=utf-8"[..];
-        let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind).expect("a valid header");
-        let sent = request.respond(tiny_http::Response::from_string(body).with_status_code(status).with_header(header));
-        if sent.is_ok() && finished {
-            self.final_scrapes.fetch_add(1, Ordering::SeqCst);
-            let _guard = self.lock();
-            self.scraped.notify_all();
-        }
+    /// Encodes the values into the page every scrape gets until the next change.
+    fn publish(&self, s: &State) {
+        self.board.pin(Page::new(&encode(s), s.finished));
+    }
+
+    /// A scraper read the final page: `linger` may end.
+    fn final_scrape_served(&self) {
+        self.final_scrapes.fetch_add(1, Ordering::SeqCst);
+        let _guard = self.lock();
+        self.scraped.notify_all();
     }
 }
 

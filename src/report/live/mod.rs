@@ -2,6 +2,7 @@
 //! endpoint and its Pushgateway pusher, the HDR interval log, the journal), fed interval by interval
 //! through one trait.
 
+pub mod endpoint;
 pub mod hdrlog;
 pub mod journal;
 pub mod metrics;
