@@ -154,7 +154,11 @@ fn a_run_that_ends_writes_its_file_atomically_and_leaves_no_journal() {
     let mut names: Vec<String> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    assert_eq!(names, ["done.html", "done.json"], "no temporary or journal left");
+    assert_eq!(
+        names,
+        ["done.html", "done.json", "done.json.hlog"],
+        "no temporary or journal left (the interval log stays)"
+    );
     let doc = read_json(&json);
     assert_eq!(doc["interrupted"], false);
     assert!(doc.get("recovered").is_none());

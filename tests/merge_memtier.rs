@@ -7,6 +7,7 @@ mod memtier_shape;
 mod shard_support;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use common::*;
 use hdrhistogram::Histogram;
@@ -21,6 +22,29 @@ fn union(docs: &[Value], pick: impl Fn(&Value) -> &Value) -> Histogram<u64> {
         all.add(decode(pick(d))).unwrap();
     }
     all
+}
+
+/// Each interval's response times, all commands together, from the interval log the result
+/// names beside it (HdrHistogram's interval log format: one line per command and kind, an
+/// interval's lines sharing their start).
+fn interval_totals(json: &Path, doc: &Value) -> Vec<Histogram<u64>> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let name = doc["histograms"]["interval_log"].as_str().expect("the result names its interval log");
+    let text = std::fs::read(json.parent().unwrap().join(name)).unwrap();
+    let mut out: Vec<(f64, Histogram<u64>)> = Vec::new();
+    for entry in IntervalLogIterator::new(&text) {
+        let LogEntry::Interval(line) = entry.unwrap() else { continue };
+        if !line.tag().unwrap().as_str().ends_with("/response") {
+            continue;
+        }
+        let start = line.start_timestamp().as_secs_f64();
+        let h = decode(&Value::String(line.encoded_histogram().to_string()));
+        match out.last_mut() {
+            Some((at, sum)) if (*at - start).abs() < 1e-4 => sum.add(h).unwrap(),
+            _ => out.push((start, h)),
+        }
+    }
+    out.into_iter().map(|(_, h)| h).collect()
 }
 
 /// memtier's figure for a percentile of a nanosecond histogram: milliseconds, 3 decimals.
@@ -80,14 +104,13 @@ fn three_shards_merge_into_memtiers_json_with_union_percentiles() {
     // (the shards started apart: each interval's second is its start since the first start).
     let base = docs.iter().map(|d| d["started_unix_ms"].as_i64().unwrap()).min().unwrap();
     let mut seconds: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
-    for d in &docs {
+    for (d, file) in docs.iter().zip(&files) {
         let offset = (d["started_unix_ms"].as_i64().unwrap() - base) as f64 / 1000.0;
-        for (point, h) in
-            d["time_series"].as_array().unwrap().iter().zip(d["histograms"]["intervals"].as_array().unwrap())
-        {
-            assert_eq!(point["index"], h["index"]);
+        let points = d["time_series"].as_array().unwrap();
+        let logged = interval_totals(Path::new(file), d);
+        assert_eq!(points.len(), logged.len(), "an interval in the log per point");
+        for (point, h) in points.iter().zip(logged) {
             let second = (offset + point["start_secs"].as_f64().unwrap()).round() as u64;
-            let h = decode(&h["latency"]);
             match seconds.get_mut(&second) {
                 Some(all) => all.add(h).unwrap(),
                 None => drop(seconds.insert(second, h)),

@@ -49,6 +49,14 @@ impl Around {
         cx.with_metrics(self.metrics.clone())
     }
 
+    /// The interval log's file name, when the run writes one beside its `--json` file (the
+    /// journal's interval log: the journal sits beside the first output, which is `--json`
+    /// when there is one).
+    pub(crate) fn interval_log(&self, output: &Output) -> Option<String> {
+        output.json.as_ref()?;
+        self.journal.as_ref().map(Journal::log_name)
+    }
+
     /// The live outputs among them, as sinks: the journal, then StatsD.
     pub(crate) fn sinks(&mut self) -> Vec<&mut dyn Sink> {
         let mut sinks: Vec<&mut dyn Sink> = Vec::new();

@@ -51,7 +51,10 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let mut inputs = Vec::new();
     for path in &args.results {
         match load_run(path) {
-            Ok(doc) => inputs.push(merge::Input { name: name_of(path, doc.label.as_deref()), doc }),
+            Ok(doc) => match interval_log_of(path, &doc) {
+                Ok(log) => inputs.push(merge::Input { name: name_of(path, doc.label.as_deref()), doc, log }),
+                Err(msg) => return usage_error(&msg),
+            },
             Err(msg) => return usage_error(&msg),
         }
     }
@@ -96,4 +99,24 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The intervals of the interval log a result names, read from its directory (none for a
+/// result that keeps its intervals inline).
+fn interval_log_of(
+    path: &std::path::Path,
+    doc: &crate::report::document::Document,
+) -> Result<Vec<crate::report::document::interval_log::LoggedInterval>, String> {
+    let Some(name) = doc.histograms.interval_log.as_deref().filter(|_| doc.histograms.intervals.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let log = path.parent().unwrap_or(std::path::Path::new("")).join(name);
+    let bytes = std::fs::read(&log).map_err(|e| {
+        format!(
+            "cannot read {}, the interval log {} names ({e}): it cannot be merged exactly",
+            log.display(),
+            path.display()
+        )
+    })?;
+    crate::report::document::interval_log::read(&bytes, &log.display().to_string())
 }

@@ -24,7 +24,7 @@ pub(crate) fn open(output: &Output) -> Option<Journal> {
         [&output.json, &output.html, &output.csv, &output.csv_timeline, &output.markdown, &output.memtier_json];
     let first = outputs.into_iter().flatten().next()?;
     let path = Journal::path_for(first);
-    match Journal::create(path.clone(), output.label.as_deref()) {
+    match Journal::create(path.clone(), Journal::log_path_for(first), output.label.as_deref()) {
         Ok((journal, kept)) => {
             output.notes.warn("respbench", &kept.into_iter().collect::<Vec<_>>());
             Some(journal)
@@ -43,6 +43,10 @@ pub(crate) fn close(journal: Option<Journal>, output: &Output, written: bool) {
     let Some(mut journal) = journal else { return };
     let mut said: Vec<String> = journal.problem().map(String::from).into_iter().collect();
     let path = journal.path().display().to_string();
+    if !written && journal.intervals() == 0 {
+        // Nothing measured and nothing written: the interval log has nothing to keep either.
+        let _ = std::fs::remove_file(journal.log_path());
+    }
     if written || journal.intervals() == 0 {
         if let Err(e) = journal.remove() {
             said.push(format!("cannot remove the journal {path}: {e}"));
@@ -96,7 +100,19 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => return usage_error(&format!("cannot read {what}: {e}")),
     };
-    let recovered = match journal::recover(&text, &what) {
+    // The interval log the journal's header names, in the journal's directory (`NAME.prev`
+    // beside a journal a later run kept as `.prev`).
+    let dir = args.journal.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let prev = args.journal.extension().is_some_and(|e| e == "prev");
+    let read_log = |name: &str| {
+        let name = if prev { format!("{name}.prev") } else { name.to_string() };
+        let path = dir.join(&name);
+        let shown = path.display().to_string();
+        std::fs::read(&path)
+            .map(|bytes| (bytes, shown.clone()))
+            .map_err(|e| format!("cannot read the interval log {shown} that {what} names: {e}"))
+    };
+    let recovered = match journal::recover(&text, &what, &read_log) {
         Ok(r) => r,
         Err(msg) => {
             // The input is what is wrong: a file that is no journal, or one with nothing in it.

@@ -32,6 +32,10 @@ pub struct Extras {
     /// `--client-share-warning`: the share of p99 the client may add before the run is warned
     /// about it (a fraction); `None` for [`CLIENT_SHARE_WARNING`].
     pub client_share_warning: Option<f64>,
+    /// Quantiles (0 to 1) each completed interval keeps beside its summaries, as the
+    /// memtier front-end's `--print-percentiles` asks for its per-second series (an interval
+    /// keeps no histogram to read them from later).
+    pub interval_quantiles: Vec<f64>,
 }
 
 /// The client's share of p99 above which a run is warned that it measured the client too.

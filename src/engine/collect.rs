@@ -137,14 +137,16 @@ impl<'c> Collector<'c> {
             };
             let server = sampler.as_mut().and_then(ServerSampler::sample);
             let active_connections = self.config.ramp.is_some().then_some(window.active_connections);
-            // The timeline keeps the interval packed; the live outputs see it in full, now.
+            // The timeline keeps the interval's summaries only; the live outputs (the interval
+            // log among them) see it in full, now.
+            let quantiles = &self.config.extras.interval_quantiles;
             self.timeline.push(Interval {
                 run: self.run,
                 index,
                 start_secs,
                 duration_secs: (end_secs - start_secs).max(0.0),
-                window: window.compact(),
-                total: window.total().compact(),
+                window: window.compact(quantiles),
+                total: window.total().compact(quantiles),
                 server,
                 active_connections,
             });

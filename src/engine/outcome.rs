@@ -9,9 +9,10 @@ use super::{ServerLatency, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
 use crate::stats::{ClientStats, CompactOp, CompactWindow, ErrorCounts, OpStats, Window};
 
-/// One interval of the timeline, all workers merged, kept small: its counters as counted,
-/// its histograms packed at compact precision, its totals' summaries taken at full precision
-/// before (a run keeps one per interval: a full window would cost ~260 KB per histogram).
+/// One interval of the timeline, all workers merged, kept small: its counters as counted and
+/// its histograms' summaries, taken at full precision as it completed (a run keeps one per
+/// interval: a full window would cost ~260 KB per histogram; the histograms themselves go to
+/// the interval log, when there is one, as the interval completes).
 #[derive(Debug, Clone)]
 pub struct Interval {
     /// Which of `--runs` it belongs to (0 for a single run).
@@ -22,7 +23,7 @@ pub struct Interval {
     /// Its length: the configured interval, shorter for the last one.
     pub duration_secs: f64,
     pub window: CompactWindow,
-    /// All commands together (a sequence's unit row left out), packed the same way.
+    /// All commands together (a sequence's unit row left out), summarised the same way.
     pub total: CompactOp,
     /// The server over (about) this interval, when INFO is allowed.
     pub server: Option<ServerSample>,

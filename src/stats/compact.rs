@@ -1,72 +1,41 @@
-//! What a completed interval keeps: its counters as they are, each histogram re-recorded at
-//! [`COMPACT_DIGITS`] significant digits and stored encoded ([`Packed`]), with the summary of
-//! the full-precision histogram taken before. A full histogram holds ~260 KB of counts; a
-//! packed one a few hundred bytes, so a long run's timeline stays small.
-
-use std::io::Cursor;
+//! What a completed interval keeps in memory: its counters as they are and, for each
+//! histogram, only its summary ([`Summarized`]: count, mean, min, max, the percentiles reports
+//! show and any a front-end asked for), taken at full precision as the interval completed. The
+//! histograms themselves leave the process as the interval completes (the interval log beside
+//! the result, `report::document::interval_log`) or are dropped: a long run's timeline costs a
+//! few hundred bytes per interval, whatever its length.
 
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 use super::{LatencySummary, MAX_LATENCY_NS, histogram};
 
-/// Significant digits of a packed histogram (the whole run's stay at 3).
+/// Significant digits of an interval's histograms in the interval log (the whole run's stay
+/// at 3).
 pub const COMPACT_DIGITS: u8 = 2;
 
-/// One histogram at [`COMPACT_DIGITS`] digits, as the HdrHistogram V2 compressed (deflate)
-/// serialization, plus the summary of the histogram it was packed from.
+/// One histogram's summary: its count, [`LatencySummary`] and the value at each quantile of
+/// `extra` (a front-end's own percentiles, as bucket highs), all read from the histogram
+/// before it was dropped.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Packed {
-    bytes: Box<[u8]>,
+pub struct Summarized {
     len: u64,
     summary: LatencySummary,
+    /// (quantile 0 to 1, value in ns: the highest equivalent of its bucket).
+    extra: Box<[(f64, u64)]>,
 }
 
-impl Packed {
-    /// `h` packed: every recorded bucket re-recorded at compact precision (each lands in the
-    /// one coarse bucket that holds it, so packing a sum equals summing the packed parts).
-    pub fn of(h: &Histogram<u64>) -> Packed {
-        let mut coarse =
-            Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, COMPACT_DIGITS).expect("constant bounds are valid");
-        for v in h.iter_recorded() {
-            coarse.saturating_record_n(h.highest_equivalent(v.value_iterated_to()), v.count_at_value());
-        }
-        let summary = LatencySummary::of(h);
-        Packed::from_histogram(&coarse, h.len(), summary)
+impl Summarized {
+    /// `h` summarised, with the values at `quantiles` (0 to 1) kept as well.
+    pub fn of(h: &Histogram<u64>, quantiles: &[f64]) -> Summarized {
+        let extra = if h.is_empty() {
+            Box::default()
+        } else {
+            quantiles.iter().map(|&q| (q, h.highest_equivalent(h.value_at_quantile(q)))).collect()
+        };
+        Summarized { len: h.len(), summary: LatencySummary::of(h), extra }
     }
 
-    /// A histogram already at compact precision (as a result's interval holds it), packed
-    /// as it is.
-    pub fn of_coarse(coarse: &Histogram<u64>) -> Packed {
-        Packed::from_histogram(coarse, coarse.len(), LatencySummary::of(coarse))
-    }
-
-    fn from_histogram(coarse: &Histogram<u64>, len: u64, summary: LatencySummary) -> Packed {
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new().serialize(coarse, &mut bytes).expect("serialising into memory cannot fail");
-        Packed { bytes: bytes.into_boxed_slice(), len, summary }
-    }
-
-    /// The histogram at compact precision, as packed.
-    pub fn coarse(&self) -> Histogram<u64> {
-        Deserializer::new()
-            .deserialize(&mut Cursor::new(&self.bytes[..]))
-            .expect("bytes this type serialised deserialise")
-    }
-
-    /// The histogram in the full-precision layout (so that it adds to any other): each
-    /// coarse bucket's count at that bucket's highest value, so that every percentile read
-    /// from it is the coarse histogram's.
-    pub fn histogram(&self) -> Histogram<u64> {
-        widen(&self.coarse())
-    }
-
-    /// The V2 compressed serialization of the coarse histogram.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// The summary of the histogram as recorded, before packing.
+    /// The summary of the histogram as recorded.
     pub fn summary(&self) -> LatencySummary {
         self.summary
     }
@@ -78,6 +47,53 @@ impl Packed {
     pub fn len(&self) -> u64 {
         self.len
     }
+
+    /// The value kept at quantile `q` (a bucket's highest equivalent), if `q` was asked for.
+    pub fn kept_quantile_ns(&self, q: f64) -> Option<u64> {
+        self.extra.iter().find(|(at, _)| (*at - q).abs() < 1e-12).map(|(_, ns)| *ns)
+    }
+
+    /// Several summaries as one: counts added, mean weighted, min and max exact; each kept
+    /// quantile (and p50 to p99.9) the largest of the parts': an upper bound, exact when one
+    /// part holds every value (memtier's rows of one command each).
+    pub fn combined<'a>(parts: impl IntoIterator<Item = &'a Summarized>) -> Summarized {
+        let parts: Vec<&Summarized> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+        let Some(first) = parts.first() else { return Summarized::of(&histogram(), &[]) };
+        if parts.len() == 1 {
+            return (*first).clone();
+        }
+        let len: u64 = parts.iter().map(|p| p.len).sum();
+        let fold = |f: fn(&LatencySummary) -> f64, pick: fn(f64, f64) -> f64| {
+            parts.iter().map(|p| f(&p.summary)).reduce(pick).unwrap_or(0.0)
+        };
+        let summary = LatencySummary {
+            mean_us: parts.iter().map(|p| p.summary.mean_us * p.len as f64).sum::<f64>() / len as f64,
+            min_us: fold(|s| s.min_us, f64::min),
+            p50_us: fold(|s| s.p50_us, f64::max),
+            p90_us: fold(|s| s.p90_us, f64::max),
+            p99_us: fold(|s| s.p99_us, f64::max),
+            p999_us: fold(|s| s.p999_us, f64::max),
+            max_us: fold(|s| s.max_us, f64::max),
+        };
+        let extra = first
+            .extra
+            .iter()
+            .map(|&(q, _)| (q, parts.iter().filter_map(|p| p.kept_quantile_ns(q)).max().unwrap_or(0)))
+            .collect();
+        Summarized { len, summary, extra }
+    }
+}
+
+/// `h` at [`COMPACT_DIGITS`]: every recorded bucket re-recorded at compact precision (each
+/// lands in the one coarse bucket that holds it, so coarsening a sum equals summing the
+/// coarsened parts).
+pub fn coarse(h: &Histogram<u64>) -> Histogram<u64> {
+    let mut coarse =
+        Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, COMPACT_DIGITS).expect("constant bounds are valid");
+    for v in h.iter_recorded() {
+        coarse.saturating_record_n(h.highest_equivalent(v.value_iterated_to()), v.count_at_value());
+    }
+    coarse
 }
 
 /// Any histogram in the full-precision layout: each bucket's count at its highest value.
@@ -91,7 +107,7 @@ pub fn widen(h: &Histogram<u64>) -> Histogram<u64> {
 }
 
 /// What a row's histograms are stored as: a full [`Histogram`] while an interval fills, a
-/// [`Packed`] one once it is kept.
+/// [`Summarized`] one once it is kept.
 pub trait Recorded {
     fn summary(&self) -> LatencySummary;
     fn is_empty(&self) -> bool;
@@ -119,28 +135,29 @@ impl Recorded for Histogram<u64> {
     }
 }
 
-impl Recorded for Packed {
+impl Recorded for Summarized {
     fn summary(&self) -> LatencySummary {
         self.summary
     }
 
     fn is_empty(&self) -> bool {
-        Packed::is_empty(self)
+        Summarized::is_empty(self)
     }
 
     fn len(&self) -> u64 {
         self.len
     }
 
-    /// The summary's quantiles exactly (taken at full precision); any other from the packed
-    /// histogram, at its precision.
+    /// The summary's quantiles and the kept ones exactly; any other the nearest summary
+    /// quantile above it (an interval keeps no histogram to read it from).
     fn quantile_ns(&self, q: f64) -> u64 {
-        let s = &self.summary;
-        let exact = [(0.5, s.p50_us), (0.9, s.p90_us), (0.99, s.p99_us), (0.999, s.p999_us)];
-        match exact.iter().find(|(at, _)| *at == q) {
-            Some((_, us)) => (us * 1000.0).round() as u64,
-            None => self.coarse().value_at_quantile(q),
+        if let Some(ns) = self.kept_quantile_ns(q) {
+            return ns;
         }
+        let s = &self.summary;
+        let known = [(0.5, s.p50_us), (0.9, s.p90_us), (0.99, s.p99_us), (0.999, s.p999_us), (1.0, s.max_us)];
+        let us = known.iter().find(|(at, _)| *at >= q).map_or(s.max_us, |(_, us)| *us);
+        (us * 1000.0).round() as u64
     }
 }
 
@@ -158,36 +175,38 @@ mod tests {
     }
 
     #[test]
-    fn packing_keeps_counts_and_summaries_and_adds_up() {
+    fn an_interval_keeps_summaries_and_the_quantiles_asked_for() {
         let a = recorded((1..=5000).map(|i| i * 37));
-        let b = recorded((1..=3000).map(|i| i * 1013));
+        let kept = a.compact(&[0.5, 0.9999]);
+        assert_eq!(kept.latency(), a.latency(), "the summary is the full-precision one");
+        assert_eq!(kept.latency_ns.len(), 5000);
+        let h = &a.latency_ns;
+        assert_eq!(kept.latency_ns.kept_quantile_ns(0.9999), Some(h.highest_equivalent(h.value_at_quantile(0.9999))));
+        assert_eq!(kept.latency_ns.quantile_ns(0.99), h.value_at_quantile(0.99));
+        // Two rows as one: counts add, min and max exact, the mean weighted.
+        let b = recorded((1..=3000).map(|i| i * 1013)).compact(&[0.5, 0.9999]);
+        let both = Summarized::combined([&kept.latency_ns, &b.latency_ns]);
+        assert_eq!(both.len(), 8000);
+        assert_eq!(both.summary().min_us, a.latency().min_us);
+        assert_eq!(both.summary().max_us, b.latency().max_us);
         let mut sum = a.clone();
-        sum.merge(&b);
-        let (pa, pb, ps) = (a.compact(), b.compact(), sum.compact());
-        assert_eq!(ps.latency(), sum.latency(), "the summary is the full-precision one");
-        assert_eq!(ps.latency_ns.len(), 8000);
-        // Packing a sum equals summing the packed parts, bucket for bucket.
-        let mut parts = pa.latency_ns.coarse();
-        parts.add(pb.latency_ns.coarse()).unwrap();
-        assert_eq!(parts, ps.latency_ns.coarse());
-        // Read back, a packed histogram keeps its own percentiles, within compact precision.
-        let back = ps.expand();
-        assert_eq!(back.latency_ns.len(), 8000);
-        assert_eq!(back.count, sum.count);
-        let coarse = ps.latency_ns.coarse();
-        for q in [0.5, 0.9, 0.99, 0.999] {
-            let full = sum.latency_ns.value_at_quantile(q) as f64;
-            assert_eq!(back.latency_ns.value_at_quantile(q), coarse.value_at_quantile(q), "q {q}");
-            assert!((back.latency_ns.value_at_quantile(q) as f64 - full).abs() / full < 0.01, "q {q}");
-        }
-        assert!(ps.latency_ns.bytes().len() < 2_000, "{} bytes", ps.latency_ns.bytes().len());
+        sum.merge(&b_full());
+        assert!((both.summary().mean_us - sum.latency().mean_us).abs() / sum.latency().mean_us < 1e-3);
+    }
+
+    fn b_full() -> OpStats {
+        recorded((1..=3000).map(|i| i * 1013))
     }
 
     #[test]
-    fn widening_a_full_histogram_changes_nothing() {
+    fn coarsening_a_sum_equals_summing_the_coarse_parts_and_widening_is_idempotent() {
+        let (a, b) = (recorded((1..=5000).map(|i| i * 37)), b_full());
+        let mut sum = a.latency_ns.clone();
+        sum.add(&b.latency_ns).unwrap();
+        let mut parts = coarse(&a.latency_ns);
+        parts.add(coarse(&b.latency_ns)).unwrap();
+        assert_eq!(parts, coarse(&sum));
         let op = recorded([1, 999, 12_345, 1_000_000, 3_600_000_000_000]);
         assert_eq!(widen(&op.latency_ns), op.latency_ns);
-        let empty = OpStats::default().compact();
-        assert!(empty.latency_ns.is_empty() && empty.expand().latency_ns.is_empty());
     }
 }

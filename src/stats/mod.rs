@@ -7,7 +7,7 @@ mod parts;
 mod spread;
 
 pub use clients::{ClientStats, RowSecond};
-pub use compact::{COMPACT_DIGITS, Packed, Recorded, widen};
+pub use compact::{COMPACT_DIGITS, Recorded, Summarized, coarse, widen};
 use hdrhistogram::Histogram;
 pub use parts::{LatencyParts, Parts, split};
 use serde::Serialize;
@@ -17,8 +17,8 @@ pub use spread::Spread;
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
 /// What one command (or the total) did during some span of time. Its histograms are full
-/// [`Histogram`]s while it is filled and merged; a completed interval keeps them [`Packed`]
-/// ([`OpStats::compact`], [`CompactOp`]).
+/// [`Histogram`]s while it is filled and merged; a completed interval keeps only their
+/// summaries ([`OpStats::compact`], [`CompactOp`]).
 #[derive(Debug, Clone)]
 pub struct OpStats<H = Histogram<u64>> {
     /// Replies received, error replies included.
@@ -55,8 +55,8 @@ pub struct OpStats<H = Histogram<u64>> {
     pub parts: Option<Box<LatencyParts<H>>>,
 }
 
-/// A row of a completed interval: counters as counted, histograms packed.
-pub type CompactOp = OpStats<Packed>;
+/// A row of a completed interval: counters as counted, histograms summarised.
+pub type CompactOp = OpStats<Summarized>;
 
 pub(crate) fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("constant bounds are valid")
@@ -141,9 +141,10 @@ impl<H: Recorded> OpStats<H> {
 }
 
 impl OpStats {
-    /// This row kept small, for the timeline: counters as they are, histograms packed.
-    pub fn compact(&self) -> CompactOp {
-        self.map_histograms(Packed::of)
+    /// This row kept small, for the timeline: counters as they are, each histogram's summary
+    /// (with its values at `quantiles`, 0 to 1).
+    pub fn compact(&self, quantiles: &[f64]) -> CompactOp {
+        self.map_histograms(|h| Summarized::of(h, quantiles))
     }
 
     /// Records one reply's response time and, in open loop, its service time.
@@ -193,30 +194,31 @@ impl OpStats {
 }
 
 impl CompactOp {
-    /// The row in full: counters as counted, histograms in the full-precision layout at the
-    /// compact precision (see [`Packed::histogram`]). Decoded on demand, one row at a time.
-    pub fn expand(&self) -> OpStats {
-        self.map_histograms(Packed::histogram)
-    }
-
-    /// Several rows together, still packed (one row is cloned as it is).
+    /// Several rows together: counters added, summaries combined ([`Summarized::combined`]);
+    /// one row is cloned as it is.
     pub fn merged<'a>(rows: impl IntoIterator<Item = &'a CompactOp>) -> CompactOp {
         let rows: Vec<&CompactOp> = rows.into_iter().collect();
-        match rows[..] {
-            [one] => one.clone(),
-            [] => {
-                // A pure memo: the empty row, packed, is always the same.
-                static EMPTY: std::sync::OnceLock<CompactOp> = std::sync::OnceLock::new();
-                EMPTY.get_or_init(|| OpStats::default().compact()).clone()
-            }
-            _ => {
-                let mut op = OpStats::default();
-                for row in rows {
-                    op.merge(&row.expand());
-                }
-                op.compact()
-            }
+        if let [one] = rows[..] {
+            return one.clone();
         }
+        let mut counters = OpStats::default();
+        for row in &rows {
+            let o = row.map_histograms(|_| ());
+            counters.count += o.count;
+            counters.hits += o.hits;
+            counters.misses += o.misses;
+            counters.errors += o.errors;
+            counters.sent += o.sent;
+            counters.failed += o.failed;
+            counters.abandoned += o.abandoned;
+            counters.bytes_in += o.bytes_in;
+            counters.bytes_out += o.bytes_out;
+            counters.latency_sum_ns = counters.latency_sum_ns.saturating_add(o.latency_sum_ns);
+        }
+        let mut out = counters.compact(&[]);
+        out.latency_ns = Summarized::combined(rows.iter().map(|r| &r.latency_ns));
+        out.service_ns = Summarized::combined(rows.iter().map(|r| &r.service_ns));
+        out
     }
 }
 
@@ -323,7 +325,7 @@ impl ErrorCounts {
 }
 
 /// One worker's measurements over one interval: a slot per command of the mix. Its histograms
-/// are full while it fills; a completed interval keeps them packed ([`Window::compact`]).
+/// are full while it fills; a completed interval keeps their summaries ([`Window::compact`]).
 #[derive(Debug, Clone)]
 pub struct Window<H = Histogram<u64>> {
     pub ops: Vec<OpStats<H>>,
@@ -354,14 +356,14 @@ pub struct Window<H = Histogram<u64>> {
     pub stamps_refused: Option<String>,
 }
 
-/// A completed interval's window: counters as counted, histograms packed.
-pub type CompactWindow = Window<Packed>;
+/// A completed interval's window: counters as counted, histograms summarised.
+pub type CompactWindow = Window<Summarized>;
 
 impl Window {
-    /// This window kept small, for the timeline: every row, node and the send lag packed
-    /// (the one place that lists a window's histograms; a row's are in
-    /// [`OpStats::map_histograms`]).
-    pub fn compact(&self) -> CompactWindow {
+    /// This window kept small, for the timeline: every row, node and the send lag summarised,
+    /// with their values at `quantiles` (the one place that lists a window's histograms; a
+    /// row's are in [`OpStats::map_histograms`]).
+    pub fn compact(&self, quantiles: &[f64]) -> CompactWindow {
         let Window {
             ops,
             errors,
@@ -378,13 +380,13 @@ impl Window {
             stamps_refused,
         } = self;
         Window {
-            ops: ops.iter().map(OpStats::compact).collect(),
+            ops: ops.iter().map(|op| op.compact(quantiles)).collect(),
             errors: errors.clone(),
-            send_lag_ns: Packed::of(send_lag_ns),
+            send_lag_ns: Summarized::of(send_lag_ns, &[]),
             down: down.clone(),
             reconnect_attempts: *reconnect_attempts,
             successes: *successes,
-            nodes: nodes.iter().map(|(name, op)| (name.clone(), op.compact())).collect(),
+            nodes: nodes.iter().map(|(name, op)| (name.clone(), op.compact(quantiles))).collect(),
             moved: *moved,
             asked: *asked,
             active_connections: *active_connections,

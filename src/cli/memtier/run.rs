@@ -116,7 +116,8 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
     drop(sinks);
     let mut pooled = result.pooled();
     pooled.notes.splice(0..0, output.notes.said.iter().cloned());
-    let written = write_reports(&view, output, &result.runs, &pooled, live.files);
+    let interval_log = around.interval_log(output);
+    let written = write_reports(&view, output, &result.runs, &pooled, (live.files, interval_log));
     around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
@@ -132,7 +133,7 @@ fn write_reports(
     output: &Output,
     runs: &[Outcome],
     pooled: &Outcome,
-    mut files: Vec<(PathBuf, Vec<u8>)>,
+    (mut files, interval_log): (Vec<(PathBuf, Vec<u8>)>, Option<String>),
 ) -> Result<Option<report::document::Document>, ExitCode> {
     let text = memtier::text::render(view, runs, pooled);
     match &output.out_file {
@@ -152,7 +153,8 @@ fn write_reports(
     // what a scenario keeps of a memtier phase.
     let config = view.config;
     let run = report::Run { config, outcome: pooled, label: output.label.as_deref(), percentiles: &output.percentiles };
-    let document = report::run::json::document(&run);
+    let mut document = report::run::json::document(&run);
+    document.histograms.interval_log = interval_log;
     if let Some(path) = &output.json {
         files.push((path.clone(), document.to_json().into_bytes()));
     }

@@ -32,6 +32,8 @@ impl Args {
         extras.io.resolve()?;
         extras.timestamps = self.session.timestamps;
         extras.client_share_warning = self.session.client_share_warning;
+        // Each interval keeps the report's percentiles (memtier's per-second series shows them).
+        extras.interval_quantiles = self.percentiles.0.iter().map(|p| p / 100.0).collect();
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,

@@ -41,7 +41,8 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     drop(sinks);
     let mut outcome = result.pooled();
     outcome.notes.splice(0..0, output.notes.said.iter().cloned());
-    let written = write_reports(config, output, &outcome, hdr_log);
+    let interval_log = around.interval_log(output);
+    let written = write_reports(config, output, &outcome, hdr_log, interval_log);
     around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
@@ -57,6 +58,7 @@ fn write_reports(
     output: &Output,
     outcome: &Outcome,
     hdr_log: Option<HdrLog>,
+    interval_log: Option<String>,
 ) -> Result<Document, ExitCode> {
     let run = Run { config, outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
     let text =
@@ -71,7 +73,8 @@ fn write_reports(
             let _ = stdout.flush();
         }
     }
-    let doc = report::run::json::document(&run);
+    let mut doc = report::run::json::document(&run);
+    doc.histograms.interval_log = interval_log;
     if let Some(path) = &output.json {
         files.push((path, doc.to_json().into_bytes()));
     }

@@ -1,10 +1,12 @@
-//! The result's histograms themselves: every command's response and service times, the
-//! totals, the send lag and each cluster node losslessly (3 significant digits), and every
-//! interval at the timeline's compact precision (2 digits), each as the standard compressed
-//! HdrHistogram encoding (base64 of the V2 deflate serialization, as `HistogramLogWriter` and
-//! other HdrHistogram libraries read it). An interval leaves out what the rest gives (see
-//! [`IntervalHistograms`]). Percentiles of results merged from several shards come from
-//! these, added, never from averaged percentiles.
+//! The result's histograms themselves: every command's response and service times (and the
+//! latency's parts, with kernel timestamps), the totals, the send lag and each cluster node
+//! losslessly (3 significant digits), each as the standard compressed HdrHistogram encoding
+//! (base64 of the V2 deflate serialization, as `HistogramLogWriter` and other HdrHistogram
+//! libraries read it). A run's intervals are not here: they are in the interval log the result
+//! names (`interval_log`). A merged result, and results written before the interval log,
+//! keep them inline at 2 digits ([`IntervalHistograms`], leaving out what the rest gives).
+//! Percentiles of results merged from several shards come from these, added, never from
+//! averaged percentiles.
 
 use std::collections::BTreeMap;
 
@@ -16,13 +18,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Outcome;
-use crate::stats::{CompactOp, OpStats, Packed};
+use crate::stats::{LatencyParts, OpStats, coarse};
 
 /// What the `histograms.encoding` field says.
 pub const ENCODING: &str = "base64 of the HdrHistogram V2 compressed (deflate) serialization; \
-    totals, commands, send_lag and nodes at 3 significant digits, intervals at 2; \
-    an interval's absent service is its latency, and its `rest` command (absent from its commands) \
-    is its totals less its other commands";
+    totals, commands, send_lag and nodes at 3 significant digits; a run's intervals in the \
+    interval log named by interval_log (HdrHistogram interval log format, 2 digits); inline \
+    intervals (merged results) at 2 digits, an interval's absent service is its latency, and its \
+    `rest` command (absent from its commands) is its totals less its other commands";
 
 /// One histogram as its base64 text.
 pub fn encode(h: &Histogram<u64>) -> String {
@@ -39,17 +42,58 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
         .map_err(|e| format!("a histogram does not decode ({e:?})"))
 }
 
-/// Response and service time of one row.
+/// Response and service time of one row, and the latency's parts when it kept them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Pair {
     pub latency: String,
     pub service: String,
+    /// Kernel timestamps on: the latency's parts (`send_lag`, `wire_and_server`,
+    /// `receive_lag`, and `without_client`: the response time less the client's parts, in
+    /// open loop); absent otherwise.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub parts: BTreeMap<String, String>,
 }
 
 impl Pair {
     pub fn of(op: &OpStats) -> Pair {
-        Pair { latency: encode(&op.latency_ns), service: encode(op.service_histogram()) }
+        let mut parts = BTreeMap::new();
+        if let Some(p) = op.parts.as_deref().filter(|p| p.count() > 0) {
+            for (name, h) in Pair::named(p) {
+                if !h.is_empty() {
+                    parts.insert(name.to_string(), encode(h));
+                }
+            }
+        }
+        Pair { latency: encode(&op.latency_ns), service: encode(op.service_histogram()), parts }
+    }
+
+    fn named(p: &LatencyParts) -> [(&'static str, &Histogram<u64>); 4] {
+        [
+            ("send_lag", &p.send_lag_ns),
+            ("wire_and_server", &p.wire_ns),
+            ("receive_lag", &p.receive_lag_ns),
+            ("without_client", &p.without_client_ns),
+        ]
+    }
+
+    /// The parts this pair holds, with their exact sums (`None`: none kept).
+    pub fn latency_parts(&self, sums_ns: [u64; 3]) -> Result<Option<LatencyParts>, String> {
+        if self.parts.is_empty() {
+            return Ok(None);
+        }
+        let mut parts = LatencyParts { sums_ns, ..LatencyParts::default() };
+        for (name, text) in &self.parts {
+            let h = crate::stats::widen(&decode(text)?);
+            match name.as_str() {
+                "send_lag" => parts.send_lag_ns = h,
+                "wire_and_server" => parts.wire_ns = h,
+                "receive_lag" => parts.receive_lag_ns = h,
+                "without_client" => parts.without_client_ns = h,
+                _ => {}
+            }
+        }
+        Ok(Some(parts))
     }
 
     /// Both histograms.
@@ -69,18 +113,16 @@ pub struct IntervalPair {
 }
 
 impl IntervalPair {
-    /// A packed row: its compact histograms as they are, the service times only when it has
-    /// its own.
-    pub fn of(op: &CompactOp) -> IntervalPair {
-        let text = |p: &Packed| STANDARD.encode(p.bytes());
-        let service = if op.service_ns.is_empty() { String::new() } else { text(&op.service_ns) };
-        IntervalPair { latency: text(&op.latency_ns), service }
+    /// A row at compact precision, the service times only when it has its own.
+    pub fn of(op: &OpStats) -> IntervalPair {
+        let service = if op.service_ns.is_empty() { String::new() } else { encode(&coarse(&op.service_ns)) };
+        IntervalPair { latency: encode(&coarse(&op.latency_ns)), service }
     }
 
     /// The pair in full, the service times written out.
     fn complete(&self) -> Pair {
         let service = if self.service.is_empty() { self.latency.clone() } else { self.service.clone() };
-        Pair { latency: self.latency.clone(), service }
+        Pair { latency: self.latency.clone(), service, parts: BTreeMap::new() }
     }
 }
 
@@ -112,14 +154,15 @@ pub struct IntervalHistograms {
 }
 
 impl IntervalHistograms {
-    /// An interval as a result writes it, from its packed totals and rows.
+    /// An interval as a merged result writes it, from its totals and rows (at compact
+    /// precision).
     pub fn of<'a>(
         run: usize,
         index: u64,
-        total: &CompactOp,
-        rows: impl IntoIterator<Item = (&'a String, &'a CompactOp)>,
+        total: &OpStats,
+        rows: impl IntoIterator<Item = (&'a String, &'a OpStats)>,
     ) -> IntervalHistograms {
-        let rows: Vec<(&String, &CompactOp)> = rows.into_iter().collect();
+        let rows: Vec<(&String, &OpStats)> = rows.into_iter().collect();
         let mut commands: BTreeMap<String, IntervalPair> =
             rows.iter().map(|(n, op)| ((*n).clone(), IntervalPair::of(op))).collect();
         // The largest pair is the one left out, where the totals are the commands' sum (not
@@ -155,35 +198,35 @@ impl IntervalHistograms {
                 latency.subtract(&l).map_err(more)?;
                 service.subtract(&s).map_err(more)?;
             }
-            out.commands.insert(name.clone(), Pair { latency: encode(&latency), service: encode(&service) });
+            let pair = Pair { latency: encode(&latency), service: encode(&service), parts: BTreeMap::new() };
+            out.commands.insert(name.clone(), pair);
         }
         Ok(out)
     }
 }
 
 /// Whether `total`'s compact histograms are exactly the sum of the rows'.
-fn sums_up<'a>(total: &CompactOp, rows: impl Iterator<Item = &'a CompactOp>) -> bool {
+fn sums_up<'a>(total: &OpStats, rows: impl Iterator<Item = &'a OpStats>) -> bool {
     let (mut latency, mut service) = (Vec::new(), Vec::new());
     for op in rows {
         latency.push(&op.latency_ns);
-        service.push(if op.service_ns.is_empty() { &op.latency_ns } else { &op.service_ns });
+        service.push(op.service_histogram());
     }
-    let total_service = if total.service_ns.is_empty() { &total.latency_ns } else { &total.service_ns };
-    same_sum(&total.latency_ns, &latency) && same_sum(total_service, &service)
+    same_sum(&total.latency_ns, &latency) && same_sum(total.service_histogram(), &service)
 }
 
-fn same_sum(total: &Packed, parts: &[&Packed]) -> bool {
+fn same_sum(total: &Histogram<u64>, parts: &[&Histogram<u64>]) -> bool {
     if parts.iter().map(|p| p.len()).sum::<u64>() != total.len() {
         return false;
     }
     let Some((first, others)) = parts.split_first() else { return total.is_empty() };
-    let mut sum = first.coarse();
+    let mut sum = coarse(first);
     for p in others {
-        if sum.add(p.coarse()).is_err() {
+        if sum.add(coarse(p)).is_err() {
             return false;
         }
     }
-    let whole = total.coarse();
+    let whole = coarse(total);
     sum.iter_recorded()
         .map(|v| (v.value_iterated_to(), v.count_at_value()))
         .eq(whole.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())))
@@ -201,6 +244,13 @@ pub struct Histograms {
     pub send_lag: Option<String>,
     /// Cluster mode: per node; empty for a standalone server.
     pub nodes: BTreeMap<String, Pair>,
+    /// The interval log beside this file (its name, in this file's directory) that holds every
+    /// interval's histograms; absent when the run wrote none (or for a merged result).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_log: Option<String>,
+    /// Inline intervals: a merged result's, and those of results written before the interval
+    /// log; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalHistograms>,
 }
 
@@ -215,11 +265,9 @@ impl Histograms {
             commands: rows(&outcome.ops),
             send_lag: open_loop.then(|| encode(&outcome.send_lag_ns)),
             nodes: outcome.nodes.iter().map(|(n, op)| (n.clone(), Pair::of(op))).collect(),
-            intervals: outcome
-                .timeline
-                .iter()
-                .map(|i| IntervalHistograms::of(i.run, i.index, &i.total, names.iter().zip(&i.window.ops)))
-                .collect(),
+            // Named by the caller that wrote it beside the result.
+            interval_log: None,
+            intervals: Vec::new(),
         }
     }
 }
@@ -259,19 +307,17 @@ mod tests {
     /// packed rows were, exactly.
     fn round_trip(ops: &[OpStats]) -> (IntervalHistograms, CompleteInterval) {
         let names: Vec<String> = (0..ops.len()).map(|i| format!("C{i}")).collect();
-        let packed: Vec<CompactOp> = ops.iter().map(OpStats::compact).collect();
-        let total = crate::stats::total(ops).compact();
-        let written = IntervalHistograms::of(0, 7, &total, names.iter().zip(&packed));
+        let total = crate::stats::total(ops);
+        let written = IntervalHistograms::of(0, 7, &total, names.iter().zip(ops));
         let json = serde_json::to_string(&written).unwrap();
         let back: IntervalHistograms = serde_json::from_str(&json).unwrap();
         let complete = back.complete().unwrap();
-        for (name, op) in names.iter().zip(&packed) {
+        for (name, op) in names.iter().zip(ops) {
             let pair = &complete.commands[name];
-            assert_eq!(decode(&pair.latency).unwrap(), op.latency_ns.coarse(), "{name}");
-            let service = if op.service_ns.is_empty() { &op.latency_ns } else { &op.service_ns };
-            assert_eq!(decode(&pair.service).unwrap(), service.coarse(), "{name} service");
+            assert_eq!(decode(&pair.latency).unwrap(), coarse(&op.latency_ns), "{name}");
+            assert_eq!(decode(&pair.service).unwrap(), coarse(op.service_histogram()), "{name} service");
         }
-        assert_eq!(decode(&complete.totals.latency).unwrap(), total.latency_ns.coarse());
+        assert_eq!(decode(&complete.totals.latency).unwrap(), coarse(&total.latency_ns));
         (written, complete)
     }
 
@@ -296,7 +342,7 @@ mod tests {
         assert_eq!((written.rest, written.commands.len()), (None, 3));
         // Commands that exceed the totals are refused, not subtracted into nonsense.
         let mut bad = round_trip(&rows(&[10, 20], false)).0;
-        bad.commands.insert("C0".into(), IntervalPair::of(&rows(&[50], false)[0].compact()));
+        bad.commands.insert("C0".into(), IntervalPair::of(&rows(&[50], false)[0]));
         assert!(bad.complete().unwrap_err().contains("exceed the totals"));
     }
 }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::stats::{MemtierView, Row, Section, at_percentile, distribution, ms, sections};
 use crate::config::StopAfter;
 use crate::engine::Outcome;
+use crate::stats::Recorded;
 
 /// What memtier's JSON is written from: a run (`render`) and a merged result
 /// (`memtier_merge`) both fill it.
@@ -176,20 +177,22 @@ fn block(
     let percentiles = &doc.percentiles;
     let mut series = Map::new();
     for (second, op) in s.seconds.iter().zip(&row.series) {
-        // The second as the timeline keeps it: at compact precision, decoded for this line.
-        let coarse = op.latency_ns.coarse();
-        let h = &coarse;
+        // The second as the timeline keeps it: its summary, with the percentiles asked for
+        // (each interval kept them as it completed).
+        let kept = &op.latency_ns;
+        let summary = kept.summary();
         let mut one = Map::new();
         one.insert("Bytes RX".into(), json!(op.bytes_in));
         one.insert("Bytes TX".into(), json!(op.bytes_out));
         one.insert("Count".into(), json!(op.count));
-        if op.count > 0 && !h.is_empty() {
-            one.insert("Average Latency".into(), json!(round(ms(h.mean()), 3)));
+        if op.count > 0 && !kept.is_empty() {
+            one.insert("Average Latency".into(), json!(round(summary.mean_us / 1000.0, 3)));
             one.insert("Accumulated Latency".into(), json!(accumulated_ms(op.latency_sum_ns)));
-            one.insert("Min Latency".into(), json!(round(ms(h.min() as f64), 3)));
-            one.insert("Max Latency".into(), json!(round(ms(h.max() as f64), 3)));
+            one.insert("Min Latency".into(), json!(round(summary.min_us / 1000.0, 3)));
+            one.insert("Max Latency".into(), json!(round(summary.max_us / 1000.0, 3)));
             for &p in percentiles {
-                one.insert(key(p, 2), json!(round(at_percentile(h, p), 3)));
+                let ns = kept.kept_quantile_ns(p / 100.0).unwrap_or_else(|| kept.quantile_ns(p / 100.0));
+                one.insert(key(p, 2), json!(round(ms(ns as f64), 3)));
             }
         }
         series.insert(second.to_string(), Value::Object(one));

@@ -28,13 +28,15 @@ use crate::stats::{CompactOp, OpStats};
 /// Commands memtier's default layout shows as Sets, Gets and Waits.
 const MEMTIER_ROWS: [&str; 6] = ["SET", "SETRANGE", "GET", "MGET", "GETRANGE", "WAIT"];
 
-/// One interval's figures, owned (the `Measured` the writer reads borrows them), packed as a
-/// run's timeline keeps them.
+/// One interval's figures, owned (the `Measured` the writer reads borrows them): summarised as
+/// a run's timeline keeps them, and in full for the runs' sums.
 struct Slot {
     index: u64,
     active: Option<u64>,
     ops: Vec<CompactOp>,
     total: CompactOp,
+    full: Vec<OpStats>,
+    full_total: OpStats,
 }
 
 /// memtier's output options that `respbench merge` takes.
@@ -68,22 +70,26 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
         histograms.intervals.iter().map(IntervalHistograms::complete).collect::<Result<_, String>>()?;
     let by_key: BTreeMap<(usize, u64), &CompleteInterval> = complete.iter().map(|h| ((h.run, h.index), h)).collect();
     let ramp = config.ramp.is_some();
+    let quantiles: Vec<f64> = options.percentiles.iter().map(|p| p / 100.0).collect();
     let mut runs: BTreeMap<usize, Vec<Slot>> = BTreeMap::new();
     for p in &doc.time_series {
         let key = (p.run, p.index);
         let h = by_key.get(&key).ok_or_else(|| format!("interval {} of run {} has no histograms", key.1, key.0))?;
-        let mut slot_ops = Vec::new();
+        let mut full = Vec::new();
         for (name, whole) in names.iter().zip(&ops) {
             let count = count_only(p.commands.get(name).copied().unwrap_or(0));
             let mut op = op_stats(&count, h.commands.get(name))?;
             share(&mut op, whole);
-            slot_ops.push(op.compact());
+            full.push(op);
         }
+        let full_total = op_stats(&p.totals, Some(&h.totals))?;
         runs.entry(key.0).or_default().push(Slot {
             index: key.1,
             active: ramp.then_some(p.active_connections),
-            ops: slot_ops,
-            total: op_stats(&p.totals, Some(&h.totals))?.compact(),
+            ops: full.iter().map(|op| op.compact(&quantiles)).collect(),
+            total: full_total.compact(&quantiles),
+            full,
+            full_total,
         });
     }
 
@@ -108,10 +114,10 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
         for (run, slots) in &runs {
             let mut run_ops: Vec<OpStats> = names.iter().map(|_| OpStats::default()).collect();
             for s in slots {
-                run_ops.iter_mut().zip(&s.ops).for_each(|(mine, op)| mine.merge(&op.expand()));
+                run_ops.iter_mut().zip(&s.full).for_each(|(mine, op)| mine.merge(op));
             }
             let mut run_total = OpStats::default();
-            slots.iter().for_each(|s| run_total.merge(&s.total.expand()));
+            slots.iter().for_each(|s| run_total.merge(&s.full_total));
             for (op, whole) in run_ops.iter_mut().zip(&ops) {
                 op.unit = whole.unit;
             }

@@ -1,5 +1,6 @@
 //! Results of several shards (load machines) merged into one result, exactly: counts, errors
-//! and bytes add up, histograms are added (from the lossless `histograms` each result keeps)
+//! and bytes add up, histograms are added (from the lossless `histograms` each result keeps,
+//! and each interval's from the interval log beside it, which the caller reads)
 //! and every percentile is read from the sum, never averaged. Timelines are aligned by wall
 //! clock; the server's telemetry is taken once, not once per shard. The merged document is a
 //! normal result (`respbench report` and `compare` take it) and can itself be merged again.
@@ -24,10 +25,12 @@ const ADDED: [&str; 4] = ["connections", "threads", "requests", "rate_per_sec"];
 /// Configuration fields that may differ between shards without the workload differing.
 const OWN: [&str; 1] = ["seed"];
 
-/// One result to merge: its name (label or file stem) and its document.
+/// One result to merge: its name (label or file stem), its document and the intervals of the
+/// interval log it names (empty for a result that keeps its intervals inline).
 pub struct Input {
     pub name: String,
     pub doc: Document,
+    pub log: Vec<crate::report::document::interval_log::LoggedInterval>,
 }
 
 /// The merged document and the warnings about it (also kept in its `warnings`).
@@ -71,7 +74,35 @@ pub(crate) fn op_stats(summary: &OpSummary, pair: Option<&Pair>) -> Result<OpSta
     op.latency_ns = hist(pair.map(|p| p.latency.as_str()))?;
     op.service_ns = hist(pair.map(|p| p.service.as_str()))?;
     op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
+    if let Some(pair) = pair {
+        op.parts = pair.latency_parts(parts_sums_ns(summary))?.map(Box::new);
+    }
     Ok(op)
+}
+
+/// The exact sums of a row's parts, from its summary's means (`[0; 3]` without parts).
+pub(crate) fn parts_sums_ns(summary: &OpSummary) -> [u64; 3] {
+    summary.latency_parts_us.map_or([0; 3], |p| {
+        let sum = |mean_us: f64| (mean_us * 1000.0 * p.count as f64).round() as u64;
+        [sum(p.send_lag.mean_us), sum(p.wire_and_server.mean_us), sum(p.receive_lag.mean_us)]
+    })
+}
+
+/// A row of an interval from its summary's counters and the interval log's histograms.
+pub(crate) fn logged_op(
+    summary: &OpSummary,
+    row: Option<&crate::report::document::interval_log::RowHistograms>,
+) -> OpStats {
+    let mut op = OpStats::default();
+    let s = summary;
+    (op.count, op.hits, op.misses, op.errors) = (s.count, s.hits, s.misses, s.errors);
+    (op.sent, op.failed, op.abandoned) = (s.sent, s.failed, s.abandoned);
+    (op.bytes_in, op.bytes_out) = (s.bytes_in, s.bytes_out);
+    if let Some(row) = row {
+        row.fill(&mut op, s.latency_parts_us.is_some().then(|| parts_sums_ns(s)));
+    }
+    op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
+    op
 }
 
 /// A summary holding a count only (an interval's command).
@@ -125,6 +156,10 @@ fn difference(a: &Document, b: &Document) -> Option<String> {
 /// Refuses inputs that cannot merge; the shard indexes seen and the warnings about the rest.
 fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), String> {
     for i in inputs {
+        let h = &i.doc.histograms;
+        if let Some(log) = h.interval_log.as_ref().filter(|_| i.log.is_empty() && !i.doc.time_series.is_empty()) {
+            return Err(format!("{}: its interval log {log} holds no interval: it cannot be merged exactly", i.name));
+        }
         if i.doc.histograms.totals.latency.is_empty() {
             return Err(format!(
                 "{} has no histograms (written by an older respbench): it cannot be merged exactly",
@@ -289,6 +324,7 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
         commands: sums.commands.iter().map(|(n, r)| (n.clone(), Pair::of(&r.op()))).collect(),
         send_lag: sums.send_lag.as_ref().map(encode),
         nodes: sums.nodes.iter().map(|(n, r)| (n.clone(), Pair::of(&r.op()))).collect(),
+        interval_log: None,
         intervals: timeline.histograms,
     };
     doc.time_series = timeline.points;

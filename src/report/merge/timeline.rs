@@ -1,14 +1,15 @@
 //! The merged time series: every shard's intervals placed by wall clock (a point's slot is its
-//! start since the earliest start), added up slot by slot from their histograms, and the runs
-//! (`--runs`) summed from them.
+//! start since the earliest start), added up slot by slot from their histograms (the interval
+//! log's, or inline ones of older and merged results), and the runs (`--runs`) summed from them.
 
 use std::collections::BTreeMap;
 
-use super::{Clock, Input, Row, count_only, op_summary};
+use super::{Clock, Input, Row, count_only, logged_op, op_stats, op_summary};
 use crate::engine::RunFigures;
 use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
+use crate::report::document::interval_log::by_run;
 use crate::report::document::{Point, Repetition};
-use crate::stats::{CompactOp, Spread};
+use crate::stats::{OpStats, Spread};
 
 /// One merged interval: its totals, its commands and the shards' points in it.
 #[derive(Default)]
@@ -42,9 +43,9 @@ impl Timeline {
                 server: s.points.iter().find_map(|p| p.server),
                 active_connections: s.points.iter().map(|p| p.active_connections).sum(),
             });
-            let commands: Vec<(&String, CompactOp)> = s.commands.iter().map(|(n, r)| (n, r.op().compact())).collect();
+            let commands: Vec<(&String, OpStats)> = s.commands.iter().map(|(n, r)| (n, r.op())).collect();
             let rows = commands.iter().map(|(n, op)| (*n, op));
-            timeline.histograms.push(IntervalHistograms::of(*run, *slot, &op.compact(), rows));
+            timeline.histograms.push(IntervalHistograms::of(*run, *slot, &op, rows));
             timeline.per_run.entry(*run).or_default().merge(op);
         }
         Ok(timeline)
@@ -85,29 +86,62 @@ fn slots<'a>(inputs: &'a [Input], clock: &Clock) -> Result<BTreeMap<(usize, u64)
     let mut slots: BTreeMap<(usize, u64), Slot> = BTreeMap::new();
     for i in inputs {
         let offset = clock.offset(&i.doc);
-        let complete: Vec<CompleteInterval> = i
-            .doc
-            .histograms
-            .intervals
-            .iter()
-            .map(IntervalHistograms::complete)
-            .collect::<Result<_, String>>()
-            .map_err(|e| format!("{}: {e}", i.name))?;
-        let by_key: BTreeMap<(usize, u64), &CompleteInterval> =
-            complete.iter().map(|h| ((h.run, h.index), h)).collect();
-        for p in &i.doc.time_series {
-            let (run, index) = (p.run, p.index);
-            let h = by_key.get(&(run, index)).ok_or_else(|| {
-                format!("{}: interval {index} of run {run} has no histograms in histograms.intervals", i.name)
-            })?;
+        for (p, (totals, commands)) in i.doc.time_series.iter().zip(rows(i)?) {
             let slot = ((offset + p.start_secs) / clock.interval).round() as u64;
-            let entry = slots.entry((run, slot)).or_default();
-            entry.totals.add(&p.totals, Some(&h.totals))?;
-            for (name, count) in &p.commands {
-                entry.commands.entry(name.clone()).or_default().add(&count_only(*count), h.commands.get(name))?;
+            let entry = slots.entry((p.run, slot)).or_default();
+            entry.totals.merge(totals);
+            for (name, op) in commands {
+                entry.commands.entry(name).or_default().merge(op);
             }
             entry.points.push(p);
         }
     }
     Ok(slots)
+}
+
+/// A point's totals and its commands, with their histograms.
+type PointRows = (OpStats, Vec<(String, OpStats)>);
+
+/// Each point's totals and commands with their histograms, in `time_series` order: from the
+/// interval log (the i-th interval of a run in the log is its i-th point), else inline.
+fn rows(i: &Input) -> Result<Vec<PointRows>, String> {
+    let mut out = Vec::new();
+    if i.doc.histograms.intervals.is_empty() {
+        let runs = by_run(i.log.clone());
+        let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
+        for p in &i.doc.time_series {
+            let k = seen.entry(p.run).or_default();
+            let logged = runs.get(&p.run).and_then(|r| r.get(*k)).ok_or_else(|| {
+                format!("{}: interval {} of run {} is not in its interval log", i.name, p.index, p.run)
+            })?;
+            *k += 1;
+            let totals = logged_op(&p.totals, Some(&logged.totals(|_| false)));
+            let commands =
+                p.commands.iter().map(|(n, c)| (n.clone(), logged_op(&count_only(*c), logged.command(n)))).collect();
+            out.push((totals, commands));
+        }
+        return Ok(out);
+    }
+    let complete: Vec<CompleteInterval> = i
+        .doc
+        .histograms
+        .intervals
+        .iter()
+        .map(IntervalHistograms::complete)
+        .collect::<Result<_, String>>()
+        .map_err(|e| format!("{}: {e}", i.name))?;
+    let by_key: BTreeMap<(usize, u64), &CompleteInterval> = complete.iter().map(|h| ((h.run, h.index), h)).collect();
+    for p in &i.doc.time_series {
+        let (run, index) = (p.run, p.index);
+        let h = by_key.get(&(run, index)).ok_or_else(|| {
+            format!("{}: interval {index} of run {run} has no histograms in histograms.intervals", i.name)
+        })?;
+        let totals = op_stats(&p.totals, Some(&h.totals))?;
+        let mut commands = Vec::new();
+        for (name, count) in &p.commands {
+            commands.push((name.clone(), op_stats(&count_only(*count), h.commands.get(name))?));
+        }
+        out.push((totals, commands));
+    }
+    Ok(out)
 }

@@ -4,12 +4,14 @@
 //! that ends writes its files and removes the journal; `respbench recover` builds the result
 //! of one that did not from it (`journal/read.rs`), through the same result document.
 //!
-//! The lines: a header with the result's frame (the plan, as `json::frame` makes it), then per
-//! completed interval its counts, errors by kind, outages and every histogram of the interval
-//! (lossless: base64 of the HdrHistogram V2 compressed encoding, as the result's `histograms`),
-//! and per run that ended what only its end knows (CPU per thread, the server over the run).
-//! A thread of its own, at the lowest priority, encodes and writes the lines, so that the run's
-//! workers never wait for it. The journal says nothing on stderr: a problem writing it is kept for the caller to say in
+//! The lines: a header with the result's frame (the plan, as `json::frame` makes it) and the
+//! name of the interval log, then per completed interval its counts, errors by kind and
+//! outages, and per run that ended what only its end knows (CPU per thread, the server over the
+//! run). The interval's histograms go to the interval log (`FILE.hlog`,
+//! `report::document::interval_log`), written and flushed just before its journal line, so that
+//! a journaled interval's histograms are always on disk; the interval log stays after the run
+//! (the result names it), the journal goes. A thread of its own, at the lowest priority,
+//! encodes and writes both, so that the run's workers never wait for it. The journal says nothing on stderr: a problem writing it is kept for the caller to say in
 //! its own words (a front-end's stderr carries only its tool's lines).
 
 mod read;
@@ -27,13 +29,14 @@ use crate::config::Config;
 use crate::engine::{Outage, Outcome, Progress, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
 use crate::report::document::Document;
-use crate::report::document::histo;
+use crate::report::document::interval_log::LogWriter;
 use crate::stats::{OpStats, Window};
 
 /// What the header's `journal` field says.
 pub const MAGIC: &str = "respbench journal";
-/// Bumped when a line changes meaning; `recover` refuses other versions.
-pub const VERSION: u32 = 1;
+/// Bumped when a line changes meaning; `recover` refuses other versions (2: the histograms
+/// moved to the interval log).
+pub const VERSION: u32 = 2;
 
 /// One line of the journal.
 #[derive(Debug, Serialize, Deserialize)]
@@ -49,6 +52,8 @@ pub(crate) enum Line {
 pub(crate) struct Header {
     pub journal: String,
     pub version: u32,
+    /// The interval log's file name, in the journal's directory.
+    pub interval_log: String,
     pub frame: Document,
 }
 
@@ -70,9 +75,6 @@ pub(crate) struct IntervalLine {
     pub ops: Vec<OpLine>,
     /// Requests by what went wrong (`server:ERR`, `io`, ...).
     pub errors: BTreeMap<String, u64>,
-    /// Open loop: the send lag's histogram.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send_lag: Option<String>,
     /// Connections' down spans in this interval, in seconds from the measured start.
     pub down_secs: Vec<(f64, f64)>,
     pub reconnect_attempts: u64,
@@ -87,7 +89,7 @@ pub(crate) struct IntervalLine {
     pub active_connections: Option<u64>,
 }
 
-/// One row of an interval: its counters and its two histograms.
+/// One row of an interval: its counters (its histograms are in the interval log).
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub(crate) struct OpLine {
@@ -102,9 +104,10 @@ pub(crate) struct OpLine {
     pub bytes_out: u64,
     pub latency_sum_ns: u64,
     pub unit: bool,
-    pub latency: String,
-    /// Empty in closed loop (the service time is the response time there).
-    pub service: String,
+    /// Kernel timestamps on: the exact sums of the latency's parts (send lag, wire and server,
+    /// receive lag), in nanoseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parts_sums_ns: Option<[u64; 3]>,
 }
 
 impl OpLine {
@@ -121,8 +124,7 @@ impl OpLine {
             bytes_out: op.bytes_out,
             latency_sum_ns: op.latency_sum_ns,
             unit: op.unit,
-            latency: histo::encode(&op.latency_ns),
-            service: if op.service_ns.is_empty() { String::new() } else { histo::encode(&op.service_ns) },
+            parts_sums_ns: op.parts.as_deref().map(|p| p.sums_ns),
         }
     }
 }
@@ -144,6 +146,8 @@ pub(crate) struct RunEnded {
 /// The journal of a run being written: a live output (`report::live::sink::Sink`).
 pub struct Journal {
     path: PathBuf,
+    /// The interval log beside it.
+    log_path: PathBuf,
     label: Option<String>,
     /// The last run whose first interval was handed to the writer.
     named: Option<usize>,
@@ -170,14 +174,17 @@ struct Pending {
     started_unix_ms: u64,
     start: std::time::Instant,
     server: Option<ServerInfo>,
-    command_names: Vec<String>,
+    /// The rows' names (the interval log tags every row by its name).
+    names: Vec<String>,
 }
 
-/// The writer thread's side: the file, and what happened to it.
+/// The writer thread's side: the files, and what happened to them.
 struct Writer {
     path: PathBuf,
     /// `None` once writing failed (the run goes on without it).
     file: Option<File>,
+    /// The interval log, and its encoder; `None` once writing failed.
+    log: Option<(File, LogWriter)>,
     intervals: u64,
     problem: Option<String>,
 }
@@ -192,12 +199,27 @@ impl Writer {
             match work {
                 Work::Line(line) => self.append(&line),
                 Work::Interval(p) => {
+                    self.log(&p);
                     self.append(&Line::Interval(Box::new(p.line())));
                     self.intervals += u64::from(self.file.is_some());
                 }
             }
         }
         self
+    }
+
+    /// Appends the interval's histograms to the interval log and flushes them to the disk,
+    /// before its journal line is written: a journaled interval's histograms are on disk.
+    fn log(&mut self, p: &Pending) {
+        let Some((file, log)) = self.log.as_mut() else { return };
+        let i = &p.interval;
+        let bytes = log.interval(p.run, p.started_unix_ms, (i.start_secs, i.duration_secs), &p.names, &p.window);
+        if let Err(e) = file.write_all(&bytes).and_then(|()| file.sync_data()) {
+            self.problem = Some(format!("cannot write the interval log beside {}: {e}", self.path.display()));
+            // Journal lines without their histograms could not be recovered: both stop.
+            self.log = None;
+            self.file = None;
+        }
     }
 
     /// Appends one line in one write and flushes it to the disk before returning.
@@ -224,10 +246,9 @@ impl Pending {
             duration_secs: i.duration_secs,
             started_unix_ms: self.started_unix_ms,
             server: if self.first { self.server.clone() } else { None },
-            command_names: if self.first { self.command_names.clone() } else { Vec::new() },
+            command_names: if self.first { self.names.clone() } else { Vec::new() },
             ops: w.ops.iter().map(OpLine::of).collect(),
             errors: w.errors.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
-            send_lag: (!w.send_lag_ns.is_empty()).then(|| histo::encode(&w.send_lag_ns)),
             down_secs: w.down.iter().map(|&(from, to)| (secs(from), secs(to))).collect(),
             reconnect_attempts: w.reconnect_attempts,
             connections_lost: w.connections_lost.sorted().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
@@ -259,22 +280,47 @@ impl Journal {
         PathBuf::from(name)
     }
 
-    /// Creates the journal at `path` and its writer thread. A journal already there (a run
-    /// killed before this one) is kept as `PATH.prev`, so a rerun does not destroy what
-    /// `recover` could still read; the second value says so.
-    pub fn create(path: PathBuf, label: Option<&str>) -> std::io::Result<(Journal, Option<String>)> {
+    /// Where the interval log of an output file goes: beside it, `.hlog` added.
+    pub fn log_path_for(output: &Path) -> PathBuf {
+        let mut name = output.as_os_str().to_owned();
+        name.push(".hlog");
+        PathBuf::from(name)
+    }
+
+    /// The interval log's file name (in the journal's directory).
+    pub fn log_name(&self) -> String {
+        self.log_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// Creates the journal at `path`, the interval log at `log_path` and their writer thread. A
+    /// journal already there (a run killed before this one) is kept as `PATH.prev` (and its
+    /// interval log as `LOG.prev`), so a rerun does not destroy what `recover` could still
+    /// read; the second value says so.
+    pub fn create(path: PathBuf, log_path: PathBuf, label: Option<&str>) -> std::io::Result<(Journal, Option<String>)> {
         let mut kept = None;
-        if path.exists() {
-            let mut prev = path.as_os_str().to_owned();
+        let prev_of = |p: &Path| {
+            let mut prev = p.as_os_str().to_owned();
             prev.push(".prev");
+            PathBuf::from(prev)
+        };
+        if path.exists() {
+            let prev = prev_of(&path);
+            if log_path.exists() {
+                std::fs::rename(&log_path, prev_of(&log_path))?;
+            }
             std::fs::rename(&path, &prev)?;
             kept = Some(format!(
                 "{} was there (a run that did not end?): kept as {} for `respbench recover`",
                 path.display(),
-                PathBuf::from(prev).display()
+                prev.display()
             ));
         }
         let file = File::options().write(true).create_new(true).open(&path)?;
+        let log = File::create(&log_path)?;
         // The file's directory entry, once: without it a power loss could lose the whole file.
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -282,10 +328,17 @@ impl Journal {
         };
         File::open(dir)?.sync_all()?;
         let (tx, rx) = mpsc::channel();
-        let writer = Writer { path: path.clone(), file: Some(file), intervals: 0, problem: None };
+        let writer = Writer {
+            path: path.clone(),
+            file: Some(file),
+            log: Some((log, LogWriter::new())),
+            intervals: 0,
+            problem: None,
+        };
         let writer = std::thread::Builder::new().name("respbench-journal".into()).spawn(move || writer.run(rx))?;
         let journal = Journal {
             path,
+            log_path,
             label: label.map(String::from),
             named: None,
             tx: Some(tx),
@@ -308,6 +361,7 @@ impl Journal {
         self.done.get_or_insert_with(|| Writer {
             path: self.path.clone(),
             file: None,
+            log: None,
             intervals: 0,
             problem: Some(format!("the journal {} stopped being written", self.path.display())),
         })
@@ -340,7 +394,9 @@ impl Journal {
     pub(crate) fn started(&mut self, run: usize, config: &Config) {
         if run == 0 {
             let frame = crate::report::run::json::frame(config, self.label.as_deref());
-            self.send(Work::Line(Line::Header(Box::new(Header { journal: MAGIC.into(), version: VERSION, frame }))));
+            let interval_log = self.log_name();
+            let header = Header { journal: MAGIC.into(), version: VERSION, interval_log, frame };
+            self.send(Work::Line(Line::Header(Box::new(header))));
         }
     }
 
@@ -363,7 +419,7 @@ impl Journal {
             started_unix_ms: p.started_unix_ms,
             start: p.start,
             server: if first { p.server.cloned() } else { None },
-            command_names: if first { p.command_names.to_vec() } else { Vec::new() },
+            names: p.command_names.to_vec(),
         };
         self.send(Work::Interval(Box::new(pending)));
     }

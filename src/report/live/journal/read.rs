@@ -1,6 +1,6 @@
 //! Reading a journal back (`respbench recover`): its whole lines, up to the last one a kill or
-//! a power loss left complete, turned into each run's `Outcome` as the engine would have
-//! handed it over, pooled as `--runs` pools them, and made into the result document by
+//! a power loss left complete, with each interval's histograms from the interval log its
+//! header names, turned into each run's `Outcome` as the engine would have handed it over, pooled as `--runs` pools them, and made into the result document by
 //! `json::measured` from the header's frame: one way to build a result, whether the run ended
 //! or was killed.
 
@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
 use crate::engine::{Interval, Outage, Outcome};
-use crate::report::document::histo;
+use crate::report::document::histo::IntervalHistograms;
+use crate::report::document::interval_log::{self, LoggedInterval};
 use crate::report::document::{Document, Recovery};
 use crate::stats::{ErrorKind, OpStats, Window};
 
@@ -19,6 +20,9 @@ pub struct Recovered {
     pub cut: bool,
 }
 
+/// Reads the interval log a journal names: its bytes and how to name it in errors.
+pub type ReadLog<'a> = dyn Fn(&str) -> Result<(Vec<u8>, String), String> + 'a;
+
 /// One run's lines.
 #[derive(Default)]
 struct RunLines {
@@ -27,15 +31,29 @@ struct RunLines {
 }
 
 /// The result of everything journaled in `text` (`what` names the file in errors), marked
-/// interrupted; `Err` says why there is none.
-pub fn recover(text: &str, what: &str) -> Result<Recovered, String> {
+/// interrupted; `read_log` reads the interval log the header names (its bytes, and how to name
+/// it). `Err` says why there is none.
+pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recovered, String> {
     let (header, runs, cut) = lines(text, what)?;
     if runs.iter().all(|r| r.intervals.is_empty()) {
         return Err(format!("{what} holds no completed interval: there is nothing to recover"));
     }
-    let mut outcomes = Vec::new();
+    let (log, log_what) = read_log(&header.interval_log)?;
+    let mut logged = interval_log::by_run(interval_log::read(&log, &log_what)?);
+    let (mut outcomes, mut inline) = (Vec::new(), Vec::new());
     for (run, lines) in runs.into_iter().enumerate().filter(|(_, r)| !r.intervals.is_empty()) {
-        outcomes.push(outcome(run, lines).map_err(|e| format!("{what}: run {}: {e}", run + 1))?);
+        let intervals = logged.remove(&run).unwrap_or_default();
+        if intervals.len() < lines.intervals.len() {
+            return Err(format!(
+                "{log_what} holds {} intervals of run {} where {what} journaled {}: not this journal's interval log",
+                intervals.len(),
+                run + 1,
+                lines.intervals.len()
+            ));
+        }
+        let (o, h) = outcome(run, lines, &intervals).map_err(|e| format!("{what}: run {}: {e}", run + 1))?;
+        outcomes.push(o);
+        inline.extend(h);
     }
     let last = outcomes.last().and_then(|o| o.timeline.last()).expect("a run with intervals");
     let last_end_secs = last.start_secs + last.duration_secs;
@@ -58,6 +76,9 @@ pub fn recover(text: &str, what: &str) -> Result<Recovered, String> {
     // default threshold names the client's share in a recovered run's verdict.
     let mut doc = crate::report::run::json::measured(header.frame, &pooled, crate::config::CLIENT_SHARE_WARNING);
     doc.recovered = Some(recovery);
+    // A recovered result keeps its intervals inline, as a merged one does: it stands alone
+    // (merge and memtier's layout read them) whatever becomes of the interval log.
+    doc.histograms.intervals = inline;
     Ok(Recovered { doc, cut })
 }
 
@@ -111,26 +132,31 @@ fn run_lines(runs: &mut Vec<RunLines>, run: usize) -> &mut RunLines {
 }
 
 /// One run's outcome from its lines: the intervals added up, the end's figures when it ended.
-fn outcome(run: usize, lines: RunLines) -> Result<Outcome, String> {
+fn outcome(
+    run: usize,
+    lines: RunLines,
+    logged: &[LoggedInterval],
+) -> Result<(Outcome, Vec<IntervalHistograms>), String> {
     let first = &lines.intervals[0];
     let (started_unix_ms, server, names) = (first.started_unix_ms, first.server.clone(), first.command_names.clone());
     let rows = first.ops.len();
     let unit_row = first.ops.iter().position(|o| o.unit);
     let mut totals = Window::new(rows, unit_row);
-    let mut timeline = Vec::new();
+    let (mut timeline, mut inline) = (Vec::new(), Vec::new());
     // Down spans come back on a clock of their own: only their distances matter.
     let base = Instant::now();
     let at = |secs: f64| base + Duration::from_secs_f64(secs.max(0.0));
-    for line in lines.intervals {
-        let window = window(&line, unit_row, &at)?;
+    for (line, logged) in lines.intervals.into_iter().zip(logged) {
+        let window = window(&line, (logged, &names), unit_row, &at)?;
         totals.merge(&window);
+        inline.push(IntervalHistograms::of(run, line.index, &window.total(), names.iter().zip(&window.ops)));
         timeline.push(Interval {
             run,
             index: line.index,
             start_secs: line.start_secs,
             duration_secs: line.duration_secs,
-            total: window.total().compact(),
-            window: window.compact(),
+            total: window.total().compact(&[]),
+            window: window.compact(&[]),
             server: line.server_sample,
             active_connections: line.active_connections,
         });
@@ -167,7 +193,7 @@ fn outcome(run: usize, lines: RunLines) -> Result<Outcome, String> {
         server_peak_memory: ended.server_peak_memory,
         // The server's own latency is read at the end of the run, which a killed run never reached.
         server_latency: None,
-        // The journal keeps no latency parts (kernel timestamps): a recovered run has none.
+        // The latency's parts come back from the interval log; the clock's bound is the run's end's.
         clock_bound_ns: 0,
         stamps_refused: None,
         warnings: ended.warnings,
@@ -182,20 +208,26 @@ fn outcome(run: usize, lines: RunLines) -> Result<Outcome, String> {
         client_stats: Vec::new(),
     };
     outcome.runs = vec![outcome.figures()];
-    Ok(outcome)
+    Ok((outcome, inline))
 }
 
-/// An interval's window from its line.
-fn window(line: &IntervalLine, unit_row: Option<usize>, at: &dyn Fn(f64) -> Instant) -> Result<Window, String> {
+/// An interval's window from its line and its histograms in the interval log.
+fn window(
+    line: &IntervalLine,
+    (logged, names): (&LoggedInterval, &[String]),
+    unit_row: Option<usize>,
+    at: &dyn Fn(f64) -> Instant,
+) -> Result<Window, String> {
     let mut w = Window::new(line.ops.len(), unit_row);
-    for (mine, op) in w.ops.iter_mut().zip(&line.ops) {
-        *mine = op_stats(op)?;
+    for (i, (mine, op)) in w.ops.iter_mut().zip(&line.ops).enumerate() {
+        let name = names.get(i).ok_or_else(|| format!("interval {}: row {i} has no name", line.index))?;
+        *mine = op_stats(op, logged.command(name))?;
     }
     for (kind, n) in &line.errors {
         w.errors.add(kind.parse::<ErrorKind>()?, *n);
     }
-    if let Some(lag) = &line.send_lag {
-        w.send_lag_ns.add(&histo::decode(lag)?).map_err(|e| format!("a send lag out of range ({e:?})"))?;
+    if let Some(lag) = logged.send_lag() {
+        w.send_lag_ns = lag;
     }
     w.down = line.down_secs.iter().map(|&(from, to)| (at(from), at(to))).collect();
     w.reconnect_attempts = line.reconnect_attempts;
@@ -203,15 +235,16 @@ fn window(line: &IntervalLine, unit_row: Option<usize>, at: &dyn Fn(f64) -> Inst
         w.connections_lost.add(kind.parse::<ErrorKind>()?, *n);
     }
     w.successes = line.successes;
-    w.nodes = line.nodes.iter().map(|(n, op)| op_stats(op).map(|op| (n.clone(), op))).collect::<Result<_, _>>()?;
+    w.nodes =
+        line.nodes.iter().map(|(n, op)| op_stats(op, None).map(|op| (n.clone(), op))).collect::<Result<_, _>>()?;
     w.moved = line.moved;
     w.asked = line.asked;
     w.active_connections = line.window_connections;
     Ok(w)
 }
 
-/// A row from its line: counters as written, histograms decoded into the engine's bounds.
-fn op_stats(line: &OpLine) -> Result<OpStats, String> {
+/// A row from its line (counters) and the interval log (histograms, when it has the row).
+fn op_stats(line: &OpLine, logged: Option<&interval_log::RowHistograms>) -> Result<OpStats, String> {
     let mut op = OpStats {
         count: line.count,
         hits: line.hits,
@@ -226,10 +259,15 @@ fn op_stats(line: &OpLine) -> Result<OpStats, String> {
         unit: line.unit,
         ..OpStats::default()
     };
-    let range = |e| format!("a histogram out of range ({e:?})");
-    op.latency_ns.add(&histo::decode(&line.latency)?).map_err(range)?;
-    if !line.service.is_empty() {
-        op.service_ns.add(&histo::decode(&line.service)?).map_err(range)?;
+    if let Some(row) = logged {
+        row.fill(&mut op, line.parts_sums_ns);
+    }
+    if op.latency_ns.len() > op.count {
+        return Err(format!(
+            "the interval log holds {} replies where the journal counted {}",
+            op.latency_ns.len(),
+            op.count
+        ));
     }
     Ok(op)
 }
