@@ -185,7 +185,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 }
 
 /// Prints the text report, writes the files and gives the exit code.
-pub(super) fn finish(
+fn finish(
     doc: &AbDocument,
     json: &Option<PathBuf>,
     markdown: &Option<PathBuf>,
