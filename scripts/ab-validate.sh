@@ -9,7 +9,7 @@
 # with its exact (Clopper-Pearson) 95 % interval; the figures go in BENCHMARKS.md.
 #
 #   scripts/ab-validate.sh [TRIALS] [ROUNDS] [DETECT_TRIALS]
-#     defaults: 20 A/A trials of 10 round pairs, DETECT_TRIALS = TRIALS for each slowdown;
+#     defaults: 20 A/A trials of 10 round pairs, DETECT_TRIALS = TRIALS for each slowdown (0: none);
 #     ROUND and WARMUP (500ms, 200ms) set the rounds' length.
 #   RESPBENCH=target/release/respbench nice -n 19 scripts/ab-validate.sh 40 10 20
 set -euo pipefail
@@ -81,5 +81,7 @@ trial() {
 
 echo "respbench ab validation: $ROUNDS round pairs a trial ($ROUND rounds after $WARMUP warm-up), $SIDE"
 trial "A/A" "$TRIALS" "-p $A_PORT $SIDE" "-p $A_PORT $SIDE"
-trial "4KB" "$DETECT_TRIALS" "-p $A_PORT $SIDE" "-p $A_PORT $SIDE -d 4096"
-trial "fsync" "$DETECT_TRIALS" "-p $A_PORT $SIDE" "-p $B_PORT $SIDE"
+if [ "$DETECT_TRIALS" -gt 0 ]; then
+  trial "4KB" "$DETECT_TRIALS" "-p $A_PORT $SIDE" "-p $A_PORT $SIDE -d 4096"
+  trial "fsync" "$DETECT_TRIALS" "-p $A_PORT $SIDE" "-p $B_PORT $SIDE"
+fi
