@@ -1,6 +1,6 @@
 //! `respbench ab` against real redis-servers, one slowed by an fsync per write
 //! (`appendonly yes`, `appendfsync always`), and `respbench compare`'s verdicts on `--runs`
-//! results. The slowed side is slower by an order of magnitude, far beyond what a loaded
+//! results and on scenario results, phase by phase. The slowed side is slower by an order of magnitude, far beyond what a loaded
 //! machine's drift does to interleaved rounds, so the verdicts do not depend on its speed.
 
 mod common;
@@ -21,7 +21,10 @@ fn ab(a: &Server, b: &Server, extra: &[&str]) -> std::process::Output {
     respbench()
         .args(["ab", "--a", &format!("-p {} {SIDE}", a.port), "--b", &format!("-p {} {SIDE}", b.port)])
         // No --seed: the order drawn anew each time is what makes the exact test's error rate hold.
-        .args(["--rounds", "10", "--round-duration", "400ms", "--warmup", "100ms"])
+        // 16 pairs: at 98.75 % a figure (95 % for the set of four) the interval leaves out the
+        // 20 most extreme of the 136 pair averages on each side, so a few rounds stalled by the
+        // loaded machine's neighbours (a server starved for most of a round) do not swing it.
+        .args(["--rounds", "16", "--round-duration", "400ms", "--warmup", "100ms"])
         .args(extra)
         .output()
         .unwrap()
@@ -58,13 +61,13 @@ fn ab_names_the_fsync_server_slower_and_a_server_against_itself_unchanged() {
     assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("B against A: SLOWER by ops/sec"), "{text}");
-    assert!(stderr(&out).contains("respbench ab: pair 10/10"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("respbench ab: pair 16/16"), "{}", stderr(&out));
     let doc = read_json(&json);
     assert_eq!(doc["verdict"], "slower");
     let ops = change(&doc, "ops/sec");
     assert!(ops["change_high"].as_f64().unwrap() < 0.0, "the interval excludes 0: {ops}");
-    assert_eq!(doc["order"].as_array().unwrap().len(), 10);
-    assert_eq!(doc["a"]["rounds"].as_array().unwrap().len(), 10);
+    assert_eq!(doc["order"].as_array().unwrap().len(), 16);
+    assert_eq!(doc["a"]["rounds"].as_array().unwrap().len(), 16);
     assert!(doc["a"]["ops_per_sec_per_price"].as_f64().unwrap() > 0.0);
     assert!(doc["regression"]["regressed"].as_bool().unwrap());
     let markdown = std::fs::read_to_string(&md).unwrap();
@@ -82,6 +85,14 @@ fn ab_names_the_fsync_server_slower_and_a_server_against_itself_unchanged() {
 /// The page in Chromium at 1280 px: nothing wider than the window, the interval chart and
 /// both sides' distributions drawn.
 fn chromium_renders(html: &Path, dir: &Path) {
+    let dom = chromium_dom(html, dir);
+    assert!(dom.contains("id=\"intervals\""), "no interval chart");
+    let spectrum = dom.split("id=\"spectrum\"").nth(1).expect("a spectrum chart").split("</svg>").next().unwrap();
+    assert_eq!(spectrum.matches("data-points=").count(), 2, "both sides' distributions");
+}
+
+/// The page as Chromium lays it out at 1280 px, checked to be no wider than the window.
+fn chromium_dom(html: &Path, dir: &Path) -> String {
     let page = std::fs::read_to_string(html).unwrap();
     let probe = dir.join("probe.html");
     let script = "<script>document.body.setAttribute('data-layout', \
@@ -100,9 +111,7 @@ fn chromium_renders(html: &Path, dir: &Path) {
     let layout = dom.split("data-layout=\"").nth(1).and_then(|s| s.split('"').next()).expect("the probe ran");
     let (scroll, inner) = layout.split_once(' ').unwrap();
     assert!(scroll.parse::<u32>().unwrap() <= inner.parse::<u32>().unwrap(), "wider than the window: {layout}");
-    assert!(dom.contains("id=\"intervals\""), "no interval chart");
-    let spectrum = dom.split("id=\"spectrum\"").nth(1).expect("a spectrum chart").split("</svg>").next().unwrap();
-    assert_eq!(spectrum.matches("data-points=").count(), 2, "both sides' distributions");
+    dom.into_owned()
 }
 
 #[test]
@@ -111,8 +120,9 @@ fn compare_judges_runs_and_refuses_on_one_run_each() {
     let dir = tempfile::tempdir().unwrap();
     let result = |server: &Server, name: &str, runs: &str| {
         let path = dir.path().join(format!("{name}.json"));
-        // Runs of a second: a stall of the loaded machine cannot take a whole run.
-        let args = ["--duration", "1s", "--runs", runs, "-q", "--json", path.to_str().unwrap()];
+        // Runs of 2 s: a stall of the loaded machine cannot take a whole run. With 5 runs a side
+        // the interval at 98.75 % a figure is the extreme differences, so no run may stall.
+        let args = ["--duration", "2s", "--runs", runs, "-q", "--json", path.to_str().unwrap()];
         run_ok(server, &[&["-c", "4", "--threads", "1", "--ratio", "1:0"][..], &args[..]].concat());
         path
     };
@@ -137,7 +147,8 @@ fn compare_judges_runs_and_refuses_on_one_run_each() {
     let text = stdout(&out);
     assert!(
         text.contains(
-            "NO VERDICT: the exact rank-sum test at 95 % needs at least 4 runs on each side; A has 1, B has 1"
+            "NO VERDICT: the exact rank-sum test at 98.75 % needs at least 5 runs on each side; A has 1, B has 1 \
+             (take the results with --runs N)"
         ),
         "{text}"
     );
@@ -146,6 +157,98 @@ fn compare_judges_runs_and_refuses_on_one_run_each() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "a check that cannot be made is not a pass");
+}
+
+/// A scenario with a measured phase of 5 runs, one of a single run and a fill, and on B's
+/// side a phase A does not have.
+fn scenario(dir: &Path, name: &str, extra_phase: bool) -> String {
+    let mut text = String::from(
+        "[keyspaces.k]\nprefix = \"k:\"\nmax = 999\n[values.small]\nsize = \"100\"\n[mixes.w]\nset = 1\n\
+         keyspace = \"k\"\n[defaults]\nconnections = 4\nthreads = 1\nvalues = \"small\"\nmix = \"w\"\n\
+         [[phase]]\nkind = \"fill\"\n\
+         [[phase]]\nkind = \"run\"\nname = \"writes\"\nduration = \"2s\"\nruns = 5\n\
+         [[phase]]\nkind = \"run\"\nname = \"once\"\nrequests = \"500\"\n",
+    );
+    if extra_phase {
+        text.push_str("[[phase]]\nkind = \"run\"\nname = \"extra\"\nrequests = \"500\"\n");
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn compare_judges_scenario_results_phase_by_phase_and_draws_the_verdicts() {
+    let (fast, slow) = (Server::start(&[]), fsync_always());
+    let dir = tempfile::tempdir().unwrap();
+    let result = |server: &Server, name: &str, extra_phase: bool| {
+        let file = scenario(dir.path(), &format!("{name}.toml"), extra_phase);
+        let json = dir.path().join(format!("{name}.json"));
+        let out = respbench()
+            .args(["run", &file, "-p", &server.port_arg(), "--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        json.to_str().unwrap().to_string()
+    };
+    let (a, b) = (result(&fast, "a", false), result(&slow, "b", true));
+    let (html, md) = (dir.path().join("cmp.html"), dir.path().join("cmp.md"));
+    let out = respbench()
+        .args(["compare", &a, &b, "--html", html.to_str().unwrap(), "--markdown", md.to_str().unwrap()])
+        .args(["--fail-on-regression", "10", "--phase", "writes"])
+        .output()
+        .unwrap();
+    // The phase of 5 runs a side: fsync per write is slower by far more than 10 %.
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Phase writes: B (b) against A (a): SLOWER by ops/sec"), "{text}");
+    assert!(!text.contains("Phase once"), "--phase judges that phase alone: {text}");
+    assert!(std::fs::read_to_string(&md).unwrap().contains("Phase writes: B (b) against A (a): SLOWER"));
+
+    // Every phase: the single run cannot be judged (exit 2 under --fail-on-regression), the
+    // phase B alone has is named, the fill is left out.
+    let out = respbench()
+        .args(["compare", &a, &b, "--html", html.to_str().unwrap(), "--fail-on-regression", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "a check that cannot be made is not a pass: {}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Phase writes: B (b) against A (a): SLOWER by ops/sec"), "{text}");
+    assert!(
+        text.contains(
+            "Phase once: B (b) against A (a): NO VERDICT: the exact rank-sum test at 98.75 % needs at least 5 runs \
+             on each side; A has 1, B has 1 (give the phase runs = N)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("No verdict for phase extra: only in b, not in a"), "{text}");
+    assert!(!text.contains("Phase fill"), "{text}");
+    let dom = chromium_dom(&html, dir.path());
+    assert!(dom.contains("id=\"intervals-1\""), "the writes phase's interval drawn");
+    assert!(!dom.contains("id=\"intervals-2\""), "no interval to draw for a phase without a verdict");
+
+    // One verdict a JSON file: with two phases in both, --json asks which.
+    let json = dir.path().join("v.json");
+    let out = respbench().args(["compare", &a, &b, "--json", json.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("pick one with --phase NAME"), "{}", stderr(&out));
+    let out = respbench().args(["compare", &a, &b, "--phase", "writes", "--json"]).arg(&json).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert_eq!((doc["phase"].as_str(), doc["verdict"].as_str()), (Some("writes"), Some("slower")));
+    assert!(change(&doc, "ops/sec")["change_high"].as_f64().unwrap() < 0.0, "the interval excludes 0");
+    assert_eq!(doc["a"]["rounds"].as_array().unwrap().len(), 5);
+
+    // A run's result against a scenario's is refused, naming both.
+    let run = dir.path().join("single.json");
+    run_ok(&fast, &["-n", "200", "-c", "2", "--threads", "1", "-q", "--json", run.to_str().unwrap()]);
+    let out = respbench().args(["compare", &a, run.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("compare takes results of one kind: 'single' is a run's result and 'a' a scenario's"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{EXIT_FAILURE, parse_args, usage_error};
+use super::{EXIT_FAILURE, ab, parse_args, usage_error};
 use crate::report::document::{Document, ResultFile, ScenarioDocument};
 use crate::report::{self, pages::chart::escape};
 use clap::Parser;
@@ -299,30 +299,61 @@ pub fn compare_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let mut results = Vec::new();
+    if let Err(msg) = args.verdict.check(args.results.len()) {
+        return usage_error(&msg);
+    }
+    let (mut runs, mut scenarios) = (Vec::new(), Vec::new());
     for path in &args.results {
-        match load_run(path) {
-            Ok(doc) => results.push((name_of(path, doc.label.as_deref()), doc)),
+        match load(path) {
+            Ok(ResultFile::Run(doc)) => runs.push((name_of(path, doc.label.as_deref()), *doc)),
+            Ok(ResultFile::Scenario(doc)) => scenarios.push((name_of(path, None), *doc)),
             Err(msg) => return usage_error(&msg),
         }
     }
+    if !runs.is_empty() && !scenarios.is_empty() {
+        return usage_error(&format!(
+            "compare takes results of one kind: '{}' is a run's result and '{}' a scenario's",
+            runs[0].0, scenarios[0].0
+        ));
+    }
+    let names: Vec<&str> =
+        runs.iter().map(|(n, _)| n.as_str()).chain(scenarios.iter().map(|(n, _)| n.as_str())).collect();
     let prices = match args.price.as_deref().map(prices).transpose() {
         Ok(p) => p.unwrap_or_default(),
         Err(msg) => return usage_error(&msg),
     };
-    if let Some((unknown, _)) = prices.iter().find(|(n, _)| !results.iter().any(|(name, _)| name == n)) {
-        let names: Vec<&str> = results.iter().map(|(n, _)| n.as_str()).collect();
+    if let Some((unknown, _)) = prices.iter().find(|(n, _)| !names.contains(&n.as_str())) {
         return usage_error(&format!("--price names '{unknown}', which is none of the results ({})", names.join(", ")));
     }
-    let rows = rows(&results, &prices);
-    print!("{}", text_table(&rows));
+    let verdicts = if runs.is_empty() {
+        ab::compare::of_phases(&scenarios, &prices, &args.verdict)
+    } else {
+        ab::compare::of_runs(&runs, &prices, &args.verdict)
+    };
+    let verdicts = match verdicts {
+        Ok(v) => v,
+        Err(msg) => return usage_error(&msg),
+    };
+    let sections = ab::compare::html_sections(&verdicts);
+    let page = if runs.is_empty() {
+        let files: Vec<(String, ResultFile)> =
+            scenarios.into_iter().map(|(n, d)| (n, ResultFile::Scenario(Box::new(d)))).collect();
+        let rows = report::pages::scenario_compare::rows(&files);
+        print!("{}", report::pages::scenario_compare::text(&rows));
+        let body = report::pages::scenario_compare::body(&rows, &files) + &sections;
+        report::pages::html::page("respbench comparison", &body)
+    } else {
+        let rows = rows(&runs, &prices);
+        print!("{}", text_table(&rows));
+        report::pages::html::render_compare(&runs, &html_table(&rows), &sections)
+    };
     if let Some(path) = &args.html
-        && let Err(msg) = write(path, &report::pages::html::render_compare(&results, &html_table(&rows)))
+        && let Err(msg) = write(path, &page)
     {
         eprintln!("respbench: {msg}");
         return ExitCode::from(EXIT_FAILURE);
     }
-    super::ab::compare::verdicts(&results, &prices, &args.verdict).unwrap_or_else(|msg| usage_error(&msg))
+    ab::compare::finish(&verdicts, &args.verdict)
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ struct AbArgs {
     /// Load before every round, kept out of its figures.
     #[arg(long, default_value = "1s", value_parser = parse::duration, value_name = "D")]
     warmup: Duration,
-    /// Confidence of the intervals and verdicts, in percent.
+    /// Confidence of the set of four verdicts (each figure's interval at its Bonferroni share), in percent.
     #[arg(long, default_value = "95", value_parser = percent_between_0_and_100, value_name = "PCT")]
     confidence: f64,
     /// A change smaller than this, in percent, is "no significant change".
@@ -185,7 +185,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 }
 
 /// Prints the text report, writes the files and gives the exit code.
-pub(super) fn finish(
+fn finish(
     doc: &AbDocument,
     json: &Option<PathBuf>,
     markdown: &Option<PathBuf>,

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::text::{change_cell, figure, figure_name, headline, interval_cell, side_name};
+use super::stats::percent;
+use super::text::{change_cell, figure, figure_name, headline, interval_cell, interval_header, one_reason, side_name};
 use super::{AbDocument, Side};
 use crate::report::pages::chart::{self, Chart, Series, XAxis, escape};
 use crate::report::pages::html::page;
@@ -21,14 +22,7 @@ pub fn render(doc: &AbDocument) -> String {
     if doc.interrupted {
         b.push_str("<div class=\"banner\">INTERRUPTED: the verdict covers the round pairs completed.</div>");
     }
-    let _ = write!(b, "<div class=\"verdict\">{}</div>", escape(&headline(doc)));
-    let _ = write!(b, "<p class=\"sub\">Method: {}</p>", escape(&doc.method));
-    for w in &doc.warnings {
-        let _ = write!(b, "<div class=\"warn\">Warning: {}</div>", escape(w));
-    }
-    b.push_str("<h2>Changes, B against A</h2>");
-    table(&mut b, doc);
-    b.push_str(&intervals_svg(doc));
+    b.push_str(&verdict_section(doc, "intervals", None));
     b.push_str("<h2>Rounds</h2>");
     b.push_str(&chart::svg(&Chart {
         id: "rounds",
@@ -51,6 +45,32 @@ pub fn render(doc: &AbDocument) -> String {
     page(&format!("respbench A/B: {} against {}", name(&doc.b, "B"), name(&doc.a, "A")), &b)
 }
 
+/// The verdict as the ab page shows it, for any page that shows a comparison (`compare
+/// --html` too): the headline, the method, the table and each figure's interval drawn; `id`
+/// names the interval chart (one per verdict on a page); a `title` heads the section on a page
+/// of several.
+pub fn verdict_section(doc: &AbDocument, id: &str, title: Option<&str>) -> String {
+    let mut b = String::new();
+    let sub = match title {
+        Some(t) => {
+            let _ = write!(b, "<h2>{}</h2>", escape(t));
+            "h3"
+        }
+        None => "h2",
+    };
+    let _ = write!(b, "<div class=\"verdict\">{}</div>", escape(&headline(doc)));
+    let _ = write!(b, "<p class=\"sub\">Method: {}</p>", escape(&doc.method));
+    for w in &doc.warnings {
+        let _ = write!(b, "<div class=\"warn\">Warning: {}</div>", escape(w));
+    }
+    let _ = write!(b, "<{sub}>Changes, B against A</{sub}>");
+    table(&mut b, doc);
+    if doc.changes.iter().any(|c| c.change.is_some()) {
+        b.push_str(&intervals_svg(doc, id));
+    }
+    b
+}
+
 fn name(side: &Side, letter: &str) -> String {
     side_name(letter, &side.label)
 }
@@ -70,13 +90,14 @@ fn spectrum(side: &Side, letter: &str) -> Series {
 fn table(b: &mut String, doc: &AbDocument) {
     let _ = write!(
         b,
-        "<div class=\"scroll\"><table><tr><th>Figure</th><th>{}</th><th>{}</th><th>Change</th><th>Interval ({} %)</th><th>Verdict</th></tr>",
+        "<div class=\"scroll\"><table><tr><th>Figure</th><th>{}</th><th>{}</th><th>Change</th><th>{}</th><th>Verdict</th></tr>",
         escape(&name(&doc.a, "A")),
         escape(&name(&doc.b, "B")),
-        doc.confidence * 100.0
+        escape(&interval_header(doc))
     );
+    let shared = one_reason(doc);
     for c in &doc.changes {
-        let verdict = match &c.note {
+        let verdict = match c.note.as_ref().filter(|_| !shared) {
             Some(note) => format!("{} <span class=\"sub\">({})</span>", escape(&c.verdict), escape(note)),
             None => escape(&c.verdict),
         };
@@ -95,7 +116,7 @@ fn table(b: &mut String, doc: &AbDocument) {
 
 /// Each figure's change as a dot on its interval, against 0 and the noise band, on a log-ratio
 /// axis (so +100 % and -50 % are as far from 0, and a 60-fold change does not flatten the rest).
-fn intervals_svg(doc: &AbDocument) -> String {
+fn intervals_svg(doc: &AbDocument, id: &str) -> String {
     let shown: Vec<_> = doc.changes.iter().filter(|c| c.change.is_some()).collect();
     let height = TOP_PAD + ROW * shown.len().max(1) as f64 + 34.0;
     let log = |change: f64| (1.0 + change).max(1e-9).ln();
@@ -112,12 +133,13 @@ fn intervals_svg(doc: &AbDocument) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        r##"<svg id="intervals" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" aria-label="change of each figure with its interval">"##
+        r##"<svg id="{}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" aria-label="change of each figure with its interval">"##,
+        escape(id)
     );
     let _ = write!(
         out,
-        r##"<text x="{LEFT}" y="18" class="title">Change of B against A, with its {} % interval (shaded: the noise threshold)</text>"##,
-        doc.confidence * 100.0
+        r##"<text x="{LEFT}" y="18" class="title">Change of B against A, each with its {} interval (shaded: the noise threshold)</text>"##,
+        percent(doc.confidence_each)
     );
     let bottom = height - 30.0;
     let _ = write!(

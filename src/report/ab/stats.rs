@@ -117,8 +117,7 @@ pub fn unpaired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Ch
             let k = order_statistic(&dist, alpha).ok_or_else(|| {
                 let need = (1..=100).find(|&r| order_statistic(&rank_sum_distribution(r, r), alpha).is_some());
                 Impossible(format!(
-                    "the exact rank-sum test at {} needs at least {} runs on each side; A has {m}, B has {n} \
-                     (take the results with --runs N)",
+                    "the exact rank-sum test at {} needs at least {} runs on each side; A has {m}, B has {n}",
                     percent(s.confidence),
                     need.map_or("more".into(), |r| r.to_string())
                 ))
@@ -129,7 +128,7 @@ pub fn unpaired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Ch
         Method::Bootstrap { resamples, seed } => {
             if m < 3 || n < 3 {
                 return Err(Impossible(format!(
-                    "the bootstrap needs at least 3 runs on each side; A has {m}, B has {n} (take the results with --runs N)"
+                    "the bootstrap needs at least 3 runs on each side; A has {m}, B has {n}"
                 )));
             }
             let mut rng = Rng::derive(seed, 0xba);
@@ -142,8 +141,9 @@ pub fn unpaired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Ch
     Ok(judge(estimate, low, high, coverage, better, s.noise))
 }
 
-fn percent(p: f64) -> String {
-    format!("{} %", (p * 1000.0).round() / 10.0)
+/// `95 %`, `98.75 %`: a confidence as people write it, to two decimals at most.
+pub fn percent(p: f64) -> String {
+    format!("{} %", (p * 10_000.0).round() / 100.0)
 }
 
 fn mean(v: &[f64]) -> f64 {

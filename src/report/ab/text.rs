@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::stats::percent;
 use super::{AbDocument, Change};
 
 /// A figure as shown: ops/sec whole, latency in milliseconds.
@@ -36,22 +37,47 @@ pub fn side_name(letter: &str, label: &str) -> String {
     if label.is_empty() || label == letter { letter.to_string() } else { format!("{letter} ({label})") }
 }
 
+/// What is judged: `B (tuned) against A (base)`, after `Phase NAME: ` for a scenario's phase.
+pub fn headline_subject(doc: &AbDocument) -> String {
+    let (a, b) = (side_name("A", &doc.a.label), side_name("B", &doc.b.label));
+    match &doc.phase {
+        Some(phase) => format!("Phase {phase}: {b} against {a}"),
+        None => format!("{b} against {a}"),
+    }
+}
+
 /// The one-line headline: what B is against A, by the judged figure.
 pub fn headline(doc: &AbDocument) -> String {
     let judged = doc.changes.iter().find(|c| c.metric == doc.judged_by);
-    let (a, b) = (side_name("A", &doc.a.label), side_name("B", &doc.b.label));
+    let subject = headline_subject(doc);
     match judged {
         Some(c) if c.change.is_some() => format!(
-            "{b} against {a}: {} by {} ({} {}, {} % confidence)",
+            "{subject}: {} by {} ({} {}; {})",
             c.verdict.to_uppercase(),
             c.metric,
             change_cell(c),
             interval_cell(c),
-            doc.confidence * 100.0
+            family(doc)
         ),
-        Some(c) => format!("{b} against {a}: NO VERDICT: {}", c.note.as_deref().unwrap_or("")),
-        None => format!("{b} against {a}: NO VERDICT"),
+        Some(c) => format!("{subject}: NO VERDICT: {}", c.note.as_deref().unwrap_or("")),
+        None => format!("{subject}: NO VERDICT"),
     }
+}
+
+/// `95 % confidence for the set of 4 verdicts`: what the stated confidence covers.
+pub fn family(doc: &AbDocument) -> String {
+    format!("{} confidence for the set of {} verdicts", percent(doc.confidence), doc.changes.len())
+}
+
+/// `Interval (98.75 %)`: the column of each figure's interval, at its share of the confidence.
+pub fn interval_header(doc: &AbDocument) -> String {
+    format!("Interval ({})", percent(doc.confidence_each))
+}
+
+/// One reason for every figure having no verdict (too few rounds), which the headline says
+/// once rather than every row.
+pub fn one_reason(doc: &AbDocument) -> bool {
+    doc.changes.windows(2).all(|w| w[0].note == w[1].note) && doc.changes.iter().all(|c| c.change.is_none())
 }
 
 fn price_lines(doc: &AbDocument) -> Vec<String> {
@@ -99,11 +125,9 @@ pub fn render(doc: &AbDocument) -> String {
         let _ = writeln!(out, "Rounds: {line}");
     }
     out.push('\n');
-    let interval = format!("Interval ({} %)", doc.confidence * 100.0);
+    let interval = interval_header(doc);
     let _ = writeln!(out, "{:<12}{:>12}{:>12}{:>12}  {:<26}Verdict", "Figure", "A", "B", "Change", interval);
-    // One reason for every figure (too few rounds) is said once, in the headline.
-    let shared =
-        doc.changes.windows(2).all(|w| w[0].note == w[1].note) && doc.changes.iter().all(|c| c.change.is_none());
+    let shared = one_reason(doc);
     for c in &doc.changes {
         let note = if shared { None } else { c.note.as_deref() };
         let _ = writeln!(
@@ -143,14 +167,15 @@ pub fn markdown(doc: &AbDocument) -> String {
     }
     let _ = writeln!(
         out,
-        "| Figure | {} | {} | Change | Interval ({} %) | Verdict |",
+        "| Figure | {} | {} | Change | {} | Verdict |",
         md_cell(&side_name("A", &doc.a.label)),
         md_cell(&side_name("B", &doc.b.label)),
-        doc.confidence * 100.0
+        interval_header(doc)
     );
     out.push_str("|---|---:|---:|---:|---|---|\n");
+    let shared = one_reason(doc);
     for c in &doc.changes {
-        let verdict = match &c.note {
+        let verdict = match c.note.as_ref().filter(|_| !shared) {
             Some(note) => format!("{} ({})", c.verdict, md_cell(note)),
             None => c.verdict.clone(),
         };

@@ -110,8 +110,9 @@ pub fn text(rows: &[Row]) -> String {
     out
 }
 
-/// The comparison page: the table, and where each file came from.
-pub fn html(rows: &[Row], files: &[(String, ResultFile)]) -> String {
+/// The table and where each file came from, as the body of a page (`respbench compare`'s
+/// page adds its verdicts after it).
+pub fn body(rows: &[Row], files: &[(String, ResultFile)]) -> String {
     let mut table = String::from("<table><tr>");
     for h in HEADERS {
         let _ = write!(table, "<th>{h}</th>");
@@ -139,12 +140,21 @@ pub fn html(rows: &[Row], files: &[(String, ResultFile)]) -> String {
     }
     sources.push_str("</ul>");
     format!(
+        "<h1>Results compared</h1>\n<div class=\"scroll\">{table}</div>\n<p>ops per price: the operations one unit \
+         of currency buys at the measured rate, ops/s &times; 3600 / the scenario's price per hour.</p>\n\
+         <h2>Files</h2>{sources}\n"
+    )
+}
+
+/// The comparison page (`respbench report A.json B.json -o`): the table, and where each file
+/// came from.
+pub fn html(rows: &[Row], files: &[(String, ResultFile)]) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>respbench comparison</title>\
          <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;\
          padding:4px 8px;text-align:right}}td:first-child,td:nth-child(2){{text-align:left}}</style></head><body>\n\
-         <h1>Results compared</h1>\n{table}\n<p>ops per price: the operations one unit of currency buys at the \
-         measured rate, ops/s &times; 3600 / the scenario's price per hour.</p>\n<h2>Files</h2>{sources}\n\
-         </body></html>\n"
+         {}</body></html>\n",
+        body(rows, files)
     )
 }
 

@@ -352,8 +352,9 @@ pub fn render(doc: &Document) -> String {
     page(&format!("respbench: {server} at {target}"), &b)
 }
 
-/// Several results side by side: their tables, throughput and spectra overlaid.
-pub fn render_compare(results: &[(String, Document)], table: &str) -> String {
+/// `respbench compare`'s page: the table, `verdicts` (the verdict sections, `report::ab::html`)
+/// and the results' timelines and spectra overlaid.
+pub fn render_compare(results: &[(String, Document)], table: &str, verdicts: &str) -> String {
     let mut b = String::new();
     let _ = write!(b, "<h1>respbench comparison of {} results</h1>", results.len());
     b.push_str("<h2>Side by side</h2><div class=\"scroll\">");
@@ -364,6 +365,7 @@ pub fn render_compare(results: &[(String, Document)], table: &str) -> String {
             let _ = write!(b, "<div class=\"banner\">{}: INTERRUPTED run, partial figures.</div>", escape(name));
         }
     }
+    b.push_str(verdicts);
     b.push_str("<h2>Over time</h2>");
     let through = results.iter().map(|(name, doc)| series_of(doc, name, |p| Some(p.totals.ops_per_sec)));
     b.push_str(&chart::svg(&Chart {
