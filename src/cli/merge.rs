@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::results::{load_run, name_of, write};
+use super::results::{load_run, name_of};
+use super::write;
 use super::{EXIT_FAILURE, EXIT_USAGE, parse, parse_args, usage_error};
 use crate::report::{self, merge};
 

@@ -203,6 +203,11 @@ fn clap_message(e: &clap::Error) -> String {
     if message.is_empty() { "invalid arguments".to_string() } else { message.to_string() }
 }
 
+/// Writes an output file atomically; the error names the file.
+fn write(path: &std::path::Path, text: &str) -> Result<(), String> {
+    report::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!("respbench: {msg} (see --help)");
     ExitCode::from(EXIT_USAGE)

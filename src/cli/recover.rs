@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::results::write;
+use super::write;
 use super::{EXIT_FAILURE, EXIT_USAGE, Output, parse, parse_args, usage_error};
 use crate::report::document::Document;
 use crate::report::live::journal::{self, Journal};

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{EXIT_FAILURE, ab, parse_args, usage_error};
+use super::{EXIT_FAILURE, ab, parse_args, usage_error, write};
 use crate::report::document::{Document, ResultFile, ScenarioDocument};
 use crate::report::{self, pages::chart::escape};
 use clap::Parser;
@@ -68,10 +68,6 @@ pub(super) fn load_run(path: &Path) -> Result<Document, String> {
             path.display()
         )),
     }
-}
-
-pub(super) fn write(path: &Path, text: &str) -> Result<(), String> {
-    report::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {

@@ -41,6 +41,9 @@ pub struct RunFigures {
     pub ops_per_sec: f64,
     pub p50_us: f64,
     pub p99_us: f64,
+    /// From the run's own full histogram: what `respbench compare` judges p99.9 by, since the
+    /// result keeps no per-run histogram (0 in results written before it was kept).
+    pub p99_9_us: f64,
     pub errors: u64,
 }
 
@@ -165,6 +168,7 @@ impl Outcome {
             ops_per_sec: if secs > 0.0 { total.count as f64 / secs } else { 0.0 },
             p50_us: latency.p50_us,
             p99_us: latency.p99_us,
+            p99_9_us: latency.p999_us,
             errors: total.errors,
         }
     }

@@ -231,7 +231,7 @@ pub fn finish(verdicts: &Verdicts, flags: &VerdictFlags) -> ExitCode {
     let json = verdicts.docs.first().map(AbDocument::to_json).unwrap_or_default();
     for (path, text) in [(&flags.json, json), (&flags.markdown, markdown)] {
         if let Some(path) = path
-            && let Err(msg) = crate::cli::results::write(path, &text)
+            && let Err(msg) = crate::cli::write(path, &text)
         {
             eprintln!("respbench: {msg}");
             return ExitCode::from(EXIT_FAILURE);

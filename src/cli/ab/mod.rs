@@ -196,7 +196,7 @@ fn finish(
     let files = [(json, doc.to_json()), (markdown, ab::text::markdown(doc)), (html, ab::html::render(doc))];
     for (path, text) in files {
         if let Some(path) = path
-            && let Err(msg) = super::results::write(path, &text)
+            && let Err(msg) = super::write(path, &text)
         {
             eprintln!("respbench: {msg}");
             return ExitCode::from(EXIT_FAILURE);

@@ -1,6 +1,7 @@
 //! A saved result's runs as one side of a comparison (`respbench compare`): each run's
-//! throughput, and its percentiles from that run's interval histograms merged (the figures the
-//! result kept per run, p50 and p99, when an older file has no histograms); the side's pooled
+//! throughput, and its percentiles from that run's interval histograms merged when the result
+//! holds them inline (merged and recovered results), else the figures the result kept per run
+//! from the run's full histogram (p50, p99, p99.9); the side's pooled
 //! figures from its totals histogram.
 
 use std::collections::BTreeMap;
@@ -48,12 +49,14 @@ pub fn runs_of(doc: &Document) -> Result<(Vec<RoundFigures>, Pooled), String> {
                     p999_us: q(h, 0.999),
                     errors: run.errors,
                 },
-                // No histograms kept: p99.9 per run is unknown, and judged as missing.
+                // No interval histograms inline (they are in the interval log): the run's own
+                // figures, taken from its full histogram (p99.9 is 0, judged as missing, in a
+                // result written before runs kept it).
                 None => RoundFigures {
                     ops_per_sec: run.ops_per_sec,
                     p50_us: run.p50_us,
                     p99_us: run.p99_us,
-                    p999_us: 0.0,
+                    p999_us: run.p99_9_us,
                     errors: run.errors,
                 },
             })

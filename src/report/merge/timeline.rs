@@ -69,6 +69,7 @@ impl Timeline {
                 ops_per_sec: if duration > 0.0 { count as f64 / duration } else { 0.0 },
                 p50_us: us(0.5),
                 p99_us: us(0.99),
+                p99_9_us: us(0.999),
                 errors: figures.iter().map(|f| f.errors).sum(),
             });
         }
