@@ -14,6 +14,9 @@ pub mod stamp;
 // unsafe: timerfd(2) has no safe wrapper in std; each block says why it is sound.
 #[allow(unsafe_code)]
 mod timer;
+// unsafe: the buffer ring is memory the kernel reads and writes; each block says why it is sound.
+#[allow(unsafe_code)]
+mod pbuf;
 // unsafe: submission entries point at buffers the kernel fills; each block says why it is sound.
 #[allow(unsafe_code)]
 mod uring;
