@@ -4,7 +4,8 @@
 //! calls) and io_uring (`uring.rs`, completions: every send and receive of a loop turn goes to
 //! the kernel in one `io_uring_enter`, the worker's reads and writes copy to and from buffers
 //! the ring owns). `--io auto`, the default, takes io_uring when this kernel allows it:
-//! measured, it costs as much as epoll or less from 50 to 10,000 connections (BENCHMARKS.md).
+//! measured, it costs less than epoll at pipeline 1 and 10,000 connections and as much at
+//! pipeline 16 (BENCHMARKS.md, issue 27).
 
 mod epoll;
 // unsafe: setsockopt(2) and recvmsg(2)'s control messages (kernel receive timestamps) have no
@@ -14,6 +15,9 @@ pub mod stamp;
 // unsafe: timerfd(2) has no safe wrapper in std; each block says why it is sound.
 #[allow(unsafe_code)]
 mod timer;
+// unsafe: the buffer ring is memory the kernel reads and writes; each block says why it is sound.
+#[allow(unsafe_code)]
+mod pbuf;
 // unsafe: submission entries point at buffers the kernel fills; each block says why it is sound.
 #[allow(unsafe_code)]
 mod uring;

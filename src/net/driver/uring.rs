@@ -1,8 +1,11 @@
-//! The io_uring path: completions instead of readiness. Each registered socket has a slot
-//! that owns its buffers: a receive is always armed into the slot's input buffer, and what
-//! the worker writes is queued in the slot and sent by the ring. A loop turn's sends and
-//! re-armed receives, for every connection, go to the kernel in the one `io_uring_enter`
-//! that also waits (to the nanosecond, so a paced worker needs no timer descriptor).
+//! The io_uring path: completions instead of readiness. Each registered socket has a slot:
+//! one multishot receive is armed on it for the whole run, taking a buffer from the ring's
+//! shared pool (`pbuf.rs`) only when bytes arrive (kernels before 6.0, or with receive
+//! timestamps on: a one-shot receive into the slot's own buffer, armed again once read), and
+//! what the worker writes is queued in the slot and sent by the ring. Sockets sit in the
+//! ring's file table (5.19) where it has one. A loop turn's sends and receives to arm, for
+//! every connection, go to the kernel in the one `io_uring_enter` that also waits (to the
+//! nanosecond, so a paced worker needs no timer descriptor).
 //!
 //! The worker still reads and writes [`RingSocket`]s as it reads and writes sockets: a read
 //! copies what a receive brought (`WouldBlock` once it is used up), a write appends to the
@@ -22,8 +25,12 @@ use std::time::{Duration, Instant};
 use io_uring::{IoUring, opcode, squeue, types};
 use mio::{Events, Interest, Poll, Token};
 
+use super::pbuf::{self, BufRing};
 use super::stamp::RingMsg;
 use super::{Event, Stamps, Transport};
+use slot::{Slot, multishot};
+
+mod slot;
 
 /// A slot's first input buffer; a receive that fills it doubles it, up to `RECV_MAX`.
 const RECV_START: usize = 8 * 1024;
@@ -42,6 +49,10 @@ const RECVSEND_POLL_FIRST: u16 = 1;
 /// How long dropping the driver waits for operations still in flight before it leaks their
 /// buffers rather than free memory the kernel may still write.
 const DRAIN_AT_DROP: Duration = Duration::from_secs(1);
+
+/// Set (to anything): one-shot receives into each socket's own buffer, as kernels before 6.0
+/// get, so that tests and measurements can take that path here too.
+const ONE_SHOT_ENV: &str = "RESPBENCH_URING_ONESHOT";
 
 /// Whether io_uring can be used here as this driver uses it.
 pub(super) fn probe() -> Result<(), String> {
@@ -74,78 +85,19 @@ fn build(entries: u32, completions: u32) -> io::Result<IoUring> {
         })
 }
 
-/// One socket's state, shared by its [`RingSocket`] and the driver.
-struct Slot {
-    token: usize,
-    /// Closed when the slot is freed: after its socket was dropped and the ring is done.
-    fd: Option<OwnedFd>,
-    /// What the last receive brought (its length is what the kernel wrote: the buffer is its
-    /// capacity, never touched before a receive, so idle connections cost no memory),
-    /// `inbuf[in_pos..]` not read yet.
-    inbuf: Vec<u8>,
-    in_pos: usize,
-    /// The send in flight (`out[out_pos..]` not sent yet) and what was written meanwhile.
-    out: Vec<u8>,
-    out_pos: usize,
-    queued: Vec<u8>,
-    recv_busy: bool,
-    send_busy: bool,
-    /// The send in flight is linked to the receive in flight and reports only a failure:
-    /// the receive's completion says it was all sent.
-    linked: bool,
-    /// In the dirty list.
-    listed: bool,
-    eof: bool,
-    /// The errno a receive or send failed with: every read and write fails from then on.
-    err: Option<i32>,
-    /// Its socket was dropped (and shut down, so that its operations complete): freed, and
-    /// its descriptor closed, once idle.
-    closed: bool,
-    /// Kernel receive timestamps on: receives are `RECVMSG`s through this header.
-    msg: Option<Box<RingMsg>>,
-    /// The kernel's receive time of the last receive's bytes (`CLOCK_REALTIME` nanoseconds).
-    stamp: Option<u64>,
-}
-
-impl Slot {
-    fn new(token: usize, fd: Option<OwnedFd>) -> Slot {
-        Slot {
-            token,
-            fd,
-            inbuf: Vec::new(),
-            in_pos: 0,
-            out: Vec::new(),
-            out_pos: 0,
-            queued: Vec::new(),
-            recv_busy: false,
-            linked: false,
-            send_busy: false,
-            listed: false,
-            eof: false,
-            err: None,
-            closed: false,
-            msg: None,
-            stamp: None,
+/// Builds an operation on a slot's socket: `$make` is called with `types::Fixed` (the
+/// descriptor in the ring's file table) or `types::Fd`.
+macro_rules! on_socket {
+    ($s:expr, $index:expr, |$fd:ident| $make:expr) => {{
+        let (fixed, raw) = ($s.fixed, $s.raw_fd());
+        if fixed {
+            let $fd = types::Fixed($index);
+            $make
+        } else {
+            let $fd = types::Fd(raw);
+            $make
         }
-    }
-
-    fn idle(&self) -> bool {
-        !self.recv_busy && !self.send_busy
-    }
-
-    /// Everything the last receive brought has been read.
-    fn drained(&self) -> bool {
-        self.in_pos == self.inbuf.len()
-    }
-
-    /// A receive is to be armed: none in flight, the last one read, the peer not gone.
-    fn wants_recv(&self) -> bool {
-        !self.recv_busy && self.drained() && !self.eof
-    }
-
-    fn raw_fd(&self) -> RawFd {
-        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
-    }
+    }};
 }
 
 /// The slots and the list of those with something for the ring to do.
@@ -153,6 +105,8 @@ impl Slot {
 struct Shared {
     slots: RefCell<Vec<Slot>>,
     dirty: RefCell<Vec<u32>>,
+    /// The receive buffer pool, where the kernel has multishot receives (6.0).
+    pool: RefCell<Option<BufRing>>,
 }
 
 impl Shared {
@@ -183,6 +137,10 @@ impl Read for RingSocket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let mut slots = self.shared.slots.borrow_mut();
         let s = &mut slots[self.slot as usize];
+        if s.multi && !s.chunks.is_empty() {
+            let mut pool = self.shared.pool.borrow_mut();
+            return Ok(s.read_chunks(buf, pool.as_mut().expect("a multishot receive has its pool")));
+        }
         if !s.drained() {
             let n = buf.len().min(s.inbuf.len() - s.in_pos);
             buf[..n].copy_from_slice(&s.inbuf[s.in_pos..s.in_pos + n]);
@@ -230,9 +188,10 @@ impl Drop for RingSocket {
         let mut slots = self.shared.slots.borrow_mut();
         let s = &mut slots[self.slot as usize];
         s.closed = true;
-        if s.idle() {
+        if s.idle() && !s.fixed {
             s.fd = None; // closed now, as a socket under epoll would be
         } else {
+            // (In the file table: closed once out of it, by the driver at its next turn.)
             shut_down(s.raw_fd());
         }
         self.shared.mark(s, self.slot);
@@ -249,6 +208,8 @@ struct Dials {
 
 pub struct Uring {
     ring: IoUring,
+    /// The file table's size (0: the kernel has none, 5.19's sparse tables).
+    table: u32,
     shared: Rc<Shared>,
     free: Vec<u32>,
     /// The dirty list being worked through (swapped with `Shared::dirty`, capacity kept).
@@ -262,8 +223,17 @@ impl Uring {
     pub fn new(sockets: usize, stamps: bool) -> io::Result<Uring> {
         let ops = (sockets * 2 + 64).next_power_of_two();
         let ring = build(ops.clamp(256, 4096) as u32, ops.clamp(1024, 1 << 16) as u32)?;
+        let shared = Rc::new(Shared::default());
+        // Multishot receives where the kernel has them (6.0: the feature flags cannot say, a
+        // pool registered and a multishot refused with EINVAL falls back per socket), and
+        // not with receive timestamps (those keep their one-shot RECVMSG, stamp.rs).
+        if !stamps && std::env::var_os(ONE_SHOT_ENV).is_none() {
+            *shared.pool.borrow_mut() = BufRing::new(&ring, sockets).ok();
+        }
+        let table = (sockets + 64) as u32;
+        let table = if ring.submitter().register_files_sparse(table).is_ok() { table } else { 0 };
         let stamps = Stamps { on: stamps, refused: None };
-        Ok(Uring { ring, shared: Rc::default(), free: Vec::new(), work: Vec::new(), dials: None, stamps })
+        Ok(Uring { ring, table, shared, free: Vec::new(), work: Vec::new(), dials: None, stamps })
     }
 
     pub fn register(&mut self, io: Transport, token: usize) -> io::Result<Transport> {
@@ -281,7 +251,9 @@ impl Uring {
         let stamped = tcp && self.stamps.enable(fd.as_raw_fd());
         let mut slots = self.shared.slots.borrow_mut();
         let msg = stamped.then(RingMsg::new);
-        let slot = Slot { inbuf: Vec::with_capacity(RECV_START), msg, ..Slot::new(token, Some(fd)) };
+        let multi = self.shared.pool.borrow().is_some();
+        let inbuf = if multi { Vec::new() } else { Vec::with_capacity(RECV_START) };
+        let slot = Slot { inbuf, msg, multi, ..Slot::new(token, Some(fd)) };
         let index = match self.free.pop() {
             Some(index) => {
                 slots[index as usize] = slot;
@@ -292,7 +264,9 @@ impl Uring {
                 (slots.len() - 1) as u32
             }
         };
-        self.shared.mark(&mut slots[index as usize], index);
+        let s = &mut slots[index as usize];
+        s.fixed = index < self.table && self.ring.submitter().register_files_update(index, &[s.raw_fd()]).is_ok();
+        self.shared.mark(s, index);
         RingSocket { shared: Rc::clone(&self.shared), slot: index }
     }
 
@@ -364,7 +338,12 @@ impl Uring {
             s.listed = false;
             if s.closed {
                 // Once idle its descriptor and buffers go; the slot is reused by the next socket.
-                if s.idle() && (s.fd.is_some() || s.inbuf.capacity() > 0) {
+                if s.idle() && (s.fd.is_some() || s.inbuf.capacity() > 0 || !s.chunks.is_empty()) {
+                    s.drop_chunks(shared.pool.borrow_mut().as_mut());
+                    if s.fixed {
+                        // Out of the table first, or the socket would outlive its descriptor.
+                        let _ = self.ring.submitter().register_files_update(index, &[-1]);
+                    }
                     *s = Slot { closed: true, ..Slot::new(usize::MAX, None) };
                     self.free.push(index);
                 }
@@ -383,12 +362,12 @@ impl Uring {
                     // With a receive to arm too (a reply read, the next request written: closed
                     // loop's every turn), the send goes first, linked to it and reporting only a
                     // failure: one completion for both. MSG_WAITALL: a link breaks on a short send.
-                    s.linked = s.wants_recv();
+                    s.linked = !s.multi && s.wants_recv();
                     let rest = &s.out[s.out_pos..];
-                    let mut sqe = opcode::Send::new(types::Fd(s.raw_fd()), rest.as_ptr(), rest.len() as u32)
+                    let send = on_socket!(s, index, |fd| opcode::Send::new(fd, rest.as_ptr(), rest.len() as u32)
                         .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
-                        .build()
-                        .user_data(u64::from(index) << 1 | SEND);
+                        .build());
+                    let mut sqe = send.user_data(u64::from(index) << 1 | SEND);
                     if s.linked {
                         sqe = sqe.flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS);
                         room_for_two(&mut self.ring)?;
@@ -401,7 +380,15 @@ impl Uring {
                     s.send_busy = true;
                 }
             }
-            if s.wants_recv() {
+            if s.multi && s.wants_recv() {
+                // Armed once: it stays until the peer closes, the pool runs dry (ENOBUFS, armed
+                // again here once buffers are back) or the socket is shut down.
+                let sqe = on_socket!(s, index, |fd| opcode::RecvMulti::new(fd, pbuf::GROUP).build());
+                // SAFETY (in `push`): the pool's buffers and descriptor ring stay in place
+                // while any receive is armed (`Shared` outlives the ring's operations, see Drop).
+                push(&mut self.ring, &sqe.user_data(u64::from(index) << 1 | RECV))?;
+                s.recv_busy = true;
+            } else if s.wants_recv() {
                 // A receive that filled the buffer: a bigger one, and more may be there already.
                 // Otherwise the socket was drained: wait for data before trying to read.
                 let filled = s.inbuf.len() == s.inbuf.capacity();
@@ -411,15 +398,13 @@ impl Uring {
                 s.in_pos = 0;
                 s.inbuf.clear();
                 let room = s.inbuf.capacity();
-                let fd = types::Fd(s.raw_fd());
                 let ioprio = if filled { 0 } else { RECVSEND_POLL_FIRST };
-                let sqe = match s.msg.as_mut() {
+                let buf = s.inbuf.as_mut_ptr();
+                let sqe = on_socket!(s, index, |fd| match s.msg.as_mut() {
                     // With timestamps: the same receive, its header boxed in the slot.
-                    Some(msg) => {
-                        opcode::RecvMsg::new(fd, msg.prepare(s.inbuf.as_mut_ptr(), room)).ioprio(ioprio).build()
-                    }
-                    None => opcode::Recv::new(fd, s.inbuf.as_mut_ptr(), room as u32).ioprio(ioprio).build(),
-                };
+                    Some(msg) => opcode::RecvMsg::new(fd, msg.prepare(buf, room)).ioprio(ioprio).build(),
+                    None => opcode::Recv::new(fd, buf, room as u32).ioprio(ioprio).build(),
+                });
                 let sqe = sqe.user_data(u64::from(index) << 1 | RECV);
                 // SAFETY (in `push`): `inbuf` (and the boxed header `msg`, whose box is
                 // neither moved out of nor dropped while busy: a slot is replaced only when
@@ -437,7 +422,7 @@ impl Uring {
         let shared = Rc::clone(&self.shared);
         let mut slots = shared.slots.borrow_mut();
         for cqe in self.ring.completion() {
-            let (data, res) = (cqe.user_data(), cqe.result());
+            let (data, res, flags) = (cqe.user_data(), cqe.result(), cqe.flags());
             if data == WAKE {
                 if let Some(dials) = self.dials.as_mut() {
                     dials.armed = false;
@@ -450,7 +435,14 @@ impl Uring {
             let index = (data >> 1) as u32;
             let s = &mut slots[index as usize];
             let retry = res == -libc::EAGAIN || res == -libc::EINTR || res == -libc::ENOBUFS;
-            if data & 1 == RECV {
+            if data & 1 == RECV && s.multi {
+                let mut pool = shared.pool.borrow_mut();
+                let pool = pool.as_mut().expect("a multishot receive has its pool");
+                multishot(s, (res, flags), pool, events);
+                if !s.recv_busy {
+                    shared.mark(s, index);
+                }
+            } else if data & 1 == RECV {
                 s.recv_busy = false;
                 if std::mem::take(&mut s.linked) && res != -libc::ECANCELED {
                     // The linked send is done, all of it (a failure would have cancelled this).

@@ -1,0 +1,169 @@
+//! A socket's state under the ring (its buffers, what is in flight, what a multishot receive
+//! brought and the worker has not read yet), and how a multishot receive's completions change
+//! it: apart from the driver, which is about the ring.
+
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use io_uring::cqueue;
+
+use super::super::Event;
+use super::super::pbuf::BufRing;
+use super::super::stamp::RingMsg;
+use super::RECV_START;
+
+/// One socket's state, shared by its [`RingSocket`] and the driver.
+pub(super) struct Slot {
+    pub(super) token: usize,
+    /// Closed when the slot is freed: after its socket was dropped and the ring is done.
+    pub(super) fd: Option<OwnedFd>,
+    /// What the last receive brought (its length is what the kernel wrote: the buffer is its
+    /// capacity, never touched before a receive, so idle connections cost no memory),
+    /// `inbuf[in_pos..]` not read yet.
+    pub(super) inbuf: Vec<u8>,
+    pub(super) in_pos: usize,
+    /// The send in flight (`out[out_pos..]` not sent yet) and what was written meanwhile.
+    pub(super) out: Vec<u8>,
+    pub(super) out_pos: usize,
+    pub(super) queued: Vec<u8>,
+    pub(super) recv_busy: bool,
+    pub(super) send_busy: bool,
+    /// The send in flight is linked to the receive in flight and reports only a failure:
+    /// the receive's completion says it was all sent.
+    pub(super) linked: bool,
+    /// In the dirty list.
+    pub(super) listed: bool,
+    pub(super) eof: bool,
+    /// The errno a receive or send failed with: every read and write fails from then on.
+    pub(super) err: Option<i32>,
+    /// Its socket was dropped (and shut down, so that its operations complete): freed, and
+    /// its descriptor closed, once idle.
+    pub(super) closed: bool,
+    /// Kernel receive timestamps on: receives are `RECVMSG`s through this header.
+    pub(super) msg: Option<Box<RingMsg>>,
+    /// The kernel's receive time of the last receive's bytes (`CLOCK_REALTIME` nanoseconds).
+    pub(super) stamp: Option<u64>,
+    /// Its receive is multishot, into the ring's buffer pool (`pbuf.rs`): armed once, each
+    /// arrival a completion naming the buffer it filled, queued in `chunks` until read.
+    pub(super) multi: bool,
+    pub(super) chunks: VecDeque<Chunk>,
+    /// Its descriptor is in the ring's file table, at the slot's index: operations name it
+    /// there, which spares the kernel a look-up (and a reference count) per operation.
+    pub(super) fixed: bool,
+}
+
+/// Bytes a multishot receive brought, not read yet: `start..end` of pool buffer `bid`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Chunk {
+    pub(super) bid: u16,
+    pub(super) start: u32,
+    pub(super) end: u32,
+}
+
+impl Slot {
+    pub(super) fn new(token: usize, fd: Option<OwnedFd>) -> Slot {
+        Slot {
+            token,
+            fd,
+            inbuf: Vec::new(),
+            in_pos: 0,
+            out: Vec::new(),
+            out_pos: 0,
+            queued: Vec::new(),
+            recv_busy: false,
+            linked: false,
+            send_busy: false,
+            listed: false,
+            eof: false,
+            err: None,
+            closed: false,
+            msg: None,
+            stamp: None,
+            multi: false,
+            chunks: VecDeque::new(),
+            fixed: false,
+        }
+    }
+
+    pub(super) fn idle(&self) -> bool {
+        !self.recv_busy && !self.send_busy
+    }
+
+    /// Everything the receives brought has been read.
+    pub(super) fn drained(&self) -> bool {
+        self.in_pos == self.inbuf.len() && self.chunks.is_empty()
+    }
+
+    /// A receive is to be armed: none in flight, the peer not gone, and (one-shot) the last
+    /// one read.
+    pub(super) fn wants_recv(&self) -> bool {
+        !self.recv_busy && !self.eof && (self.multi || self.drained())
+    }
+
+    /// Copies what the multishot receives brought into `buf`, giving each buffer read to the
+    /// end back to the pool.
+    pub(super) fn read_chunks(&mut self, buf: &mut [u8], pool: &mut BufRing) -> usize {
+        let mut n = 0;
+        while n < buf.len() {
+            let Some(c) = self.chunks.front_mut() else { break };
+            let take = (buf.len() - n).min((c.end - c.start) as usize);
+            let from = c.start as usize;
+            buf[n..n + take].copy_from_slice(pool.bytes(c.bid, from..from + take));
+            n += take;
+            c.start += take as u32;
+            if c.start == c.end {
+                pool.give_back(c.bid);
+                self.chunks.pop_front();
+            }
+        }
+        n
+    }
+
+    /// Gives the buffers of bytes never read back to the pool (the socket is gone).
+    pub(super) fn drop_chunks(&mut self, pool: Option<&mut BufRing>) {
+        if let Some(pool) = pool {
+            for c in self.chunks.drain(..) {
+                pool.give_back(c.bid);
+            }
+        }
+    }
+
+    pub(super) fn raw_fd(&self) -> RawFd {
+        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+}
+
+/// Takes a multishot receive's completion: bytes queued for the worker (an event when it had
+/// nothing to read yet), or the receive's end: the peer's, a failure, or one to arm again
+/// (the pool was dry, or this kernel has no multishot receives: one-shot from now on).
+pub(super) fn multishot(s: &mut Slot, (res, flags): (i32, u32), pool: &mut BufRing, events: &mut Vec<Event>) {
+    if !cqueue::more(flags) {
+        s.recv_busy = false;
+    }
+    if let Some(bid) = cqueue::buffer_select(flags) {
+        if res > 0 && !s.closed {
+            if s.chunks.is_empty() {
+                events.push(Event { token: s.token, read_closed: false });
+            }
+            s.chunks.push_back(Chunk { bid, start: 0, end: res as u32 });
+        } else {
+            pool.give_back(bid);
+        }
+    }
+    if s.recv_busy || s.closed || res > 0 {
+        return;
+    }
+    match res {
+        0 => s.eof = true,
+        _ if res == -libc::EINVAL && s.chunks.is_empty() && !s.eof => {
+            s.multi = false;
+            s.inbuf = Vec::with_capacity(RECV_START);
+            return;
+        }
+        _ if matches!(-res, libc::ENOBUFS | libc::EAGAIN | libc::EINTR | libc::ECANCELED) => return,
+        _ => s.err = Some(-res),
+    }
+    if s.chunks.is_empty() {
+        events.push(Event { token: s.token, read_closed: false });
+    }
+}
