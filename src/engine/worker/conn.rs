@@ -254,6 +254,14 @@ pub(super) fn take_back(shared: &mut Vec<u8>, link: Option<&mut Link>) {
 
 /// Frees a link's own read buffer when it holds nothing (once an interval: a buffer that grew
 /// for a burst of partial replies is not kept for the rest of the run).
+/// Moves the send time of the requests queued since `since` (this loop turn's) to `at`, when
+/// they really left: under io_uring, at the wait's submit, after a stall.
+pub(super) fn restamp(link: &mut Link, since: Instant, at: Instant) {
+    for entry in link.inflight.iter_mut().rev().take_while(|e| e.sent >= since) {
+        entry.sent = at;
+    }
+}
+
 pub(super) fn shrink(link: &mut Link) {
     if link.rstart == link.rend && link.rbuf.capacity() > 0 {
         link.rbuf = Vec::new();

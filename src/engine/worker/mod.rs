@@ -111,8 +111,21 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     for (c, conn) in conns.iter_mut().enumerate() {
         worker.fill_and_flush(conn, c, now);
     }
+    let mut turn_began = now;
     while worker.active > 0 {
         let wake = worker.wake_at(&conns, stopped, now);
+        // Under io_uring a send leaves at the wait's submit: a stall since this turn queued it
+        // (the process stopped, or waited for a core) is the client's send lag, not the wire's.
+        // A clock read per turn; a walk of the turn's sends only after a stall.
+        if worker.driver.sends_at_wait() {
+            let fresh = Instant::now();
+            if fresh.saturating_duration_since(now) > STALL {
+                conns
+                    .iter_mut()
+                    .flat_map(|c| c.links.iter_mut().flatten())
+                    .for_each(|l| conn::restamp(l, turn_began, fresh));
+            }
+        }
         // Paced workers wake to the microsecond (the driver's timer is set from a fresh
         // clock: `now` is as old as the sends just made).
         if let Err(e) = worker.driver.wait(wake, &mut events) {
@@ -120,6 +133,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             break;
         }
         now = Instant::now();
+        turn_began = now;
         for event in &events {
             let (c, node) = (event.token / LINKS, event.token % LINKS);
             let conn = &mut conns[c];

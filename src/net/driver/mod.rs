@@ -211,6 +211,12 @@ impl Driver {
         }
     }
 
+    /// Whether writes leave at the next `wait` (io_uring submits them there) rather than when
+    /// written (epoll: a system call each).
+    pub fn sends_at_wait(&self) -> bool {
+        matches!(self, Driver::Uring(_))
+    }
+
     /// Sends what was written since the last call and waits until something happens or
     /// `wake`, whichever is first; `events` gets what happened.
     pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
