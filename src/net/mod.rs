@@ -412,10 +412,13 @@ pub enum Transport {
 
 impl Transport {
     /// Whether a read that returns less than asked means the socket is drained. Not so for
-    /// TLS, whose reads hand out decrypted records one at a time: read until `WouldBlock`.
+    /// TLS, whose reads hand out decrypted records one at a time, nor under io_uring, whose
+    /// reads copy out what receives brought (a multishot receive's buffers one at a time, and
+    /// the end of the stream as a completion of its own, with no event after it): read until
+    /// `WouldBlock`, which costs those no system call.
     #[inline]
     pub fn short_read_drains(&self) -> bool {
-        !matches!(self, Transport::Tls(_))
+        matches!(self, Transport::Tcp(_) | Transport::Unix(_))
     }
 }
 

@@ -114,18 +114,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     let mut turn_began = now;
     while worker.active > 0 {
         let wake = worker.wake_at(&conns, stopped, now);
-        // Under io_uring a send leaves at the wait's submit: a stall since this turn queued it
-        // (the process stopped, or waited for a core) is the client's send lag, not the wire's.
-        // A clock read per turn; a walk of the turn's sends only after a stall.
-        if worker.driver.sends_at_wait() {
-            let fresh = Instant::now();
-            if fresh.saturating_duration_since(now) > STALL {
-                conns
-                    .iter_mut()
-                    .flat_map(|c| c.links.iter_mut().flatten())
-                    .for_each(|l| conn::restamp(l, turn_began, fresh));
-            }
-        }
+        restamp_after_stall(&worker.driver, &mut conns, turn_began, now);
         // Paced workers wake to the microsecond (the driver's timer is set from a fresh
         // clock: `now` is as old as the sends just made).
         if let Err(e) = worker.driver.wait(wake, &mut events) {
@@ -153,18 +142,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             }
         }
         if worker.paced {
-            // A stall since the last event (the process stopped, or waiting for a core): read
-            // what arrived meanwhile before sending, or one read would take those replies with
-            // the next ones and give them the later arrival's kernel stamp. Once in a row, so a
-            // long turn never starves the sends.
-            let fresh = Instant::now();
-            if !held_back && fresh.saturating_duration_since(now) > STALL {
-                now = fresh;
-                held_back = true;
-            } else {
-                worker.send_due(&mut conns, now);
-                held_back = false;
-            }
+            (now, held_back) = worker.send_due_unless_stalled(&mut conns, now, held_back);
         }
         worker.time_out(&mut conns, now);
         if worker.down > 0 {
@@ -218,7 +196,34 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu, clients });
 }
 
+/// Under io_uring a send leaves at the wait's submit: a stall since this turn queued it (the
+/// process stopped, or waited for a core) is the client's send lag, not the wire's. A clock
+/// read per turn; a walk of the turn's sends only after a stall.
+fn restamp_after_stall(driver: &Driver, conns: &mut [Conn], turn_began: Instant, now: Instant) {
+    if driver.sends_at_wait() {
+        let fresh = Instant::now();
+        if fresh.saturating_duration_since(now) > STALL {
+            let links = conns.iter_mut().flat_map(|c| c.links.iter_mut().flatten());
+            links.for_each(|l| conn::restamp(l, turn_began, fresh));
+        }
+    }
+}
+
 impl Worker<'_> {
+    /// Sends what is due, unless the worker stalled since its last event (the process stopped,
+    /// or waited for a core): then it reads what arrived meanwhile first, or one read would
+    /// take those replies with the next ones and give them the later arrival's kernel stamp.
+    /// Once in a row, so a long turn never starves the sends. Returns the clock and whether
+    /// this turn held back.
+    fn send_due_unless_stalled(&mut self, conns: &mut [Conn], now: Instant, held_back: bool) -> (Instant, bool) {
+        let fresh = Instant::now();
+        if !held_back && fresh.saturating_duration_since(now) > STALL {
+            return (fresh, true);
+        }
+        self.send_due(conns, now);
+        (now, false)
+    }
+
     /// When the loop must wake next: the interval's end, the deadline (or the drain after it),
     /// a connection joining, the grace after a stop, a paced send, a reconnect, a request timing out.
     fn wake_at(&self, conns: &[Conn], stopped: Option<Instant>, now: Instant) -> Instant {
