@@ -7,6 +7,8 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use common::*;
 
 /// Gaps between consecutive commands as the server saw them, in seconds.
@@ -77,32 +79,44 @@ fn fixed_rate_is_delivered_within_two_percent() {
 #[test]
 fn many_paced_connections_keep_their_rate() {
     // 2,000 connections at 4,000/s on one thread: a wake-up must touch only the connections
-    // with a send due. (A sweep of all 2,000 on every wake-up keeps the thread busy and late.)
+    // with a send due. (A sweep of all 2,000 on every wake-up keeps the thread busy: measured,
+    // it ran 99.7 % of the time where 20 connections ran 22 %.)
     raise_open_files(4096);
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let args = ["--rate", "4000", "--duration", "3s", "-c", "2000", "--threads", "1", "--ratio", "1:4"];
-    run_ok(&server, &[&args[..], &["--json", json.to_str().unwrap()]].concat());
-    let doc = read_json(&json);
+    let paced = |conns: &str| {
+        let json = dir.path().join(format!("run-{conns}.json"));
+        let args = ["--rate", "4000", "--duration", "3s", "-c", conns, "--threads", "1", "--ratio", "1:4"];
+        run_ok(&server, &[&args[..], &["--json", json.to_str().unwrap()]].concat());
+        read_json(&json)
+    };
+    let (few, doc) = (paced("20"), paced("2000"));
     let achieved = doc["totals"]["ops_per_sec"].as_f64().unwrap();
     assert!((achieved - 4000.0).abs() / 4000.0 < 0.02, "achieved {achieved}/s");
     let rate = &doc["rate"];
     let (late, sends) = (rate["late_sends"].as_u64().unwrap(), rate["sends"].as_u64().unwrap());
     assert!(sends >= 11_500, "{sends} sends");
-    // Its own CPU (not the time it waited for a core): well under saturation.
-    let thread = &doc["client"]["threads"][0];
-    let secs = |k: &str| thread[k].as_f64().unwrap();
-    let busy = secs("cpu_secs") / secs("wall_secs");
-    assert!(busy < 0.35, "the worker ran {:.0}% of the time: {thread}", busy * 100.0);
-    // Lateness is the machine's as much as ours when other processes kept the worker waiting
-    // for a core (its run-queue wait): judged only when the worker could run when it wanted.
-    let waited = secs("runqueue_wait_secs") / secs("wall_secs");
-    if waited < 0.02 {
-        assert!(late * 100 < sends, "{late} of {sends} sends over 1 ms late: {rate}");
-    } else {
-        eprintln!("late sends not judged: the worker waited for a core {:.1}% of the run", waited * 100.0);
-    }
+    // Its own CPU (not the time it waited for a core) against the same schedule over 20
+    // connections on this machine and build: what the CPU costs here cancels out, a
+    // sweep does not.
+    let thread = |doc: &Value| doc["client"]["threads"][0].clone();
+    let secs = |t: &Value, k: &str| t[k].as_f64().unwrap();
+    let busy = |t: &Value| secs(t, "cpu_secs") / secs(t, "wall_secs");
+    let (many, base) = (thread(&doc), thread(&few));
+    assert!(
+        busy(&many) < 2.0 * busy(&base),
+        "2,000 connections kept the worker busy {:.0}% of the time, 20 connections {:.0}%: {many} against {base}",
+        busy(&many) * 100.0,
+        busy(&base) * 100.0
+    );
+    // Lateness is the machine's as much as ours while other processes kept the worker waiting
+    // for a core (its run-queue wait): the sends due in those waits, and as many again caught
+    // up after them, are excused.
+    let excused = (4000.0 * 2.0 * secs(&many, "runqueue_wait_secs")) as u64;
+    assert!(
+        late <= sends / 100 + excused,
+        "{late} of {sends} sends over 1 ms late, {excused} excused by run-queue waits: {rate}"
+    );
 }
 
 /// Raises this process's soft open-file limit (inherited by the programs it starts) to `want`,
