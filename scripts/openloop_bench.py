@@ -3,7 +3,8 @@
 bottleneck verdict at several connection counts, one client thread, on one redis-server.
 
 The server is pinned to core 0 and respbench to core 1 (taskset). Each connection count runs
-`--rate RATE --duration DURATION` (paced) and, for comparison, the same duration closed loop;
+closed loop for DURATION, then paced at --of-closed (default 0.9) of that path's closed-loop
+throughput (the median of its runs), or at a fixed `--rate RATE`, for the same duration;
 both GET:SET 4:1 (`--ratio 1:4`) with 100-byte values over 100k prefilled keys. Client CPU is
 user + sys of the child from getrusage (connecting included) and, separately, the worker
 thread's CPU from respbench's JSON (the event loop alone). Medians of --runs.
@@ -17,7 +18,8 @@ drift hits them alike: --binary before=/tmp/old,after=target/release/respbench.
 Each I/O path runs on its own rows (--io epoll,uring; io_uring only where the kernel allows it).
 
 Usage: scripts/openloop_bench.py [--binary [LABEL=]PATH,...] [--io epoll,uring] [--conns 50,1000,10000]
-                                 [--runs 3] [--rate 20000] [--duration 6s] [--no-closed] [--callgrind]
+                                 [--runs 3] [--of-closed 0.9 | --rate N [--no-closed]] [--duration 6s]
+                                 [--callgrind]
 """
 
 import argparse
@@ -92,19 +94,48 @@ def callgrind(binary, port, conns, requests, rate, workdir, io):
     return total / requests, (loop or 0) / requests
 
 
+def run_mode(args, binaries, where, name, rate_of):
+    """Runs each build `args.runs` times, alternating; prints a row per build; returns each
+    build's median ops/s. `rate_of(label)` is the paced rate, None for closed loop."""
+    pin, port, conns, workdir = where
+    runs = {label: [] for label, _, _ in binaries}
+    for _ in range(args.runs):
+        for label, binary, io in binaries:
+            rate = rate_of(label)
+            extra = ["--duration", args.duration] + (["--rate", str(rate)] if rate else [])
+            runs[label].append(measure(pin + common(binary, port, conns, io) + extra, os.path.join(workdir, "run.json")))
+    medians = {}
+    for label, rs in runs.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "sends")}
+        medians[label] = med["ops"]
+        rate = rate_of(label)
+        asked = f"{rate:>9}" if rate else f"{'-':>9}"
+        achieved = f"{100 * med['ops'] / rate:>8.1f}%" if rate else f"{'-':>9}"
+        verdicts = ",".join(r["verdict"] for r in rs)
+        late = f"{med['late']:.0f} ({100 * med['late'] / med['sends']:.2f}%)" if med["sends"] else "-"
+        each = " ".join(f"{r['us']:.1f}" for r in rs)
+        print(f"{label:<10}{conns:>7} {name:<7}{asked}{med['ops']:>9.0f}{achieved}{med['us']:>8.2f}"
+              f"{med['loop_us']:>12.2f}{late:>16}  {verdicts}  [us/req: {each}]", flush=True)
+    return medians
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "respbench"))
     ap.add_argument("--conns", default="50,1000,10000")
     ap.add_argument("--io", default="epoll,uring", help="the I/O paths to measure")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--rate", type=int, default=20000)
+    ap.add_argument("--rate", type=int, help="pace at this fixed rate instead of a share of closed loop")
+    ap.add_argument("--of-closed", type=float, default=0.9,
+                    help="pace at this share of the path's closed-loop throughput (default 0.9)")
     ap.add_argument("--duration", default="6s")
-    ap.add_argument("--no-closed", action="store_true", help="skip the closed-loop comparison")
+    ap.add_argument("--no-closed", action="store_true", help="skip the closed-loop runs (with --rate only)")
     ap.add_argument("--callgrind", action="store_true", help="count instructions instead of timing")
     ap.add_argument("--cg-requests", type=int, default=20000)
     ap.add_argument("--cg-rate", type=int, default=5000)
     args = ap.parse_args()
+    if args.no_closed and args.rate is None:
+        ap.error("--no-closed needs --rate (paced runs otherwise take their rate from the closed-loop runs)")
     nofile = raise_nofile()
     conn_counts = [int(c) for c in args.conns.split(",")]
     if max(conn_counts) + 100 > nofile:
@@ -130,27 +161,16 @@ def main():
                     print(f"{label:<10}{conns:>7}{total:>18,.0f}{loop:>21,.0f}", flush=True)
             return
         pin = ["taskset", "-c", "1"]
-        print(f"--rate {args.rate} --duration {args.duration} --threads 1 --ratio 1:4 -d {VALUE}, "
-              f"median of {args.runs}")
-        print(f"{'build':<10}{'conns':>7} {'mode':<7}{'ops/s':>9}{'us/req':>8}{'loop us/req':>12}{'late sends':>16}"
-              f"  verdicts")
+        asked = f"--rate {args.rate}" if args.rate else f"paced at {args.of_closed:.0%} of closed loop"
+        print(f"{asked}, --duration {args.duration} --threads 1 --ratio 1:4 -d {VALUE}, median of {args.runs}")
+        print(f"{'build':<10}{'conns':>7} {'mode':<7}{'asked/s':>9}{'ops/s':>9}{'achieved':>9}{'us/req':>8}"
+              f"{'loop us/req':>12}{'late sends':>16}  verdicts")
         for conns in conn_counts:
-            modes = [("paced", ["--rate", str(args.rate), "--duration", args.duration])]
+            closed = {}
             if not args.no_closed:
-                modes.append(("closed", ["--duration", args.duration]))
-            for name, extra in modes:
-                runs = {label: [] for label, _, _ in binaries}
-                for _ in range(args.runs):
-                    for label, binary, io in binaries:
-                        argv = pin + common(binary, port, conns, io) + extra
-                        runs[label].append(measure(argv, os.path.join(workdir, "run.json")))
-                for label, rs in runs.items():
-                    med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "sends")}
-                    verdicts = ",".join(r["verdict"] for r in rs)
-                    late = f"{med['late']:.0f} ({100 * med['late'] / med['sends']:.2f}%)" if med["sends"] else "-"
-                    each = " ".join(f"{r['us']:.1f}" for r in rs)
-                    print(f"{label:<10}{conns:>7} {name:<7}{med['ops']:>9.0f}{med['us']:>8.2f}{med['loop_us']:>12.2f}"
-                          f"{late:>16}  {verdicts}  [us/req: {each}]", flush=True)
+                closed = run_mode(args, binaries, (pin, port, conns, workdir), "closed", lambda label: None)
+            rate = (lambda label: args.rate) if args.rate else (lambda label: int(args.of_closed * closed[label]))
+            run_mode(args, binaries, (pin, port, conns, workdir), "paced", rate)
     finally:
         server.terminate()
         server.wait()

@@ -3,8 +3,9 @@
 # seconds (CLIENT KILL), sampling respbench's RSS and open descriptors from /proc. Not a timed
 # test: run it by hand (30 minutes by default) and record its figures in BENCHMARKS.md.
 #
-# Pass: after the first minute, RSS grows under 5 % (largest sample against the first one past
-# the minute) and the open descriptors stay constant. Descriptors are sampled just before a
+# Pass: after the first minute, RSS grows under 5 % (its level, the median of each minute's
+# samples, against the level of the first minute past the warm-up; the largest single sample
+# is printed beside it) and the open descriptors stay constant. Descriptors are sampled just before a
 # kill, when every connection has had the whole kill period to come back, so a sample never
 # falls inside a reconnect.
 #
@@ -66,9 +67,10 @@ wait "$bench_pid" && status=0 || status=$?
 calls=$(redis-cli -p "$port" INFO commandstats | tr -d '\r' |
     awk -F'[:=,]' '/^cmdstat_(get|set):/ {s += $3} END {print s + 0}')
 
-python3 - "$out" "$warm_secs" "$status" "$killed_total" "$calls" "$duration" <<'EOF'
+python3 - "$out" "$warm_secs" "$status" "$killed_total" "$calls" "$duration" "$sample_every" <<'EOF'
 import csv, json, sys
 out, warm, status, killed, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+sample_every = int(sys.argv[7])
 unit = {"s": 1, "m": 60, "h": 3600}
 run_secs = float(sys.argv[6].rstrip("smh")) * unit.get(sys.argv[6][-1], 1)
 rows = [(int(r["elapsed_s"]), int(r["rss_kb"]), int(r["fds"])) for r in csv.DictReader(open(f"{out}/samples.csv"))]
@@ -88,10 +90,21 @@ print(f"replies {t['count']:,} (server's get+set calls {calls:,}); requests fail
       f"errors by kind {json.dumps(doc['errors'])}; outages {len(doc['faults']['outages'])}")
 ok = status == 0 and len(after) >= 2
 if after:
-    base, top, last = after[0][1], max(r[1] for r in after), after[-1][1]
+    # The level, minute by minute: the median of each minute's samples. A single sample above
+    # it is a transient (the collector a second behind on a busy machine holds a window or
+    # two more for that second, then lets them go); growth is the level rising.
+    per_minute = max(1, 60 // sample_every)
+    minutes = [sorted(r[1] for r in after[i:i + per_minute]) for i in range(0, len(after), per_minute)]
+    minutes = [m for m in minutes if len(m) == per_minute] or minutes[:1]
+    levels = [m[len(m) // 2] for m in minutes]
+    base, top = levels[0], max(levels)
     growth = (top - base) / base * 100
     fds = sorted({r[2] for r in after})
-    print(f"RSS at {after[0][0]} s {base} kB, largest after {top} kB, last {last} kB: growth {growth:.2f} % (limit 5 %)")
+    peak = max(after, key=lambda r: r[1])
+    print(f"RSS level (median of each minute's samples) from {after[0][0]} s: first minute {base} kB, "
+          f"highest minute {top} kB, last minute {levels[-1]} kB: growth {growth:.2f} % (limit 5 %)")
+    print(f"largest single sample {peak[1]} kB at {peak[0]} s ({(peak[1] - base) / base * 100:+.1f} % against the "
+          f"first minute's level); last sample {after[-1][1]} kB")
     print(f"open descriptors after the first minute: {fds} (must be one value)")
     ok = ok and growth < 5 and len(fds) == 1
 print("PASS" if ok else "FAIL")

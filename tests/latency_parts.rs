@@ -323,13 +323,11 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
         let what = format!("{io}: receive lag max {receive_max} us, over about 300 ms");
         let excess_ms = (receive_max - ABOUT_300_MS.end) / 1000.0;
         waits.judge(receive_max < ABOUT_300_MS.end, &what, excess_ms, &["client", "test"]);
-        // Under io_uring the send time is the write into the ring. A write queued behind a send
-        // still in flight when the stop came is submitted only after it, with the stop in its
-        // wire time (issue 25 stays open for it): there the bound holds for p99, not the max.
-        let wire = if io == "uring" { us(&parts["wire_and_server"]["p99_us"]) } else { wire_max };
-        let what = format!("{io}: wire and server {wire} us (max {wire_max} us) while the client was stopped");
-        let excess_ms = (wire - UNDER_10_MS) / 1000.0;
-        waits.judge(wire < UNDER_10_MS, &what, excess_ms, &["server", "client", "test", "softirq"]);
+        // Under io_uring too: a request's send time is the submit that handed its bytes to the
+        // kernel, even one queued behind a send in flight when the stop came.
+        let what = format!("{io}: wire and server max {wire_max} us while the client was stopped");
+        let excess_ms = (wire_max - UNDER_10_MS) / 1000.0;
+        waits.judge(wire_max < UNDER_10_MS, &what, excess_ms, &["server", "client", "test", "softirq"]);
     }
 }
 
@@ -339,21 +337,31 @@ fn a_stopped_server_shows_in_the_wire_and_server_time() {
     for io in paths() {
         let run = Steady::start(&server, io, "200");
         let (before, began) = (own_wait_ms(), std::time::Instant::now());
-        // A request in flight when the server stops: it waits at the server for the 300 ms.
+        // A request in flight when the server stops: it waits at the server for the stop,
+        // which lasts until one is seen waiting and then 300 ms: a request sent just before
+        // the stop waits the whole of it, so the bound is taken from the stop's own length.
         signal(server.pid(), libc::SIGSTOP);
+        let stopped = std::time::Instant::now();
         until("a request waiting at the stopped server", || run.waiting(true));
         std::thread::sleep(std::time::Duration::from_millis(300));
         signal(server.pid(), libc::SIGCONT);
+        let stop_us = stopped.elapsed().as_secs_f64() * 1e6;
         let test_waited = own_wait_ms() - before;
-        eprintln!("--io {io}: the stop took {:?}", began.elapsed());
+        eprintln!(
+            "--io {io}: the stop took {:?} ({:?} with the wait for a request)",
+            stopped.elapsed(),
+            began.elapsed()
+        );
         let (doc, waits) = run.finish(&server, test_waited);
         let parts = &doc["totals"]["latency_parts_us"];
         let (receive_max, wire_max) = (us(&parts["receive_lag"]["max_us"]), us(&parts["wire_and_server"]["max_us"]));
         eprintln!("--io {io}: wire and server max {wire_max} us, receive lag max {receive_max} us; {waits:?}");
         assert!(wire_max >= ABOUT_300_MS.start, "{io}: wire and server max {wire_max} us: {parts}");
-        let what = format!("{io}: wire and server max {wire_max} us, over about 300 ms");
-        let excess_ms = (wire_max - ABOUT_300_MS.end) / 1000.0;
-        waits.judge(wire_max < ABOUT_300_MS.end, &what, excess_ms, &["server", "test", "softirq"]);
+        // What waking and a loaded machine may add, over the stop's own length.
+        let bound = stop_us + (ABOUT_300_MS.end - 300_000.0);
+        let what = format!("{io}: wire and server max {wire_max} us, over the stop's {stop_us:.0} us");
+        let excess_ms = (wire_max - bound) / 1000.0;
+        waits.judge(wire_max < bound, &what, excess_ms, &["server", "test", "softirq"]);
         let what = format!("{io}: receive lag max {receive_max} us while the server was stopped");
         let excess_ms = (receive_max - UNDER_10_MS) / 1000.0;
         waits.judge(receive_max < UNDER_10_MS, &what, excess_ms, &["client", "softirq"]);

@@ -16,7 +16,7 @@ pub fn interrupted() -> ExitCode {
 
 /// Replies that were not errors, over every run.
 pub fn successes(outcome: &Outcome) -> u64 {
-    outcome.timeline.iter().map(|i| i.window.successes).sum()
+    outcome.timeline.iter().map(|i| i.successes).sum()
 }
 
 /// Why the run must exit 1, in one line; `None` when it may exit 0.

@@ -46,6 +46,7 @@ pub const EXIT_FAILURE: u8 = 1;
 /// The whole program: what `main` calls.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
+    crate::stats::map_large_blocks();
     // memtier_benchmark's command line: `respbench memtier ...`, or run through a link so named.
     let invoked_as = args.first().and_then(|a| std::path::Path::new(a).file_name()).map(|n| n.to_owned());
     let memtier = if invoked_as.as_deref() == Some(std::ffi::OsStr::new("memtier_benchmark")) {

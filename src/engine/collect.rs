@@ -2,12 +2,13 @@
 //! arrive, samples the server each interval, and says what the telemetry means.
 
 use std::collections::BTreeMap;
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use super::{Interval, Msg, Outage, Outcome, Progress, ServerSampler, ThreadCpu};
+use super::{Interval, Msg, Outage, Outcome, Progress, ServerSampler, ThreadCpu, Timeline};
 use crate::config::{Config, StopAfter};
 use crate::net::ServerInfo;
-use crate::stats::{ClientStats, Window};
+use crate::stats::{ClientStats, OpStats, Window};
 
 /// Server CPU share above which a run gets a warning (the cloud guides' rule: keep it under 80 %).
 pub const SERVER_CPU_WARNING: f64 = 0.8;
@@ -56,7 +57,7 @@ pub(super) struct Collector<'c> {
     /// Per worker: the highest interval reported, and whether it is done.
     reported: Vec<(Option<u64>, bool)>,
     pending: BTreeMap<u64, Window>,
-    timeline: Vec<Interval>,
+    timeline: Timeline,
     totals: Window,
     ended: Instant,
     client_threads: Vec<ThreadCpu>,
@@ -64,17 +65,26 @@ pub(super) struct Collector<'c> {
     /// What the server said it is, and the rows' names: each interval's observers see them.
     server: Option<ServerInfo>,
     command_names: Vec<String>,
+    /// Each worker's way back for its windows once merged, emptied (`stats::recycle`).
+    spares: Vec<Sender<Window>>,
+    /// An emptied merge window of an interval already completed, for the next one.
+    merged: Option<Window>,
+    /// The completing interval's commands together, refilled each interval.
+    total: OpStats,
+    /// Connections' down spans so far, merged into outages as they come.
+    outages: Vec<Outage>,
 }
 
 impl<'c> Collector<'c> {
     pub(super) fn new(
         config: &'c Config,
         run: usize,
-        workers: usize,
+        spares: Vec<Sender<Window>>,
         start: Instant,
         started_unix_ms: u64,
         (server, command_names): (Option<ServerInfo>, Vec<String>),
     ) -> Collector<'c> {
+        let workers = spares.len();
         Collector {
             config,
             run,
@@ -84,8 +94,8 @@ impl<'c> Collector<'c> {
             pending: BTreeMap::new(),
             // A timed run's intervals are known: no doubling of a long timeline (a step in RSS).
             timeline: match config.stop {
-                StopAfter::Duration(d) => Vec::with_capacity(intervals(d, config.interval)),
-                _ => Vec::new(),
+                StopAfter::Duration(d) => Timeline::with_capacity(intervals(d, config.interval), config.rows()),
+                _ => Timeline::default(),
             },
             totals: Window::new(config.rows(), config.unit_row()),
             ended: start,
@@ -93,6 +103,10 @@ impl<'c> Collector<'c> {
             clients: Vec::new(),
             server,
             command_names,
+            spares,
+            merged: None,
+            total: OpStats::default(),
+            outages: Vec::new(),
         }
     }
 
@@ -110,10 +124,19 @@ impl<'c> Collector<'c> {
         };
         self.reported[worker].0 = Some(interval);
         self.totals.merge(&window);
+        let (run, start) = (self.run, self.start);
+        for span in self.totals.down.drain(..) {
+            Outage::absorb(&mut self.outages, run, start, span);
+        }
+        let (config, merged) = (self.config, &mut self.merged);
         self.pending
             .entry(interval)
-            .or_insert_with(|| Window::new(self.config.rows(), self.config.unit_row()))
+            .or_insert_with(|| merged.take().unwrap_or_else(|| Window::new(config.rows(), config.unit_row())))
             .merge(&window);
+        // Emptied here, off the worker's thread; a worker that has finished has gone.
+        let mut window = window;
+        window.reset();
+        let _ = self.spares[worker].send(window);
         self.complete_ready(sampler, observe);
     }
 
@@ -140,17 +163,10 @@ impl<'c> Collector<'c> {
             // The timeline keeps the interval's summaries only; the live outputs (the interval
             // log among them) see it in full, now.
             let quantiles = &self.config.extras.interval_quantiles;
-            self.timeline.push(Interval {
-                run: self.run,
-                index,
-                start_secs,
-                duration_secs: (end_secs - start_secs).max(0.0),
-                window: window.compact(quantiles),
-                total: window.total().compact(quantiles),
-                server,
-                active_connections,
-            });
-            let interval = self.timeline.last().expect("just pushed");
+            let span = (start_secs, (end_secs - start_secs).max(0.0));
+            let (ids, total) = ((self.run, index), self.total.summed(&window.ops));
+            let interval = Interval::with_total(ids, span, (&window, total), quantiles, (server, active_connections));
+            self.timeline.push(&interval);
             let elapsed = Duration::from_secs_f64(end_secs);
             let total_ops: u64 = self.totals.ops.iter().map(|o| o.count).sum();
             let (done, time_left) = match self.config.stop {
@@ -161,7 +177,7 @@ impl<'c> Collector<'c> {
             let started_unix_ms = self.started_unix_ms;
             let (server, command_names) = (self.server.as_ref(), &self.command_names[..]);
             observe(&Progress {
-                interval,
+                interval: &interval,
                 window: &window,
                 started_unix_ms,
                 start: self.start,
@@ -173,6 +189,13 @@ impl<'c> Collector<'c> {
                 server,
                 command_names,
             });
+            // One kept for the next interval; more (intervals that waited on a late worker)
+            // are let go, so that a moment behind does not hold their memory for the run.
+            if self.merged.is_none() {
+                let mut window = window;
+                window.reset();
+                self.merged = Some(window);
+            }
         }
     }
 
@@ -181,7 +204,7 @@ impl<'c> Collector<'c> {
             *done = true;
         }
         self.complete_ready(&mut None, &mut |_| {});
-        let outages = Outage::merge(self.run, self.start, std::mem::take(&mut self.totals.down));
+        let outages = std::mem::take(&mut self.outages);
         let mut nodes = std::mem::take(&mut self.totals.nodes);
         nodes.sort_by(|a, b| a.0.cmp(&b.0));
         self.clients.sort_by_key(|c| c.index);

@@ -20,6 +20,7 @@ mod start_at;
 // unsafe: getrusage(RUSAGE_THREAD) has no safe wrapper; each block says why it is sound.
 #[allow(unsafe_code)]
 mod telemetry;
+mod timeline;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,12 +29,13 @@ use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use collect::{Collector, telemetry_warnings};
-pub use outcome::{ClientShare, Interval, Outage, Outcome, Progress, RunFigures};
+pub use outcome::{ClientShare, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
 pub use server_latency::{ServerCommandLatency, ServerLatency};
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
-pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, verdict, yield_to_the_load};
+pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, lower_priority, verdict, yield_to_the_load};
+pub use timeline::{Interval, Timeline};
 pub use worker::Said;
 use worker::WorkerPlan;
 
@@ -134,6 +136,8 @@ pub fn run(
 ) -> Result<Outcome, ConnectError> {
     let (probe, prepared) = prepare(config, state.found_silent.swap(false, Ordering::SeqCst))?;
     let (tx, rx) = mpsc::channel();
+    // Each worker's way back for the windows the collector has merged (`stats::recycle`).
+    let (spares, spares_back): (Vec<_>, Vec<_>) = (0..prepared.threads).map(|_| mpsc::channel::<Window>()).unzip();
     let meeting = Meeting {
         connected: Barrier::new(prepared.threads + 1),
         go: Barrier::new(prepared.threads + 1),
@@ -141,7 +145,7 @@ pub fn run(
         start: OnceLock::new(),
     };
     std::thread::scope(|scope| {
-        for t in 0..prepared.threads {
+        for (t, spares) in spares_back.into_iter().enumerate() {
             let (tx, prepared, meeting) = (tx.clone(), &prepared, &meeting);
             // Named so that `--metrics-listen` finds each worker's CPU in /proc (`report::live::metrics`).
             let named = std::thread::Builder::new().name(format!("{WORKER_THREAD}{t}"));
@@ -154,14 +158,14 @@ pub fn run(
                 meeting.connected.wait();
                 meeting.go.wait();
                 if !meeting.abort.load(Ordering::SeqCst) {
-                    drive(config, (prepared, &state.said), meeting, t, opened, stop, tx);
+                    drive(config, (prepared, &state.said), meeting, t, opened, stop, (tx, spares));
                 }
             };
             named.spawn_scoped(scope, work).expect("a worker thread starts (as scope.spawn would panic)");
         }
         drop(tx);
         let began = start(config, run, &meeting, &rx, stop)?;
-        Ok(collect(config, probe, &prepared, began, rx, stop, observe))
+        Ok(collect(config, probe, &prepared, began, (rx, spares), stop, observe))
     })
 }
 
@@ -251,7 +255,7 @@ fn drive(
     t: usize,
     (mut conns, router, driver): worker::Opened,
     stop: &AtomicBool,
-    tx: Sender<Msg>,
+    (tx, spares): (Sender<Msg>, Receiver<Window>),
 ) {
     let (start, warmup) = *meeting.start.get().expect("set before the go barrier");
     let first = t * config.connections / prepared.threads;
@@ -285,6 +289,7 @@ fn drive(
         max_request: prepared.max_request,
         said,
         stamps: prepared.stamps,
+        spares,
     };
     worker::run(plan, (conns, router, driver), tx);
 }
@@ -296,14 +301,14 @@ fn collect(
     mut probe: Probe,
     prepared: &Prepared,
     Began { run, measure_from, started_unix_ms }: Began,
-    rx: Receiver<Msg>,
+    (rx, spares): (Receiver<Msg>, Vec<Sender<Window>>),
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Outcome {
     let sampler = &mut probe.sampler;
     let names = prepared.workload.names().to_vec();
     let about = (probe.server.take(), names);
-    let mut collector = Collector::new(config, run, prepared.threads, measure_from, started_unix_ms, about);
+    let mut collector = Collector::new(config, run, spares, measure_from, started_unix_ms, about);
     let mut begun = false;
     loop {
         let now = Instant::now();

@@ -5,32 +5,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{ServerLatency, ServerSample, ThreadCpu};
+use super::{Interval, ServerLatency, ServerSample, ThreadCpu, Timeline};
 use crate::net::ServerInfo;
-use crate::stats::{ClientStats, CompactOp, CompactWindow, ErrorCounts, OpStats, Window};
-
-/// One interval of the timeline, all workers merged, kept small: its counters as counted and
-/// its histograms' summaries, taken at full precision as it completed (a run keeps one per
-/// interval: a full window would cost ~260 KB per histogram; the histograms themselves go to
-/// the interval log, when there is one, as the interval completes).
-#[derive(Debug, Clone)]
-pub struct Interval {
-    /// Which of `--runs` it belongs to (0 for a single run).
-    pub run: usize,
-    pub index: u64,
-    /// Seconds from the start of the measured phase to the start of this interval.
-    pub start_secs: f64,
-    /// Its length: the configured interval, shorter for the last one.
-    pub duration_secs: f64,
-    pub window: CompactWindow,
-    /// All commands together (a sequence's unit row left out), summarised the same way.
-    pub total: CompactOp,
-    /// The server over (about) this interval, when INFO is allowed.
-    pub server: Option<ServerSample>,
-    /// Connections open in this interval, when the engine varies them (a staircase);
-    /// memtier's JSON writes them as "Active Clients".
-    pub active_connections: Option<u64>,
-}
+use crate::stats::{ClientStats, ErrorCounts, OpStats, Window};
 
 /// One run's headline figures, kept per run when `--runs` repeats the measured phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -55,7 +32,8 @@ pub struct Outcome {
     pub errors: ErrorCounts,
     /// Open loop: how late sends were against their schedule.
     pub send_lag_ns: Histogram<u64>,
-    pub timeline: Vec<Interval>,
+    /// One entry per interval, packed (see [`Timeline`]).
+    pub timeline: Timeline,
     /// The measured phase: from its start (after any warmup) to the last worker's stop.
     pub elapsed: Duration,
     pub interrupted: bool,
@@ -111,21 +89,30 @@ pub struct Outage {
 }
 
 impl Outage {
-    /// Merges connections' down spans that overlap into outages.
-    pub fn merge(run: usize, start: Instant, mut spans: Vec<(Instant, Instant)>) -> Vec<Outage> {
-        spans.sort();
-        let secs = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
-        let mut out: Vec<Outage> = Vec::new();
-        for (from, to) in spans {
-            match out.last_mut() {
-                Some(last) if secs(from) <= last.end_secs => {
-                    last.end_secs = last.end_secs.max(secs(to));
-                    last.connections += 1;
-                }
-                _ => out.push(Outage { run, start_secs: secs(from), end_secs: secs(to), connections: 1 }),
-            }
+    /// Merges connections' down spans that overlap (or touch) into outages, sorted.
+    pub fn merge(run: usize, start: Instant, spans: Vec<(Instant, Instant)>) -> Vec<Outage> {
+        let mut out = Vec::new();
+        for span in spans {
+            Outage::absorb(&mut out, run, start, span);
         }
         out
+    }
+
+    /// Adds one down span to outages merged so far (sorted, none touching another): the
+    /// collector merges spans as they come, so a long run with connections dropping keeps its
+    /// outages, not every span (25 a second under a `CLIENT KILL` loop).
+    pub fn absorb(outages: &mut Vec<Outage>, run: usize, start: Instant, (from, to): (Instant, Instant)) {
+        let secs = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+        let mut joined = Outage { run, start_secs: secs(from), end_secs: secs(to), connections: 1 };
+        // Those it overlaps or touches are consecutive: the outages are disjoint and sorted.
+        let first = outages.partition_point(|o| o.end_secs < joined.start_secs);
+        let last = outages.partition_point(|o| o.start_secs <= joined.end_secs);
+        for o in outages.drain(first..last.max(first)) {
+            joined.start_secs = joined.start_secs.min(o.start_secs);
+            joined.end_secs = joined.end_secs.max(o.end_secs);
+            joined.connections += o.connections;
+        }
+        outages.insert(first, joined);
     }
 }
 
@@ -183,7 +170,7 @@ impl Outcome {
             }
             pooled.errors.merge(&next.errors);
             pooled.send_lag_ns.add(&next.send_lag_ns).expect("same bounds");
-            pooled.timeline.extend(next.timeline);
+            pooled.timeline.extend(&next.timeline);
             pooled.elapsed += next.elapsed;
             pooled.interrupted |= next.interrupted;
             pooled.client_threads.extend(next.client_threads);
@@ -285,4 +272,56 @@ impl ClientShare {
 /// A duration for people: microseconds below a millisecond, else milliseconds.
 fn human_ns(ns: u64) -> String {
     if ns < 1_000_000 { format!("{:.0} µs", ns as f64 / 1e3) } else { format!("{:.1} ms", ns as f64 / 1e6) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::Outage;
+
+    /// The outages of `spans` by a sweep over them sorted: what absorbing them must give.
+    fn swept(run: usize, start: Instant, mut spans: Vec<(Instant, Instant)>) -> Vec<Outage> {
+        spans.sort();
+        let secs = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
+        let mut out: Vec<Outage> = Vec::new();
+        for (from, to) in spans {
+            match out.last_mut() {
+                Some(last) if secs(from) <= last.end_secs => {
+                    last.end_secs = last.end_secs.max(secs(to));
+                    last.connections += 1;
+                }
+                _ => out.push(Outage { run, start_secs: secs(from), end_secs: secs(to), connections: 1 }),
+            }
+        }
+        out
+    }
+
+    /// Spans absorbed one by one, in any order, make the outages a sweep of them all sorted makes.
+    #[test]
+    fn outages_absorbed_one_by_one_are_those_merged_at_once() {
+        let start = Instant::now() + Duration::from_secs(1);
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..200 {
+            let spans: Vec<(Instant, Instant)> = (0..next(40))
+                .map(|_| {
+                    // Some before the start (seconds saturate at 0), some touching end to end.
+                    let from = start - Duration::from_millis(200) + Duration::from_millis(next(3000) / 10 * 10);
+                    (from, from + Duration::from_millis(next(300) / 10 * 10))
+                })
+                .collect();
+            let mut absorbed = Vec::new();
+            for &span in &spans {
+                Outage::absorb(&mut absorbed, 1, start, span);
+            }
+            assert_eq!(absorbed, swept(1, start, spans.clone()), "{spans:?}");
+            assert_eq!(Outage::merge(1, start, spans.clone()), absorbed);
+        }
+    }
 }

@@ -74,18 +74,23 @@ pub const SATURATED: f64 = 0.9;
 /// Runs shorter than this are mostly connecting and starting: no verdict.
 const MIN_JUDGED_SECS: f64 = 0.5;
 
-/// The verdict and its one-line explanation.
 /// Lowers the calling thread to the lowest scheduling priority (nice 19), for work beside a
 /// run that must not take a core from its workers (the journal's encoding and `fdatasync`):
 /// on a machine whose cores are all busy, the workers keep theirs.
 pub fn yield_to_the_load() {
+    lower_priority(19);
+}
+
+/// Lowers the calling thread to nice `nice` (0 to 19).
+pub fn lower_priority(nice: i32) {
     // SAFETY: gettid takes no arguments and setpriority only integers; neither touches memory.
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice);
     }
 }
 
+/// The verdict and its one-line explanation.
 pub fn verdict(client: &[ThreadCpu], server: Option<ServerCpu>) -> (Bottleneck, String) {
     let busiest = client.iter().map(ThreadCpu::busy).fold(0.0, f64::max);
     let threads: Vec<String> = client.iter().map(|t| format!("{:.0}%", t.busy() * 100.0)).collect();

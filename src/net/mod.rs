@@ -412,13 +412,25 @@ pub enum Transport {
 
 impl Transport {
     /// Whether a read that returns less than asked means the socket is drained. Not so for
-    /// TLS, whose reads hand out decrypted records one at a time, nor under io_uring, whose
-    /// reads copy out what receives brought (a multishot receive's buffers one at a time, and
-    /// the end of the stream as a completion of its own, with no event after it): read until
-    /// `WouldBlock`, which costs those no system call.
+    /// TLS, whose reads hand out decrypted records one at a time (read until `WouldBlock`,
+    /// which costs no system call), nor under io_uring, whose reads copy out what receives
+    /// brought (a multishot receive's buffers one at a time, and the end of the stream as a
+    /// completion of its own, with no event after it): there the ring says (`drained_after`).
     #[inline]
     pub fn short_read_drains(&self) -> bool {
         matches!(self, Transport::Tcp(_) | Transport::Unix(_))
+    }
+
+    /// Whether a read of `n` bytes into `space` left the socket drained, so the worker need
+    /// not read again until the next event: a short read on a plain socket; under io_uring,
+    /// when the ring has nothing more to hand out (an end or failure still waiting is not
+    /// drained: the next read returns it). This spares the read that would only block.
+    #[inline]
+    pub fn drained_after(&self, n: usize, space: usize) -> bool {
+        match self {
+            Transport::Ring(s) => s.would_block(),
+            _ => n < space && self.short_read_drains(),
+        }
     }
 }
 

@@ -8,6 +8,8 @@ pub mod memtier;
 pub mod merge;
 pub mod pages;
 pub mod run;
+#[cfg(test)]
+mod timeline_outputs;
 
 use std::io::Write;
 use std::path::Path;

@@ -51,10 +51,13 @@ enum Piece {
 
 #[derive(Debug, Clone)]
 enum Op {
-    /// Fully known protocol bytes (the array header and literal arguments).
+    /// Fully known protocol bytes: a run of everything between two holes (array header,
+    /// literal arguments, an argument's `$`, CRLFs and literal key prefixes), copied at once.
     Bytes(Range<usize>),
-    /// An argument with holes: its length prefix is computed per request.
-    Arg { literal_len: usize, pieces: Vec<Piece> },
+    /// The decimal length of an argument with holes: its literal bytes plus its holes'.
+    Len { literal_len: usize, holes: Vec<usize> },
+    /// A hole's bytes.
+    Hole(usize),
     /// Bytes and holes written as they are (an inline command has no length prefixes).
     Raw(Vec<Piece>),
 }
@@ -67,46 +70,41 @@ pub struct Template {
 }
 
 impl Template {
-    /// Compiles a command given as arguments, each a list of parts.
+    /// Compiles a command given as arguments, each a list of parts. The static bytes between
+    /// two holes are one run: a GET of `key:N` is three copies and a length per request.
     pub fn new(args: &[Vec<Part>]) -> Template {
         let mut bytes = Vec::new();
         let mut ops = Vec::new();
         let mut run_start = 0;
+        // Ends the static run so far (if any) and starts the next after `op`.
+        let dynamic = |bytes: &Vec<u8>, ops: &mut Vec<Op>, run_start: &mut usize, op: Op| {
+            if bytes.len() > *run_start {
+                ops.push(Op::Bytes(*run_start..bytes.len()));
+            }
+            ops.push(op);
+            *run_start = bytes.len();
+        };
         bytes.push(b'*');
         push_decimal(&mut bytes, args.len());
         bytes.extend_from_slice(b"\r\n");
         for arg in args {
-            if arg.iter().all(|p| matches!(p, Part::Lit(_))) {
-                let len: usize = arg.iter().map(part_len).sum();
-                bytes.push(b'$');
-                push_decimal(&mut bytes, len);
-                bytes.extend_from_slice(b"\r\n");
-                for part in arg {
-                    if let Part::Lit(lit) = part {
-                        bytes.extend_from_slice(lit);
-                    }
-                }
-                bytes.extend_from_slice(b"\r\n");
-                continue;
+            let literal_len: usize = arg.iter().map(part_len).sum();
+            bytes.push(b'$');
+            let holes: Vec<usize> =
+                arg.iter().filter_map(|p| if let Part::Hole(i) = p { Some(*i) } else { None }).collect();
+            if holes.is_empty() {
+                push_decimal(&mut bytes, literal_len);
+            } else {
+                dynamic(&bytes, &mut ops, &mut run_start, Op::Len { literal_len, holes });
             }
-            if bytes.len() > run_start {
-                ops.push(Op::Bytes(run_start..bytes.len()));
-            }
-            let mut pieces = Vec::new();
-            let mut literal_len = 0;
+            bytes.extend_from_slice(b"\r\n");
             for part in arg {
                 match part {
-                    Part::Lit(lit) => {
-                        let start = bytes.len();
-                        bytes.extend_from_slice(lit);
-                        literal_len += lit.len();
-                        pieces.push(Piece::Bytes(start..bytes.len()));
-                    }
-                    Part::Hole(index) => pieces.push(Piece::Hole(*index)),
+                    Part::Lit(lit) => bytes.extend_from_slice(lit),
+                    Part::Hole(index) => dynamic(&bytes, &mut ops, &mut run_start, Op::Hole(*index)),
                 }
             }
-            ops.push(Op::Arg { literal_len, pieces });
-            run_start = bytes.len();
+            bytes.extend_from_slice(b"\r\n");
         }
         if bytes.len() > run_start {
             ops.push(Op::Bytes(run_start..bytes.len()));
@@ -158,7 +156,7 @@ impl Template {
         Template { bytes, ops: vec![Op::Raw(pieces)] }
     }
 
-    /// Bytes of the command apart from its holes and their length prefixes.
+    /// Bytes of the command apart from its holes and their length digits.
     pub fn fixed_len(&self) -> usize {
         self.bytes.len()
     }
@@ -178,19 +176,11 @@ impl Template {
         for op in &self.ops {
             match op {
                 Op::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
-                Op::Arg { literal_len, pieces } => {
-                    let mut len = *literal_len;
-                    for piece in pieces {
-                        if let Piece::Hole(i) = piece {
-                            len += hole(*i).len();
-                        }
-                    }
-                    out.push(b'$');
+                Op::Len { literal_len, holes } => {
+                    let len = holes.iter().fold(*literal_len, |len, i| len + hole(*i).len());
                     push_decimal(out, len);
-                    out.extend_from_slice(b"\r\n");
-                    self.write_pieces(out, pieces, &hole);
-                    out.extend_from_slice(b"\r\n");
                 }
+                Op::Hole(i) => out.extend_from_slice(hole(*i)),
                 Op::Raw(pieces) => self.write_pieces(out, pieces, &hole),
             }
         }
@@ -220,8 +210,18 @@ fn part_len(part: &Part) -> usize {
     }
 }
 
+/// Writes `n` in decimal; a length under 100 (most arguments' with holes: a key, a value of
+/// a few dozen bytes) without the general formatter.
 #[inline]
 fn push_decimal(out: &mut Vec<u8>, n: usize) {
+    if n < 10 {
+        out.push(b'0' + n as u8);
+        return;
+    }
+    if n < 100 {
+        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
+        return;
+    }
     let mut buf = itoa::Buffer::new();
     out.extend_from_slice(buf.format(n).as_bytes());
 }
@@ -282,6 +282,22 @@ mod tests {
         out.clear();
         t.encode(&mut out, &[b"1234567", b"", b"10"]);
         assert_eq!(out, b"*5\r\n$3\r\nSET\r\n$11\r\nkey:1234567\r\n$0\r\n\r\n$2\r\nEX\r\n$2\r\n10\r\n");
+    }
+
+    #[test]
+    fn holes_between_literals_and_long_arguments_keep_their_lengths() {
+        // A hole inside an argument, a literal after it, and lengths of one, two and three digits.
+        let t = Template::new(&[vec![lit("SET")], vec![lit("k:"), Part::Hole(0), lit(":x")], vec![Part::Hole(1)]]);
+        let mut out = Vec::new();
+        let value = vec![b'v'; 123];
+        t.encode(&mut out, &[b"7", &value]);
+        let mut want = b"*3\r\n$3\r\nSET\r\n$5\r\nk:7:x\r\n$123\r\n".to_vec();
+        want.extend_from_slice(&value);
+        want.extend_from_slice(b"\r\n");
+        assert_eq!(out, want);
+        out.clear();
+        t.encode(&mut out, &[b"123456", b""]);
+        assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$10\r\nk:123456:x\r\n$0\r\n\r\n");
     }
 
     #[test]

@@ -35,6 +35,21 @@ impl Summarized {
         Summarized { len: h.len(), summary: LatencySummary::of(h), extra }
     }
 
+    /// The summary of an empty histogram (what [`Summarized::of`] makes of one, without one).
+    pub fn empty() -> Summarized {
+        Summarized { len: 0, summary: LatencySummary::default(), extra: Box::default() }
+    }
+
+    /// A summary as `stats::packed` stored it.
+    pub(super) fn from_parts(len: u64, summary: LatencySummary, extra: Box<[(f64, u64)]>) -> Summarized {
+        Summarized { len, summary, extra }
+    }
+
+    /// The quantiles kept and their values.
+    pub(super) fn extra(&self) -> &[(f64, u64)] {
+        &self.extra
+    }
+
     /// The summary of the histogram as recorded.
     pub fn summary(&self) -> LatencySummary {
         self.summary
@@ -58,7 +73,7 @@ impl Summarized {
     /// part holds every value (memtier's rows of one command each).
     pub fn combined<'a>(parts: impl IntoIterator<Item = &'a Summarized>) -> Summarized {
         let parts: Vec<&Summarized> = parts.into_iter().filter(|p| !p.is_empty()).collect();
-        let Some(first) = parts.first() else { return Summarized::of(&histogram(), &[]) };
+        let Some(first) = parts.first() else { return Summarized::empty() };
         if parts.len() == 1 {
             return (*first).clone();
         }
@@ -151,14 +166,15 @@ impl Recorded for Summarized {
     /// The summary's quantiles and the kept ones exactly; any other the nearest summary
     /// quantile above it (an interval keeps no histogram to read it from).
     fn quantile_ns(&self, q: f64) -> u64 {
-        if let Some(ns) = self.kept_quantile_ns(q) {
-            return ns;
-        }
-        let s = &self.summary;
-        let known = [(0.5, s.p50_us), (0.9, s.p90_us), (0.99, s.p99_us), (0.999, s.p999_us), (1.0, s.max_us)];
-        let us = known.iter().find(|(at, _)| *at >= q).map_or(s.max_us, |(_, us)| *us);
-        (us * 1000.0).round() as u64
+        self.kept_quantile_ns(q).unwrap_or_else(|| summary_quantile_ns(&self.summary, q))
     }
+}
+
+/// The summary's figure at the nearest of its quantiles at or above `q`, in nanoseconds.
+pub(super) fn summary_quantile_ns(s: &LatencySummary, q: f64) -> u64 {
+    let known = [(0.5, s.p50_us), (0.9, s.p90_us), (0.99, s.p99_us), (0.999, s.p999_us), (1.0, s.max_us)];
+    let us = known.iter().find(|(at, _)| *at >= q).map_or(s.max_us, |(_, us)| *us);
+    (us * 1000.0).round() as u64
 }
 
 #[cfg(test)]

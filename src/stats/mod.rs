@@ -3,13 +3,19 @@
 
 mod clients;
 mod compact;
+mod packed;
 mod parts;
+// unsafe: mallopt has no safe wrapper; the block says why it is sound.
+#[allow(unsafe_code)]
+mod recycle;
 mod spread;
 
 pub use clients::{ClientStats, RowSecond};
 pub use compact::{COMPACT_DIGITS, Recorded, Summarized, coarse, widen};
 use hdrhistogram::Histogram;
+pub(crate) use packed::{Reader, Writer};
 pub use parts::{LatencyParts, Parts, split};
+pub use recycle::map_large_blocks;
 use serde::Serialize;
 pub use spread::Spread;
 
@@ -19,7 +25,7 @@ const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 /// What one command (or the total) did during some span of time. Its histograms are full
 /// [`Histogram`]s while it is filled and merged; a completed interval keeps only their
 /// summaries ([`OpStats::compact`], [`CompactOp`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OpStats<H = Histogram<u64>> {
     /// Replies received, error replies included.
     pub count: u64,
@@ -88,6 +94,14 @@ impl<H> OpStats<H> {
     /// place that lists the histograms: compaction and its reverse go through it, so a new
     /// histogram field is added here (the struct literal makes the compiler ask for it).
     pub fn map_histograms<G>(&self, mut f: impl FnMut(&H) -> G) -> OpStats<G> {
+        let (latency_ns, service_ns) = (f(&self.latency_ns), f(&self.service_ns));
+        let parts = self.parts.as_ref().map(|p| Box::new(p.map_histograms(&mut f)));
+        self.with_histograms(latency_ns, service_ns, parts)
+    }
+
+    /// The same counters with the histograms given: the one place that lists the counters
+    /// (the struct literal makes the compiler ask for a new field here).
+    fn with_histograms<G>(&self, latency_ns: G, service_ns: G, parts: Option<Box<LatencyParts<G>>>) -> OpStats<G> {
         let OpStats {
             count,
             hits,
@@ -99,10 +113,10 @@ impl<H> OpStats<H> {
             bytes_out,
             bytes_in,
             latency_sum_ns,
-            latency_ns,
-            service_ns,
+            latency_ns: _,
+            service_ns: _,
             unit,
-            parts,
+            parts: _,
         } = self;
         OpStats {
             count: *count,
@@ -115,10 +129,10 @@ impl<H> OpStats<H> {
             bytes_out: *bytes_out,
             bytes_in: *bytes_in,
             latency_sum_ns: *latency_sum_ns,
-            latency_ns: f(latency_ns),
-            service_ns: f(service_ns),
+            latency_ns,
+            service_ns,
             unit: *unit,
-            parts: parts.as_ref().map(|p| Box::new(p.map_histograms(&mut f))),
+            parts,
         }
     }
 
@@ -145,6 +159,12 @@ impl OpStats {
     /// (with its values at `quantiles`, 0 to 1).
     pub fn compact(&self, quantiles: &[f64]) -> CompactOp {
         self.map_histograms(|h| Summarized::of(h, quantiles))
+    }
+
+    /// This row's counters and response-time summary only: what the timeline keeps of a
+    /// command per interval (no report reads a command's service time or parts per interval).
+    pub fn compact_response(&self, quantiles: &[f64]) -> CompactOp {
+        self.with_histograms(Summarized::of(&self.latency_ns, quantiles), Summarized::empty(), None)
     }
 
     /// Records one reply's response time and, in open loop, its service time.
@@ -325,7 +345,7 @@ impl ErrorCounts {
 }
 
 /// One worker's measurements over one interval: a slot per command of the mix. Its histograms
-/// are full while it fills; a completed interval keeps their summaries ([`Window::compact`]).
+/// are full while it fills; the timeline keeps summaries of them (`engine::Interval::of`).
 #[derive(Debug, Clone)]
 pub struct Window<H = Histogram<u64>> {
     pub ops: Vec<OpStats<H>>,
@@ -356,46 +376,7 @@ pub struct Window<H = Histogram<u64>> {
     pub stamps_refused: Option<String>,
 }
 
-/// A completed interval's window: counters as counted, histograms summarised.
-pub type CompactWindow = Window<Summarized>;
-
 impl Window {
-    /// This window kept small, for the timeline: every row, node and the send lag summarised,
-    /// with their values at `quantiles` (the one place that lists a window's histograms; a
-    /// row's are in [`OpStats::map_histograms`]).
-    pub fn compact(&self, quantiles: &[f64]) -> CompactWindow {
-        let Window {
-            ops,
-            errors,
-            send_lag_ns,
-            down,
-            reconnect_attempts,
-            successes,
-            nodes,
-            moved,
-            asked,
-            active_connections,
-            connections_lost,
-            clock_bound_ns,
-            stamps_refused,
-        } = self;
-        Window {
-            ops: ops.iter().map(|op| op.compact(quantiles)).collect(),
-            errors: errors.clone(),
-            send_lag_ns: Summarized::of(send_lag_ns, &[]),
-            down: down.clone(),
-            reconnect_attempts: *reconnect_attempts,
-            successes: *successes,
-            nodes: nodes.iter().map(|(name, op)| (name.clone(), op.compact(quantiles))).collect(),
-            moved: *moved,
-            asked: *asked,
-            active_connections: *active_connections,
-            connections_lost: connections_lost.clone(),
-            clock_bound_ns: *clock_bound_ns,
-            stamps_refused: stamps_refused.clone(),
-        }
-    }
-
     /// A window with `rows` rows, `unit_row` marked as a sequence's unit row.
     pub fn new(rows: usize, unit_row: Option<usize>) -> Window {
         Window::with_parts(rows, unit_row, false)

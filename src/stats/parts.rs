@@ -21,7 +21,7 @@ pub struct Parts {
 
 /// Histograms of the parts for one row, and their exact sums. Full histograms while filled
 /// and merged; packed in a completed interval, as the row's others are.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LatencyParts<H = Histogram<u64>> {
     pub send_lag_ns: H,
     pub wire_ns: H,

@@ -252,19 +252,47 @@ pub(super) fn take_back(shared: &mut Vec<u8>, link: Option<&mut Link>) {
     }
 }
 
-/// Frees a link's own read buffer when it holds nothing (once an interval: a buffer that grew
-/// for a burst of partial replies is not kept for the rest of the run).
-/// Moves the send time of the requests queued since `since` (this loop turn's) to `at`, when
-/// they really left: under io_uring, at the wait's submit, after a stall.
-pub(super) fn restamp(link: &mut Link, since: Instant, at: Instant) {
-    for entry in link.inflight.iter_mut().rev().take_while(|e| e.sent >= since) {
+/// Moves the send time of the requests a link queued after `since` (its socket's previous
+/// send, whose requests were moved to it; `None`: every request) to `at`, when their bytes
+/// went to the kernel. Those are the last in flight: a request is queued at the back, timed
+/// after every submit before it (or, sent again after a reconnect, timed anew).
+pub(super) fn restamp(link: &mut Link, since: Option<Instant>, at: Instant) {
+    for entry in link.inflight.iter_mut().rev().take_while(|e| since.is_none_or(|s| e.sent > s)) {
         entry.sent = at;
     }
 }
 
+/// Frees a link's own read buffer when it holds nothing (once an interval: a buffer that grew
+/// for a burst of partial replies is not kept for the rest of the run).
 pub(super) fn shrink(link: &mut Link) {
     if link.rstart == link.rend && link.rbuf.capacity() > 0 {
         link.rbuf = Vec::new();
         (link.rstart, link.rend) = (0, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(sent: Instant) -> InFlight {
+        let (command, ends_unit, len, tries, asking) = (0, true, 0, 0, false);
+        InFlight { command, intended: sent, queued: sent, sent, ends_unit, len, tries, asking }
+    }
+
+    #[test]
+    fn restamp_moves_only_the_requests_queued_after_the_last_send() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let down = Down { since: t0, retry_at: t0, backoff: Duration::ZERO, attempts: 0 };
+        let mut link = Link::waiting(4, 64, down);
+        // Two requests sent at 1 ms (moved there by that send), two queued after it.
+        link.inflight.extend([entry(at(1)), entry(at(1)), entry(at(2)), entry(at(3))]);
+        restamp(&mut link, Some(at(1)), at(300));
+        let sent: Vec<Instant> = link.inflight.iter().map(|e| e.sent).collect();
+        assert_eq!(sent, [at(1), at(1), at(300), at(300)]);
+        // A socket's first send carries everything in flight.
+        restamp(&mut link, None, at(400));
+        assert!(link.inflight.iter().all(|e| e.sent == at(400)));
     }
 }

@@ -47,7 +47,9 @@ impl Worker<'_> {
             resp::encode_command(&mut link.wbuf, &[b"ASKING"]);
             let len = (link.wbuf.len() - before) as u32;
             link.journal.extend(&link.wbuf[before..]);
-            link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, ..req });
+            // Timed as the request it precedes: the link's requests not sent yet are the last
+            // ones, all later than its last send (`conn::restamp`).
+            link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, sent: now, ..req });
         }
         link.wbuf.extend_from_slice(&bytes);
         link.journal.extend(&bytes);

@@ -9,7 +9,7 @@
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 mod conn;
@@ -61,6 +61,9 @@ pub struct WorkerPlan<'a> {
     pub said: &'a Said,
     /// Kernel receive timestamps on: each reply's latency is decomposed.
     pub stamps: bool,
+    /// Windows the collector has merged and emptied, handed back to be filled again
+    /// (`stats::recycle`): a worker makes a new one only when none has come back yet.
+    pub spares: Receiver<Window>,
 }
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
@@ -111,10 +114,8 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     for (c, conn) in conns.iter_mut().enumerate() {
         worker.fill_and_flush(conn, c, now);
     }
-    let mut turn_began = now;
     while worker.active > 0 {
         let wake = worker.wake_at(&conns, stopped, now);
-        restamp_after_stall(&worker.driver, &mut conns, turn_began, now);
         // Paced workers wake to the microsecond (the driver's timer is set from a fresh
         // clock: `now` is as old as the sends just made).
         if let Err(e) = worker.driver.wait(wake, &mut events) {
@@ -122,7 +123,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             break;
         }
         now = Instant::now();
-        turn_began = now;
+        restamp_sent(&worker.driver, &mut conns);
         for event in &events {
             let (c, node) = (event.token / LINKS, event.token % LINKS);
             let conn = &mut conns[c];
@@ -196,15 +197,16 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu, clients });
 }
 
-/// Under io_uring a send leaves at the wait's submit: a stall since this turn queued it (the
-/// process stopped, or waited for a core) is the client's send lag, not the wire's. A clock
-/// read per turn; a walk of the turn's sends only after a stall.
-fn restamp_after_stall(driver: &Driver, conns: &mut [Conn], turn_began: Instant, now: Instant) {
-    if driver.sends_at_wait() {
-        let fresh = Instant::now();
-        if fresh.saturating_duration_since(now) > STALL {
-            let links = conns.iter_mut().flat_map(|c| c.links.iter_mut().flatten());
-            links.for_each(|l| conn::restamp(l, turn_began, fresh));
+/// Under io_uring a request leaves when the submit that carries its bytes hands them to the
+/// kernel, at a wait: maybe turns after it was written into the ring, behind a send still in
+/// flight (a stall meanwhile, the process stopped or waiting for a core, is the client's send
+/// lag, not the wire's). Its send time moves there, before any reply to it is read. A walk of
+/// each reported send's new requests only; epoll reports none (a write is its send).
+fn restamp_sent(driver: &Driver, conns: &mut [Conn]) {
+    for sent in driver.sent() {
+        let link = conns.get_mut(sent.token / LINKS).and_then(|c| c.links.get_mut(sent.token % LINKS));
+        if let Some(link) = link.and_then(Option::as_mut) {
+            conn::restamp(link, sent.since, sent.at);
         }
     }
 }
@@ -357,7 +359,12 @@ impl<'p> Worker<'p> {
 
     /// An empty window, with a row per known node in cluster mode.
     fn fresh_window(&mut self) -> Window {
-        let mut window = Window::with_parts(self.plan.rows, self.plan.unit_row, self.clock.is_some());
+        // One spare is kept, any more let go: windows made while the collector was behind
+        // (a busy machine) do not stay in circulation for the rest of the run.
+        let mut window = match self.plan.spares.try_iter().reduce(|keep, _more| keep) {
+            Some(spare) => spare,
+            None => Window::with_parts(self.plan.rows, self.plan.unit_row, self.clock.is_some()),
+        };
         window.active_connections = self.live as u64;
         if let Some(clock) = self.clock.as_mut() {
             *clock = Clock::measure();

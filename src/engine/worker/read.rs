@@ -55,7 +55,7 @@ impl Worker<'_> {
                     return (now, false);
                 }
                 Ok((n, stamp)) => {
-                    let drained = n < space && io.short_read_drains();
+                    let drained = io.drained_after(n, space);
                     link.rend += n;
                     now = Instant::now();
                     // Every reply this read completes arrived with its last bytes, by then.

@@ -130,6 +130,16 @@ impl From<&mio::event::Event> for Event {
     }
 }
 
+/// A send io_uring handed to the kernel: what socket `token`'s writes queued after `since` (the
+/// previous such send's submit; `None`: its first) went in the `io_uring_enter` of `at` (the
+/// clock read just before it). A send takes everything queued, so these are all of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Sent {
+    pub token: usize,
+    pub since: Option<Instant>,
+    pub at: Instant,
+}
+
 /// One worker's poller.
 pub enum Driver {
     Epoll(epoll::Epoll),
@@ -138,11 +148,12 @@ pub enum Driver {
 
 impl Driver {
     /// `precise`: the worker paces sends and must wake to the microsecond. `stamps`: every TCP
-    /// socket registered gets kernel receive timestamps (`stamp.rs`).
+    /// socket registered gets kernel receive timestamps (`stamp.rs`). Either way send times
+    /// are measured, so io_uring reports its sends' submits ([`sent`](Self::sent)).
     pub fn new(kind: IoKind, precise: bool, sockets: usize, stamps: bool) -> io::Result<Driver> {
         Ok(match kind {
             IoKind::Epoll => Driver::Epoll(epoll::Epoll::new(precise, stamps)?),
-            IoKind::Uring => Driver::Uring(Box::new(uring::Uring::new(sockets, stamps)?)),
+            IoKind::Uring => Driver::Uring(Box::new(uring::Uring::new(sockets, stamps, precise || stamps)?)),
         })
     }
 
@@ -211,10 +222,14 @@ impl Driver {
         }
     }
 
-    /// Whether writes leave at the next `wait` (io_uring submits them there) rather than when
-    /// written (epoll: a system call each).
-    pub fn sends_at_wait(&self) -> bool {
-        matches!(self, Driver::Uring(_))
+    /// The sends the last `wait` handed to the kernel, when asked for at `new` (io_uring:
+    /// writes leave at the submit that carries them; epoll's leave when written, a system call
+    /// each, and it has none to report).
+    pub fn sent(&self) -> &[Sent] {
+        match self {
+            Driver::Epoll(_) => &[],
+            Driver::Uring(d) => d.sent(),
+        }
     }
 
     /// Sends what was written since the last call and waits until something happens or

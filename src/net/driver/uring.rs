@@ -27,9 +27,12 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::pbuf::{self, BufRing};
 use super::stamp::RingMsg;
-use super::{Event, Stamps, Transport};
+use super::{Event, Sent, Stamps, Transport};
+pub(super) use ring::probe;
+use ring::{build, push, room_for_two};
 use slot::{Slot, multishot};
 
+mod ring;
 mod slot;
 
 /// A slot's first input buffer; a receive that fills it doubles it, up to `RECV_MAX`.
@@ -53,37 +56,6 @@ const DRAIN_AT_DROP: Duration = Duration::from_secs(1);
 /// Set (to anything): one-shot receives into each socket's own buffer, as kernels before 6.0
 /// get, so that tests and measurements can take that path here too.
 const ONE_SHOT_ENV: &str = "RESPBENCH_URING_ONESHOT";
-
-/// Whether io_uring can be used here as this driver uses it.
-pub(super) fn probe() -> Result<(), String> {
-    let ring = build(8, 16).map_err(|e| e.to_string())?;
-    if !ring.params().is_feature_ext_arg() {
-        return Err("the kernel cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)".into());
-    }
-    let mut probe = io_uring::Probe::new();
-    ring.submitter().register_probe(&mut probe).map_err(|e| e.to_string())?;
-    for (code, name) in [(opcode::Send::CODE, "send"), (opcode::Recv::CODE, "recv"), (opcode::PollAdd::CODE, "poll")] {
-        if !probe.is_supported(code) {
-            return Err(format!("the kernel's io_uring has no {name} operation"));
-        }
-    }
-    Ok(())
-}
-
-/// A ring for one thread: deferred task work (completions are processed when the thread
-/// waits, in a batch) where the kernel has it (6.1), else cooperative task work (5.19). Both
-/// keep the ring from interrupting the thread's blocking calls (a reconnect's login).
-fn build(entries: u32, completions: u32) -> io::Result<IoUring> {
-    IoUring::builder()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .setup_submit_all()
-        .setup_cqsize(completions)
-        .build(entries)
-        .or_else(|_| {
-            IoUring::builder().setup_coop_taskrun().setup_submit_all().setup_cqsize(completions).build(entries)
-        })
-}
 
 /// Builds an operation on a slot's socket: `$make` is called with `types::Fixed` (the
 /// descriptor in the ring's file table) or `types::Fd`.
@@ -164,6 +136,14 @@ impl RingSocket {
     pub fn stamp(&self) -> Option<u64> {
         self.shared.slots.borrow()[self.slot as usize].stamp
     }
+
+    /// Whether the next read would block: everything the receives brought was read and no
+    /// end or failure waits to be read. A completion that brings more raises an event then.
+    pub fn would_block(&self) -> bool {
+        let slots = self.shared.slots.borrow();
+        let s = &slots[self.slot as usize];
+        s.drained() && !s.eof && s.err.is_none()
+    }
 }
 
 impl Write for RingSocket {
@@ -216,11 +196,18 @@ pub struct Uring {
     work: Vec<u32>,
     dials: Option<Dials>,
     pub(super) stamps: Stamps,
+    /// Whether sends are reported (`sent`): the worker measures send times.
+    reports_sends: bool,
+    /// Slots whose fresh send is on the submission queue, waiting for the time of the submit.
+    carrying: Vec<u32>,
+    /// The sends the last `wait` submitted.
+    sent: Vec<Sent>,
 }
 
 impl Uring {
-    /// A ring sized for `sockets` sockets (a receive and a send each).
-    pub fn new(sockets: usize, stamps: bool) -> io::Result<Uring> {
+    /// A ring sized for `sockets` sockets (a receive and a send each); `reports_sends`: each
+    /// send's submit is reported ([`sent`](Self::sent)).
+    pub fn new(sockets: usize, stamps: bool, reports_sends: bool) -> io::Result<Uring> {
         let ops = (sockets * 2 + 64).next_power_of_two();
         let ring = build(ops.clamp(256, 4096) as u32, ops.clamp(1024, 1 << 16) as u32)?;
         let shared = Rc::new(Shared::default());
@@ -233,7 +220,8 @@ impl Uring {
         let table = (sockets + 64) as u32;
         let table = if ring.submitter().register_files_sparse(table).is_ok() { table } else { 0 };
         let stamps = Stamps { on: stamps, refused: None };
-        Ok(Uring { ring, table, shared, free: Vec::new(), work: Vec::new(), dials: None, stamps })
+        let (free, work, carrying, sent) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        Ok(Uring { ring, table, shared, free, work, dials: None, stamps, reports_sends, carrying, sent })
     }
 
     pub fn register(&mut self, io: Transport, token: usize) -> io::Result<Transport> {
@@ -284,18 +272,45 @@ impl Uring {
         }
     }
 
+    /// (Sends submitted here, none at registration, are reported with the next wait's.)
     pub fn submit(&mut self) -> io::Result<()> {
         self.submit_work()?;
         self.ring.submit().map(drop)
     }
 
+    /// The sends of fresh bytes the last `wait` submitted, each with the time of its submit:
+    /// a request leaves when its bytes are handed to the kernel, not when they were written
+    /// into the ring (behind a send in flight, they wait in the slot's queue).
+    pub fn sent(&self) -> &[Sent] {
+        &self.sent
+    }
+
+    /// The slots whose sends were just submitted, at `at`, become reported sends.
+    fn carried(&mut self, at: Instant) {
+        let mut slots = self.shared.slots.borrow_mut();
+        for index in self.carrying.drain(..) {
+            let s = &mut slots[index as usize];
+            let since = s.sent_at.replace(at);
+            self.sent.push(Sent { token: s.token, since, at });
+        }
+    }
+
     pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+        self.sent.clear();
         loop {
             self.submit_work()?;
-            let timeout = wake.saturating_duration_since(Instant::now());
+            // The turn's one clock read before the kernel: the wait's timeout, and the time the
+            // sends about to be submitted leave at (the submit follows at once; a full
+            // submission queue, submitted by `push`, sent some a few microseconds before).
+            let before = Instant::now();
+            let timeout = wake.saturating_duration_since(before);
             let ts = types::Timespec::from(timeout);
             let args = types::SubmitArgs::new().timespec(&ts);
-            match self.ring.submitter().submit_with_args(1, &args) {
+            let entered = self.ring.submitter().submit_with_args(1, &args);
+            if !self.carrying.is_empty() {
+                self.carried(before);
+            }
+            match entered {
                 Ok(_) => {}
                 // A stop and continue (SIGSTOP, SIGCONT) interrupts the wait: wait again (at
                 // once, if the time has come), so that what arrived meanwhile is read before the
@@ -353,7 +368,9 @@ impl Uring {
                 continue;
             }
             if !s.send_busy {
-                if s.out_pos == s.out.len() {
+                // The whole queue goes, fresh bytes (not the rest of a short send).
+                let fresh = s.out_pos == s.out.len();
+                if fresh {
                     s.out.clear();
                     s.out_pos = 0;
                     std::mem::swap(&mut s.out, &mut s.queued);
@@ -378,6 +395,9 @@ impl Uring {
                     // its entries would leave the send unlinked and silent.
                     push(&mut self.ring, &sqe)?;
                     s.send_busy = true;
+                    if fresh && self.reports_sends {
+                        self.carrying.push(index);
+                    }
                 }
             }
             if s.multi && s.wants_recv() {
@@ -485,34 +505,6 @@ impl Uring {
                     shared.mark(s, index);
                 }
             }
-        }
-    }
-}
-
-/// Submits what is queued when fewer than two entries are free.
-fn room_for_two(ring: &mut IoUring) -> io::Result<()> {
-    let (len, capacity) = {
-        let sq = ring.submission();
-        (sq.len(), sq.capacity())
-    };
-    if capacity - len < 2 {
-        ring.submit()?;
-    }
-    Ok(())
-}
-
-/// Puts an entry on the submission queue, submitting what is there first when it is full.
-fn push(ring: &mut IoUring, sqe: &squeue::Entry) -> io::Result<()> {
-    loop {
-        // SAFETY: every entry pushed points into a slot's buffer that stays in place until
-        // the entry's completion (see the callers), or at no memory at all (the poll).
-        if unsafe { ring.submission().push(sqe) }.is_ok() {
-            return Ok(());
-        }
-        match ring.submit() {
-            Ok(_) => {}
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)) => {}
-            Err(e) => return Err(e),
         }
     }
 }

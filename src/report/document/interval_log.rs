@@ -13,6 +13,7 @@
 //! start time; intervals follow in order, and the i-th interval of a run in the log is its
 //! i-th in the result's `time_series` or the journal.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -108,7 +109,9 @@ impl LogWriter {
         // Divisor 1 and no start or base time: the builder writes no header, only the lines.
         if let Ok(mut writer) = IntervalLogWriterBuilder::new().begin_log_with(&mut out, &mut self.serializer) {
             for (tag, h) in entries {
-                let _ = writer.write_histogram(&coarse(h), start, length, Tag::new(&tag));
+                // The journal hands its windows at this precision already (`Window::coarse`).
+                let h = if h.sigfig() == COMPACT_DIGITS { Cow::Borrowed(h) } else { Cow::Owned(coarse(h)) };
+                let _ = writer.write_histogram(&h, start, length, Tag::new(&tag));
             }
         }
         out

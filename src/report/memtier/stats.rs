@@ -204,7 +204,8 @@ pub fn block_name(name: &str) -> String {
 pub struct Second<'a> {
     pub index: u64,
     pub active: Option<u64>,
-    pub ops: &'a [CompactOp],
+    /// Borrowed from a merged result, decoded from a run's packed timeline.
+    pub ops: std::borrow::Cow<'a, [CompactOp]>,
     pub total: CompactOp,
 }
 
@@ -237,12 +238,7 @@ impl Measured<'_> {
             seconds: o
                 .timeline
                 .iter()
-                .map(|i| Second {
-                    index: i.index,
-                    active: i.active_connections,
-                    ops: &i.window.ops,
-                    total: i.total.clone(),
-                })
+                .map(|i| Second { index: i.index, active: i.active_connections, ops: i.ops.into(), total: i.total })
                 .collect(),
             started_unix_ms: o.started_unix_ms,
             elapsed: o.elapsed,

@@ -178,7 +178,12 @@ impl<'a> Whole<'a> {
             total,
             seconds: slots
                 .iter()
-                .map(|s| Second { index: s.index, active: s.active, ops: &s.ops, total: s.total.clone() })
+                .map(|s| Second {
+                    index: s.index,
+                    active: s.active,
+                    ops: s.ops.as_slice().into(),
+                    total: s.total.clone(),
+                })
                 .collect(),
             started_unix_ms,
             elapsed,

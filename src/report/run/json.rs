@@ -236,7 +236,7 @@ fn faults(outcome: &engine::Outcome) -> Faults {
         seconds_without_success: outcome
             .timeline
             .iter()
-            .filter(|i| i.window.successes == 0 && (i.total.errors > 0 || !outcome.outages.is_empty()))
+            .filter(|i| i.successes == 0 && (i.total.errors > 0 || !outcome.outages.is_empty()))
             .map(|i| IntervalRef { run: i.run, index: i.index })
             .collect(),
     }
@@ -253,9 +253,9 @@ fn time_series(outcome: &engine::Outcome) -> Vec<Point> {
             start_secs: i.start_secs,
             duration_secs: i.duration_secs,
             totals: OpSummary::of(&i.total, i.duration_secs),
-            commands: names.iter().cloned().zip(i.window.ops.iter().map(|o| o.count)).collect(),
+            commands: names.iter().cloned().zip(i.ops.iter().map(|o| o.count)).collect(),
             server: i.server,
-            active_connections: i.window.active_connections,
+            active_connections: i.connections,
         })
         .collect()
 }

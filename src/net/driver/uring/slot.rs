@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::time::Instant;
 
 use io_uring::cqueue;
 
@@ -47,6 +48,9 @@ pub(super) struct Slot {
     /// arrival a completion naming the buffer it filled, queued in `chunks` until read.
     pub(super) multi: bool,
     pub(super) chunks: VecDeque<Chunk>,
+    /// When its last send of fresh bytes (the whole queue) was submitted, when the driver
+    /// reports sends (`Uring::sent`): what was queued after it has not gone yet.
+    pub(super) sent_at: Option<Instant>,
     /// Its descriptor is in the ring's file table, at the slot's index: operations name it
     /// there, which spares the kernel a look-up (and a reference count) per operation.
     pub(super) fixed: bool,
@@ -81,6 +85,7 @@ impl Slot {
             stamp: None,
             multi: false,
             chunks: VecDeque::new(),
+            sent_at: None,
             fixed: false,
         }
     }

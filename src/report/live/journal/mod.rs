@@ -10,7 +10,7 @@
 //! run). The interval's histograms go to the interval log (`FILE.hlog`,
 //! `report::document::interval_log`), written and flushed just before its journal line, so that
 //! a journaled interval's histograms are always on disk; the interval log stays after the run
-//! (the result names it), the journal goes. A thread of its own, at the lowest priority,
+//! (the result names it), the journal goes. A thread of its own, at a low priority (nice 10),
 //! encodes and writes both, so that the run's workers never wait for it. The journal says nothing on stderr: a problem writing it is kept for the caller to say in
 //! its own words (a front-end's stderr carries only its tool's lines).
 
@@ -165,7 +165,8 @@ enum Work {
     Interval(Box<Pending>),
 }
 
-/// An interval as the run handed it over, at full precision, for the writer to encode.
+/// An interval as the run handed it over, its histograms at the interval log's precision, for
+/// the writer to encode.
 struct Pending {
     run: usize,
     first: bool,
@@ -190,11 +191,14 @@ struct Writer {
 }
 
 impl Writer {
-    /// Writes until the inbox closes. It runs at the lowest priority: encoding an interval's
-    /// histograms and waiting for the disk must not take a core from the run's workers (on a
-    /// busy machine that would delay their sends and show in the figures).
+    /// Writes until the inbox closes. It runs at a low priority (nice 10): encoding an
+    /// interval's histograms and waiting for the disk must not take a core from the run's
+    /// workers (on a busy machine that would delay their sends and show in the figures), yet
+    /// it must keep up, or the intervals it has still to write pile up in memory. Handed
+    /// coarse histograms, an interval costs it little; nice 10 still gets about a tenth of a
+    /// core all others want (the scheduler's weights: nice 19 would get 1.5 %).
     fn run(mut self, rx: mpsc::Receiver<Work>) -> Writer {
-        crate::engine::yield_to_the_load();
+        crate::engine::lower_priority(10);
         for work in rx {
             match work {
                 Work::Line(line) => self.append(&line),
@@ -400,7 +404,8 @@ impl Journal {
         }
     }
 
-    /// One completed interval, handed to the writer as it is (the encoding is the writer's).
+    /// One completed interval, handed to the writer with its histograms made coarse (the
+    /// precision the log keeps; the encoding is the writer's).
     pub(crate) fn interval(&mut self, run: usize, p: &Progress) {
         let first = self.named != Some(run);
         self.named = Some(run);
@@ -415,7 +420,8 @@ impl Journal {
                 server: i.server,
                 active_connections: i.active_connections,
             },
-            window: p.window.clone(),
+            // At the log's precision already: a writer behind holds ~12x less per interval.
+            window: p.window.coarse(),
             started_unix_ms: p.started_unix_ms,
             start: p.start,
             server: if first { p.server.cloned() } else { None },

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
-use crate::engine::{Interval, Outage, Outcome};
+use crate::engine::{Interval, Outage, Outcome, Timeline};
 use crate::report::document::histo::IntervalHistograms;
 use crate::report::document::interval_log::{self, LoggedInterval};
 use crate::report::document::{Document, Recovery};
@@ -142,7 +142,7 @@ fn outcome(
     let rows = first.ops.len();
     let unit_row = first.ops.iter().position(|o| o.unit);
     let mut totals = Window::new(rows, unit_row);
-    let (mut timeline, mut inline) = (Vec::new(), Vec::new());
+    let (mut timeline, mut inline) = (Timeline::default(), Vec::new());
     // Down spans come back on a clock of their own: only their distances matter.
     let base = Instant::now();
     let at = |secs: f64| base + Duration::from_secs_f64(secs.max(0.0));
@@ -150,16 +150,8 @@ fn outcome(
         let window = window(&line, (logged, &names), unit_row, &at)?;
         totals.merge(&window);
         inline.push(IntervalHistograms::of(run, line.index, &window.total(), names.iter().zip(&window.ops)));
-        timeline.push(Interval {
-            run,
-            index: line.index,
-            start_secs: line.start_secs,
-            duration_secs: line.duration_secs,
-            total: window.total().compact(&[]),
-            window: window.compact(&[]),
-            server: line.server_sample,
-            active_connections: line.active_connections,
-        });
+        let (span, server) = ((line.start_secs, line.duration_secs), (line.server_sample, line.active_connections));
+        timeline.push(&Interval::of((run, line.index), span, &window, &[], server));
     }
     // Requests sent in a journaled interval and answered in none were in flight when the run
     // ended there: abandoned at the end, so that sent = replies + failed + abandoned holds.
