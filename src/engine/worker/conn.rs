@@ -75,6 +75,9 @@ pub struct Link {
     pub(super) wbuf: Vec<u8>,
     pub(super) wpos: usize,
     pub(super) inflight: VecDeque<InFlight>,
+    /// How many of the last requests in flight no write has carried yet: timed when the
+    /// write that carries them begins (`flush_link`), not when they were queued.
+    pub(super) unwritten: usize,
     /// The bytes of the requests in flight, in order, when they may have to be sent again
     /// (`--retry`, cluster redirects). Empty otherwise.
     pub(super) journal: VecDeque<u8>,
@@ -96,6 +99,7 @@ impl Link {
             wbuf: Vec::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::with_capacity(pipeline),
+            unwritten: 0,
             journal: VecDeque::new(),
             down: None,
             healthy: false,
@@ -114,6 +118,7 @@ impl Link {
             wbuf: Vec::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::new(),
+            unwritten: 0,
             journal: VecDeque::new(),
             down: Some(down),
             healthy: false,
@@ -260,6 +265,12 @@ pub(super) fn restamp(link: &mut Link, since: Option<Instant>, at: Instant) {
     for entry in link.inflight.iter_mut().rev().take_while(|e| since.is_none_or(|s| e.sent > s)) {
         entry.sent = at;
     }
+}
+
+/// Times the last `count` requests a link has in flight (those no write carried yet) at `at`,
+/// when the write that carries them begins.
+pub(super) fn restamp_last(link: &mut Link, count: usize, at: Instant) {
+    link.inflight.iter_mut().rev().take(count).for_each(|entry| entry.sent = at);
 }
 
 /// Frees a link's own read buffer when it holds nothing (once an interval: a buffer that grew

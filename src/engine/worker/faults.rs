@@ -50,10 +50,12 @@ impl Worker<'_> {
             // Timed as the request it precedes: the link's requests not sent yet are the last
             // ones, all later than its last send (`conn::restamp`).
             link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, sent: now, ..req });
+            link.unwritten += 1;
         }
         link.wbuf.extend_from_slice(&bytes);
         link.journal.extend(&bytes);
         link.inflight.push_back(InFlight { sent: now, queued: now, tries: req.tries + 1, ..req });
+        link.unwritten += 1;
     }
 
     /// Makes sure connection `conn` has a link to `node` (cluster mode): logs in (blocking,
@@ -131,6 +133,7 @@ impl Worker<'_> {
         link.rend = 0;
         link.wbuf.clear();
         link.wpos = 0;
+        link.unwritten = 0;
         conn.unit_failed = false;
         if let Some(router) = self.router.as_mut() {
             router.stale = true;
@@ -148,6 +151,7 @@ impl Worker<'_> {
         link.wbuf.extend_from_slice(&resend_bytes);
         link.journal.extend(&resend_bytes);
         link.inflight = resend;
+        link.unwritten = link.inflight.len();
         let backoff = self.plan.faults.reconnect_backoff;
         link.down = Some(Down { since: now, retry_at: now + backoff, backoff, attempts: 0 });
         self.down += 1;
@@ -177,6 +181,7 @@ impl Worker<'_> {
         link.rend = 0;
         link.wbuf.clear();
         link.wpos = 0;
+        link.unwritten = 0;
         link.journal.clear();
         // retry_at == since: connecting it again is not counted as an outage.
         link.down = Some(Down { since: now, retry_at: now, backoff: self.plan.faults.reconnect_backoff, attempts: 0 });
@@ -330,7 +335,7 @@ impl Worker<'_> {
         for req in link.inflight.iter_mut() {
             req.sent = after;
         }
-        self.flush_link(conn, node);
+        self.flush_link(conn, node, after);
     }
 
     /// An attempt failed: back off (or give up after `--max-reconnects`).

@@ -142,6 +142,9 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
                 worker.requeue(conn, c);
             }
         }
+        if !worker.deferred.is_empty() {
+            worker.flush_deferred(&mut conns);
+        }
         if worker.paced {
             (now, held_back) = worker.send_due_unless_stalled(&mut conns, now, held_back);
         }
@@ -229,6 +232,9 @@ impl Worker<'_> {
     /// When the loop must wake next: the interval's end, the deadline (or the drain after it),
     /// a connection joining, the grace after a stop, a paced send, a reconnect, a request timing out.
     fn wake_at(&self, conns: &[Conn], stopped: Option<Instant>, now: Instant) -> Instant {
+        if !self.deferred.is_empty() {
+            return now; // writes wait for the reads of a turn that does not wait
+        }
         let mut wake = self.next_flush;
         if let Some(deadline) = self.plan.deadline {
             // Past the deadline the drain decides (replies in flight get a grace).
@@ -328,6 +334,8 @@ struct Worker<'p> {
     /// The read buffer, lent to each link while it reads (`conn::lend`): a link keeps only
     /// the start of a reply not complete yet.
     rbuf: Vec<u8>,
+    /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
+    deferred: Vec<usize>,
 }
 
 impl<'p> Worker<'p> {
@@ -352,6 +360,7 @@ impl<'p> Worker<'p> {
             live: conns.len() - held,
             clock: plan.stamps.then(Clock::measure),
             rbuf: vec![0; conn::READ_BUFFER],
+            deferred: Vec::new(),
         };
         worker.window = worker.fresh_window();
         worker
@@ -426,8 +435,15 @@ impl<'p> Worker<'p> {
                 *left -= 1;
             }
         }
-        for node in 0..conn.links.len() {
-            self.flush_link(conn, node);
+        // The writes' time: one clock read for the connection's links, just before them
+        // (io_uring times its sends at the submit that carries them).
+        let at = if self.driver.times_sends() { now } else { Instant::now() };
+        if self.stalled_with_replies_due(conn, now, at) {
+            self.deferred.push(c);
+        } else {
+            for node in 0..conn.links.len() {
+                self.flush_link(conn, node, at);
+            }
         }
         if conn.remaining == Some(0) && conn.idle() {
             self.finish(conn);
@@ -482,6 +498,7 @@ impl<'p> Worker<'p> {
             tries: 0,
             asking: false,
         });
+        link.unwritten += 1;
         if intended >= self.plan.measure_from {
             self.window.ops[command].sent += 1;
             self.window.ops[command].bytes_out += len as u64;
@@ -495,10 +512,43 @@ impl<'p> Worker<'p> {
         node
     }
 
-    /// Writes what a link has queued, as far as the socket takes it.
-    fn flush_link(&mut self, conn: &mut Conn, node: usize) {
-        let Some(link) = conn.links[node].as_mut() else { return };
-        let Some(io) = link.io.as_mut() else { return };
+    /// Whether the worker stalled (the process stopped, or waited for a core) between the
+    /// turn's clock read `now` and its writes at `at`, with replies it has not read yet maybe
+    /// waiting: kernel timestamps on, the writes wait for the next turn's reads, else one read
+    /// would take the replies that arrived in the stall with the replies to these writes and
+    /// give them all the later arrival's stamp.
+    fn stalled_with_replies_due(&self, conn: &Conn, now: Instant, at: Instant) -> bool {
+        self.clock.is_some()
+            && at.saturating_duration_since(now) > STALL
+            && conn.links.iter().flatten().any(|l| l.io.is_some() && l.inflight.len() > l.unwritten)
+    }
+
+    /// Writes what the connections deferred at a stall have queued, after the reads.
+    fn flush_deferred(&mut self, conns: &mut [Conn]) {
+        let mut deferred = std::mem::take(&mut self.deferred);
+        for &c in &deferred {
+            let at = Instant::now();
+            for node in 0..conns[c].links.len() {
+                self.flush_link(&mut conns[c], node, at);
+            }
+        }
+        deferred.clear();
+        self.deferred = deferred;
+    }
+
+    /// Writes what a link has queued, as far as the socket takes it; its requests no write
+    /// carried yet leave at `at`.
+    fn flush_link(&mut self, conn: &mut Conn, node: usize, at: Instant) {
+        let Some(link) = conn.links[node].as_mut().filter(|l| l.io.is_some()) else { return };
+        // A request leaves with the write that carries it: timed from a clock read just before
+        // it, not the turn's, since a stall meanwhile (a stopped process, a wait for a core,
+        // writes to other connections first) is the client's send lag. io_uring's sends are
+        // timed at the submit that carries them (`restamp_sent`) where it reports them.
+        if link.unwritten > 0 && !self.driver.times_sends() {
+            conn::restamp_last(link, link.unwritten, at);
+        }
+        link.unwritten = 0;
+        let io = link.io.as_mut().expect("a link that is up");
         let mut failed = None;
         while link.wpos < link.wbuf.len() {
             match io.write(&link.wbuf[link.wpos..]) {

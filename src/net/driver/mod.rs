@@ -222,6 +222,15 @@ impl Driver {
         }
     }
 
+    /// Whether the driver times the sends itself ([`sent`](Self::sent)): io_uring, when asked
+    /// for at `new`. Otherwise a send is timed by its writer, at the write.
+    pub fn times_sends(&self) -> bool {
+        match self {
+            Driver::Epoll(_) => false,
+            Driver::Uring(d) => d.reports_sends(),
+        }
+    }
+
     /// The sends the last `wait` handed to the kernel, when asked for at `new` (io_uring:
     /// writes leave at the submit that carries them; epoll's leave when written, a system call
     /// each, and it has none to report).
