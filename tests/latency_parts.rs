@@ -221,6 +221,17 @@ fn runqueue_wait_ms(pid: u32) -> f64 {
     waited_ns as f64 / 1e6
 }
 
+/// How many times the client's worker threads have been given a core so far (schedstat).
+fn worker_runs(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("respbench-w")))
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(2)?.parse::<u64>().ok())
+        .sum()
+}
+
 /// Milliseconds the kernel's softirq threads (`ksoftirqd/N`) have waited for a core, in all.
 fn softirq_wait_ms() -> f64 {
     let procs = std::fs::read_dir("/proc").unwrap().filter_map(Result::ok);
@@ -308,8 +319,12 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
             signal(run.run.id(), libc::SIGSTOP);
             let held = within(std::time::Duration::from_millis(1), || run.waiting(false));
             if !held {
-                // Let it read what came late before the next stop: no stop holds a reply twice.
+                // Let it run and read what came late before the next stop: no stop holds a
+                // reply twice, and the stops never run into one another (a worker stopped again
+                // before it ran would hold what it read before the first for all of them).
+                let ran = worker_runs(run.run.id());
                 signal(run.run.id(), libc::SIGCONT);
+                until("the client to run again", || worker_runs(run.run.id()) > ran);
                 until("the client to read the replies that came late", || !run.waiting(false));
             }
             held

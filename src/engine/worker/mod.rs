@@ -436,8 +436,8 @@ impl<'p> Worker<'p> {
             }
         }
         // The writes' time: one clock read for the connection's links, just before them
-        // (io_uring times its sends at the submit that carries them).
-        let at = if self.driver.times_sends() { now } else { Instant::now() };
+        // (io_uring's sends leave at the submit that carries them: `restamp_sent`).
+        let at = if self.driver.sends_at_write() { Instant::now() } else { now };
         if self.stalled_with_replies_due(conn, now, at) {
             self.deferred.push(c);
         } else {
@@ -542,9 +542,8 @@ impl<'p> Worker<'p> {
         let Some(link) = conn.links[node].as_mut().filter(|l| l.io.is_some()) else { return };
         // A request leaves with the write that carries it: timed from a clock read just before
         // it, not the turn's, since a stall meanwhile (a stopped process, a wait for a core,
-        // writes to other connections first) is the client's send lag. io_uring's sends are
-        // timed at the submit that carries them (`restamp_sent`) where it reports them.
-        if link.unwritten > 0 && !self.driver.times_sends() {
+        // writes to other connections first) is the client's send lag.
+        if link.unwritten > 0 && self.driver.sends_at_write() {
             conn::restamp_last(link, link.unwritten, at);
         }
         link.unwritten = 0;

@@ -222,13 +222,10 @@ impl Driver {
         }
     }
 
-    /// Whether the driver times the sends itself ([`sent`](Self::sent)): io_uring, when asked
-    /// for at `new`. Otherwise a send is timed by its writer, at the write.
-    pub fn times_sends(&self) -> bool {
-        match self {
-            Driver::Epoll(_) => false,
-            Driver::Uring(d) => d.reports_sends(),
-        }
+    /// Whether a write is its send (epoll: a system call each), so the writer times it;
+    /// io_uring's leave at the submit that carries them (see [`sent`](Self::sent)).
+    pub fn sends_at_write(&self) -> bool {
+        matches!(self, Driver::Epoll(_))
     }
 
     /// The sends the last `wait` handed to the kernel, when asked for at `new` (io_uring:

@@ -278,11 +278,6 @@ impl Uring {
         self.ring.submit().map(drop)
     }
 
-    /// Whether sends are reported with their submits' times.
-    pub fn reports_sends(&self) -> bool {
-        self.reports_sends
-    }
-
     /// The sends of fresh bytes the last `wait` submitted, each with the time of its submit:
     /// a request leaves when its bytes are handed to the kernel, not when they were written
     /// into the ring (behind a send in flight, they wait in the slot's queue).
