@@ -1,13 +1,16 @@
 //! The epoll path (through mio): sockets registered once, edge-triggered, for reading and
-//! writing; the worker reads and writes them itself. A paced worker sleeps on a timerfd
-//! (`timer.rs`) since epoll's own timeout is whole milliseconds.
+//! writing; the worker reads and writes them itself. The wait is `epoll_pwait2`, whose timeout
+//! is in nanoseconds, so a paced worker wakes to the microsecond in the one system call; where
+//! the kernel lacks it (before 5.11), `epoll_wait` (whole milliseconds) and, for a paced
+//! worker, a timerfd (`timer.rs`) that costs a second system call per wake-up.
 
 use std::io;
-use std::time::Instant;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::timer::Timer;
+use super::timer::{Timer, pwait2};
 use super::{Event, Stamps, Transport};
 
 /// The token of the pacing timer (sockets use theirs).
@@ -15,15 +18,26 @@ const TIMER: Token = Token(usize::MAX);
 
 pub struct Epoll {
     poll: Poll,
+    /// The events `epoll_pwait2` fills; empty (and `events` used) where the kernel lacks it.
+    ready: Vec<libc::epoll_event>,
     events: Events,
-    /// Paced workers only.
+    /// Paced workers without `epoll_pwait2` only.
     timer: Option<Timer>,
     pub(super) stamps: Stamps,
 }
 
+/// As many events as one wait takes.
+const EVENTS: usize = 1024;
+
 impl Epoll {
     pub fn new(precise: bool, stamps: bool) -> io::Result<Epoll> {
         let poll = Poll::new()?;
+        let mut ready = Vec::with_capacity(EVENTS);
+        // A first wait that returns at once says whether the kernel has `epoll_pwait2`.
+        if pwait2(poll.as_raw_fd(), &mut ready, Duration::ZERO).is_ok() {
+            let stamps = Stamps { on: stamps, refused: None };
+            return Ok(Epoll { poll, ready, events: Events::with_capacity(0), timer: None, stamps });
+        }
         let timer = if precise {
             let timer = Timer::new()?;
             timer.register(poll.registry(), TIMER)?;
@@ -31,7 +45,8 @@ impl Epoll {
         } else {
             None
         };
-        Ok(Epoll { poll, events: Events::with_capacity(1024), timer, stamps: Stamps { on: stamps, refused: None } })
+        let events = Events::with_capacity(EVENTS);
+        Ok(Epoll { poll, ready: Vec::new(), events, timer, stamps: Stamps { on: stamps, refused: None } })
     }
 
     pub fn register(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
@@ -50,6 +65,9 @@ impl Epoll {
     }
 
     pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+        if self.ready.capacity() > 0 {
+            return self.wait_pwait2(wake, events);
+        }
         let now = Instant::now();
         let timeout = wake.saturating_duration_since(now);
         let mut polled = match self.timer.as_mut() {
@@ -63,7 +81,7 @@ impl Epoll {
         // before the worker sends again, so that replies held in a socket are read (and stamped)
         // apart from the replies to what it sends next.
         if matches!(&polled, Err(e) if e.kind() == io::ErrorKind::Interrupted) {
-            polled = self.poll.poll(&mut self.events, Some(std::time::Duration::ZERO));
+            polled = self.poll.poll(&mut self.events, Some(Duration::ZERO));
         }
         match polled {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
@@ -78,6 +96,28 @@ impl Epoll {
             }
             events.push(Event::from(event));
         }
+        Ok(())
+    }
+
+    /// The wait through `epoll_pwait2`, on the descriptor mio registered the sockets with.
+    fn wait_pwait2(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+        let fd = self.poll.as_raw_fd();
+        let mut polled = pwait2(fd, &mut self.ready, wake.saturating_duration_since(Instant::now()));
+        // Interrupted by a stop and continue: as above.
+        if matches!(&polled, Err(e) if e.kind() == io::ErrorKind::Interrupted) {
+            polled = pwait2(fd, &mut self.ready, Duration::ZERO);
+        }
+        match polled {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            other => other?,
+        }
+        events.extend(self.ready.iter().map(|e| {
+            let flags = e.events as libc::c_int;
+            // As mio reads it: both halves closed, or the peer's FIN with the last bytes.
+            let read_closed =
+                flags & libc::EPOLLHUP != 0 || (flags & libc::EPOLLIN != 0 && flags & libc::EPOLLRDHUP != 0);
+            Event { token: e.u64 as usize, read_closed }
+        }));
         Ok(())
     }
 }

@@ -12,7 +12,8 @@ mod epoll;
 // safe wrapper in std; each block says why it is sound.
 #[allow(unsafe_code)]
 pub mod stamp;
-// unsafe: timerfd(2) has no safe wrapper in std; each block says why it is sound.
+// unsafe: timerfd(2) and epoll_pwait2(2) have no safe wrapper in std; each block says why it
+// is sound.
 #[allow(unsafe_code)]
 mod timer;
 // unsafe: the buffer ring is memory the kernel reads and writes; each block says why it is sound.

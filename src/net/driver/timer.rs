@@ -1,6 +1,6 @@
-//! A timerfd registered with the epoll driver: wakes an open-loop worker at the next intended
-//! send time with microsecond precision (epoll's own timeout is whole milliseconds, which
-//! would make every paced send up to a millisecond late).
+//! Waking an epoll worker to the microsecond (epoll_wait's timeout is whole milliseconds, which
+//! would make every paced send up to a millisecond late): `epoll_pwait2`, whose timeout is in
+//! nanoseconds, or where the kernel lacks it a timerfd registered with the poller.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -51,4 +51,30 @@ impl Timer {
     pub fn fired(&mut self) {
         self.armed = None;
     }
+}
+
+/// `epoll_pwait2(fd, ready, timeout)`: fills `ready` (up to its capacity) with what is ready.
+pub fn pwait2(fd: std::os::fd::RawFd, ready: &mut Vec<libc::epoll_event>, timeout: Duration) -> io::Result<()> {
+    ready.clear();
+    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as _ };
+    let max = ready.capacity().min(libc::c_int::MAX as usize) as libc::c_int;
+    // SAFETY: the kernel writes at most `max` events into `ready`'s spare capacity and returns
+    // how many; `ts` outlives the call; no signal mask is passed (its size is then unread).
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_epoll_pwait2,
+            fd,
+            ready.as_mut_ptr(),
+            max,
+            &ts as *const libc::timespec,
+            std::ptr::null::<libc::sigset_t>(),
+            8usize,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel initialised the first `n` (at most `max`) events.
+    unsafe { ready.set_len(n as usize) };
+    Ok(())
 }
