@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Open-loop (paced) cost against closed loop: client CPU per request, late sends and the
+"""Open-loop (paced) cost against closed loop: client CPU per request, late sends (and of them
+those late by the client's own delay, with their connection free to send) and the
 bottleneck verdict at several connection counts, one client thread, on one redis-server.
 
 The server is pinned to core 0 and respbench to core 1 (taskset). Each connection count runs
@@ -73,6 +74,8 @@ def measure(argv, json_path):
         "us": cpu / count * 1e6,
         "loop_us": loop_cpu / count * 1e6,
         "late": rate.get("late_sends", 0),
+        # Late by the client's own delay (its connection free to send), where measured.
+        "own": rate.get("late_sends_own", 0),
         "sends": rate.get("sends", 0),
         "verdict": doc["bottleneck"]["verdict"],
     }
@@ -106,16 +109,17 @@ def run_mode(args, binaries, where, name, rate_of):
             runs[label].append(measure(pin + common(binary, port, conns, io) + extra, os.path.join(workdir, "run.json")))
     medians = {}
     for label, rs in runs.items():
-        med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "sends")}
+        med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "own", "sends")}
         medians[label] = med["ops"]
         rate = rate_of(label)
         asked = f"{rate:>9}" if rate else f"{'-':>9}"
         achieved = f"{100 * med['ops'] / rate:>8.1f}%" if rate else f"{'-':>9}"
         verdicts = ",".join(r["verdict"] for r in rs)
         late = f"{med['late']:.0f} ({100 * med['late'] / med['sends']:.2f}%)" if med["sends"] else "-"
+        own = f"{med['own']:.0f} ({100 * med['own'] / med['sends']:.2f}%)" if med["sends"] else "-"
         each = " ".join(f"{r['us']:.1f}" for r in rs)
         print(f"{label:<10}{conns:>7} {name:<7}{asked}{med['ops']:>9.0f}{achieved}{med['us']:>8.2f}"
-              f"{med['loop_us']:>12.2f}{late:>16}  {verdicts}  [us/req: {each}]", flush=True)
+              f"{med['loop_us']:>12.2f}{late:>16}{own:>16}  {verdicts}  [us/req: {each}]", flush=True)
     return medians
 
 
@@ -164,7 +168,7 @@ def main():
         asked = f"--rate {args.rate}" if args.rate else f"paced at {args.of_closed:.0%} of closed loop"
         print(f"{asked}, --duration {args.duration} --threads 1 --ratio 1:4 -d {VALUE}, median of {args.runs}")
         print(f"{'build':<10}{'conns':>7} {'mode':<7}{'asked/s':>9}{'ops/s':>9}{'achieved':>9}{'us/req':>8}"
-              f"{'loop us/req':>12}{'late sends':>16}  verdicts")
+              f"{'loop us/req':>12}{'late sends':>16}{'client own':>16}  verdicts")
         for conns in conn_counts:
             closed = {}
             if not args.no_closed:

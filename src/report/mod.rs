@@ -64,6 +64,13 @@ pub struct Delivery {
     pub sends: u64,
     /// Sends that left more than `late_threshold_us` after their intended time.
     pub late_sends: u64,
+    /// Of those, the ones late by the client's own doing: over the threshold after their
+    /// connection was free to send them (their intended time, or the reply that freed a slot
+    /// of a full pipeline), from the decomposed send lag (kernel timestamps on; absent without).
+    /// The rest waited for replies: the server's pace, or too few connections or too short a
+    /// pipeline for the rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_sends_own: Option<u64>,
     pub late_threshold_us: f64,
     pub send_lag_us: crate::stats::LatencySummary,
 }
@@ -91,6 +98,10 @@ impl Delivery {
             achieved_per_sec: if secs > 0.0 { outcome.total().count as f64 / secs } else { 0.0 },
             sends: lag.len(),
             late_sends: lag.len() - lag.count_between(0, LATE_SEND_NS),
+            late_sends_own: outcome
+                .total()
+                .parts
+                .map(|p| p.send_lag_ns.len() - p.send_lag_ns.count_between(0, LATE_SEND_NS)),
             send_lag_us: crate::stats::LatencySummary::of(lag),
             ..self
         }
@@ -119,14 +130,22 @@ impl Delivery {
             ));
         }
         if self.sends_late() {
-            out.push(format!(
-                "WARNING: the client did not keep the schedule: {} of {} sends ({:.1}%) left over {:.0} ms after \
-                 their intended time (latency still counts from the intended time).",
-                self.late_sends,
-                self.sends,
-                100.0 * self.late_sends as f64 / self.sends.max(1) as f64,
-                self.late_threshold_us / 1000.0
-            ));
+            let (late, sends, ms) = (self.late_sends, self.sends, self.late_threshold_us / 1000.0);
+            let pct = 100.0 * late as f64 / sends.max(1) as f64;
+            out.push(match self.late_sends_own {
+                // Late for want of replies, not of the client's time: say whose the delay was.
+                Some(own) if own * 100 <= sends => format!(
+                    "WARNING: the schedule was not kept: {late} of {sends} sends ({pct:.1}%) left over {ms:.0} ms after \
+                     their intended time, {own} of them by the client's own delay: the rest waited for the reply before \
+                     them on their connection (the server's pace, or too few connections or too short a pipeline for \
+                     the rate; latency still counts from the intended time)."
+                ),
+                own => format!(
+                    "WARNING: the client did not keep the schedule: {late} of {sends} sends ({pct:.1}%) left over {ms:.0} \
+                     ms after their intended time{} (latency still counts from the intended time).",
+                    own.map(|own| format!(", {own} of them with their connection free to send")).unwrap_or_default()
+                ),
+            });
         }
         out
     }
@@ -184,6 +203,7 @@ mod tests {
             arrival: "constant".into(),
             sends: 1000,
             late_sends,
+            late_sends_own: None,
             late_threshold_us: 1000.0,
             send_lag_us: crate::stats::LatencySummary::default(),
         }
@@ -200,6 +220,20 @@ mod tests {
         assert_eq!(short.len(), 1);
         assert!(short[0].contains("not delivered: 900/s achieved of 1000/s requested (90.0%)"), "{short:?}");
         assert_eq!(delivery(900.0, 50).warnings().len(), 2);
+    }
+
+    #[test]
+    fn late_sends_say_whose_delay_they_were() {
+        // Most waited for replies on a full pipeline: not the client's doing.
+        let waited = Delivery { late_sends_own: Some(3), ..delivery(1000.0, 50) }.warnings();
+        assert!(waited[0].contains("the schedule was not kept: 50 of 1000 sends (5.0%)"), "{waited:?}");
+        assert!(waited[0].contains("3 of them by the client's own delay") && !waited[0].contains("the client did not"));
+        // Over 1 % late with the connection free to send: the client's.
+        let own = Delivery { late_sends_own: Some(40), ..delivery(1000.0, 50) }.warnings();
+        assert!(
+            own[0].contains("the client did not keep the schedule")
+                && own[0].contains("40 of them with their connection free")
+        );
     }
 
     #[test]

@@ -288,6 +288,8 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
         rate.achieved_per_sec = if secs > 0.0 { total.count as f64 / secs } else { 0.0 };
         rate.sends = lag.len();
         rate.late_sends = rates().map(|r| r.late_sends as f64).sum::<f64>() as u64;
+        // The client's own share only where every shard measured it.
+        rate.late_sends_own = rates().map(|r| r.late_sends_own).sum::<Option<u64>>();
         rate.send_lag_us = LatencySummary::of(&lag);
     }
     doc.client.threads = inputs.iter().flat_map(|i| i.doc.client.threads.iter().copied()).collect();

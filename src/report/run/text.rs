@@ -300,7 +300,7 @@ fn delivery(out: &mut String, run: &Run, d: &Delivery) {
     }
     let _ = writeln!(
         out,
-        "Rate: {:.0}/s requested ({}), {:.0}/s achieved ({:.1}%); {} of {} sends started over {:.0} ms late \
+        "Rate: {:.0}/s requested ({}), {:.0}/s achieved ({:.1}%); {} of {} sends started over {:.0} ms late{} \
          (send lag p50 {} ms, p99 {} ms, max {} ms)",
         d.requested_per_sec,
         d.arrival,
@@ -309,6 +309,7 @@ fn delivery(out: &mut String, run: &Run, d: &Delivery) {
         d.late_sends,
         d.sends,
         d.late_threshold_us / 1000.0,
+        d.late_sends_own.map(|own| format!(", {own} by the client's own delay")).unwrap_or_default(),
         ms(d.send_lag_us.p50_us),
         ms(d.send_lag_us.p99_us),
         ms(d.send_lag_us.max_us),
