@@ -80,6 +80,26 @@ fn fixed_rate_is_delivered_within_two_percent() {
 }
 
 #[test]
+fn paced_epoll_keeps_time_with_the_timerfd_older_kernels_wait_on() {
+    // Kernels before 5.11 have no epoll_pwait2: epoll_wait's whole milliseconds and a timerfd
+    // for the microseconds. Without the timerfd a paced send would leave up to 1 ms late.
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let mut cmd = respbench();
+    cmd.env("RESPBENCH_EPOLL_TIMERFD", "1").args(["-p", &server.port_arg(), "--io", "epoll", "--rate", "2000"]);
+    cmd.args(["--duration", "2s", "-c", "2", "--threads", "1", "-q", "--json", json.to_str().unwrap()]);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rate = &read_json(&json)["rate"];
+    let achieved = rate["achieved_per_sec"].as_f64().unwrap();
+    assert!((achieved - 2000.0).abs() / 2000.0 < 0.02, "achieved {achieved}/s");
+    // Sends leave on time (microseconds), not at epoll_wait's next millisecond.
+    let p50 = rate["send_lag_us"]["p50_us"].as_f64().unwrap();
+    assert!(p50 < 250.0, "send lag p50 {p50} us: {rate}");
+}
+
+#[test]
 fn many_paced_connections_keep_their_rate() {
     // 2,000 connections at 4,000/s on one thread: a wake-up must touch only the connections
     // with a send due. (A sweep of all 2,000 on every wake-up keeps the thread busy: measured,
