@@ -92,14 +92,7 @@ fn live_metrics_parse_and_end_equal_to_the_result() {
 fn a_scenario_serves_one_endpoint_over_its_phases() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("s.toml");
-    std::fs::write(
-        &file,
-        "[keyspaces.k]\nmax = 499\n[mixes.m]\nset = 1\nget = 1\nkeyspace = \"k\"\n\
-         [defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n[[phase]]\nkind = \"fill\"\n\
-         [[phase]]\nkind = \"run\"\nrequests = \"3000\"\n[[phase]]\nkind = \"run\"\nrequests = \"1000\"\n",
-    )
-    .unwrap();
+    let file = fill_then_run_scenario(dir.path(), &["3000", "1000"]);
     let json = dir.path().join("s.json");
     let mut cmd = respbench();
     cmd.args(["run", file.to_str().unwrap(), "-p", &server.port_arg(), "--json", json.to_str().unwrap()]).args([

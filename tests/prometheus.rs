@@ -273,14 +273,7 @@ fn a_scenario_pushes_every_phase_fill_included() {
     let Some(gateway) = pushgateway() else { return };
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("s.toml");
-    std::fs::write(
-        &file,
-        "[keyspaces.k]\nmax = 499\n[mixes.m]\nset = 1\nget = 1\nkeyspace = \"k\"\n\
-         [defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n[[phase]]\nkind = \"fill\"\n\
-         [[phase]]\nkind = \"run\"\nrequests = \"2000\"\n",
-    )
-    .unwrap();
+    let file = fill_then_run_scenario(dir.path(), &["2000"]);
     let json = dir.path().join("s.json");
     let out = respbench()
         .args(["run", file.to_str().unwrap(), "-p", &server.port_arg(), "--json", json.to_str().unwrap()])

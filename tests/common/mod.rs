@@ -229,6 +229,21 @@ pub fn run_ok(server: &Server, args: &[&str]) -> Output {
     out
 }
 
+/// A scenario file in `dir`: 500 keys, SET:GET 1:1 over 2 connections on one thread, a fill
+/// and then a run phase of each request count in `runs`.
+pub fn fill_then_run_scenario(dir: &Path, runs: &[&str]) -> std::path::PathBuf {
+    let mut toml = String::from(
+        "[keyspaces.k]\nmax = 499\n[mixes.m]\nset = 1\nget = 1\nkeyspace = \"k\"\n\
+         [defaults]\nmix = \"m\"\nconnections = 2\nthreads = 1\n[[phase]]\nkind = \"fill\"\n",
+    );
+    for requests in runs {
+        toml += &format!("[[phase]]\nkind = \"run\"\nrequests = \"{requests}\"\n");
+    }
+    let file = dir.join("s.toml");
+    std::fs::write(&file, toml).unwrap();
+    file
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
