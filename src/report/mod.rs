@@ -94,14 +94,13 @@ impl Delivery {
     pub fn measured(self, outcome: &Outcome) -> Delivery {
         let lag = &outcome.send_lag_ns;
         let secs = outcome.elapsed.as_secs_f64();
+        let total = outcome.total();
+        let late = |h: &hdrhistogram::Histogram<u64>| h.len() - h.count_between(0, LATE_SEND_NS);
         Delivery {
-            achieved_per_sec: if secs > 0.0 { outcome.total().count as f64 / secs } else { 0.0 },
+            achieved_per_sec: if secs > 0.0 { total.count as f64 / secs } else { 0.0 },
             sends: lag.len(),
-            late_sends: lag.len() - lag.count_between(0, LATE_SEND_NS),
-            late_sends_own: outcome
-                .total()
-                .parts
-                .map(|p| p.send_lag_ns.len() - p.send_lag_ns.count_between(0, LATE_SEND_NS)),
+            late_sends: late(lag),
+            late_sends_own: total.parts.map(|p| late(&p.send_lag_ns)),
             send_lag_us: crate::stats::LatencySummary::of(lag),
             ..self
         }
