@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::timer::{Timer, pwait2};
+use super::timer::{Timer, exact_timeouts, pwait2};
 use super::{Event, Stamps, Transport};
 
 /// The token of the pacing timer (sockets use theirs).
@@ -23,6 +23,9 @@ pub struct Epoll {
     events: Events,
     /// Paced workers without `epoll_pwait2` only.
     timer: Option<Timer>,
+    /// A paced worker's thread has yet to take its timer slack to 1 ns (`epoll_pwait2`), which
+    /// it does at its first wait (the driver is made on another thread).
+    slack_due: bool,
     pub(super) stamps: Stamps,
 }
 
@@ -40,7 +43,14 @@ impl Epoll {
         // A first wait that returns at once says whether the kernel has `epoll_pwait2`.
         if std::env::var_os(TIMERFD_ENV).is_none() && pwait2(poll.as_raw_fd(), &mut ready, Duration::ZERO).is_ok() {
             let stamps = Stamps { on: stamps, refused: None };
-            return Ok(Epoll { poll, ready, events: Events::with_capacity(0), timer: None, stamps });
+            return Ok(Epoll {
+                poll,
+                ready,
+                events: Events::with_capacity(0),
+                timer: None,
+                slack_due: precise,
+                stamps,
+            });
         }
         let timer = if precise {
             let timer = Timer::new()?;
@@ -50,7 +60,8 @@ impl Epoll {
             None
         };
         let events = Events::with_capacity(EVENTS);
-        Ok(Epoll { poll, ready: Vec::new(), events, timer, stamps: Stamps { on: stamps, refused: None } })
+        let stamps = Stamps { on: stamps, refused: None };
+        Ok(Epoll { poll, ready: Vec::new(), events, timer, slack_due: false, stamps })
     }
 
     pub fn register(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
@@ -105,6 +116,9 @@ impl Epoll {
 
     /// The wait through `epoll_pwait2`, on the descriptor mio registered the sockets with.
     fn wait_pwait2(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
+        if std::mem::take(&mut self.slack_due) {
+            exact_timeouts();
+        }
         let fd = self.poll.as_raw_fd();
         let mut polled = pwait2(fd, &mut self.ready, wake.saturating_duration_since(Instant::now()));
         // Interrupted by a stop and continue: as above.
