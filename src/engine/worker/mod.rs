@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
+mod alarm;
 mod conn;
 mod due;
 mod faults;
@@ -20,6 +21,7 @@ mod ramp;
 mod read;
 mod voice;
 
+use alarm::Alarm;
 use conn::InFlight;
 pub use conn::{Conn, Link};
 use due::DueQueue;
@@ -117,12 +119,16 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     while worker.active > 0 {
         let wake = worker.wake_at(&conns, stopped, now);
         // Paced workers wake to the microsecond (the driver's timer is set from a fresh
-        // clock: `now` is as old as the sends just made).
-        if let Err(e) = worker.driver.wait(wake, &mut events) {
+        // clock: `now` is as old as the sends just made), early by what the machine adds.
+        let asked = worker.alarm.as_ref().map(|a| a.ask(wake, Instant::now()));
+        if let Err(e) = worker.driver.wait(asked.as_ref().map_or(wake, |a| a.at), &mut events) {
             eprintln!("respbench: worker {} event loop failed: {e}", plan.index);
             break;
         }
         now = Instant::now();
+        if let (Some(alarm), Some(asked)) = (worker.alarm.as_mut(), asked) {
+            now = alarm.woke(&asked, now, !events.is_empty());
+        }
         restamp_sent(&worker.driver, &mut conns);
         for event in &events {
             let (c, node) = (event.token / LINKS, event.token % LINKS);
@@ -336,6 +342,8 @@ struct Worker<'p> {
     rbuf: Vec<u8>,
     /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
     deferred: Vec<usize>,
+    /// Paced: wakes early by the machine's lateness and spins to the send's time.
+    alarm: Option<Alarm>,
 }
 
 impl<'p> Worker<'p> {
@@ -361,6 +369,7 @@ impl<'p> Worker<'p> {
             clock: plan.stamps.then(Clock::measure),
             rbuf: vec![0; conn::READ_BUFFER],
             deferred: Vec::new(),
+            alarm: paced.then(Alarm::new),
         };
         worker.window = worker.fresh_window();
         worker
