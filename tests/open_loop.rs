@@ -11,9 +11,18 @@ use serde_json::Value;
 
 use common::*;
 
-/// Gaps between consecutive commands as the server saw them, in seconds.
+/// Gaps between consecutive sends of the client, in seconds: from the loopback device
+/// (`common::capture`, needs CAP_NET_RAW), or else as the server's MONITOR saw the commands,
+/// which adds the server's own wake-ups. A segment carrying several commands (sends batched
+/// within the timer's grain) counts as one arrival here and as several at the server.
 fn gaps(server: &Server, args: &[&str], expected: usize) -> Vec<f64> {
-    let stamps: Vec<f64> = monitored(server, args, expected).iter().map(|(t, _)| *t).collect();
+    let stamps: Vec<f64> = match capture::Capture::start(server.port) {
+        Some(capture) => {
+            run_ok(server, args);
+            capture.finish()
+        }
+        None => monitored(server, args, expected).iter().map(|(t, _)| *t).collect(),
+    };
     stamps.windows(2).map(|w| w[1] - w[0]).collect()
 }
 
@@ -182,11 +191,19 @@ fn poisson_arrivals_have_exponential_gaps() {
     let args = ["--rate", "2000", "--arrival", "poisson", "--duration", "3s", "-c", "1", "-P", "32"];
     let (gaps, contended) = gaps_and_contention(&server, &args, 6000);
     assert!(gaps.len() > 5700, "{} gaps", gaps.len());
-    let (mean, cv) = mean_and_cv(&gaps);
+    let (mean, _) = mean_and_cv(&gaps);
     assert!((mean - 0.0005).abs() < 0.000025, "mean gap {mean}");
     if contended {
         return;
     }
+    // A gap of 20 means has a chance of e^-20 (2 in a billion) in an exponential schedule: one
+    // is the machine holding the client (a late wake-up, a preemption; this VM wakes a sleeper
+    // over 1 ms late about once in a thousand sleeps, 10-20 ms now and then), and alone it moves
+    // the coefficient of variation by 0.1. A few are left out of the spread, and counted.
+    let stalls = gaps.iter().filter(|g| **g > 20.0 * mean).count();
+    assert!(stalls <= 3, "{stalls} gaps over {} ms", 20.0 * mean * 1e3);
+    let gaps: Vec<f64> = gaps.into_iter().filter(|g| *g <= 20.0 * mean).collect();
+    let (mean, cv) = mean_and_cv(&gaps);
     // An exponential distribution has a coefficient of variation of 1 and its median at mean x ln 2.
     assert!((0.9..1.15).contains(&cv), "coefficient of variation {cv}");
     let below_median = gaps.iter().filter(|g| **g < mean * std::f64::consts::LN_2).count() as f64 / gaps.len() as f64;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod capture;
 pub mod gate;
 pub mod prom;
 pub mod proxy;
