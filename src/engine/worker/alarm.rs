@@ -55,11 +55,14 @@ impl Alarm {
         Asked { at: due - early, due, class: Some(class) }
     }
 
-    /// After the wait returned at `now`: a timer wake-up (no events) teaches its class, and
-    /// one before `due` spins until then. Returns the clock to go on with.
+    /// After the wait returned at `now`: a timer wake-up (no events, not before the time
+    /// asked) teaches its class, and one before `due` spins until then. Returns the clock to go
+    /// on with.
     pub(super) fn woke(&mut self, asked: &Asked, now: Instant, events: bool) -> Instant {
         let Some(class) = asked.class else { return now };
-        if events {
+        // Events are handled at once; a wait that returned before its time for nothing (a
+        // signal) waits again, and neither says how late the timer was.
+        if events || now < asked.at {
             return now;
         }
         let late = now.saturating_duration_since(asked.at).min(MOST * 2).as_nanos() as u64;
@@ -116,6 +119,7 @@ mod tests {
         let asked = alarm.ask(now + Duration::from_micros(300), now);
         assert_eq!(asked.at, now + Duration::from_micros(250));
         assert_eq!(alarm.woke(&asked, now, true), now, "an event is handled at once");
+        assert_eq!(alarm.woke(&asked, now, false), now, "a wait cut short waits again");
         assert_eq!(alarm.late[2], 50_000 << SHIFT);
         let went_on = alarm.woke(&asked, asked.at, false);
         assert!(went_on >= now + Duration::from_micros(300));
