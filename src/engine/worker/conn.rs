@@ -4,6 +4,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
+
 use super::super::pacer::Pacer;
 use crate::net::{Dial, Transport};
 use crate::stats::ClientStats;
@@ -40,6 +42,9 @@ pub(super) struct InFlight {
     pub(super) tries: u16,
     /// The `ASKING` before a request sent after `-ASK`: its reply is not counted.
     pub(super) asking: bool,
+    /// A paced, measured unit's last command whose send lag is not recorded yet: it is when
+    /// the write (epoll) or submit (io_uring) that first carries it fixes its send time.
+    pub(super) lag_due: bool,
 }
 
 /// A link that failed and waits to reconnect.
@@ -261,16 +266,25 @@ pub(super) fn take_back(shared: &mut Vec<u8>, link: Option<&mut Link>) {
 /// send, whose requests were moved to it; `None`: every request) to `at`, when their bytes
 /// went to the kernel. Those are the last in flight: a request is queued at the back, timed
 /// after every submit before it (or, sent again after a reconnect, timed anew).
-pub(super) fn restamp(link: &mut Link, since: Option<Instant>, at: Instant) {
+pub(super) fn restamp(link: &mut Link, since: Option<Instant>, at: Instant, lag: &mut Histogram<u64>) {
     for entry in link.inflight.iter_mut().rev().take_while(|e| since.is_none_or(|s| e.sent > s)) {
-        entry.sent = at;
+        sent_at(entry, at, lag);
     }
 }
 
 /// Times the last `count` requests a link has in flight (those no write carried yet) at `at`,
 /// when the write that carries them begins.
-pub(super) fn restamp_last(link: &mut Link, count: usize, at: Instant) {
-    link.inflight.iter_mut().rev().take(count).for_each(|entry| entry.sent = at);
+pub(super) fn restamp_last(link: &mut Link, count: usize, at: Instant, lag: &mut Histogram<u64>) {
+    link.inflight.iter_mut().rev().take(count).for_each(|entry| sent_at(entry, at, lag));
+}
+
+/// A request left at `at`: its send time, and its unit's send lag from the schedule if due.
+#[inline]
+fn sent_at(entry: &mut InFlight, at: Instant, lag: &mut Histogram<u64>) {
+    entry.sent = at;
+    if std::mem::take(&mut entry.lag_due) {
+        lag.saturating_record(at.saturating_duration_since(entry.intended).as_nanos() as u64);
+    }
 }
 
 /// Frees a link's own read buffer when it holds nothing (once an interval: a buffer that grew
@@ -288,7 +302,7 @@ mod tests {
 
     fn entry(sent: Instant) -> InFlight {
         let (command, ends_unit, len, tries, asking) = (0, true, 0, 0, false);
-        InFlight { command, intended: sent, queued: sent, sent, ends_unit, len, tries, asking }
+        InFlight { command, intended: sent, queued: sent, sent, ends_unit, len, tries, asking, lag_due: false }
     }
 
     #[test]
@@ -299,11 +313,16 @@ mod tests {
         let mut link = Link::waiting(4, 64, down);
         // Two requests sent at 1 ms (moved there by that send), two queued after it.
         link.inflight.extend([entry(at(1)), entry(at(1)), entry(at(2)), entry(at(3))]);
-        restamp(&mut link, Some(at(1)), at(300));
+        link.inflight[3].lag_due = true;
+        let mut lag = crate::stats::histogram();
+        restamp(&mut link, Some(at(1)), at(300), &mut lag);
         let sent: Vec<Instant> = link.inflight.iter().map(|e| e.sent).collect();
         assert_eq!(sent, [at(1), at(1), at(300), at(300)]);
+        // The unit's send lag is recorded once, from its intended time to the send.
+        assert_eq!((lag.len(), lag.max() / 1_000_000), (1, 297));
         // A socket's first send carries everything in flight.
-        restamp(&mut link, None, at(400));
+        restamp(&mut link, None, at(400), &mut lag);
         assert!(link.inflight.iter().all(|e| e.sent == at(400)));
+        assert_eq!(lag.len(), 1);
     }
 }

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
+
 mod alarm;
 mod conn;
 mod due;
@@ -129,7 +131,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         if let (Some(alarm), Some(asked)) = (worker.alarm.as_mut(), asked) {
             now = alarm.woke(&asked, now, !events.is_empty());
         }
-        restamp_sent(&worker.driver, &mut conns);
+        restamp_sent(&worker.driver, &mut conns, &mut worker.window.send_lag_ns);
         for event in &events {
             let (c, node) = (event.token / LINKS, event.token % LINKS);
             let conn = &mut conns[c];
@@ -211,11 +213,11 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
 /// flight (a stall meanwhile, the process stopped or waiting for a core, is the client's send
 /// lag, not the wire's). Its send time moves there, before any reply to it is read. A walk of
 /// each reported send's new requests only; epoll reports none (a write is its send).
-fn restamp_sent(driver: &Driver, conns: &mut [Conn]) {
+fn restamp_sent(driver: &Driver, conns: &mut [Conn], lag: &mut Histogram<u64>) {
     for sent in driver.sent() {
         let link = conns.get_mut(sent.token / LINKS).and_then(|c| c.links.get_mut(sent.token % LINKS));
         if let Some(link) = link.and_then(Option::as_mut) {
-            conn::restamp(link, sent.since, sent.at);
+            conn::restamp(link, sent.since, sent.at, lag);
         }
     }
 }
@@ -429,6 +431,8 @@ impl<'p> Worker<'p> {
                 && let Some(req) = conn.links[node].as_mut().and_then(|l| l.inflight.back_mut())
             {
                 req.ends_unit = true;
+                // Its send lag is recorded when a write or submit carries it (`conn::restamp`).
+                req.lag_due = self.paced && measured;
             }
             conn.units_in_flight += 1;
             if !measured {
@@ -436,9 +440,6 @@ impl<'p> Worker<'p> {
             }
             if let Some(row) = self.plan.unit_row {
                 self.window.ops[row].sent += 1;
-            }
-            if self.paced {
-                self.window.send_lag_ns.saturating_record(now.saturating_duration_since(intended).as_nanos() as u64);
             }
             if let Some(left) = conn.remaining.as_mut() {
                 *left -= 1;
@@ -506,6 +507,7 @@ impl<'p> Worker<'p> {
             len: if journal { len as u32 } else { 0 },
             tries: 0,
             asking: false,
+            lag_due: false,
         });
         link.unwritten += 1;
         if intended >= self.plan.measure_from {
@@ -553,7 +555,7 @@ impl<'p> Worker<'p> {
         // it, not the turn's, since a stall meanwhile (a stopped process, a wait for a core,
         // writes to other connections first) is the client's send lag.
         if link.unwritten > 0 && self.driver.sends_at_write() {
-            conn::restamp_last(link, link.unwritten, at);
+            conn::restamp_last(link, link.unwritten, at, &mut self.window.send_lag_ns);
         }
         link.unwritten = 0;
         let io = link.io.as_mut().expect("a link that is up");
