@@ -15,7 +15,8 @@ const BATCH: std::time::Duration = std::time::Duration::from_millis(10);
 
 pub struct Capture {
     stop: Arc<AtomicBool>,
-    reader: JoinHandle<Vec<f64>>,
+    /// The send times, and how many packets the socket dropped.
+    reader: JoinHandle<(Vec<f64>, u32)>,
 }
 
 impl Capture {
@@ -33,7 +34,9 @@ impl Capture {
     /// The send times recorded (seconds, in order), once every segment queued is read.
     pub fn finish(self) -> Vec<f64> {
         self.stop.store(true, Ordering::Relaxed);
-        self.reader.join().unwrap()
+        let (sends, dropped) = self.reader.join().unwrap();
+        assert_eq!(dropped, 0, "the packet socket dropped {dropped} packets: the capture is not whole");
+        sends
     }
 }
 
@@ -64,9 +67,10 @@ fn open() -> Option<libc::c_int> {
 }
 
 /// Reads segments until the stop flag is set and nothing is left queued; closes `fd`.
-fn read(fd: libc::c_int, port: u16, stop: &AtomicBool) -> Vec<f64> {
+fn read(fd: libc::c_int, port: u16, stop: &AtomicBool) -> (Vec<f64>, u32) {
     let mut sends = Vec::new();
-    let mut packet = [0u8; 2048];
+    // Loopback's largest packet: a write of many commands is one segment, read whole.
+    let mut packet = vec![0u8; 1 << 16];
     let mut control = [0u64; 16];
     loop {
         // Checked before the read: once set, every segment the client sent is already queued.
@@ -114,10 +118,20 @@ fn read(fd: libc::c_int, port: u16, stop: &AtomicBool) -> Vec<f64> {
             sends.extend(std::iter::repeat_n(stamp, commands(payload)));
         }
     }
-    // SAFETY: the descriptor was opened by `open` and is used by no one else.
-    unsafe { libc::close(fd) };
-    sends
+    // The kernel's count of packets it had no room for (PACKET_STATISTICS: received, dropped).
+    let mut counts = [0u32; 2];
+    let mut len = std::mem::size_of_val(&counts) as libc::socklen_t;
+    // SAFETY: the descriptor was opened by `open` and is used by no one else; the option is
+    // written into `counts`, whose size `len` gives.
+    unsafe {
+        libc::getsockopt(fd, libc::SOL_PACKET, PACKET_STATISTICS, counts.as_mut_ptr().cast(), &raw mut len);
+        libc::close(fd);
+    }
+    (sends, counts[1])
 }
+
+/// `getsockopt(SOL_PACKET, PACKET_STATISTICS)`: `struct tpacket_stats`, two counters.
+const PACKET_STATISTICS: libc::c_int = 6;
 
 /// A TCP segment's destination port and payload, from its IPv4 or IPv6 packet (as much of
 /// the payload as was read).

@@ -129,7 +129,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         }
         now = Instant::now();
         if let (Some(alarm), Some(asked)) = (worker.alarm.as_mut(), asked) {
-            now = alarm.woke(&asked, now, !events.is_empty());
+            alarm.woke(&asked, now, !events.is_empty());
         }
         restamp_sent(&worker.driver, &mut conns, &mut worker.window.send_lag_ns);
         for event in &events {
@@ -344,7 +344,7 @@ struct Worker<'p> {
     rbuf: Vec<u8>,
     /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
     deferred: Vec<usize>,
-    /// Paced: wakes early by the machine's lateness and spins to the send's time.
+    /// Paced: wakes early by the machine's lateness, then sleeps the rest briefly.
     alarm: Option<Alarm>,
 }
 
