@@ -31,7 +31,7 @@ pub(super) struct Alarm {
     late: [u64; CLASSES],
 }
 
-/// One wait: when the worker asked to be woken, and for what.
+/// One wait: when the worker asked to be woken, and the sleep's class.
 pub(super) struct Asked {
     /// When the driver was told to wake.
     pub at: Instant,
@@ -56,7 +56,8 @@ impl Alarm {
     }
 
     /// After the wait returned at `now`: a timer wake-up (no events, not before the time
-    /// asked) teaches its class. A wake-up before `due` finds nothing due and waits again.
+    /// asked) teaches its class. (Woken before the send's time, the worker finds nothing due
+    /// and its loop waits again, a short sleep.)
     pub(super) fn woke(&mut self, asked: &Asked, now: Instant, events: bool) {
         let Some(class) = asked.class else { return };
         // Events are handled at once; a wait that returned before its time for nothing (a
