@@ -18,15 +18,22 @@ const TIMER: Token = Token(usize::MAX);
 
 pub struct Epoll {
     poll: Poll,
-    /// The events `epoll_pwait2` fills; empty (and `events` used) where the kernel lacks it.
-    ready: Vec<libc::epoll_event>,
-    events: Events,
-    /// Paced workers without `epoll_pwait2` only.
-    timer: Option<Timer>,
-    /// A paced worker's thread has yet to take its timer slack to 1 ns (`epoll_pwait2`), which
-    /// it does at its first wait (the driver is made on another thread).
-    slack_due: bool,
+    wait: Wait,
     pub(super) stamps: Stamps,
+}
+
+/// How this kernel lets the worker wait.
+enum Wait {
+    /// `epoll_pwait2` (5.11 and later), on the descriptor mio registered the sockets with.
+    Pwait2 {
+        /// The events it fills.
+        ready: Vec<libc::epoll_event>,
+        /// A paced worker's thread has yet to take its timer slack to 1 ns, which it does at
+        /// its first wait (the driver is made on another thread).
+        slack_due: bool,
+    },
+    /// mio's `epoll_wait`, and for a paced worker a timerfd.
+    Mio { events: Events, timer: Option<Timer> },
 }
 
 /// As many events as one wait takes.
@@ -39,29 +46,24 @@ const TIMERFD_ENV: &str = "RESPBENCH_EPOLL_TIMERFD";
 impl Epoll {
     pub fn new(precise: bool, stamps: bool) -> io::Result<Epoll> {
         let poll = Poll::new()?;
+        let stamps = Stamps { on: stamps, refused: None };
         let mut ready = Vec::with_capacity(EVENTS);
         // A first wait that returns at once says whether the kernel has `epoll_pwait2`.
-        if std::env::var_os(TIMERFD_ENV).is_none() && pwait2(poll.as_raw_fd(), &mut ready, Duration::ZERO).is_ok() {
-            let stamps = Stamps { on: stamps, refused: None };
-            return Ok(Epoll {
-                poll,
-                ready,
-                events: Events::with_capacity(0),
-                timer: None,
-                slack_due: precise,
-                stamps,
-            });
-        }
-        let timer = if precise {
-            let timer = Timer::new()?;
-            timer.register(poll.registry(), TIMER)?;
-            Some(timer)
+        let wait = if std::env::var_os(TIMERFD_ENV).is_none()
+            && pwait2(poll.as_raw_fd(), &mut ready, Duration::ZERO).is_ok()
+        {
+            Wait::Pwait2 { ready, slack_due: precise }
         } else {
-            None
+            let timer = if precise {
+                let timer = Timer::new()?;
+                timer.register(poll.registry(), TIMER)?;
+                Some(timer)
+            } else {
+                None
+            };
+            Wait::Mio { events: Events::with_capacity(EVENTS), timer }
         };
-        let events = Events::with_capacity(EVENTS);
-        let stamps = Stamps { on: stamps, refused: None };
-        Ok(Epoll { poll, ready: Vec::new(), events, timer, slack_due: false, stamps })
+        Ok(Epoll { poll, wait, stamps })
     }
 
     pub fn register(&mut self, mut io: Transport, token: usize) -> io::Result<Transport> {
@@ -80,62 +82,61 @@ impl Epoll {
     }
 
     pub fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
-        if self.ready.capacity() > 0 {
-            return self.wait_pwait2(wake, events);
-        }
-        let now = Instant::now();
-        let timeout = wake.saturating_duration_since(now);
-        let mut polled = match self.timer.as_mut() {
-            // The timerfd wakes us to the microsecond.
-            Some(timer) if !timeout.is_zero() => {
-                timer.arm(wake, now).and_then(|()| self.poll.poll(&mut self.events, None))
-            }
-            _ => self.poll.poll(&mut self.events, Some(timeout)),
-        };
-        // A stop and continue (SIGSTOP, SIGCONT) interrupts the wait: take what arrived meanwhile
-        // before the worker sends again, so that replies held in a socket are read (and stamped)
-        // apart from the replies to what it sends next.
-        if matches!(&polled, Err(e) if e.kind() == io::ErrorKind::Interrupted) {
-            polled = self.poll.poll(&mut self.events, Some(Duration::ZERO));
-        }
-        match polled {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
-            other => other?,
-        }
-        for event in self.events.iter() {
-            if event.token() == TIMER {
-                if let Some(timer) = self.timer.as_mut() {
-                    timer.fired();
+        let poll = &mut self.poll;
+        match &mut self.wait {
+            Wait::Pwait2 { ready, slack_due } => {
+                if std::mem::take(slack_due) {
+                    exact_timeouts();
                 }
-                continue;
+                let fd = poll.as_raw_fd();
+                through_stop(|at_once| {
+                    let timeout = if at_once { Duration::ZERO } else { wake.saturating_duration_since(Instant::now()) };
+                    pwait2(fd, ready, timeout)
+                })?;
+                events.extend(ready.iter().map(|e| {
+                    let flags = e.events as libc::c_int;
+                    // As mio reads it: both halves closed, or the peer's FIN with the last bytes.
+                    let read_closed =
+                        flags & libc::EPOLLHUP != 0 || (flags & libc::EPOLLIN != 0 && flags & libc::EPOLLRDHUP != 0);
+                    Event { token: e.u64 as usize, read_closed }
+                }));
             }
-            events.push(Event::from(event));
+            Wait::Mio { events: polled, timer } => {
+                through_stop(|at_once| {
+                    let now = Instant::now();
+                    let timeout = if at_once { Duration::ZERO } else { wake.saturating_duration_since(now) };
+                    match timer.as_mut() {
+                        // The timerfd wakes us to the microsecond.
+                        Some(timer) if !timeout.is_zero() => {
+                            timer.arm(wake, now).and_then(|()| poll.poll(polled, None))
+                        }
+                        _ => poll.poll(polled, Some(timeout)),
+                    }
+                })?;
+                for event in polled.iter() {
+                    if event.token() == TIMER {
+                        if let Some(timer) = timer.as_mut() {
+                            timer.fired();
+                        }
+                        continue;
+                    }
+                    events.push(Event::from(event));
+                }
+            }
         }
         Ok(())
     }
+}
 
-    /// The wait through `epoll_pwait2`, on the descriptor mio registered the sockets with.
-    fn wait_pwait2(&mut self, wake: Instant, events: &mut Vec<Event>) -> io::Result<()> {
-        if std::mem::take(&mut self.slack_due) {
-            exact_timeouts();
-        }
-        let fd = self.poll.as_raw_fd();
-        let mut polled = pwait2(fd, &mut self.ready, wake.saturating_duration_since(Instant::now()));
-        // Interrupted by a stop and continue: as above.
-        if matches!(&polled, Err(e) if e.kind() == io::ErrorKind::Interrupted) {
-            polled = pwait2(fd, &mut self.ready, Duration::ZERO);
-        }
-        match polled {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
-            other => other?,
-        }
-        events.extend(self.ready.iter().map(|e| {
-            let flags = e.events as libc::c_int;
-            // As mio reads it: both halves closed, or the peer's FIN with the last bytes.
-            let read_closed =
-                flags & libc::EPOLLHUP != 0 || (flags & libc::EPOLLIN != 0 && flags & libc::EPOLLRDHUP != 0);
-            Event { token: e.u64 as usize, read_closed }
-        }));
-        Ok(())
+/// Runs a wait (`at_once`: with a zero timeout). A stop and continue (SIGSTOP, SIGCONT)
+/// interrupts it: then it takes at once what arrived meanwhile, before the worker sends again,
+/// so that replies held in a socket are read (and stamped) apart from the replies to what it
+/// sends next. Interrupted again, it returns with nothing.
+fn through_stop(mut wait: impl FnMut(bool) -> io::Result<()>) -> io::Result<()> {
+    let interrupted = |r: &io::Result<()>| matches!(r, Err(e) if e.kind() == io::ErrorKind::Interrupted);
+    let mut polled = wait(false);
+    if interrupted(&polled) {
+        polled = wait(true);
     }
+    if interrupted(&polled) { Ok(()) } else { polled }
 }
