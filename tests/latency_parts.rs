@@ -232,6 +232,24 @@ fn worker_runs(pid: u32) -> u64 {
         .sum()
 }
 
+/// Whether every worker thread of the stopped client `pid` stopped in its wait for events
+/// (`/proc/PID/task/TID/syscall` names the system call a stopped thread is in; `-1` in user
+/// space): whatever it had to send went in that call or before it.
+fn in_wait(pid: u32) -> bool {
+    let waits = [libc::SYS_io_uring_enter, libc::SYS_epoll_pwait2, libc::SYS_epoll_pwait, libc::SYS_epoll_wait];
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("respbench-w")))
+        .all(|t| {
+            let call = std::fs::read_to_string(t.path().join("syscall")).unwrap_or_default();
+            call.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<libc::c_long>().ok())
+                .is_some_and(|n| waits.contains(&n))
+        })
+}
+
 /// Milliseconds the kernel's softirq threads (`ksoftirqd/N`) have waited for a core, in all.
 fn softirq_wait_ms() -> f64 {
     let procs = std::fs::read_dir("/proc").unwrap().filter_map(Result::ok);
@@ -310,14 +328,18 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
         // A reply in flight when the client stops: stop it at whatever moment and keep the
         // stop once a reply arrives while it is stopped; else let it go and stop it again. The
         // server is never held, so the held reply's wire and server time is its own. A stop
-        // that holds nothing is ended after 1 ms: the reply to a request sent just before such
-        // a stop has been seen to arrive only once the client runs again (about 1 run in 15
-        // per path with 20 ms stops), so its wire and server time carries that stop's length,
-        // plus the client's time to run again, which must stay under the bound (a reply comes
-        // back in well under a millisecond here).
+        // that holds nothing is ended after 1 ms: a stop that came between a send's clock read
+        // and its system call (below) holds that request, whose reply then arrives only once
+        // the client runs again (about 1 run in 15 per path with 20 ms stops), so its wire and
+        // server time carries that stop's length, plus the client's time to run again, which
+        // must stay under the bound (a reply comes back in well under a millisecond here).
         let held = (0..2000).any(|_| {
             signal(run.run.id(), libc::SIGSTOP);
-            let held = within(std::time::Duration::from_millis(1), || run.waiting(false));
+            // Held only where the worker stopped in its wait: a request's send time is the clock
+            // read just before the system call that hands its bytes to the kernel, so a stop
+            // between the two (in user space) would hold an unsent request that the client
+            // already counts as sent, and its wire and server time would carry the stop.
+            let held = in_wait(run.run.id()) && within(std::time::Duration::from_millis(1), || run.waiting(false));
             if !held {
                 // Let it run and read what came late before the next stop: no stop holds a
                 // reply twice, and the stops never run into one another (a worker stopped again
