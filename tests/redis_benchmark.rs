@@ -447,6 +447,26 @@ fn stderr_is_the_tools_own() {
     assert!(stderr(&out).starts_with("Error from server: WRONGTYPE"), "{}", stderr(&out));
 }
 
+#[test]
+fn a_server_that_goes_away_ends_the_run_at_once_as_the_tools_do() {
+    // The tools never reconnect: a read error ends the run with hiredis's words and exit 1,
+    // where respbench's own counted run tries again for about ten seconds.
+    let mut server = Server::start(&[]);
+    let run = Watched::spawn({
+        let mut cmd = bench_cmd(&server);
+        cmd.args(["-n", "100000000", "-c", "4", "-t", "get", "-q"]);
+        cmd
+    });
+    server.wait_calls("get", 1000);
+    let gone = std::time::Instant::now();
+    server.kill();
+    let out = run.finish();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().collect::<Vec<_>>(), ["Error: Server closed the connection"], "{err}");
+    assert!(gone.elapsed() < std::time::Duration::from_secs(5), "the run took {:?} to end", gone.elapsed());
+}
+
 /// A connection the server answered PING on, or `None` when it refused it (maxclients).
 fn answered(port: u16) -> Option<std::net::TcpStream> {
     use std::io::{Read, Write};

@@ -84,6 +84,11 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
                 eprintln!("{}", words::error_from_server(message));
                 return ExitCode::from(EXIT_FAILURE);
             }
+            // As at a read error (hiredis's words): the run has no results to trust.
+            if outcome.connections_lost.total() > 0 && !outcome.interrupted {
+                eprintln!("{}", words::SERVER_CLOSED);
+                return ExitCode::from(EXIT_FAILURE);
+            }
             print!("{}", render(&plan, test, &config, &outcome));
             if outcome.interrupted || stop.load(Ordering::SeqCst) {
                 return super::exit::interrupted();

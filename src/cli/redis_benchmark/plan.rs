@@ -89,6 +89,9 @@ impl<'t> Reading<'t> {
         args.data_size = 3;
         args.threads = Some(1);
         args.key_prefix = String::new();
+        // The tools never reconnect: a connection that fails ends their run at once, with its
+        // error (`mod.rs`), where respbench's own counted run would try again for seconds.
+        args.max_reconnects = Some(0);
         Ok(Reading {
             tool,
             args,
@@ -320,7 +323,7 @@ mod tests {
             line.extend(["--seed", "5"]);
             let typed = read("redis-benchmark", &line).args.into_config().unwrap().0;
             // The tool's own defaults, where the line does not set them.
-            let mut argv = os(&["respbench", "--key-prefix", "", "--seed", "5"]);
+            let mut argv = os(&["respbench", "--key-prefix", "", "--seed", "5", "--max-reconnects", "0"]);
             argv.extend(flags.split_whitespace().map(OsString::from));
             for (flag, value) in [("--data-size", "3"), ("--threads", "1")] {
                 if !flags.contains(flag) {

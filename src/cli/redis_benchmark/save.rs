@@ -103,6 +103,9 @@ fn settings(args: &Args) -> Vec<(&'static str, Option<OsString>)> {
     if let Some(d) = &args.warmup {
         push("--warmup", secs(d));
     }
+    if let Some(n) = args.max_reconnects {
+        push("--max-reconnects", text(&n));
+    }
     if args.key_prefix != default.key_prefix {
         push("--key-prefix", text(&args.key_prefix));
     }

@@ -13,6 +13,10 @@ use crate::net::{CallError, ConnectError, Session};
 pub const SHOW_ERRORS_WARNING: &str =
     "WARNING: -e option has no effect. We now immediately exit on error to avoid false results.";
 
+/// A connection lost mid-run ends it, as in the tools, which print hiredis's reason: this one
+/// for a server that went away (the commonest; a reset has its own words there).
+pub const SERVER_CLOSED: &str = "Error: Server closed the connection";
+
 /// An error reply ends the run, as in the tools (their results would be false).
 pub fn error_from_server(message: &str) -> String {
     format!("Error from server: {message}")
