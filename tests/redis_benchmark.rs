@@ -463,7 +463,10 @@ fn a_server_that_goes_away_ends_the_run_at_once_as_the_tools_do() {
     let out = run.finish();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    assert_eq!(err.lines().collect::<Vec<_>>(), ["Error: Server closed the connection"], "{err}");
+    // hiredis's reason: closed, or reset where the server died with requests unread.
+    let lines: Vec<&str> = err.lines().collect();
+    let said = ["Error: Server closed the connection", "Error: Connection reset by peer"];
+    assert!(lines.len() == 1 && said.contains(&lines[0]), "{err}");
     assert!(gone.elapsed() < std::time::Duration::from_secs(5), "the run took {:?} to end", gone.elapsed());
 }
 

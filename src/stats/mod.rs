@@ -284,13 +284,27 @@ impl std::str::FromStr for ErrorKind {
 }
 
 /// Counts of requests by why they failed (error replies by prefix, requests without a reply
-/// by kind): one request each, never a connection. Allocates only the first time a kind is seen.
+/// by kind): one request each, never a connection; or of connections lost, by why. Allocates
+/// only the first time a kind is seen.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorCounts {
     entries: Vec<(ErrorKind, u64)>,
     /// The first error reply's text, whole (a front-end whose original stops at the first
     /// error reply names it: redis-benchmark's `Error from server: ...`).
     first_reply: Option<String>,
+    /// Of connections lost: how the first went (redis-benchmark ends there, with its reason).
+    first_loss: Option<Loss>,
+}
+
+/// How a connection went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss {
+    /// The server closed it (end of stream).
+    Closed,
+    /// A read or write failed with this OS error (`errno`).
+    Os(i32),
+    /// A request timed out, or the replies made no sense.
+    Other,
 }
 
 impl ErrorCounts {
@@ -323,6 +337,16 @@ impl ErrorCounts {
         self.first_reply.as_deref()
     }
 
+    /// Keeps how a connection went if it is the first.
+    pub fn keep_first_loss(&mut self, loss: Loss) {
+        self.first_loss.get_or_insert(loss);
+    }
+
+    /// How the first connection lost went, if one was.
+    pub fn first_loss(&self) -> Option<Loss> {
+        self.first_loss
+    }
+
     pub fn merge(&mut self, other: &ErrorCounts) {
         for (kind, n) in &other.entries {
             self.add(kind.clone(), *n);
@@ -330,6 +354,7 @@ impl ErrorCounts {
         if self.first_reply.is_none() {
             self.first_reply.clone_from(&other.first_reply);
         }
+        self.first_loss = self.first_loss.or(other.first_loss);
     }
 
     pub fn total(&self) -> u64 {
@@ -504,6 +529,11 @@ mod tests {
         first.keep_first_reply(b"ERR again");
         first.merge(&later);
         assert_eq!(first.first_reply(), Some("ERR max number of clients reached"));
+        let (mut lost, mut later) = (ErrorCounts::default(), ErrorCounts::default());
+        later.keep_first_loss(Loss::Closed);
+        lost.merge(&later);
+        lost.keep_first_loss(Loss::Os(libc::ECONNRESET));
+        assert_eq!(lost.first_loss(), Some(Loss::Closed));
     }
 
     #[test]

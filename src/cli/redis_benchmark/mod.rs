@@ -84,9 +84,9 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
                 eprintln!("{}", words::error_from_server(message));
                 return ExitCode::from(EXIT_FAILURE);
             }
-            // As at a read error (hiredis's words): the run has no results to trust.
-            if outcome.connections_lost.total() > 0 && !outcome.interrupted {
-                eprintln!("{}", words::SERVER_CLOSED);
+            // As at a read error, in hiredis's words: the run has no results to trust.
+            if let Some(loss) = outcome.connections_lost.first_loss().filter(|_| !outcome.interrupted) {
+                eprintln!("{}", words::connection_lost(loss));
                 return ExitCode::from(EXIT_FAILURE);
             }
             print!("{}", render(&plan, test, &config, &outcome));

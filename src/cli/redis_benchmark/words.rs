@@ -8,14 +8,21 @@ use std::process::ExitCode;
 use crate::cli::EXIT_FAILURE;
 use crate::config::Config;
 use crate::net::{CallError, ConnectError, Session};
+use crate::stats::Loss;
 
 /// `-e`: the tools now stop at the first error reply, and say so.
 pub const SHOW_ERRORS_WARNING: &str =
     "WARNING: -e option has no effect. We now immediately exit on error to avoid false results.";
 
-/// A connection lost mid-run ends it, as in the tools, which print hiredis's reason: this one
-/// for a server that went away (the commonest; a reset has its own words there).
-pub const SERVER_CLOSED: &str = "Error: Server closed the connection";
+/// A connection lost mid-run ends it, as in the tools, which print hiredis's reason: the
+/// server closed it, or the system's words for the error (a reset, where the server closed
+/// with requests unread).
+pub fn connection_lost(loss: Loss) -> String {
+    match loss {
+        Loss::Os(errno) => format!("Error: {}", strerror(&std::io::Error::from_raw_os_error(errno))),
+        Loss::Closed | Loss::Other => "Error: Server closed the connection".to_string(),
+    }
+}
 
 /// An error reply ends the run, as in the tools (their results would be false).
 pub fn error_from_server(message: &str) -> String {
@@ -91,6 +98,8 @@ mod tests {
         );
         let auth = ConnectError::Auth { target: "h:1".into(), message: "WRONGPASS invalid".into() };
         assert_eq!(connect_error("redis-benchmark", &auth), "Node h:1 replied with error:\nWRONGPASS invalid");
+        assert_eq!(connection_lost(Loss::Os(libc::ECONNRESET)), "Error: Connection reset by peer");
+        assert_eq!(connection_lost(Loss::Closed), "Error: Server closed the connection");
         assert_eq!(
             error_from_server("ERR max number of clients reached"),
             "Error from server: ERR max number of clients reached"

@@ -126,6 +126,7 @@ impl Worker<'_> {
         // The link counts once as a connection lost, and each request it took as failed: one
         // unit per figure.
         self.window.connections_lost.add(kind.clone(), 1);
+        self.window.connections_lost.keep_first_loss(how.loss());
         if lost > 0 {
             self.window.errors.add(kind, lost);
         }

@@ -41,6 +41,16 @@ pub(crate) enum Lost<'e> {
 }
 
 impl Lost<'_> {
+    /// How it went, as the run's figures keep it.
+    pub(crate) fn loss(self) -> crate::stats::Loss {
+        use crate::stats::Loss;
+        match self {
+            Lost::Dropped => Loss::Closed,
+            Lost::Error(e) => e.raw_os_error().map_or(Loss::Other, Loss::Os),
+            Lost::Other => Loss::Other,
+        }
+    }
+
     /// memtier's context for the reconnect lines.
     fn context(self) -> &'static str {
         match self {
