@@ -264,17 +264,22 @@ fn own_wait_ms() -> f64 {
     s.split_whitespace().nth(1).and_then(|w| w.parse::<f64>().ok()).unwrap_or(0.0) / 1e6
 }
 
-/// Polls `check` every 50 µs until it holds (the stops' steps are timed in microseconds: the
-/// 10 ms polls of `wait_for` would show in the figures); panics naming `what` after 10 s.
+/// How often the stops' steps look: they are timed in fractions of a millisecond (the 10 ms
+/// polls of `wait_for` would show in the figures), yet each look reads /proc files, so looking
+/// every 50 µs took most of a core (1.0-4.7 s of CPU in 1.5-4.5 s runs), which the server and
+/// the client then waited for.
+const POLL: std::time::Duration = std::time::Duration::from_micros(250);
+
+/// Polls `check` every [`POLL`] until it holds; panics naming `what` after 10 s.
 fn until(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while !check() {
         assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
-        std::thread::sleep(std::time::Duration::from_micros(50));
+        std::thread::sleep(POLL);
     }
 }
 
-/// Polls `check` every 50 µs until it holds (true) or `limit` has passed (false).
+/// Polls `check` every [`POLL`] until it holds (true) or `limit` has passed (false).
 fn within(limit: std::time::Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = std::time::Instant::now() + limit;
     loop {
@@ -284,7 +289,7 @@ fn within(limit: std::time::Duration, mut check: impl FnMut() -> bool) -> bool {
         if std::time::Instant::now() >= deadline {
             return false;
         }
-        std::thread::sleep(std::time::Duration::from_micros(50));
+        std::thread::sleep(POLL);
     }
 }
 
