@@ -221,15 +221,21 @@ fn runqueue_wait_ms(pid: u32) -> f64 {
     waited_ns as f64 / 1e6
 }
 
-/// How many times the client's worker threads have been given a core so far (schedstat).
-fn worker_runs(pid: u32) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+/// The file `name` of each of the client `pid`'s worker threads (`respbench-w*`) under
+/// /proc/PID/task.
+fn worker_files(pid: u32, name: &str) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
     tasks
         .filter_map(Result::ok)
         .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("respbench-w")))
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().nth(2)?.parse::<u64>().ok())
-        .sum()
+        .filter_map(|t| std::fs::read_to_string(t.path().join(name)).ok())
+        .collect()
+}
+
+/// How many times the client's worker threads have been given a core so far (schedstat).
+fn worker_runs(pid: u32) -> u64 {
+    let runs = worker_files(pid, "schedstat");
+    runs.iter().filter_map(|s| s.split_whitespace().nth(2)?.parse::<u64>().ok()).sum()
 }
 
 /// Whether every worker thread of the stopped client `pid` stopped in its wait for events
@@ -237,16 +243,11 @@ fn worker_runs(pid: u32) -> u64 {
 /// space): whatever it had to send went in that call or before it.
 fn in_wait(pid: u32) -> bool {
     let waits = [libc::SYS_io_uring_enter, libc::SYS_epoll_pwait2, libc::SYS_epoll_pwait, libc::SYS_epoll_wait];
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
-    tasks
-        .filter_map(Result::ok)
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("respbench-w")))
-        .all(|t| {
-            let call = std::fs::read_to_string(t.path().join("syscall")).unwrap_or_default();
-            call.split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<libc::c_long>().ok())
-                .is_some_and(|n| waits.contains(&n))
+    let calls = worker_files(pid, "syscall");
+    !calls.is_empty()
+        && calls.iter().all(|call| {
+            let number = call.split_whitespace().next().and_then(|n| n.parse::<libc::c_long>().ok());
+            number.is_some_and(|n| waits.contains(&n))
         })
 }
 
@@ -333,11 +334,12 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
         // A reply in flight when the client stops: stop it at whatever moment and keep the
         // stop once a reply arrives while it is stopped; else let it go and stop it again. The
         // server is never held, so the held reply's wire and server time is its own. A stop
-        // that holds nothing is ended after 1 ms: a stop that came between a send's clock read
-        // and its system call (below) holds that request, whose reply then arrives only once
-        // the client runs again (about 1 run in 15 per path with 20 ms stops), so its wire and
-        // server time carries that stop's length, plus the client's time to run again, which
-        // must stay under the bound (a reply comes back in well under a millisecond here).
+        // that holds nothing is ended at once, or after 1 ms where the worker stopped in its
+        // wait: a stop that came between a send's clock read and its system call (below) holds
+        // that request, whose reply then arrives only once the client runs again (about 1 run
+        // in 15 per path with 20 ms stops), so its wire and server time carries that stop's
+        // length, plus the client's time to run again, which must stay under the bound (a
+        // reply comes back in well under a millisecond here).
         let held = (0..2000).any(|_| {
             signal(run.run.id(), libc::SIGSTOP);
             // Held only where the worker stopped in its wait: a request's send time is the clock
