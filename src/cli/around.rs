@@ -53,8 +53,8 @@ impl Around {
     /// journal's interval log: the journal sits beside the first output, which is `--json`
     /// when there is one).
     pub(crate) fn interval_log(&self, output: &Output) -> Option<String> {
-        output.json.as_ref()?;
-        self.journal.as_ref().map(Journal::log_name)
+        let journal = self.journal.as_ref()?;
+        (journal.path() == Journal::path_for(output.json.as_ref()?)).then(|| journal.log_name())
     }
 
     /// The live outputs among them, as sinks: the journal, then StatsD.

@@ -47,6 +47,7 @@ pub const EXIT_FAILURE: u8 = 1;
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
     crate::stats::map_large_blocks();
+    signals::ignore_file_size_signal();
     // memtier_benchmark's command line: `respbench memtier ...`, or run through a link so named.
     let invoked_as = args.first().and_then(|a| std::path::Path::new(a).file_name()).map(|n| n.to_owned());
     let memtier = if invoked_as.as_deref() == Some(std::ffi::OsStr::new("memtier_benchmark")) {
@@ -104,8 +105,8 @@ fn save_scenario(shown: &[impl Into<OsString> + Clone], draft: Option<Draft>, se
     let Some(mut draft) = draft else { return Ok(()) };
     let shown: Vec<OsString> = shown.iter().cloned().map(Into::into).collect();
     let text = draft.text(&shown, seed).map_err(|e| usage_error(&e))?;
-    if let Err(e) = report::write_atomic(&draft.path, text.as_bytes()) {
-        eprintln!("respbench: cannot write {}: {e}", draft.path.display());
+    if let Err(e) = report::output::write(&draft.path, text.as_bytes()) {
+        eprintln!("respbench: {e}");
         return Err(ExitCode::from(EXIT_FAILURE));
     }
     eprintln!("respbench: scenario saved to {}", draft.path.display());
@@ -173,6 +174,10 @@ fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     if output.verify_only {
         return Ran::failed(run_verify(config));
     }
+    // Two outputs on one path, or on standard output, are refused before anything connects.
+    if let Err(msg) = report::output::check(&output.files()) {
+        return Ran::failed(usage_error(&msg));
+    }
     let ran = match &output.memtier {
         Some(options) => memtier::run::execute(config, output, options, cx),
         None => native::run::execute(config, output, cx),
@@ -204,9 +209,9 @@ fn clap_message(e: &clap::Error) -> String {
     if message.is_empty() { "invalid arguments".to_string() } else { message.to_string() }
 }
 
-/// Writes an output file atomically; the error names the file.
+/// Writes an output file (see [`report::output`]); the error names the file and the reason.
 fn write(path: &std::path::Path, text: &str) -> Result<(), String> {
-    report::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    report::output::write(path, text.as_bytes()).map_err(|e| e.to_string())
 }
 
 fn usage_error(msg: &str) -> ExitCode {

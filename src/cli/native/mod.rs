@@ -1,6 +1,6 @@
 //! respbench's own flags: what the user typed, then turned into a validated [`Config`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
@@ -380,6 +380,28 @@ pub struct Output {
     pub verify_only: bool,
     /// --save-scenario and --metrics-listen.
     pub scenario: super::scenario::flags::ScenarioFlags,
+}
+
+impl Output {
+    /// The files the run writes, each with the flag that named it (memtier's name under
+    /// memtier's command line): what is checked before the run and whose `-` moves the report
+    /// a person reads to standard error.
+    pub fn files(&self) -> Vec<(&'static str, &Path)> {
+        let memtier = self.memtier_front_end;
+        [
+            ("--out-file", &self.out_file),
+            ("--json", &self.json),
+            (if memtier { "--json-out-file" } else { "--memtier-json" }, &self.memtier_json),
+            ("--hdr-log", &self.hdr_log),
+            ("--html", &self.html),
+            ("--csv", &self.csv),
+            ("--csv-timeline", &self.csv_timeline),
+            ("--markdown", &self.markdown),
+        ]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+        .collect()
+    }
 }
 
 mod build;
