@@ -79,7 +79,8 @@ fn json_to_stdout_pipes_the_document_alone_and_writes_no_file() {
 fn every_native_output_flag_writes_through_a_symlink_and_to_stdout() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let flags = ["--json", "--html", "--csv", "--csv-timeline", "--markdown", "--hdr-log", "--out-file"];
+    let flags =
+        ["--json", "--html", "--csv", "--csv-timeline", "--markdown", "--hdr-log", "--out-file", "--save-scenario"];
     let mut args: Vec<String> = SHORT.iter().map(|a| a.to_string()).collect();
     let mut links = Vec::new();
     for flag in flags {
@@ -101,6 +102,7 @@ fn every_native_output_flag_writes_through_a_symlink_and_to_stdout() {
         ("--markdown", "**"),
         ("--hdr-log", "#"),
         ("--out-file", ""),
+        ("--save-scenario", "# Saved by respbench"),
     ];
     for (flag, starts) in first_bytes {
         let out = respbench()
@@ -142,11 +144,26 @@ fn memtier_outputs_write_through_symlinks_and_to_stdout() {
     // memtier's per-run HDR files are named from the prefix: links made in their place.
     let (hgrm, hgrm_target) = link_to_old(dir.path(), "h_FULL_RUN_1.hgrm");
     let prefix = dir.path().join("h");
-    let out = memtier(&["--json-out-file", s(&json), "-o", s(&text), "--hdr-file-prefix", s(&prefix)]);
+    // And its per-client files (`--client-stats`), the one client of thread 0 here.
+    let (client, client_target) = link_to_old(dir.path(), "cs-1-0-0.csv");
+    let clients = dir.path().join("cs");
+    let out = memtier(&[
+        "--json-out-file",
+        s(&json),
+        "-o",
+        s(&text),
+        "--hdr-file-prefix",
+        s(&prefix),
+        "--client-stats",
+        s(&clients),
+        "-c",
+        "1",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_written_through(&json, &json_target);
     assert_written_through(&text, &text_target);
     assert_written_through(&hgrm, &hgrm_target);
+    assert_written_through(&client, &client_target);
     let out = memtier(&["--json-out-file", "-"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is memtier's JSON alone");
@@ -196,6 +213,32 @@ fn saved_results_subcommands_write_through_symlinks_and_to_stdout() {
     let merged: serde_json::Value = serde_json::from_slice(&out.stdout).expect("merge's JSON alone on stdout");
     assert!(merged["tool"].is_object());
     assert!(!dir.path().join("-").exists());
+}
+
+#[test]
+fn a_scenario_writes_its_result_to_stdout_and_its_phases_reports_to_stderr() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = fill_then_run_scenario(dir.path(), &["200"]);
+    let out = respbench()
+        .current_dir(dir.path())
+        .args(["run", s(&file), "-p", &server.port_arg(), "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the scenario's JSON alone on stdout");
+    assert!(doc["phases"].is_array(), "{doc}");
+    assert!(!dir.path().join("-").exists());
+    // A phase whose outputs share a path is refused before the first phase runs.
+    let twice = dir.path().join("twice.toml");
+    std::fs::write(
+        &twice,
+        "[[phase]]\nkind = \"run\"\nrequests = \"10\"\nargs = [\"--csv\", \"x\", \"--markdown\", \"x\"]\n",
+    )
+    .unwrap();
+    let out = respbench().args(["run", s(&twice), "-p", &free_port().to_string()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("both name"), "{}", stderr(&out));
 }
 
 #[test]

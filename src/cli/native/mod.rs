@@ -397,6 +397,7 @@ impl Output {
             ("--csv", &self.csv),
             ("--csv-timeline", &self.csv_timeline),
             ("--markdown", &self.markdown),
+            ("--save-scenario", &self.scenario.save_scenario),
         ]
         .into_iter()
         .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
