@@ -258,7 +258,7 @@ impl Session {
         }
     }
 
-    /// The address this session is connected to, for messages.
+    /// The address this connection goes to, for messages.
     pub fn target(&self) -> &str {
         &self.target
     }

@@ -5,7 +5,7 @@
 //! the kernel in one `io_uring_enter`, the worker's reads and writes copy to and from buffers
 //! the ring owns). `--io auto`, the default, takes io_uring when this kernel allows it:
 //! measured, it costs less than epoll at pipeline 1 and 10,000 connections and as much at
-//! pipeline 16 (BENCHMARKS.md, issue 27).
+//! pipeline 16 (BENCHMARKS.md).
 
 mod epoll;
 // unsafe: setsockopt(2) and recvmsg(2)'s control messages (kernel receive timestamps) have no
