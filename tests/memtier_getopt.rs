@@ -1,4 +1,4 @@
-//! memtier_benchmark command lines read with getopt's rules (issue 24, items 4 and 6) and run
+//! memtier_benchmark command lines read with getopt's rules and run
 //! against a real redis-server: a repeated option keeps its last value, `--uri` meets `--port`,
 //! percentiles 0 and 100, and each `--command`'s own key pattern. The expected keys and figures
 //! are those memtier_benchmark 2.3.0 (built from its source) gave for the same command lines

@@ -3,6 +3,7 @@
 //! which the workload compiles into templates.
 
 use super::KeyPattern;
+use super::parse::InvalidValue;
 
 /// A piece of a command argument: fixed bytes, or a placeholder filled per request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,10 +80,10 @@ impl CommandSpec {
 
     /// A command line with placeholders: `LPUSH list:__key__ __data__`. Arguments split on
     /// white space; double or single quotes keep spaces inside one argument.
-    pub fn parse(text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+    pub fn parse(text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, InvalidValue> {
         let words = split_words(text)?;
         if words.is_empty() {
-            return Err(format!("the command '{text}' is empty"));
+            return Err(format!("the command '{text}' is empty").into());
         }
         Ok(CommandSpec::from_words(&words, weight, key_pattern, true))
     }
@@ -146,7 +147,7 @@ impl Sequence {
 
 /// Splits a sequence (`MULTI ; SET k v ; 4 GET k ; EXEC`) at its `;` words into commands,
 /// each with its repeat count (a leading number). Returns `None` when there is no `;`.
-pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts>, String> {
+pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts>, InvalidValue> {
     if !words.iter().any(|w| w.as_ref() == ";") {
         return Ok(None);
     }
@@ -158,12 +159,14 @@ pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts
             repeat = match part.remove(0).parse::<u32>() {
                 Ok(n) if n > 0 => n,
                 _ => {
-                    return Err(format!("the repeat count in '{}' must be a whole number above 0", part.join(" ")));
+                    return Err(
+                        format!("the repeat count in '{}' must be a whole number above 0", part.join(" ")).into()
+                    );
                 }
             };
         }
         if part.is_empty() {
-            return Err("a sequence has an empty command between two ';'".to_string());
+            return Err("a sequence has an empty command between two ';'".into());
         }
         out.push((repeat, part));
     }
@@ -171,7 +174,7 @@ pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts
 }
 
 /// Splits a command line into words, honouring "double" and 'single' quotes.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+pub fn split_words(text: &str) -> Result<Vec<String>, InvalidValue> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
@@ -197,7 +200,7 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err(format!("the command '{text}' has an unclosed quote"));
+        return Err(format!("the command '{text}' has an unclosed quote").into());
     }
     if in_word {
         words.push(current);

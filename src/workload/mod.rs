@@ -1,6 +1,11 @@
 //! What to send: the command mix compiled into templates (shared by all threads), and a
 //! per-connection request generator that picks the command, key, value and expiry.
 
+message_error!(
+    /// A plan whose mix cannot be sent as asked.
+    Unsendable
+);
+
 pub mod import;
 mod keys;
 pub mod monitor;
@@ -105,14 +110,14 @@ pub struct Workload {
 impl Workload {
     /// Whether the run's protocol can send every command of the mix: the one-line error
     /// (a usage error) names the first it cannot. [`compile`](Self::compile) relies on it.
-    pub fn check(config: &Config) -> Result<(), String> {
+    pub fn check(config: &Config) -> Result<(), Unsendable> {
         let protocol = config.server.session.protocol;
         let prefix = config.keys.prefix.as_bytes();
         for spec in &config.commands {
             let (mut d, mut ranges) = (Draws::default(), Vec::new());
             let args: Vec<Vec<Part>> =
                 spec.args.iter().map(|arg| arg_parts(arg, prefix, &mut d, &mut ranges)).collect();
-            protocol.template(&spec.name, &args, spec.inline, 1)?;
+            protocol.template(&spec.name, &args, spec.inline, 1).map_err(String::from)?;
         }
         Ok(())
     }
