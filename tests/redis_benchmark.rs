@@ -501,3 +501,47 @@ fn options_apply_in_order_and_the_last_setting_wins() {
     run(&["-p", &port, "-n", "10", "-t", "get", "--precision", "9", "--precision", "-1", "-q"]);
     assert_eq!(server.calls("get"), 10);
 }
+
+#[test]
+fn sequential_hands_out_every_number_once() {
+    let server = Server::start(&[]);
+    valkey(&server, &["--sequential", "-r", "300", "-n", "300", "-t", "set", "-q"]);
+    assert_eq!(server.dbsize(), 300);
+    // respbench's own name for it, on a command of its own: the keys 0..299 each once.
+    server.cli(&["FLUSHALL"]);
+    let out = respbench()
+        .args(["-p", &server.port_arg(), "-c", "7", "-n", "300", "--key-min", "0", "--key-max", "299"])
+        .args(["--command", "INCR n:__rand_int__", "--rand-sequential"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.dbsize(), 300);
+    assert_eq!(server.cli(&["GET", "n:000000000299"]), "1");
+}
+
+#[test]
+fn rps_prints_valkeys_rps_summary() {
+    let server = Server::start(&[]);
+    let out = valkey(&server, &["--rps", "500", "-n", "500", "-c", "5", "-t", "ping_mbulk"]);
+    let text = stdout(&out);
+    let at = text.find("RPS Summary:\n  target RPS: 500.00\n  RPS distribution (reqs/sec):\n").expect(&text);
+    let header = text[at..].lines().nth(3).unwrap();
+    assert_eq!(header.split_whitespace().collect::<Vec<_>>(), ["avg", "min", "p50", "p95", "p99", "max"]);
+    let figures: Vec<f64> = text[at..].lines().nth(4).unwrap().split_whitespace().map(|f| f.parse().unwrap()).collect();
+    assert_eq!(figures.len(), 6, "{text}");
+    assert!(figures[1] <= figures[2] && figures[2] <= figures[5], "{text}");
+    // Without --rps there is none.
+    assert!(!stdout(&valkey(&server, &["-n", "100", "-t", "ping_mbulk"])).contains("RPS Summary"));
+}
+
+#[test]
+fn valkey_version_short_and_n_beside_duration_in_its_words() {
+    let out = respbench().args(["valkey-benchmark", "-v"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("valkey-benchmark respbench-"), "{}", stdout(&out));
+    for line in [&["-n", "10", "--duration", "2"][..], &["--duration", "2", "-n", "10"]] {
+        let out = respbench().args(["valkey-benchmark"]).args(line).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{line:?}");
+        assert_eq!(stderr(&out), "Options -n and --duration are mutually exclusive.\n");
+    }
+}

@@ -34,6 +34,7 @@ impl Args {
         extras.client_share_warning = self.session.client_share_warning;
         // Each interval keeps the report's percentiles (memtier's per-second series shows them).
         extras.interval_quantiles = self.percentiles.0.iter().map(|p| p / 100.0).collect();
+        extras.rand_sequential = self.rand_sequential;
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,

@@ -64,6 +64,7 @@ impl Default for Args {
             command: Vec::new(),
             inline: false,
             literal_rand_int: false,
+            rand_sequential: false,
             command_ratio: Vec::new(),
             command_key_pattern: Vec::new(),
             random_data: false,

@@ -40,6 +40,8 @@ pub enum Parsed {
     Run(Box<Plan>),
     /// Print this (help, version) and exit successfully.
     Print(String),
+    /// Say this on stderr and exit 1, as the tool refuses it (in its words).
+    Refused(String),
 }
 
 /// Reads the command line (without the program name) of `tool`.
@@ -47,8 +49,8 @@ pub fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
     let (found, mut command) = scan(tool, OPTIONS, args, true)?;
     let mut reading = Reading::new(tool)?;
     for found in found {
-        if let Some(print) = reading.apply(found)? {
-            return Ok(Parsed::Print(print));
+        if let Some(done) = reading.apply(found)? {
+            return Ok(done);
         }
     }
     if reading.stdin_arg {
@@ -67,6 +69,8 @@ struct Reading<'t> {
     args: Args,
     server: Connection,
     requests: u64,
+    /// `-n` was given (valkey-benchmark refuses it beside `--duration`).
+    requests_given: bool,
     keyspace: Option<u64>,
     selected: Option<String>,
     duration: Option<Duration>,
@@ -97,6 +101,7 @@ impl<'t> Reading<'t> {
             args,
             server: Connection::default(),
             requests: 100_000,
+            requests_given: false,
             keyspace: None,
             selected: None,
             duration: None,
@@ -112,8 +117,9 @@ impl<'t> Reading<'t> {
         })
     }
 
-    /// Applies one option; `Some` is text to print instead of running (help, version).
-    fn apply(&mut self, Found { index, long, value }: Found) -> Result<Option<String>, String> {
+    /// Applies one option; `Some` is what to do instead of running (help, version, a refusal
+    /// in the tool's words).
+    fn apply(&mut self, Found { index, long, value }: Found) -> Result<Option<Parsed>, String> {
         let (spec, map) = &OPTIONS[index];
         let v = value.unwrap_or_default();
         let invalid = |e: String| format!("invalid value for '{long}': {e}");
@@ -124,7 +130,14 @@ impl<'t> Reading<'t> {
             Map::Unsupported(what) => return Err(format!("{}'s {long} is not supported yet ({what})", self.tool)),
             Map::Special if self.server.apply(name, &v)? => {}
             Map::Special => match name {
-                "n" => self.requests = count(&v)?,
+                // valkey-benchmark's parser refuses the second of the two, whichever it is.
+                "n" | "duration" if self.tool == "valkey-benchmark" && self.exclusive(name) => {
+                    return Ok(Some(Parsed::Refused(words::N_AND_DURATION.into())));
+                }
+                "n" => {
+                    self.requests = count(&v)?;
+                    self.requests_given = true;
+                }
                 "r" => self.keyspace = Some(count(&v)?),
                 "k" if v == "1" => {}
                 // A new connection for every request.
@@ -160,12 +173,17 @@ impl<'t> Reading<'t> {
                 }
                 "duration" => self.duration = Some(seconds(&v).map_err(invalid)?),
                 "warmup" => self.args.warmup = Some(seconds(&v).map_err(invalid)?),
-                "help" => return Ok(Some(options::help(self.tool))),
-                "version" => return Ok(Some(options::version(self.tool))),
+                "help" => return Ok(Some(Parsed::Print(options::help(self.tool)))),
+                "version" => return Ok(Some(Parsed::Print(options::version(self.tool)))),
                 _ => unreachable!("every Special option is handled"),
             },
         }
         Ok(None)
+    }
+
+    /// Whether `-n` (or `--duration`, as `name` says) meets the other already given.
+    fn exclusive(&self, name: &str) -> bool {
+        if name == "n" { self.duration.is_some() } else { self.requests_given }
     }
 
     /// The plan: the flags checked and turned into the run's configuration, and the tests.
@@ -178,6 +196,11 @@ impl<'t> Reading<'t> {
         });
         let payload = self.args.data_size;
         let (mut base, _) = self.args.into_config()?;
+        if base.rate.is_some() {
+            // The RPS summary's samples: the achieved rate every 250 ms, as valkey-benchmark
+            // samples it.
+            base.interval = Duration::from_millis(250);
+        }
         base.faults.voice = if self.say_notes { Voice::Respbench } else { Voice::Quiet };
         let random = self.keyspace.is_some();
         let tests = if command.is_empty() {
