@@ -41,6 +41,8 @@ pub struct Extras {
     /// `i + c`, `i + 2c`, ... so the connections together send each number once per pass)
     /// instead of being drawn.
     pub rand_sequential: bool,
+    /// `--dataset`: the rows the commands' `__field:NAME__` placeholders take, in order.
+    pub dataset: Option<std::sync::Arc<super::dataset::Dataset>>,
 }
 
 /// The client's share of p99 above which a run is warned that it measured the client too.

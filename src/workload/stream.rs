@@ -40,6 +40,10 @@ pub struct RequestGen {
     /// `--rand-sequential`: numbers counted so far by each placeholder (`__rand_1st__` ..
     /// `__rand_9th__`, then `__rand_int__`), this connection's place among `stride`.
     counted: Option<Counted>,
+    /// `--dataset`: rows this connection has taken (it takes `offset + n * stride`).
+    rows_taken: u64,
+    row_offset: u64,
+    row_stride: u64,
 }
 
 /// The counters of `--rand-sequential`: the `n`th number this connection takes for a
@@ -102,6 +106,9 @@ impl RequestGen {
                 offset: conn_index as u64,
                 stride: config.connections.max(1) as u64,
             }),
+            rows_taken: 0,
+            row_offset: conn_index as u64,
+            row_stride: config.connections.max(1) as u64,
         }
     }
 
@@ -260,7 +267,23 @@ impl RequestGen {
             _ => b"",
         };
         let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, tag];
-        if draws.shared == 0 && draws.rand_ints == 0 && draws.between == 0 && !draws.cursor && multi == 0 {
+        // A dataset command takes the next of this connection's rows (none without one).
+        let row: &[Vec<u8>] = match (&workload.dataset, draws.fields) {
+            (Some(dataset), true) => {
+                let count = dataset.rows.len() as u64;
+                let r = (self.row_offset + self.rows_taken * self.row_stride) % count;
+                self.rows_taken += 1;
+                &dataset.rows[r as usize]
+            }
+            _ => &[],
+        };
+        if draws.shared == 0
+            && draws.rand_ints == 0
+            && draws.between == 0
+            && !draws.cursor
+            && multi == 0
+            && !draws.fields
+        {
             // The common case (SET, GET): no random numbers to draw or buffer.
             workload.templates[cmd].encode(out, &fixed);
         } else {
@@ -291,7 +314,9 @@ impl RequestGen {
             holes[HOLE_BETWEEN..].copy_from_slice(&between);
             let (digits, ends) = (&self.multi_digits, &self.multi_ends);
             workload.templates[cmd].encode_with(out, |i| {
-                if i < HOLE_MULTI {
+                if i >= HOLE_FIELD {
+                    &row[i - HOLE_FIELD]
+                } else if i < HOLE_MULTI {
                     holes[i]
                 } else {
                     let k = i - HOLE_MULTI;

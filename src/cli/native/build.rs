@@ -81,6 +81,12 @@ impl Args {
             ramp,
             extras,
         };
+        if let Some(path) = self.dataset.take() {
+            let rows = self.dataset_rows.map(|n| n as usize);
+            let dataset = crate::config::dataset::Dataset::for_commands(&path, rows, &config.commands)
+                .map_err(|e| e.to_string())?;
+            config.extras.dataset = Some(std::sync::Arc::new(dataset));
+        }
         self.shards.apply(&mut config)?;
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);

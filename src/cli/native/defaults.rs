@@ -65,6 +65,8 @@ impl Default for Args {
             inline: false,
             literal_rand_int: false,
             rand_sequential: false,
+            dataset: None,
+            dataset_rows: None,
             command_ratio: Vec::new(),
             command_key_pattern: Vec::new(),
             random_data: false,

@@ -209,6 +209,13 @@ pub struct Args {
     /// of N numbers sends each once (valkey-benchmark's --sequential).
     #[arg(long, help_heading = "Workload")]
     pub rand_sequential: bool,
+    /// A CSV or TSV file with a header whose rows fill the --command's __field:NAME__
+    /// placeholders (__field:NAME:base64__ decoded), one row per command sent, in order.
+    #[arg(long, value_name = "FILE", help_heading = "Workload")]
+    pub dataset: Option<PathBuf>,
+    /// Read at most N rows of --dataset [default: all].
+    #[arg(long, value_name = "N", value_parser = parse::positive, requires = "dataset", help_heading = "Workload")]
+    pub dataset_rows: Option<u64>,
     /// The weight of the --command in the same position [default: 1].
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub command_ratio: Vec<u32>,

@@ -241,6 +241,9 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["num-keys-in-fcall"], true, Map::Special),
     opt(&["help"], false, Map::Special),
     opt(&["version", "v"], false, Map::Special),
+    // valkey-benchmark's dataset: a CSV or TSV file filling `__field:NAME__`, at most --maxdocs rows.
+    opt(&["dataset"], true, Map::Special),
+    opt(&["maxdocs"], true, Map::Special),
     // valkey-benchmark's: `-r` numbers handed out in order rather than drawn.
     opt(
         &["sequential"],
@@ -318,6 +321,9 @@ pub fn help(tool: &str) -> String {
          FILE.toml sends the same commands)\n \
          --duration <secs>  Run each test this long instead of -n requests\n \
          --warmup <secs>    Run each test this long first, unmeasured\n \
+         --dataset <file>   CSV or TSV file (with a header) whose rows fill __field:name__\n                    \
+         placeholders of the command, a row per command sent, in order\n \
+         --maxdocs <num>    Read at most this many rows of the dataset (default: all)\n \
          --mptcp            Connect with multipath TCP (falls back to TCP if the server lacks it)\n \
          --rdma             RDMA transport (respbench: not available)\n \
          --num-functions <n>  valkey-benchmark: functions in the FUNCTION LOAD test's library (default 10)\n \

@@ -60,7 +60,7 @@ pub fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
             .map_err(|e| format!("-x: cannot read the last argument from stdin: {e}"))?;
         command.push(last);
     }
-    reading.into_plan(&command).map(|plan| Parsed::Run(Box::new(plan)))
+    reading.into_plan(&command)
 }
 
 /// The options read so far: respbench's typed flags and what only the front-end knows.
@@ -84,6 +84,9 @@ struct Reading<'t> {
     /// TLS 1.2 and 1.3 cipher lists, each the last given.
     ciphers: [Option<String>; 2],
     functions: suite::Functions,
+    /// `--dataset` and `--maxdocs` (at or below 0: every row).
+    dataset: Option<std::path::PathBuf>,
+    maxdocs: Option<usize>,
 }
 
 impl<'t> Reading<'t> {
@@ -114,6 +117,8 @@ impl<'t> Reading<'t> {
             say_notes: false,
             ciphers: [None, None],
             functions: suite::Functions::default(),
+            dataset: None,
+            maxdocs: None,
         })
     }
 
@@ -155,6 +160,11 @@ impl<'t> Reading<'t> {
                 }
                 // The tools stop at the first error reply, and say -e changes nothing.
                 "e" => eprintln!("{}", words::SHOW_ERRORS_WARNING),
+                "dataset" => self.dataset = Some(v.into()),
+                "maxdocs" => {
+                    let n: i64 = v.trim().parse().map_err(|_| invalid(format!("'{v}' is not a whole number")))?;
+                    self.maxdocs = (n > 0).then_some(n as usize);
+                }
                 "tls-ciphers" => self.ciphers[0] = Some(v),
                 "tls-ciphersuites" => self.ciphers[1] = Some(v),
                 "q" => self.quiet = true,
@@ -187,7 +197,7 @@ impl<'t> Reading<'t> {
     }
 
     /// The plan: the flags checked and turned into the run's configuration, and the tests.
-    fn into_plan(mut self, command: &[String]) -> Result<Plan, String> {
+    fn into_plan(mut self, command: &[String]) -> Result<Parsed, String> {
         self.finish_flags()?;
         let save = self.args.scenario.save_scenario.clone().map(|path| {
             let mut args = self.args.clone();
@@ -209,6 +219,12 @@ impl<'t> Reading<'t> {
         } else {
             vec![suite::custom(command, random)?]
         };
+        if let Some(path) = &self.dataset {
+            match dataset(path, self.maxdocs, &tests, command, !(self.quiet || self.csv)) {
+                Ok(d) => base.extras.dataset = Some(std::sync::Arc::new(d)),
+                Err(words) => return Ok(Parsed::Refused(words)),
+            }
+        }
         let mut requests = self.requests;
         if self.tool == "valkey-benchmark" {
             requests = valkey_units(&tests, requests, &mut base);
@@ -217,7 +233,8 @@ impl<'t> Reading<'t> {
             base.stop = StopAfter::Requests(requests);
         }
         let (quiet, csv, precision, looping, idle) = (self.quiet, self.csv, self.precision, self.looping, self.idle);
-        Ok(Plan { base, tests, quiet, csv, precision, looping, idle, payload, keyspace: self.keyspace, save })
+        let plan = Plan { base, tests, quiet, csv, precision, looping, idle, payload, keyspace: self.keyspace, save };
+        Ok(Parsed::Run(Box::new(plan)))
     }
 
     /// What the options leave to the end: the server, the cipher lists, how long each test runs,
@@ -246,6 +263,38 @@ impl<'t> Reading<'t> {
         tls_as_the_tools(self.tool, args, self.say_notes);
         Ok(())
     }
+}
+
+/// valkey-benchmark's `--dataset`: the file read for the fields the command names, or what
+/// valkey-benchmark says on stderr (exit 1) when it cannot be used. `verbose`: its loading
+/// lines on stderr (not under `-q` or `--csv`).
+fn dataset(
+    path: &std::path::Path,
+    maxdocs: Option<usize>,
+    tests: &[Test],
+    command: &[String],
+    verbose: bool,
+) -> Result<crate::config::dataset::Dataset, String> {
+    use crate::config::dataset::{Dataset, fields_named};
+    let example = "Example: SET doc:__rand_int__ \"__field:content__\"";
+    if command.is_empty() {
+        return Err(format!("Error: Dataset mode requires a command with field placeholders\n{example}"));
+    }
+    let commands: Vec<_> = tests.iter().flat_map(|t| t.commands.iter().cloned()).collect();
+    if fields_named(&commands).is_empty() {
+        return Err(format!("Error: Dataset mode requires at least one field placeholder\n{example}"));
+    }
+    if command.iter().any(|w| w.contains("__data__")) {
+        return Err("Error: __data__ placeholders cannot be used with --dataset option".into());
+    }
+    if verbose {
+        eprintln!("Loading dataset from {}...", path.display());
+    }
+    let dataset = Dataset::for_commands(path, maxdocs, &commands).map_err(|e| format!("Error: {e}"))?;
+    if verbose {
+        eprintln!("\rLoaded {} documents{:20}", dataset.rows.len(), "");
+    }
+    Ok(dataset)
 }
 
 /// As the tools do with OpenSSL: the chain is verified, the host name is not.
