@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::connection::Connection;
 use super::options::{self, Map, OPTIONS};
 use super::{Test, suite, words};
-use crate::cli::dialect::{Found, scan};
+use crate::cli::dialect::{Found, Rest, scan};
 use crate::cli::native::Args;
 use crate::cli::{notes::Notes, parse};
 use crate::config::{Config, StopAfter, Voice};
@@ -46,7 +46,7 @@ pub enum Parsed {
 
 /// Reads the command line (without the program name) of `tool`.
 pub fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
-    let (found, mut command) = scan(tool, OPTIONS, args, true)?;
+    let (found, mut command) = scan(tool, OPTIONS, args, Rest::Command)?;
     let mut reading = Reading::new(tool)?;
     for found in found {
         if let Some(done) = reading.apply(found)? {
@@ -348,7 +348,7 @@ mod tests {
     /// The options of `line` read and finished, before they become the configuration.
     fn read(tool: &str, line: &[&str]) -> Reading<'static> {
         let tool: &'static str = if tool == "valkey-benchmark" { "valkey-benchmark" } else { "redis-benchmark" };
-        let (found, _) = scan(tool, OPTIONS, &os(line), true).unwrap();
+        let (found, _) = scan(tool, OPTIONS, &os(line), Rest::Command).unwrap();
         let mut reading = Reading::new(tool).unwrap();
         for f in found {
             assert!(reading.apply(f).unwrap().is_none());
