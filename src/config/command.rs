@@ -33,6 +33,32 @@ pub enum ArgPart {
     },
     /// The cursor the server returned to this connection's last SCAN (`--scan-incremental-iteration`).
     Cursor,
+    /// `__field:NAME__` (`__field:NAME:base64__` decoded): the field of the dataset's row this
+    /// command takes (`--dataset`).
+    Field(FieldRef),
+}
+
+/// A dataset field a command names: the header's name, and whether its values are base64 to
+/// be decoded before sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRef {
+    pub name: String,
+    pub base64: bool,
+}
+
+/// `__field:NAME__` at the start of `rest`: the field and the placeholder's length.
+fn field_at(rest: &str) -> Option<(FieldRef, usize)> {
+    let inner = rest.strip_prefix("__field:")?;
+    let end = inner.find("__")?;
+    let name = &inner[..end];
+    if name.is_empty() {
+        return None;
+    }
+    let (name, base64) = match name.strip_suffix(":base64") {
+        Some(raw) if !raw.is_empty() => (raw, true),
+        _ => (name, false),
+    };
+    Some((FieldRef { name: name.to_string(), base64 }, "__field:".len() + end + 2))
 }
 
 /// One command of the mix.
@@ -227,6 +253,14 @@ fn parse_arg(word: &str) -> Vec<ArgPart> {
     let mut lit = String::new();
     let mut rest = word;
     while !rest.is_empty() {
+        if let Some((field, len)) = field_at(rest) {
+            if !lit.is_empty() {
+                parts.push(ArgPart::Lit(std::mem::take(&mut lit).into_bytes()));
+            }
+            parts.push(ArgPart::Field(field));
+            rest = &rest[len..];
+            continue;
+        }
         let found = [
             ("__key__", ArgPart::Key),
             ("__data__", ArgPart::Data),

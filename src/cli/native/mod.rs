@@ -204,6 +204,18 @@ pub struct Args {
     /// Send __rand_int__ in --command as written, not drawn: one key, as redis-benchmark without -r.
     #[arg(long, help_heading = "Workload")]
     pub literal_rand_int: bool,
+    /// __rand_int__ and __rand_1st__ .. __rand_9th__ count up through the key range instead of
+    /// being drawn, each its own counter, the connections' counts interleaved: -n N over a range
+    /// of N numbers sends each once (valkey-benchmark's --sequential).
+    #[arg(long, help_heading = "Workload")]
+    pub rand_sequential: bool,
+    /// A CSV or TSV file with a header whose rows fill the --command's __field:NAME__
+    /// placeholders (__field:NAME:base64__ decoded), one row per command sent, in order.
+    #[arg(long, value_name = "FILE", help_heading = "Workload")]
+    pub dataset: Option<PathBuf>,
+    /// Read at most N rows of --dataset [default: all].
+    #[arg(long, value_name = "N", value_parser = parse::positive, requires = "dataset", help_heading = "Workload")]
+    pub dataset_rows: Option<u64>,
     /// The weight of the --command in the same position [default: 1].
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub command_ratio: Vec<u32>,

@@ -78,6 +78,9 @@ pub fn check_server(tool: &str, config: &Config) -> Result<(), ExitCode> {
     Ok(())
 }
 
+/// valkey-benchmark's refusal of `-n` beside `--duration`.
+pub const N_AND_DURATION: &str = "Options -n and --duration are mutually exclusive.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
