@@ -19,6 +19,7 @@ mod run;
 pub mod scenario;
 mod secrets;
 mod shard;
+mod spec;
 // unsafe: sigaction and the async-signal-safe crash report; each block says why it is sound.
 #[allow(unsafe_code)]
 mod signals;
@@ -77,6 +78,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some("merge") => Some(merge::main),
         Some("recover") => Some(recover::main),
         Some("run") => Some(scenario::run_file::main),
+        Some("spec") => Some(spec::main),
         _ => None,
     };
     if let Some(run) = subcommand {
