@@ -61,7 +61,8 @@ pub struct Tool {
 pub fn load(path: &Path) -> Result<SpecFile, String> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-    let spec: SpecFile = serde_norway::from_str(&text).map_err(|e| format!("{shown}: {}", one_line(&e.to_string())))?;
+    let spec: SpecFile =
+        serde_norway::from_str(&text).map_err(|e| format!("{shown}: {}", expected(&one_line(&e.to_string()))))?;
     let version = match &spec.version {
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.clone(),
@@ -156,6 +157,27 @@ fn kind(v: &Value) -> &'static str {
         Value::Sequence(_) => "a list",
         Value::Mapping(_) => "a mapping",
         Value::Tagged(_) => "a tagged value",
+    }
+}
+
+/// A missing field's message with what the field holds.
+fn expected(message: &str) -> String {
+    const FIELDS: [(&str, &str); 10] = [
+        ("version", "the specification version, 0.4"),
+        ("name", "the specification's name"),
+        ("dbconfig", "a mapping (configuration-parameters, preload_tool, init_commands, check)"),
+        ("redis-topologies", "a list of topology names such as oss-standalone"),
+        ("priority", "a whole number"),
+        ("tool", "the tool's name, such as memtier_benchmark"),
+        ("arguments", "the tool's command line"),
+        ("keyspacelen", "the number of keys after the setup"),
+        ("tested-groups", "a list of command groups"),
+        ("tested-commands", "a list of commands"),
+    ];
+    let missing = message.split_once("missing field `").and_then(|(_, rest)| rest.split_once('`')).map(|(f, _)| f);
+    match missing.and_then(|m| FIELDS.iter().find(|(f, _)| *f == m)) {
+        Some((_, what)) => format!("{message}: expected {what}"),
+        None => message.to_string(),
     }
 }
 

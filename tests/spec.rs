@@ -1,0 +1,211 @@
+//! `respbench spec`: the Redis project's benchmark specification files (shortened samples in
+//! tests/fixtures/specs, one of each kind) planned without a server, run against a real
+//! redis-server, and refused as bad input with the server untouched.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{Server, read_json, respbench, stderr, stdout};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/specs")
+}
+
+fn spec(server: &Server, args: &[&str]) -> std::process::Output {
+    respbench().args(["spec", "-p", &server.port_arg()]).args(args).output().unwrap()
+}
+
+/// Calls per command from INFO commandstats, lower case.
+fn commandstats(server: &Server) -> Vec<(String, u64)> {
+    server
+        .cli(&["INFO", "commandstats"])
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(":calls=")?;
+            Some((name.to_string(), rest.split(',').next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Each command's share of the calls of `commands`, in percent, against the spec's.
+fn assert_shares(server: &Server, expected: &[(&str, f64)]) {
+    let stats = commandstats(server);
+    let calls = |c: &str| stats.iter().find(|(n, _)| n == c).map_or(0, |(_, n)| *n);
+    let total: u64 = expected.iter().map(|(c, _)| calls(c)).sum();
+    assert!(total > 100, "too few calls to judge shares: {stats:?}");
+    for (command, share) in expected {
+        let seen = 100.0 * calls(command) as f64 / total as f64;
+        assert!(
+            (seen - share).abs() <= 5.0,
+            "{command}: {seen:.1} % of the calls, the spec says {share} % ({stats:?})"
+        );
+    }
+}
+
+#[test]
+fn dry_run_plans_the_sample_and_refuses_other_tools_by_name() {
+    let out = respbench().args(["spec", "--dry-run"]).arg(fixtures()).output().unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}{text}", stderr(&out));
+    assert!(text.contains("5 specifications: 3 planned, 2 refused"), "{text}");
+    assert!(text.contains(
+        "refused: other-tool.yml: client tool sidekiq-bench: respbench stands in for memtier_benchmark only"
+    ));
+    assert!(text.contains("refused: several-clients.yml: several clients run together (clientconfigs: memtier_benchmark, pubsub-sub-bench)"));
+    // Each step of the preload kind, shown without a server.
+    for step in [
+        "configuration: CONFIG SET save ''",
+        "preload: memtier_benchmark",
+        "init: SETBIT users 1000 1",
+        "check: 1002 keys",
+        "HGETALL 75 %, HEXISTS 25 %",
+    ] {
+        assert!(text.contains(step), "no '{step}' in {text}");
+    }
+    // Shortened: --test-time replaces the client's length, --scale shrinks keys and the check.
+    let out = respbench()
+        .args(["spec", "--dry-run", "--test-time", "1s", "--scale", "0.1", "--filter", "group=hash"])
+        .arg(fixtures())
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("1 specifications: 1 planned"), "{text}");
+    assert!(
+        text.contains("keys memtier-1..100,") && text.contains("check: 102 keys") && text.contains(", 1 s;"),
+        "{text}"
+    );
+}
+
+#[test]
+fn plain_spec_runs_in_its_ratios_and_writes_memtier_json() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        spec(&server, &["--output-dir", dir.path().to_str().unwrap(), fixtures().join("plain.yml").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("[1/1] plain-string-set-get-1-4 ok:"), "{}", stdout(&out));
+    assert_shares(&server, &[("set", 20.0), ("get", 80.0)]);
+    let memtier = read_json(&dir.path().join("plain-string-set-get-1-4.memtier.json"));
+    let totals = &memtier["ALL STATS"]["Totals"];
+    assert!(totals["Ops/sec"].as_f64().unwrap() > 0.0, "{totals}");
+    assert!(totals["Latency"].as_f64().unwrap() > 0.0, "{totals}");
+    for p in ["p50.00", "p99.00"] {
+        assert!(totals["Percentile Latencies"][p].as_f64().unwrap() > 0.0, "{p}: {totals}");
+    }
+    let own = read_json(&dir.path().join("plain-string-set-get-1-4.json"));
+    assert!(own["totals"]["count"].as_u64().unwrap() > 0);
+    for file in ["plain-string-set-get-1-4.html", "plain-string-set-get-1-4.md", "summary.json", "summary.md"] {
+        assert!(dir.path().join(file).exists(), "{file}");
+    }
+}
+
+#[test]
+fn preload_init_commands_and_keyspace_check() {
+    let server = Server::start(&[]);
+    server.cli(&["SET", "left-over", "1"]);
+    let file = fixtures().join("preload-init-check.yml");
+    // Without --flushall the key left over makes the check miss: the spec stops with the figures.
+    let out = spec(&server, &[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("keyspace check: expected 1002 keys, the server holds 1003"), "{}", stdout(&out));
+    assert_eq!(server.calls("hgetall"), 0, "the client ran after a missed check");
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let out = spec(&server, &["--flushall", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("check 1002 keys of 1002"), "{}", stdout(&out));
+    assert_eq!(server.cli(&["GETBIT", "users", "1000"]), "1");
+    assert_eq!(server.cli(&["GET", "marker"]), "1");
+    assert_eq!(server.calls("hset"), 1000, "the preload writes every key once");
+    assert_shares(&server, &[("hgetall", 75.0), ("hexists", 25.0)]);
+}
+
+#[test]
+fn configuration_parameters_are_set_then_put_back() {
+    let server = Server::start(&[]);
+    let file = fixtures().join("configuration.yml");
+    let get = |name: &str| server.cli(&["CONFIG", "GET", name]).lines().nth(1).unwrap_or_default().to_string();
+    let before = (get("maxmemory-policy"), get("hash-max-listpack-entries"));
+    assert_eq!(before, ("noeviction".to_string(), "512".to_string()));
+    let out = spec(&server, &[file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("CONFIG SET maxmemory-policy 'allkeys-lru' (was 'noeviction')"), "{err}");
+    assert!(err.contains("configuration put back: save, maxmemory-policy, hash-max-listpack-entries"), "{err}");
+    assert_eq!((get("maxmemory-policy"), get("hash-max-listpack-entries")), before);
+    assert_shares(&server, &[("incr", 50.0), ("get", 50.0)]);
+    // --keep-config leaves them set.
+    let out = spec(&server, &["--keep-config", "--test-time", "200ms", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!((get("maxmemory-policy"), get("hash-max-listpack-entries")), ("allkeys-lru".into(), "64".into()));
+}
+
+#[test]
+fn bad_files_give_one_line_and_exit_2_with_the_server_untouched() {
+    let server = Server::start(&[]);
+    let cases = [
+        ("malformed.yml", "found unexpected end of stream"),
+        ("unknown-version.yml", "version: expected 0.4, got 0.9"),
+        ("missing-field.yml", "missing field `redis-topologies`: expected a list of topology names"),
+    ];
+    for (name, said) in cases {
+        let connections = server.info_u64("stats", "total_connections_received");
+        let file = fixtures().join("bad").join(name);
+        let out = spec(&server, &[file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.contains("nothing was run")).collect();
+        assert_eq!(lines.len(), 1, "{name}: {err}");
+        assert!(lines[0].contains(name) && lines[0].contains(said), "{name}: {err}");
+        // Only this INFO's own connection since the last one: respbench never connected.
+        assert_eq!(server.info_u64("stats", "total_connections_received"), connections + 1, "{name}");
+    }
+}
+
+#[test]
+fn summary_html_fits_1280_px() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = spec(
+        &server,
+        &[
+            "--flushall",
+            "--test-time",
+            "300ms",
+            "--output-dir",
+            dir.path().to_str().unwrap(),
+            fixtures().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    for row in
+        ["spec", "plain-string-set-get-1-4", "preload-hash-hgetall-hexists", "refused: client tool sidekiq-bench"]
+    {
+        assert!(table.contains(row), "{row}: {table}");
+    }
+    let summary = read_json(&dir.path().join("summary.json"));
+    assert_eq!(summary["specs"].as_array().unwrap().len(), 5);
+    let html = dir.path().join("summary.html");
+    let page = std::fs::read_to_string(&html).unwrap();
+    let probe = dir.path().join("probe.html");
+    let script = "<script>document.body.setAttribute('data-layout', \
+                  document.documentElement.scrollWidth + ' ' + window.innerWidth)</script></body>";
+    std::fs::write(&probe, page.replacen("</body>", script, 1)).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let dom = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--window-size=1280,900", "--dump-dom"])
+        .arg(format!("file://{}", probe.display()))
+        .stdin(Stdio::null())
+        .output()
+        .expect("chromium is installed (make test installs it)");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let layout = dom.split("data-layout=\"").nth(1).and_then(|s| s.split('"').next()).expect("the probe ran");
+    let (scroll, inner) = layout.split_once(' ').unwrap();
+    assert_eq!(inner, "1280");
+    assert!(scroll.parse::<u32>().unwrap() <= 1280, "the summary is {scroll} px wide in a 1280 px window");
+}
