@@ -80,7 +80,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(f) => f,
         Err(msg) => return usage_error(&msg),
     };
-    // Every file is read and planned before anything is sent: one bad file stops the run.
+    // Every file is read and planned before anything is sent; a bad one is left out, and the
+    // run ends with exit 2.
     let mut specs = Vec::new();
     let mut bad = 0;
     for file in files {
@@ -97,15 +98,22 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         dry_run(&specs);
         return if bad > 0 { ExitCode::from(EXIT_USAGE) } else { ExitCode::SUCCESS };
     }
-    if bad > 0 {
-        eprintln!("respbench spec: {bad} file(s) above cannot be read as specifications: nothing was run");
-        return ExitCode::from(EXIT_USAGE);
-    }
     if specs.is_empty() {
+        if bad > 0 {
+            return ExitCode::from(EXIT_USAGE);
+        }
         return usage_error("no specification matches the paths and filters given");
     }
     let stop = super::install_sigint();
-    run_all(&args, &config, specs, &RunContext::new(&stop))
+    let code = run_all(&args, &config, specs, &RunContext::new(&stop));
+    if bad > 0 {
+        // The others ran; the files above were not read, nothing was sent for them.
+        eprintln!(
+            "respbench spec: {bad} file(s) could not be read as specifications (above): nothing was sent for them"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    code
 }
 
 impl Args {

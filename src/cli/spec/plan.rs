@@ -41,7 +41,7 @@ pub struct Step {
     pub arguments: String,
     pub config: Config,
     pub output: Output,
-    /// Keys in the range the line gave, before `--scale`.
+    /// Keys the line writes as given, before `--scale` (see [`written`]).
     pub unscaled: u64,
 }
 
@@ -103,12 +103,9 @@ fn steps(
     let preload = db.preload_tool.as_ref().map(|t| step("dbconfig.preload_tool", t, shape, false)).transpose()?;
     let client = step("clientconfig", client, shape, true)?;
     let check = db.check.as_ref().map(|c| {
-        // --scale shrinks the preload's key range; the keys the rest of the setup makes stay.
+        // --scale shrinks the keys the preload writes; the keys the rest of the setup makes stay.
         let keys = match &preload {
-            Some(p) if shape.scale < 1.0 => {
-                let written = c.keyspacelen.saturating_sub(p.unscaled);
-                written + span(&p.config)
-            }
+            Some(p) if shape.scale < 1.0 => c.keyspacelen.saturating_sub(p.unscaled) + written(&p.config),
             _ => c.keyspacelen,
         };
         Expected { written: c.keyspacelen, keys }
@@ -132,9 +129,9 @@ fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, S
     let (mut config, output) = run.draft.into_plan().map_err(refused)?;
     config.server = shape.server.clone();
     config.cluster = shape.cluster;
-    let unscaled = span(&config);
+    let unscaled = written(&config);
     if shape.scale < 1.0 {
-        let keys = ((unscaled as f64 * shape.scale).round() as u64).max(1);
+        let keys = ((span(&config) as f64 * shape.scale).round() as u64).max(1);
         config.keys.max = config.keys.min + keys - 1;
         if let StopAfter::Requests(n) = config.stop {
             config.stop = StopAfter::Requests(((n as f64 * shape.scale).round() as u64).max(1));
@@ -144,6 +141,16 @@ fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, S
         config.stop = StopAfter::Duration(t);
     }
     Ok(Step { arguments: tool.arguments.clone(), config, output, unscaled })
+}
+
+/// Keys a writing plan leaves: every key of its range, or as many as its requests when they
+/// are fewer (memtier's default of 10000 requests a client over its default range of ten
+/// million keys writes the first of them).
+fn written(config: &Config) -> u64 {
+    match config.stop {
+        StopAfter::Requests(n) => n.min(span(config)),
+        StopAfter::AllKeys | StopAfter::Duration(_) => span(config),
+    }
 }
 
 /// Keys in the plan's range.
