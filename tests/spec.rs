@@ -209,3 +209,37 @@ fn summary_html_fits_1280_px() {
     assert_eq!(inner, "1280");
     assert!(scroll.parse::<u32>().unwrap() <= 1280, "the summary is {scroll} px wide in a 1280 px window");
 }
+
+#[test]
+fn compare_gives_a_verdict_per_spec_from_two_summaries() {
+    let server = Server::start(&[]);
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    for dir in &dirs {
+        let out = spec(
+            &server,
+            &[
+                "--runs",
+                "5",
+                "--test-time",
+                "200ms",
+                "--output-dir",
+                dir.path().to_str().unwrap(),
+                fixtures().join("plain.yml").to_str().unwrap(),
+                fixtures().join("other-tool.yml").to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    // Several runs: memtier's JSON has its per-run sections, as memtier --run-count writes them.
+    let memtier = read_json(&dirs[0].path().join("plain-string-set-get-1-4.memtier.json"));
+    assert!(memtier["AGGREGATED AVERAGE RESULTS (5 runs)"]["Totals"]["Ops/sec"].as_f64().unwrap() > 0.0);
+    let out = respbench().args(["spec", "compare"]).args(dirs.iter().map(|d| d.path())).output().unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}{text}", stderr(&out));
+    let plain = text.lines().find(|l| l.starts_with("plain-string-set-get-1-4")).unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        ["NO SIGNIFICANT CHANGE", "FASTER", "SLOWER"].iter().any(|v| plain.contains(v)) && plain.contains("by ops/sec"),
+        "{plain}"
+    );
+    assert!(text.contains("not judged: refused in the baseline, refused in the candidate"), "{text}");
+}

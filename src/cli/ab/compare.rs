@@ -62,6 +62,11 @@ impl VerdictFlags {
         Ok(())
     }
 
+    /// `--json` or `--markdown` given: files of one verdict.
+    pub fn writes_files(&self) -> bool {
+        self.json.is_some() || self.markdown.is_some()
+    }
+
     fn judging(&self, open_loop: bool) -> Judging {
         let bootstrap = self.method == super::MethodArg::Bootstrap;
         let seed = self.seed.unwrap_or_else(drawn_seed);

@@ -175,6 +175,8 @@ pub struct Options<'a> {
     pub keep_config: bool,
     pub flushall: bool,
     pub out_dir: Option<&'a std::path::Path>,
+    /// `--runs`: each client this many times (or as many as its own `--run-count` says).
+    pub runs: usize,
 }
 
 /// Runs one specification; what it gives for the summary, and the files to write.
@@ -220,7 +222,7 @@ pub fn run_spec(
         set.push(p.clone());
     }
     if set.len() == result.parameters.len() {
-        outcome = setup_and_run(spec, steps, server, &mut result, cx);
+        outcome = setup_and_run(spec, steps, server, &mut result, (options.runs, cx));
     }
     put_back(spec, server, &set, options.keep_config);
     match outcome {
@@ -270,7 +272,7 @@ fn setup_and_run(
     steps: &Steps,
     server: &mut Server,
     result: &mut SpecResult,
-    cx: &RunContext<'_>,
+    (runs, cx): (usize, &RunContext<'_>),
 ) -> Result<(Document, String), String> {
     if let Some(preload) = &steps.preload {
         eprintln!("respbench: {}: preload: {}", spec.name, preload.describe());
@@ -292,14 +294,20 @@ fn setup_and_run(
         }
     }
     eprintln!("respbench: {}: client: {}", spec.name, steps.client.describe());
-    client(&steps.client, result, cx)
+    client(&steps.client, result, runs, cx)
 }
 
 /// The client run: respbench's document and memtier's JSON of it.
-fn client(step: &Step, result: &mut SpecResult, cx: &RunContext<'_>) -> Result<(Document, String), String> {
+fn client(
+    step: &Step,
+    result: &mut SpecResult,
+    runs: usize,
+    cx: &RunContext<'_>,
+) -> Result<(Document, String), String> {
     let (config, output) = (&step.config, &step.output);
-    let mut line = LiveLine::new(1, false);
-    let plan = Plan { config, runs: 1, checks: Some(&output.notes) };
+    let runs = runs.max(output.runs);
+    let mut line = LiveLine::new(runs, false);
+    let plan = Plan { config, runs, checks: Some(&output.notes) };
     let ran = run::run(&plan, cx, &mut [&mut line]).map_err(|e| run::failure_message(config, &e))?;
     let pooled = ran.pooled();
     let run = report::Run { config, outcome: &pooled, label: Some(&result.name), percentiles: &output.percentiles };

@@ -4,6 +4,7 @@
 //! its steps (memtier command lines through the memtier front-end's plan) or the reason it is
 //! refused, `exec.rs` runs them, `summary.rs` is the summary in its formats.
 
+mod compare;
 mod exec;
 mod plan;
 mod schema;
@@ -60,6 +61,10 @@ pub(crate) struct SpecArgs {
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
+    if args.get(1).is_some_and(|a| a == "compare") {
+        let rest = args[2..].iter().cloned();
+        return compare::main(std::iter::once(OsString::from("respbench spec compare")).chain(rest).collect());
+    }
     let args: SpecArgs = match parse_args(args) {
         Ok(a) => a,
         Err(code) => return code,
@@ -235,8 +240,12 @@ fn run_all(args: &SpecArgs, config: &crate::config::Config, specs: Vec<Spec>, cx
         eprintln!("respbench spec: cannot create {}: {e}", dir.display());
         return ExitCode::from(EXIT_FAILURE);
     }
-    let options =
-        exec::Options { keep_config: args.keep_config, flushall: args.flushall, out_dir: args.output_dir.as_deref() };
+    let options = exec::Options {
+        keep_config: args.keep_config,
+        flushall: args.flushall,
+        out_dir: args.output_dir.as_deref(),
+        runs: args.run.runs.max(1) as usize,
+    };
     let started_unix_ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let mut results: Vec<SpecResult> = Vec::new();
