@@ -321,18 +321,17 @@ fn client(
         arbitrary: output.arbitrary,
     };
     let memtier_json = memtier::json::render(&view, &ran.runs, &pooled);
+    result.requests = Some(doc.totals.count);
+    result.errors = Some(doc.totals.errors + doc.totals.failed);
+    if let Some(why) = exit::failure(config, &pooled, output) {
+        // Replies that were errors are not the specification's throughput: no figures.
+        return Err(why);
+    }
     result.ops_per_sec = Some(doc.totals.ops_per_sec);
     result.p50_ms = Some(doc.totals.latency_us.p50_us / 1000.0);
     result.p99_ms = Some(doc.totals.latency_us.p99_us / 1000.0);
-    result.requests = Some(doc.totals.count);
-    result.errors = Some(doc.totals.errors + doc.totals.failed);
-    match exit::failure(config, &pooled, output) {
-        Some(why) => Err(why),
-        None => {
-            result.verdict = Verdict::Ran;
-            Ok((doc, memtier_json))
-        }
-    }
+    result.verdict = Verdict::Ran;
+    Ok((doc, memtier_json))
 }
 
 fn shown(words: &[String]) -> String {
