@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::schema::{self, SpecFile, Tool};
 use crate::cli::Output;
 use crate::cli::memtier::{Translated, translate};
-use crate::config::{Config, ReadFrom, ServerOptions, StopAfter, ValueSize};
+use crate::config::{ArgPart, Config, ReadFrom, ServerOptions, StopAfter, ValueSize};
 
 /// The one client tool respbench stands in for.
 pub const MEMTIER: &str = "memtier_benchmark";
@@ -105,7 +105,9 @@ fn steps(
     let check = db.check.as_ref().map(|c| {
         // --scale shrinks the keys the preload writes; the keys the rest of the setup makes stay.
         let keys = match &preload {
-            Some(p) if shape.scale < 1.0 => c.keyspacelen.saturating_sub(p.unscaled) + written(&p.config),
+            Some(p) if shape.scale < 1.0 && keyed(&p.config) => {
+                c.keyspacelen.saturating_sub(p.unscaled) + written(&p.config)
+            }
             _ => c.keyspacelen,
         };
         Expected { written: c.keyspacelen, keys }
@@ -151,6 +153,17 @@ fn written(config: &Config) -> u64 {
         StopAfter::Requests(n) => n.min(span(config)),
         StopAfter::AllKeys | StopAfter::Duration(_) => span(config),
     }
+}
+
+/// Every command of the plan names its key by `__key__` (one key per number of the range); a
+/// preload that writes fields or members of one key (`HSET hash1 __key__ ...`) leaves as many
+/// keys whatever `--scale` does to its range.
+fn keyed(config: &Config) -> bool {
+    config
+        .commands
+        .iter()
+        .filter(|c| c.weight > 0)
+        .all(|c| c.args.get(1).is_some_and(|arg| arg.iter().any(|part| matches!(part, ArgPart::Key))))
 }
 
 /// Keys in the plan's range.
