@@ -11,7 +11,7 @@ mod schema;
 mod summary;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -255,8 +255,7 @@ fn run_all(args: &SpecArgs, config: &crate::config::Config, specs: Vec<Spec>, cx
             Err(why) => SpecResult { verdict: Verdict::Refused, reason: Some(why.clone()), ..SpecResult::new(spec) },
             Ok(steps) => {
                 let (result, files) = exec::run_spec(spec, steps, &mut server, &options, cx);
-                if let Err(e) = write_files(&files) {
-                    eprintln!("respbench spec: {e}");
+                if !write_files(&files) {
                     return ExitCode::from(EXIT_FAILURE);
                 }
                 result
@@ -285,22 +284,15 @@ fn run_all(args: &SpecArgs, config: &crate::config::Config, specs: Vec<Spec>, cx
             (dir.join("summary.md"), summary.markdown()),
             (dir.join("summary.html"), summary.html()),
         ];
-        if let Err(e) = write_files(&files) {
-            eprintln!("respbench spec: {e}");
+        if !write_files(&files) {
             return ExitCode::from(EXIT_FAILURE);
         }
     }
     exec::exit_code(&summary.specs, false)
 }
 
-/// Every file `spec` writes goes through here.
-fn write_files(files: &[(PathBuf, String)]) -> Result<(), String> {
-    for (path, text) in files {
-        report::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", shown(path)))?;
-    }
-    Ok(())
-}
-
-fn shown(path: &Path) -> String {
-    path.display().to_string()
+/// Every file `spec` writes goes through here (the one output writer: each tried, a failure
+/// said with its path); whether all were written.
+fn write_files(files: &[(PathBuf, String)]) -> bool {
+    report::output::write_each("respbench spec", files.iter().map(|(path, text)| (path.as_path(), text)))
 }
