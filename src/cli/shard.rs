@@ -183,9 +183,7 @@ pub fn name_outputs(output: &mut super::Output, shard: Option<&crate::config::Sh
             *path = text.replace("%t", &index).into();
         }
     }
-    for label in &mut output.scenario.push.metrics_push_label {
-        label.value = label.value.replace("%t", &index);
-    }
+    output.scenario.push.name_labels(&index);
 }
 
 /// `I/N`, with I below N.

@@ -1,104 +1,21 @@
 //! `Args::default()`: the flags as an empty command line leaves them, so that a front-end, a
 //! scenario phase or a subcommand builds its plan as a typed value (defaults, then the fields it
-//! sets) instead of writing argv for clap to parse again. A test holds it equal to clap's own
-//! defaults, so the two cannot drift.
+//! sets) instead of writing argv for clap to parse again. clap's own definitions give every
+//! default: nothing here names a flag's value.
 
-use std::time::Duration;
+use clap::{CommandFactory, FromArgMatches};
 
-use super::{Args, Arrival, ReadFromArg};
-use crate::cli::parse::Percentiles;
+use super::Args;
 
 impl Default for Args {
     fn default() -> Self {
-        Args {
-            help: None,
-            host: "127.0.0.1".into(),
-            port: 6379,
-            socket: None,
-            password: None,
-            password_file: None,
-            user: None,
-            db: None,
-            uri: None,
-            resp3: false,
-            cluster: false,
-            read_from_replicas: ReadFromArg::No,
-            connect_timeout: None,
-            tls: false,
-            cacert: None,
-            cert: None,
-            key: None,
-            sni: None,
-            tls_skip_verify: false,
-            tls_skip_hostname: false,
-            tls_versions: None,
-            tls_ciphers: None,
-            reconnect_backoff: Duration::from_millis(100),
-            max_reconnects: None,
-            retry: 0,
-            timeout: None,
-            reconnect_backoff_factor: None,
-            reconnect_every: None,
-            max_reply_size: 512 << 20,
-            fail_on_errors: false,
-            max_error_rate: None,
-            connections: 50,
-            threads: None,
-            pipeline: 1,
-            requests: None,
-            duration: None,
-            connections_start: None,
-            connections_step: None,
-            step_duration: None,
-            ratio: None,
-            key_prefix: "key:".into(),
-            key_min: 0,
-            key_max: 9_999_999,
-            key_pattern: None,
-            key_median: None,
-            key_stddev: None,
-            zipf_exponent: 1.0,
-            data_size: 32,
-            data_size_range: None,
-            data_size_list: None,
-            command: Vec::new(),
-            inline: false,
-            literal_rand_int: false,
-            command_ratio: Vec::new(),
-            command_key_pattern: Vec::new(),
-            random_data: false,
-            expiry_range: None,
-            seed: None,
-            same_stream_per_connection: false,
-            connect_jitter_us: None,
-            memtier: Default::default(),
-            shards: Default::default(),
-            scenario: Default::default(),
-            rate: None,
-            arrival: Arrival::Constant,
-            warmup: None,
-            runs: 1,
-            json: None,
-            out_file: None,
-            percentiles: Percentiles(vec![50.0, 99.0, 99.9]),
-            quiet: false,
-            progress: false,
-            hdr_log: None,
-            html: None,
-            csv: None,
-            csv_timeline: None,
-            markdown: None,
-            label: None,
-            // `--io` also reads RESPBENCH_IO, as clap does for an empty command line.
-            session: super::session_flags::SessionFlags { io: io_from_env(), ..Default::default() },
-            wire: Default::default(),
-            debug: false,
-            statsd_host: None,
-            statsd_port: 8125,
-            statsd_prefix: "memtier".into(),
-            statsd_run_label: "default".into(),
-            graphite_port: 8080,
-        }
+        // `--io` reads RESPBENCH_IO: read here as clap reads it, but an unknown value leaves the
+        // default (the command line's parse reports it; `checked_default` refuses it).
+        let mut cmd = Args::command().mut_arg("io", |a| a.env(None));
+        let matches = cmd.try_get_matches_from_mut(["respbench"]).expect("an empty command line parses");
+        let mut args = Args::from_arg_matches(&matches).expect("an empty command line gives every field");
+        args.session.io = io_from_env();
+        args
     }
 }
 

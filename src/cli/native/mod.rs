@@ -289,7 +289,7 @@ pub struct Args {
     #[command(flatten)]
     pub wire: protocol_flags::ProtocolFlags,
     /// Print what connecting and reconnecting do on stderr.
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, help_heading = "Output")]
     pub debug: bool,
     /// Send live metrics each interval to this StatsD host (UDP; memtier's metric names).
     #[arg(long, value_name = "HOST", help_heading = "Output")]

@@ -57,6 +57,13 @@ impl PushFlags {
         let url = self.metrics_push.clone()?;
         Some(PushTarget::new(url, self.metrics_push_job.as_deref(), &self.metrics_push_label))
     }
+
+    /// `%t` in the grouping labels' values becomes the shard's `index`.
+    pub fn name_labels(&mut self, index: &str) {
+        for label in &mut self.metrics_push_label {
+            label.value = label.value.replace("%t", index);
+        }
+    }
 }
 
 /// A flag the user gave: clap's id, the name to write it by, and its values as written.

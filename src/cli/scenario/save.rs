@@ -17,34 +17,14 @@ use crate::cli::native::Args;
 /// Where a saved scenario reads the password the command line had.
 pub const PASSWORD_ENV: &str = "RESPBENCH_PASSWORD";
 
-/// Flags about this process's outputs, not about the load: they are not saved.
-const OUTPUTS: &[&str] = &[
-    "help",
-    "version",
-    "json",
-    "html",
-    "csv",
-    "csv_timeline",
-    "markdown",
-    "out_file",
-    "hdr_log",
-    "quiet",
-    "progress",
-    "label",
-    "percentiles",
-    "debug",
-    "save_scenario",
-    "metrics_listen",
-    "metrics_linger",
-    "metrics_push",
-    "metrics_push_job",
-    "metrics_push_label",
-    "statsd_host",
-    "statsd_port",
-    "statsd_prefix",
-    "statsd_run_label",
-    "graphite_port",
-];
+/// Whether a flag is about this process's outputs, not about the load (its help's "Output"
+/// heading, `--help`): such flags are not saved.
+fn is_output(cmd: &clap::Command, id: &str) -> bool {
+    cmd.get_arguments().find(|a| a.get_id() == id).is_some_and(|a| {
+        a.get_help_heading() == Some("Output")
+            || matches!(a.get_action(), clap::ArgAction::Help | clap::ArgAction::Version)
+    })
+}
 
 fn named(s: &str) -> Option<Spanned<String>> {
     Some(Spanned::new(0..0, s.to_string()))
@@ -130,8 +110,9 @@ fn scenario_of(args: &Args, notes: &mut Vec<String>) -> Scenario {
         ..Sketch::default()
     };
     let commands = args.scenario.given.iter().any(|g| g.id == "command");
+    let cmd = <Args as clap::CommandFactory>::command();
     for given in &args.scenario.given {
-        if OUTPUTS.contains(&given.id.as_str()) || given.id.starts_with("memtier_") {
+        if is_output(&cmd, &given.id) || given.id.starts_with("memtier_") {
             continue;
         }
         let typed =
