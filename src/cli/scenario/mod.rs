@@ -6,6 +6,7 @@
 
 mod compile;
 pub mod flags;
+mod keys;
 mod plan;
 pub mod run_file;
 pub mod save;
@@ -59,8 +60,8 @@ impl Step {
             match &s.value {
                 Value::Args(args) => out.extend(args.iter().map(|a| shell_word(a))),
                 Value::Password(_) => out.extend(["-a".to_string(), "***".to_string()]),
-                v if v.is_switch() => out.push(v.flag().to_string()),
-                v => out.extend([v.flag().to_string(), shell_word(&s.text)]),
+                Value::Switch(long) => out.push(format!("--{long}")),
+                Value::Flag(long) => out.extend([format!("--{long}"), shell_word(&s.text)]),
             }
         }
         out.join(" ")
