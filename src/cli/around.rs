@@ -6,8 +6,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use super::native::Output;
 use super::run::RunContext;
-use super::{EXIT_FAILURE, Output, usage_error};
+use super::usage::{EXIT_FAILURE, usage_error};
 use crate::report::live::journal::Journal;
 use crate::report::live::metrics::Live;
 use crate::report::live::sink::Sink;

@@ -166,7 +166,7 @@ fn check(index: u32, count: u32, what: &str) -> Result<(), String> {
 /// `%t` in the output files' names becomes the shard's index (0 without shards), as srun
 /// names its tasks' output: `--json out-%t.json` gives each shard its own file; and in
 /// `--metrics-push-label`'s values: `shard=%t` gives each its own group on the Pushgateway.
-pub fn name_outputs(output: &mut super::Output, shard: Option<&crate::config::Shard>) {
+pub fn name_outputs(output: &mut super::native::Output, shard: Option<&crate::config::Shard>) {
     let index = shard.map_or(0, |s| s.index).to_string();
     let paths = [
         &mut output.json,

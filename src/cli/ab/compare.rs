@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{drawn_seed, settings};
-use crate::cli::{EXIT_FAILURE, usage_error};
+use crate::cli::usage::{EXIT_FAILURE, usage_error};
 use crate::report::ab::{self, AbDocument, Judging, Metric, Side};
 use crate::report::document::{Document, ScenarioDocument, Tool};
 
@@ -231,7 +231,7 @@ pub fn finish(verdicts: &Verdicts, flags: &VerdictFlags) -> ExitCode {
     let json = verdicts.docs.first().map(AbDocument::to_json).unwrap_or_default();
     for (path, text) in [(&flags.json, json), (&flags.markdown, markdown)] {
         if let Some(path) = path
-            && let Err(msg) = crate::cli::write(path, &text)
+            && let Err(msg) = crate::cli::files::write(path, &text)
         {
             eprintln!("respbench: {msg}");
             return ExitCode::from(EXIT_FAILURE);

@@ -27,7 +27,8 @@ pub fn from_flags(flag: &str, letter: &str, flags: &str) -> Result<Side, String>
         .ok_or_else(|| format!("{flag} '{flags}': unbalanced quotes (give the side's flags as one shell word)"))?;
     let argv = std::iter::once(OsString::from("respbench")).chain(words.iter().map(OsString::from));
     let argv: Vec<OsString> = argv.collect();
-    let args = crate::cli::parse_flags(&argv).map_err(|e| format!("{flag}: {}", crate::cli::clap_message(&e)))?;
+    let args = crate::cli::usage::parse_flags(&argv)
+        .map_err(|e| format!("{flag}: {}", crate::cli::usage::clap_message(&e)))?;
     refuse_own_flags(flag, &args)?;
     let label = args.label.clone().unwrap_or_else(|| letter.to_string());
     let (config, _output) = args.into_config().map_err(|e| format!("{flag}: {e}"))?;

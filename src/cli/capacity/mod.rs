@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use super::native::Args;
+use super::parse;
 use super::run::RunContext;
-use super::{Args, EXIT_FAILURE, parse, parse_args, usage_error};
+use super::usage::{EXIT_FAILURE, parse_args, usage_error};
 use crate::config::StopAfter;
 use crate::engine::Outcome;
 use search::search;
@@ -92,7 +94,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let stop = super::install_sigint();
+    let stop = super::signals::install_sigint();
     execute(args, &RunContext::new(&stop)).0
 }
 

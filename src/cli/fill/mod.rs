@@ -10,8 +10,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::native::Args;
 use super::run::RunContext;
-use super::{Args, EXIT_FAILURE, parse_args, usage_error};
+use super::usage::{EXIT_FAILURE, parse_args, usage_error};
 use crate::config::{CommandSpec, KeyPattern, StopAfter};
 use crate::report;
 use crate::report::document::FillResult;
@@ -76,7 +77,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let stop = super::install_sigint();
+    let stop = super::signals::install_sigint();
     execute(args, &RunContext::new(&stop)).0
 }
 

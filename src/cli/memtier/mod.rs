@@ -25,8 +25,10 @@ use std::process::ExitCode;
 
 pub use translate::{Run, Translated, plan, translate};
 
+use super::native::{Args, Output};
 use super::run::RunContext;
-use super::{Args, EXIT_USAGE, Output, execute, notes, save_scenario, signals};
+use super::usage::EXIT_USAGE;
+use super::{notes, signals};
 use crate::config::Config;
 use crate::report::memtier::stats::MemtierOutput;
 
@@ -49,7 +51,7 @@ pub fn main(args: &[OsString]) -> ExitCode {
     // --save-scenario: the plan as the flags it sets, drafted before the checks take it.
     draft.args.scenario.given = save::given(&draft.args);
     let saved = crate::cli::scenario::save::Draft::of(&draft.args);
-    let (mut config, mut output) = match draft.into_plan() {
+    let (mut config, mut output, memtier) = match draft.into_plan() {
         Ok(plan) => plan,
         Err(msg) => return memtier_error(&msg),
     };
@@ -67,14 +69,15 @@ pub fn main(args: &[OsString]) -> ExitCode {
         let _ = std::io::stdout().flush();
         eprintln!("===================================================");
     }
-    output.memtier_front_end = true;
     let shown: Vec<OsString> =
         std::iter::once(OsString::from("memtier_benchmark")).chain(args.iter().cloned()).collect();
-    if let Err(code) = save_scenario(&shown, saved, config.seed) {
+    if let Err(code) = crate::cli::scenario::save::write(&shown, saved, config.seed) {
         return code;
     }
     let stop = signals::install(signals::Report::Memtier);
-    execute(&config, &output, &RunContext::new(&stop)).code
+    let cx = RunContext::new(&stop);
+    let (verify, verify_only) = (output.verify, output.verify_only);
+    crate::cli::verify::around(&config, verify, verify_only, || run::execute(&config, &output, &memtier, &cx)).code
 }
 
 /// The plan a memtier command line builds, before respbench checks it: respbench's flags as
@@ -90,18 +93,17 @@ pub struct Draft {
 }
 
 impl Draft {
-    /// respbench's checks over the plan, and memtier's outputs beside it: the `Config` and
-    /// `Output` a run takes.
-    pub(crate) fn into_plan(self) -> Result<(Config, Output), String> {
+    /// respbench's checks over the plan, and memtier's outputs beside it: the `Config`, the
+    /// `Output` and memtier's own outputs a run takes.
+    pub(crate) fn into_plan(self) -> Result<(Config, Output, MemtierOutput), String> {
         let Draft { args, output: memtier, json } = self;
         let client_stats = memtier.client_stats.is_some();
         let (mut config, mut output) = args.into_config()?;
         config.extras.client_stats = client_stats;
         output.memtier_json = json;
-        output.memtier = Some(memtier);
         // `%t` in --json-out-file too (the other outputs' are named already; naming is idempotent).
         super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
-        Ok((config, output))
+        Ok((config, output, memtier))
     }
 }
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::Draft;
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
-use crate::cli::Args;
 use crate::cli::dialect::{Found, scan};
+use crate::cli::native::Args;
 use crate::report::memtier::stats::MemtierOutput;
 
 /// memtier's defaults where they differ from respbench's.
@@ -460,7 +460,7 @@ fn load_args(load: Load, args: &mut Args) -> Result<(), String> {
 /// it: what `respbench memtier ARGS` would hand the engine.
 pub fn plan(args: &[OsString]) -> Result<crate::config::Config, String> {
     match translate(args)? {
-        Translated::Run(run) => run.draft.into_plan().map(|(config, _)| config),
+        Translated::Run(run) => run.draft.into_plan().map(|(config, _, _)| config),
         Translated::Print(_) => Err("the command line asks for help or the version, not a run".into()),
     }
 }

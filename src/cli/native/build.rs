@@ -224,7 +224,6 @@ impl Args {
     /// Where the results go: what is left of the flags.
     fn into_output(self, arbitrary: bool) -> Output {
         Output {
-            memtier: None,
             arbitrary,
             json: self.json,
             out_file: self.out_file,
@@ -239,7 +238,6 @@ impl Args {
             markdown: self.markdown,
             label: self.label,
             runs: self.runs as usize,
-            memtier_front_end: false,
             notes: crate::cli::notes::Notes::spoken(),
             statsd: self.statsd_host.map(|host| crate::report::live::statsd::Options {
                 host,

@@ -365,12 +365,8 @@ pub struct Output {
     /// Exit 1 when any request failed, or more than this fraction did.
     pub fail_on_errors: bool,
     pub max_error_rate: Option<f64>,
-    /// The memtier front-end's outputs, instead of respbench's text report.
-    pub memtier: Option<crate::report::memtier::stats::MemtierOutput>,
     /// `--command` was given (memtier lays such runs out differently).
     pub arbitrary: bool,
-    /// The run came through memtier's command line: messages in memtier's words.
-    pub memtier_front_end: bool,
     /// respbench's own notes: kept for the JSON, said on stderr unless a front-end runs it.
     pub notes: super::notes::Notes,
     /// Live metrics to StatsD (and Graphite events).
@@ -384,6 +380,7 @@ pub struct Output {
 
 mod build;
 mod defaults;
+pub mod main;
 pub mod protocol_flags;
 pub mod run;
 pub mod session_flags;

@@ -15,7 +15,7 @@ mod save;
 mod suite;
 mod words;
 
-use super::{EXIT_FAILURE, EXIT_USAGE};
+use super::usage::{EXIT_FAILURE, EXIT_USAGE};
 use crate::config::{CommandSpec, Config};
 use crate::engine::Outcome;
 use crate::stats::OpStats;
@@ -50,7 +50,7 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
     if let Some(code) = suite::save_scenario(&plan, tool, args) {
         return code;
     }
-    let stop = super::install_sigint();
+    let stop = super::signals::install_sigint();
     if plan.base.cluster.is_none()
         && let Err(code) = words::check_server(tool, &plan.base)
     {

@@ -188,7 +188,7 @@ pub fn save_scenario(plan: &super::Plan, tool: &str, typed: &[OsString]) -> Opti
     };
     if let Err(e) = crate::report::write_atomic(path, text.0.as_bytes()) {
         eprintln!("respbench: cannot write {}: {e}", path.display());
-        return Some(ExitCode::from(crate::cli::EXIT_FAILURE));
+        return Some(ExitCode::from(crate::cli::usage::EXIT_FAILURE));
     }
     eprintln!("respbench: scenario saved to {}", path.display());
     for note in text.1 {

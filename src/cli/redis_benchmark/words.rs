@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use crate::cli::EXIT_FAILURE;
+use crate::cli::usage::EXIT_FAILURE;
 use crate::config::Config;
 use crate::net::{CallError, ConnectError, Session};
 use crate::stats::Loss;

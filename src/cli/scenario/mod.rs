@@ -69,7 +69,7 @@ impl Step {
 
     /// The plan this step runs, as `respbench` with the step's settings would build it. A fill
     /// up to a memory target and a capacity search are several runs, not one plan.
-    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::Output), String> {
+    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::native::Output), String> {
         match self.planned() {
             Ok(Planned::Native(args)) => args.into_config(),
             Ok(Planned::Fill(_)) => Err("a fill up to a memory target is several runs, not one plan".into()),

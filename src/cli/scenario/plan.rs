@@ -99,7 +99,8 @@ impl Step {
             let words = typed.iter().flat_map(|s| s.words());
             std::iter::once(name.to_string()).chain(words).chain(free.iter().cloned()).collect::<Vec<String>>()
         };
-        cmd.try_get_matches_from_mut(argv(&[])).map_err(|e| PlanError::at("args", crate::cli::clap_message(&e)))?;
+        cmd.try_get_matches_from_mut(argv(&[]))
+            .map_err(|e| PlanError::at("args", crate::cli::usage::clap_message(&e)))?;
         let typed = self.typed(&cmd);
         // The file's settings first (its commands come before the free `args`' ones).
         let matches = cmd.try_get_matches_from_mut(argv(&typed)).map_err(|e| {
@@ -109,7 +110,7 @@ impl Step {
             };
             refused(&e, &typed, &needs)
         })?;
-        let whole = |e: clap::Error| PlanError { key: None, msg: crate::cli::clap_message(&e) };
+        let whole = |e: clap::Error| PlanError { key: None, msg: crate::cli::usage::clap_message(&e) };
         Ok(match self.tool {
             Tool::Native => Planned::Native(Box::new(Args::from_arg_matches(&matches).map_err(whole)?)),
             Tool::Fill => Planned::Fill(Box::new(FillArgs::from_arg_matches(&matches).map_err(whole)?)),
@@ -156,7 +157,8 @@ fn refused(e: &clap::Error, typed: &[&Setting], needs: &dyn Fn(&Setting) -> bool
     match e.kind() {
         ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
             if let Some(s) = invalid.first().and_then(|f| of(f)) {
-                let cause = std::error::Error::source(e).map_or_else(|| crate::cli::clap_message(e), |c| c.to_string());
+                let cause =
+                    std::error::Error::source(e).map_or_else(|| crate::cli::usage::clap_message(e), |c| c.to_string());
                 return PlanError::at(s.key, format!("{}: {cause}", s.key));
             }
         }
@@ -181,7 +183,7 @@ fn refused(e: &clap::Error, typed: &[&Setting], needs: &dyn Fn(&Setting) -> bool
         }
         _ => {}
     }
-    PlanError { key: None, msg: crate::cli::clap_message(e) }
+    PlanError { key: None, msg: crate::cli::usage::clap_message(e) }
 }
 
 /// A flag as clap's messages name it (`--rate <PER_SEC>`): its first word.

@@ -14,8 +14,9 @@ use clap::{ArgAction, Parser};
 use sha2::{Digest, Sha256};
 
 use super::{Loaded, Overrides, Planned, Step, Tool};
+use crate::cli::parse;
 use crate::cli::run::RunContext;
-use crate::cli::{EXIT_FAILURE, parse, parse_args, usage_error};
+use crate::cli::usage::{EXIT_FAILURE, parse_args, usage_error};
 use crate::report;
 use crate::report::document::{Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo};
 
@@ -105,7 +106,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    let stop = crate::cli::install_sigint();
+    let stop = crate::cli::signals::install_sigint();
     // Every phase, fill and capacity too, feeds the scenario's endpoint.
     let cx = RunContext { stop: &stop, metrics: metrics.clone() };
     let mut phases = Vec::new();
@@ -195,7 +196,7 @@ fn run_step(step: &Step, progress: bool, cx: &RunContext<'_>) -> (Option<PhaseRe
                 output.json = None;
                 output.label = Some(step.label.clone());
                 output.progress |= progress;
-                let ran = crate::cli::execute(&config, &output, cx);
+                let ran = crate::cli::native::main::execute(&config, &output, cx);
                 (ran.document.map(|doc| PhaseResult::Run(Box::new(doc))), ran.code)
             }
             Err(msg) => (None, usage_error(&msg)),

@@ -7,12 +7,15 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use toml::Spanned;
 
 use super::flags::Given;
 use super::schema::{Distribution, Keyspace, Mix, Phase, Scenario, Target, Values};
 use crate::cli::native::Args;
+use crate::cli::usage::{EXIT_FAILURE, usage_error};
+use crate::report;
 
 /// Where a saved scenario reads the password the command line had.
 pub const PASSWORD_ENV: &str = "RESPBENCH_PASSWORD";
@@ -56,6 +59,23 @@ impl Draft {
         }
         render(&self.scenario, shown)
     }
+}
+
+/// `--save-scenario FILE`: the scenario drafted from the typed flags, written with the seed the
+/// run uses; `shown` is the command line as the user typed it.
+pub fn write(shown: &[impl Into<OsString> + Clone], draft: Option<Draft>, seed: u64) -> Result<(), ExitCode> {
+    let Some(mut draft) = draft else { return Ok(()) };
+    let shown: Vec<OsString> = shown.iter().cloned().map(Into::into).collect();
+    let text = draft.text(&shown, seed).map_err(|e| usage_error(&e))?;
+    if let Err(e) = report::write_atomic(&draft.path, text.as_bytes()) {
+        eprintln!("respbench: cannot write {}: {e}", draft.path.display());
+        return Err(ExitCode::from(EXIT_FAILURE));
+    }
+    eprintln!("respbench: scenario saved to {}", draft.path.display());
+    for note in &draft.notes {
+        eprintln!("respbench: note: {note}");
+    }
+    Ok(())
 }
 
 /// A front-end's run of several engine runs (redis-benchmark's tests) as one scenario: each
