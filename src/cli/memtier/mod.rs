@@ -10,6 +10,7 @@
 //! report.
 
 pub(super) mod crash;
+mod draft;
 pub(super) mod mix;
 mod options;
 pub(super) mod run;
@@ -20,17 +21,14 @@ mod usage;
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub use draft::Draft;
 pub use translate::{Run, Translated, plan, translate};
 
-use super::native::{Args, Output};
 use super::run::RunContext;
 use super::usage::EXIT_USAGE;
 use super::{notes, signals};
-use crate::config::Config;
-use crate::report::memtier::stats::MemtierOutput;
 
 /// A memtier command line (without the program name), run: what `respbench memtier ARGS` and
 /// the binary run as `memtier_benchmark` do.
@@ -78,33 +76,6 @@ pub fn main(args: &[OsString]) -> ExitCode {
     let cx = RunContext::new(&stop);
     let (verify, verify_only) = (output.verify, output.verify_only);
     crate::cli::verify::around(&config, verify, verify_only, || run::execute(&config, &output, &memtier, &cx)).code
-}
-
-/// The plan a memtier command line builds, before respbench checks it: respbench's flags as
-/// typed values, and memtier's output options that respbench's flags do not have.
-#[derive(Debug)]
-pub struct Draft {
-    pub(super) args: Args,
-    /// `--hide-histogram`, `--print-all-runs`, `--command-stats-breakdown`, `--hdr-file-prefix`,
-    /// `--client-stats`, and every option as given (for memtier's JSON).
-    pub(super) output: MemtierOutput,
-    /// `--json-out-file`.
-    pub(super) json: Option<PathBuf>,
-}
-
-impl Draft {
-    /// respbench's checks over the plan, and memtier's outputs beside it: the `Config`, the
-    /// `Output` and memtier's own outputs a run takes.
-    pub(crate) fn into_plan(self) -> Result<(Config, Output, MemtierOutput), String> {
-        let Draft { args, output: memtier, json } = self;
-        let client_stats = memtier.client_stats.is_some();
-        let (mut config, mut output) = args.into_config()?;
-        config.extras.client_stats = client_stats;
-        output.memtier_json = json;
-        // `%t` in --json-out-file too (the other outputs' are named already; naming is idempotent).
-        super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
-        Ok((config, output, memtier))
-    }
 }
 
 /// A memtier command line that cannot run: one line with "error", as memtier's own, exit 2.

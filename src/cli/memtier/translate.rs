@@ -8,7 +8,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::Draft;
+use super::draft::Draft;
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
 use crate::cli::dialect::{Found, scan};
 use crate::cli::native::Args;

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use super::connection::Connection;
 use super::options::{self, Map, OPTIONS};
-use super::{Test, suite, words};
+use super::suite::{self, Test};
+use super::words;
 use crate::cli::dialect::{Found, scan};
 use crate::cli::native::Args;
 use crate::cli::{notes::Notes, parse};
