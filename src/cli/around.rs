@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use super::native::Output;
+use super::options::Output;
 use super::run::RunContext;
 use super::usage::{EXIT_FAILURE, usage_error};
 use crate::report::live::journal::Journal;

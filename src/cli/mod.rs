@@ -13,6 +13,7 @@ pub mod memtier;
 mod merge;
 mod native;
 mod notes;
+mod options;
 pub mod parse;
 mod recover;
 pub mod redis_benchmark;

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::files::write;
-use super::native::Output;
+use super::options::Output;
 use super::parse;
 use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
 use crate::report::document::Document;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use super::native::Args;
+use super::options::Args;
 
 /// Exit code for a bad command line.
 pub const EXIT_USAGE: u8 = 2;

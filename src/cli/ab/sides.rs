@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 use crate::config::{Config, StopAfter};
 
 /// One side, ready to run a round.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use super::native::Args;
+use super::options::Args;
 use super::parse;
 use super::run::RunContext;
 use super::usage::{EXIT_FAILURE, parse_args, usage_error};

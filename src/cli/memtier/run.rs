@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::cli::native::Output;
 use crate::cli::native::run::exit_code;
+use crate::cli::options::Output;
 use crate::cli::run::Ran;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::cli::signals;

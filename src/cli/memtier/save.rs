@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 use crate::cli::scenario::flags::Given;
 
 /// The words, program name first; they parse back to the same plan (the tests hold it).

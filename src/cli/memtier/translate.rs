@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::draft::Draft;
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
 use crate::cli::dialect::{Found, scan};
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 use crate::report::memtier::stats::MemtierOutput;
 
 /// memtier's defaults where they differ from respbench's.
@@ -407,7 +407,7 @@ fn server_args(
     }
     args.tls |= tls;
     if !server.tls_protocols.is_empty() {
-        let versions = crate::cli::native::parse_tls_versions(&server.tls_protocols.join(","));
+        let versions = crate::cli::options::parse_tls_versions(&server.tls_protocols.join(","));
         args.tls_versions = Some(versions.map_err(|e| format!("invalid value for '--tls-protocols': {e}"))?);
     }
     Ok(notices)

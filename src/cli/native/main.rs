@@ -4,7 +4,8 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use super::{Output, run};
+use super::run;
+use crate::cli::options::Output;
 use crate::cli::run::{Ran, RunContext};
 use crate::cli::scenario::save::{self, Draft};
 use crate::cli::usage::{parse_flags, said, usage_error};

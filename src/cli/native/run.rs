@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::native::Output;
+use crate::cli::options::Output;
 use crate::cli::run::Ran;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::cli::usage::EXIT_FAILURE;

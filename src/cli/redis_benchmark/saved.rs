@@ -42,8 +42,8 @@ fn scenario_text(plan: &Plan, tool: &str, typed: &[OsString]) -> Result<(String,
     // sequences count each command).
     let Some((_, saved)) = plan.save.as_ref() else { return Err("--save-scenario was not asked for".into()) };
     let mut base = saved.clone();
-    let cmd = <crate::cli::native::Args as clap::CommandFactory>::command();
-    let set = |args: &mut crate::cli::native::Args, flag: &str, values: &[&str]| {
+    let cmd = <crate::cli::options::Args as clap::CommandFactory>::command();
+    let set = |args: &mut crate::cli::options::Args, flag: &str, values: &[&str]| {
         let values = values.iter().map(|v| v.to_string()).collect();
         crate::cli::scenario::flags::record(&mut args.scenario.given, &cmd, flag, values)
     };

@@ -265,7 +265,7 @@ impl Compiler<'_> {
             out.push(Setting::new("phase", "duration", text));
         }
         if let Some(a) = &p.arrival {
-            crate::cli::native::Arrival::from_str(a, false).map_err(|e| self.here(&format!("arrival: {e}")))?;
+            crate::cli::options::Arrival::from_str(a, false).map_err(|e| self.here(&format!("arrival: {e}")))?;
             out.push(Setting::new("phase", "arrival", a));
         }
         if let Some(w) = &p.warmup {

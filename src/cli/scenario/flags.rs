@@ -1,4 +1,4 @@
-//! The flags that tie a run to scenario files and dashboards, kept out of `native/` (already
+//! The flags that tie a run to scenario files and dashboards, kept out of `options/` (already
 //! long): `--save-scenario` writes the command line as a scenario file, `--metrics-listen`
 //! serves live OpenMetrics during the run and `--metrics-push` pushes them to a Pushgateway;
 //! and the record of which flags the user gave, which

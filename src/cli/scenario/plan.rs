@@ -1,5 +1,5 @@
 //! A step's plan as typed values: the flags its settings stand for, read by clap over the
-//! phase's free `args`, into the flags' own types (`native::Args` and fill's and capacity's).
+//! phase's free `args`, into the flags' own types (`options::Args` and fill's and capacity's).
 //! The settings are the file's values (the scenario's front-end words, mapped in `keys`), so
 //! clap's definitions parse, default and relate them as they do a command line; a mistake is
 //! said at the key it came from.
@@ -11,7 +11,7 @@ use clap::{ArgAction, CommandFactory, FromArgMatches};
 use super::schema::Kind;
 use crate::cli::capacity::CapacityArgs;
 use crate::cli::fill::FillArgs;
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 
 /// Which code path runs a step.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,7 +57,7 @@ impl Step {
 
     /// The plan this step runs, as `respbench` with the step's settings would build it. A fill
     /// up to a memory target and a capacity search are several runs, not one plan.
-    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::native::Output), String> {
+    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::options::Output), String> {
         match self.planned() {
             Ok(Planned::Native(args)) => args.into_config(),
             Ok(Planned::Fill(_)) => Err("a fill up to a memory target is several runs, not one plan".into()),

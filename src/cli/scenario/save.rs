@@ -1,5 +1,5 @@
 //! `--save-scenario FILE.toml`: a plan written down as the scenario that reproduces it. From the
-//! typed flags (`native::Args`) and the record of which flags the user gave (kept by the one
+//! typed flags (`options::Args`) and the record of which flags the user gave (kept by the one
 //! parse of the command line): the common ones become the file's typed settings, the rest its
 //! `args` as the user wrote them, so `respbench run FILE.toml` plans the same run (same seed,
 //! same key streams). Output flags stay with the command line; a password never goes in the
@@ -13,7 +13,7 @@ use toml::Spanned;
 
 use super::flags::Given;
 use super::schema::{Distribution, Keyspace, Mix, Phase, Scenario, Target, Values};
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 use crate::cli::usage::{EXIT_FAILURE, usage_error};
 use crate::report;
 
