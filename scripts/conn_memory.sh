@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory at many connections (issue 27 item 4): one redis-server with room for the clients,
+# Memory at many connections: one redis-server with room for the clients,
 # then respbench on one thread with CONNECTIONS connections, closed loop and paced, on each
 # I/O path. Prints the peak (VmHWM) and last (VmRSS) resident set read from /proc/PID/status
 # while the run lives. Not a timed test: run it by hand and record its figures in BENCHMARKS.md.

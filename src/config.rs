@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod command;
+pub mod dataset;
 mod extras;
 pub mod parse;
 mod shard;
-pub use command::{ArgPart, CommandSpec, Sequence, SequenceParts, Step, split_sequence, split_words};
+pub use command::{ArgPart, CommandSpec, FieldRef, Sequence, SequenceParts, Step, split_sequence, split_words};
 pub use extras::{
     CLIENT_SHARE_WARNING, Extras, Import, ImportItem, IoChoice, MonitorPick, ScanFollow, SessionExtras, Timestamps,
 };

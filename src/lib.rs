@@ -13,6 +13,51 @@
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+/// Declares a module's error type: one sentence naming the value and what was expected, said
+/// to the user as it is. It is built from the `String` its parts format (so `?` lifts one),
+/// turns back into one where a caller adds context, and reads as its message.
+macro_rules! message_error {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+        #[error("{0}")]
+        pub struct $name(pub String);
+
+        impl From<String> for $name {
+            fn from(message: String) -> $name {
+                $name(message)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(message: &str) -> $name {
+                $name(message.to_string())
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(error: $name) -> String {
+                error.0
+            }
+        }
+
+        /// The error reads as its message (`err.contains(..)`, `err == "..."`).
+        impl std::ops::Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
 pub mod cli;
 pub mod codec;
 pub mod config;

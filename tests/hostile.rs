@@ -1,4 +1,4 @@
-//! Hostile and silent servers (issue 14): fake servers on loopback that never reply, declare
+//! Hostile and silent servers: fake servers on loopback that never reply, declare
 //! absurd lengths, send endless lines, want a password, close mid-reply, dribble, push unasked
 //! or are not RESP at all. Every run must end in bounded time with the right named error, no
 //! panic, its results written, and exit 1 when nothing succeeded.

@@ -1,4 +1,4 @@
-//! Signals from schedulers (issue 14): SIGTERM stops every subcommand and front-end with
+//! Signals from schedulers: SIGTERM stops every subcommand and front-end with
 //! 128 + the signal (not 130 whatever came), and a stopped run lets the replies already in
 //! flight arrive before it writes its results, so that what the server did and what the
 //! report counts agree.

@@ -1,4 +1,4 @@
-//! Latency decomposed by kernel receive timestamps (issue 25), against a real redis-server,
+//! Latency decomposed by kernel receive timestamps, against a real redis-server,
 //! on both I/O paths: the parts are there and add up, a client stopped for 300 ms with a reply
 //! in flight shows in its receive lag and not in the wire-and-server time, a stopped server
 //! the other way round (each bounded by its max), the text line and the warning appear when

@@ -1,4 +1,4 @@
-//! memtier_benchmark command lines read with getopt's rules (issue 24, items 4 and 6) and run
+//! memtier_benchmark command lines read with getopt's rules and run
 //! against a real redis-server: a repeated option keeps its last value, `--uri` meets `--port`,
 //! percentiles 0 and 100, and each `--command`'s own key pattern. The expected keys and figures
 //! are those memtier_benchmark 2.3.0 (built from its source) gave for the same command lines
@@ -175,4 +175,22 @@ fn ratio_and_key_pattern_go_with_the_command_before_them() {
     assert_eq!(server.cli(&["KEYS", "a:*"]).lines().count(), 10);
     let out = respbench().args(["memtier", "--command-ratio=2", "--command=GET a"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn words_that_are_not_options_are_ignored_as_memtier_ignores_them() {
+    let server = Server::start(&[]);
+    // A `--command` quoted badly in a script: its other words are left outside the option.
+    let line = ["--command=LASTSAVE", "__key__", "__data__", "-n", "20", "-c", "1", "-t", "1"];
+    let out = memtier(&server, &line);
+    assert!(!stderr(&out).contains("ignored"), "said without --notes: {}", stderr(&out));
+    assert_eq!(server.calls("lastsave"), 20);
+    let out = memtier(&server, &[&line[..], &["--notes"]].concat());
+    let note = stderr(&out).lines().find(|l| l.contains("not options are ignored")).map(str::to_string);
+    assert_eq!(
+        note.as_deref(),
+        Some(
+            "memtier_benchmark: note: words that are not options are ignored, as memtier_benchmark ignores them: '__key__' '__data__'"
+        )
+    );
 }

@@ -1,4 +1,4 @@
-//! memtier_benchmark's workload options (issue 13.1) run through respbench against a real
+//! memtier_benchmark's workload options run through respbench against a real
 //! redis-server: what the server executed (INFO commandstats) and what it holds afterwards.
 
 mod common;

@@ -501,3 +501,129 @@ fn options_apply_in_order_and_the_last_setting_wins() {
     run(&["-p", &port, "-n", "10", "-t", "get", "--precision", "9", "--precision", "-1", "-q"]);
     assert_eq!(server.calls("get"), 10);
 }
+
+#[test]
+fn sequential_hands_out_every_number_once() {
+    let server = Server::start(&[]);
+    valkey(&server, &["--sequential", "-r", "300", "-n", "300", "-t", "set", "-q"]);
+    assert_eq!(server.dbsize(), 300);
+    // respbench's own name for it, on a command of its own: the keys 0..299 each once.
+    server.cli(&["FLUSHALL"]);
+    let out = respbench()
+        .args(["-p", &server.port_arg(), "-c", "7", "-n", "300", "--key-min", "0", "--key-max", "299"])
+        .args(["--command", "INCR n:__rand_int__", "--rand-sequential"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.dbsize(), 300);
+    assert_eq!(server.cli(&["GET", "n:000000000299"]), "1");
+}
+
+#[test]
+fn rps_prints_valkeys_rps_summary() {
+    let server = Server::start(&[]);
+    let out = valkey(&server, &["--rps", "500", "-n", "500", "-c", "5", "-t", "ping_mbulk"]);
+    let text = stdout(&out);
+    let at = text.find("RPS Summary:\n  target RPS: 500.00\n  RPS distribution (reqs/sec):\n").expect(&text);
+    let header = text[at..].lines().nth(3).unwrap();
+    assert_eq!(header.split_whitespace().collect::<Vec<_>>(), ["avg", "min", "p50", "p95", "p99", "max"]);
+    let figures: Vec<f64> = text[at..].lines().nth(4).unwrap().split_whitespace().map(|f| f.parse().unwrap()).collect();
+    assert_eq!(figures.len(), 6, "{text}");
+    assert!(figures[1] <= figures[2] && figures[2] <= figures[5], "{text}");
+    // Without --rps there is none.
+    assert!(!stdout(&valkey(&server, &["-n", "100", "-t", "ping_mbulk"])).contains("RPS Summary"));
+}
+
+#[test]
+fn valkey_version_short_and_n_beside_duration_in_its_words() {
+    let out = respbench().args(["valkey-benchmark", "-v"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("valkey-benchmark respbench-"), "{}", stdout(&out));
+    for line in [&["-n", "10", "--duration", "2"][..], &["--duration", "2", "-n", "10"]] {
+        let out = respbench().args(["valkey-benchmark"]).args(line).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{line:?}");
+        assert_eq!(stderr(&out), "Options -n and --duration are mutually exclusive.\n");
+    }
+}
+
+#[test]
+fn a_dataset_lands_byte_for_byte_through_field_placeholders() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("docs.csv");
+    std::fs::write(&csv, "id,title,body\n1,\"Hello, world\",\"say \"\"hi\"\"\"\n2,plain,\"a,b,c\"\n3,third,x\n")
+        .unwrap();
+    let out = respbench()
+        .args(["valkey-benchmark", "-p", &server.port_arg(), "--dataset", csv.to_str().unwrap()])
+        .args(["-r", "3", "--sequential", "-n", "3", "-c", "1", "-q"])
+        .args(["HSET", "doc:__rand_int__", "title", "__field:title__", "body", "__field:body__"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = [("Hello, world", "say \"hi\""), ("plain", "a,b,c"), ("third", "x")];
+    for (i, (title, body)) in expected.iter().enumerate() {
+        let key = format!("doc:{i:012}");
+        assert_eq!(server.cli(&["HGET", &key, "title"]), *title, "{key}");
+        assert_eq!(server.cli(&["HGET", &key, "body"]), *body, "{key}");
+    }
+    // respbench's own flags: --dataset with --dataset-rows, the rows in order.
+    server.cli(&["FLUSHALL"]);
+    let out = respbench()
+        .args(["-p", &server.port_arg(), "-c", "1", "-n", "2", "--dataset", csv.to_str().unwrap()])
+        .args(["--dataset-rows", "2", "--command", "RPUSH titles __field:title__"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.cli(&["LRANGE", "titles", "0", "-1"]), "Hello, world\nplain");
+}
+
+#[test]
+fn a_malformed_dataset_is_named_and_nothing_is_sent() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("a,b\n1\n", "SET k __field:a__", "dataset bad.csv, line 2: 1 fields where the header has 2 (a short row)"),
+        (
+            "a,b\n1,\"open\n",
+            "SET k __field:a__",
+            "dataset bad.csv, line 2, field 'b': a quote is opened and not closed",
+        ),
+        ("a,b\n1,2\n", "SET k __field:c__", "the commands name __field:c__, which dataset bad.csv does not have"),
+    ];
+    for (text, command, said) in cases {
+        std::fs::write(dir.path().join("bad.csv"), text).unwrap();
+        let words: Vec<&str> = command.split(' ').collect();
+        let out = respbench()
+            .current_dir(dir.path())
+            .args(["valkey-benchmark", "-p", &server.port_arg(), "-q", "--dataset", "bad.csv", "-n", "5"])
+            .args(&words)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{text:?}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with(&format!("Error: {said}")), "{text:?}: {}", stderr(&out));
+        let out = respbench()
+            .current_dir(dir.path())
+            .args(["-p", &server.port_arg(), "--dataset", "bad.csv", "-n", "5", "--command", command])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{}", stderr(&out));
+    }
+    assert_eq!(server.calls("set"), 0);
+    // valkey-benchmark's own refusals: no placeholder, __data__ beside a dataset.
+    std::fs::write(dir.path().join("ok.csv"), "a\n1\n").unwrap();
+    for (words, said) in [
+        (&["SET", "k", "v"][..], "Error: Dataset mode requires at least one field placeholder\n"),
+        (&["SET", "__field:a__", "__data__"], "Error: __data__ placeholders cannot be used with --dataset option\n"),
+    ] {
+        let out = respbench()
+            .current_dir(dir.path())
+            .args(["valkey-benchmark", "-p", &server.port_arg(), "-q", "--dataset", "ok.csv"])
+            .args(words)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(stderr(&out).starts_with(said), "{}", stderr(&out));
+    }
+}

@@ -1,4 +1,4 @@
-//! Differential check of the reply scanner (issue 14): `resp::scan_within` must give the same
+//! Differential check of the reply scanner: `resp::scan_within` must give the same
 //! verdict as the reference reader in `tests/support/resp_reference.rs` (complete with the
 //! same length and class, needs more bytes, or invalid) on every fuzz corpus file and on
 //! inputs made here: valid RESP2/RESP3 replies of every type, every prefix of them, and

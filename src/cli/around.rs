@@ -54,8 +54,8 @@ impl Around {
     /// journal's interval log: the journal sits beside the first output, which is `--json`
     /// when there is one).
     pub(crate) fn interval_log(&self, output: &Output) -> Option<String> {
-        output.json.as_ref()?;
-        self.journal.as_ref().map(Journal::log_name)
+        let journal = self.journal.as_ref()?;
+        (journal.path() == Journal::path_for(output.json.as_ref()?)).then(|| journal.log_name())
     }
 
     /// The live outputs among them, as sinks: the journal, then StatsD.
@@ -79,4 +79,9 @@ impl Around {
             m.linger(output.scenario.metrics_linger.unwrap_or_default());
         }
     }
+}
+
+/// Two outputs on one path, or on standard output, are refused before anything connects.
+pub(crate) fn check_outputs(output: &Output) -> Result<(), std::process::ExitCode> {
+    crate::report::output::check(&output.files()).map_err(|msg| usage_error(&msg))
 }

@@ -20,27 +20,41 @@ pub struct Found {
     pub value: Option<String>,
 }
 
-/// The options in order, then the words after them (`--`, or the first word that is not an
-/// option, starts the rest). With `rest_allowed` false, a non-option word is an error.
+/// What a tool does with the words of its command line that are not options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rest {
+    /// They are its command (redis-benchmark): `--`, or the first word that is not an
+    /// option, starts it, and the options end there.
+    Command,
+    /// They are set aside and the options go on (memtier_benchmark: getopt moves them to the
+    /// end, and the tool never reads them); after `--`, every word is set aside.
+    Ignored,
+}
+
+/// The options in order, and the words that are not options (the command, or the words set
+/// aside), as `rest` says.
 pub fn scan<M>(
     tool: &str,
     table: &[(Spec, M)],
     args: &[OsString],
-    rest_allowed: bool,
+    rest: Rest,
 ) -> Result<(Vec<Found>, Vec<String>), String> {
     let mut found = Vec::new();
+    let mut aside = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].to_str().ok_or_else(|| format!("the argument {:?} is not UTF-8", args[i]))?;
         i += 1;
-        if arg == "--" && rest_allowed {
-            return Ok((found, words(&args[i..])?));
+        if arg == "--" {
+            aside.extend(words(&args[i..])?);
+            return Ok((found, aside));
         }
         let Some(stripped) = arg.strip_prefix('-').filter(|s| !s.is_empty()) else {
-            if rest_allowed {
+            if rest == Rest::Command {
                 return Ok((found, words(&args[i - 1..])?));
             }
-            return Err(format!("unexpected argument '{arg}': {tool} takes only options"));
+            aside.push(arg.to_string());
+            continue;
         };
         let stripped = stripped.strip_prefix('-').unwrap_or(stripped);
         let (name, attached) = match stripped.split_once('=') {
@@ -75,7 +89,7 @@ pub fn scan<M>(
         };
         found.push(Found { index, long, value });
     }
-    Ok((found, Vec::new()))
+    Ok((found, aside))
 }
 
 fn words(args: &[OsString]) -> Result<Vec<String>, String> {
@@ -95,7 +109,7 @@ mod tests {
 
     type Scanned = (Vec<(usize, Option<String>)>, Vec<String>);
 
-    fn scan_strs(args: &[&str], rest: bool) -> Result<Scanned, String> {
+    fn scan_strs(args: &[&str], rest: Rest) -> Result<Scanned, String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         scan("tool", TABLE, &args, rest).map(|(f, r)| (f.into_iter().map(|f| (f.index, f.value)).collect(), r))
     }
@@ -103,20 +117,26 @@ mod tests {
     #[test]
     fn every_spelling_of_an_option() {
         for line in [&["--clients", "5"][..], &["-clients=5"], &["--clients=5"], &["-c", "5"], &["-c5"]] {
-            assert_eq!(scan_strs(line, false).unwrap().0, vec![(0, Some("5".to_string()))], "{line:?}");
+            assert_eq!(scan_strs(line, Rest::Ignored).unwrap().0, vec![(0, Some("5".to_string()))], "{line:?}");
         }
-        assert_eq!(scan_strs(&["-q"], false).unwrap().0, vec![(1, None)]);
+        assert_eq!(scan_strs(&["-q"], Rest::Ignored).unwrap().0, vec![(1, None)]);
     }
 
     #[test]
     fn the_rest_starts_at_the_first_word_or_after_dashes() {
-        let (found, rest) = scan_strs(&["-q", "set", "k", "-c"], true).unwrap();
+        let (found, rest) = scan_strs(&["-q", "set", "k", "-c"], Rest::Command).unwrap();
         assert_eq!((found.len(), rest), (1, vec!["set".to_string(), "k".into(), "-c".into()]));
-        let (_, rest) = scan_strs(&["--", "-x", ";"], true).unwrap();
+        let (_, rest) = scan_strs(&["--", "-x", ";"], Rest::Command).unwrap();
         assert_eq!(rest, vec!["-x".to_string(), ";".into()]);
-        assert!(scan_strs(&["set"], false).unwrap_err().contains("'set'"));
-        assert!(scan_strs(&["--bogus"], false).unwrap_err().contains("'--bogus'"));
-        assert!(scan_strs(&["-c"], false).unwrap_err().contains("needs a value"));
-        assert!(scan_strs(&["-q=1"], false).unwrap_err().contains("takes no value"));
+        assert!(scan_strs(&["--bogus"], Rest::Ignored).unwrap_err().contains("'--bogus'"));
+        assert!(scan_strs(&["-c"], Rest::Ignored).unwrap_err().contains("needs a value"));
+        assert!(scan_strs(&["-q=1"], Rest::Ignored).unwrap_err().contains("takes no value"));
+    }
+
+    #[test]
+    fn words_that_are_not_options_are_set_aside_as_getopt_permutes_them() {
+        let (found, aside) = scan_strs(&["set", "-c", "5", "k", "-q", "--", "-c", "9"], Rest::Ignored).unwrap();
+        assert_eq!(found, vec![(0, Some("5".to_string())), (1, None)]);
+        assert_eq!(aside, vec!["set".to_string(), "k".into(), "-c".into(), "9".into()]);
     }
 }

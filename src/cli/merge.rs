@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::files::write;
 use super::parse;
 use super::results::{load_run, name_of};
 use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
@@ -50,6 +49,14 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    let named = crate::report::output::named(&[
+        ("--json", &args.json),
+        ("--html", &args.html),
+        ("--memtier-json", &args.memtier_json),
+    ]);
+    if let Err(msg) = crate::report::output::check(&named) {
+        return usage_error(&msg);
+    }
     let mut inputs = Vec::new();
     for path in &args.results {
         match load_run(path) {
@@ -92,13 +99,9 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
     let html = || report::pages::html::render(&merged.doc);
     let outputs = [(&args.json, Some(json)), (&args.html, None), (&args.memtier_json, Some(memtier))];
-    for (path, text) in outputs {
-        let Some(path) = path else { continue };
-        let text = text.unwrap_or_else(html);
-        if let Err(msg) = write(path, &text) {
-            eprintln!("respbench: {msg}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
+    let files = outputs.into_iter().filter_map(|(path, text)| Some((path.as_deref()?, text.unwrap_or_else(html))));
+    if !report::output::write_each("respbench", files) {
+        return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS
 }

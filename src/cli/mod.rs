@@ -65,6 +65,7 @@ const ENTRIES: &[(&str, Named, Main)] = &[
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
     crate::stats::map_large_blocks();
+    signals::ignore_file_size_signal();
     let program = args.first().and_then(|a| std::path::Path::new(a).file_name());
     let word = args.get(1).map(OsString::as_os_str);
     for (name, named, main) in ENTRIES {

@@ -18,13 +18,20 @@ use crate::report::live::journal::{self, Journal};
 use crate::report::{self, merge};
 
 /// The journal of a run whose outputs need the whole run (`--json`, else `--html`, `--csv`,
-/// `--csv-timeline`, `--markdown`): `FILE.journal` beside the first of them. A journal that
-/// cannot be made is said as the run's warnings are (not under a front-end's name) and the run
-/// goes on without it.
+/// `--csv-timeline`, `--markdown`): `FILE.journal` beside the first of them that is a regular
+/// file or a new path (never beside `-` or a FIFO or device). A journal that cannot be made is
+/// said as the run's warnings are (not under a front-end's name) and the run goes on without it.
 pub(crate) fn open(output: &Output) -> Option<Journal> {
     let outputs =
         [&output.json, &output.html, &output.csv, &output.csv_timeline, &output.markdown, &output.memtier_json];
-    let first = outputs.into_iter().flatten().next()?;
+    let mut named = outputs.into_iter().flatten().peekable();
+    named.peek()?;
+    let Some(first) = named.find(|path| report::output::takes_neighbours(path)) else {
+        let why = "no journal: it is kept only beside an output that is a regular file, and every output here is \
+                   standard output or a special file; a kill would lose this run";
+        output.notes.warn("respbench", &[why.to_string()]);
+        return None;
+    };
     let path = Journal::path_for(first);
     match Journal::create(path.clone(), Journal::log_path_for(first), output.label.as_deref()) {
         Ok((journal, kept)) => {
@@ -96,6 +103,17 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    let named = crate::report::output::named(&[
+        ("--json", &args.json),
+        ("--html", &args.html),
+        ("--csv", &args.csv),
+        ("--csv-timeline", &args.csv_timeline),
+        ("--markdown", &args.markdown),
+        ("--memtier-json", &args.memtier_json),
+    ]);
+    if let Err(msg) = crate::report::output::check(&named) {
+        return usage_error(&msg);
+    }
     let what = args.journal.display().to_string();
     let text = match std::fs::read(&args.journal) {
         // Bytes, not text: a power loss can leave a last line cut inside a character.
@@ -123,7 +141,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     let doc = recovered.doc;
-    println!("{}", summary(&doc));
+    let given = [&args.json, &args.html, &args.csv, &args.csv_timeline, &args.markdown, &args.memtier_json];
+    report::output::print_report(&format!("{}\n", summary(&doc)), given.into_iter().flatten().map(PathBuf::as_path));
     let memtier = || {
         let options = merge::memtier::Options {
             percentiles: args.percentiles.0.clone(),
@@ -143,14 +162,15 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     if outputs.iter().all(|(path, _)| path.is_none()) {
         print!("{}", report::run::tables::markdown(&doc));
     }
+    let mut written = true;
     for (path, render) in outputs {
         let Some(path) = path else { continue };
         if let Err(msg) = render().and_then(|text| write(path, &text)) {
             eprintln!("respbench recover: {msg}");
-            return ExitCode::from(EXIT_FAILURE);
+            written = false;
         }
     }
-    ExitCode::SUCCESS
+    if written { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) }
 }
 
 /// The one line that says what was recovered: interrupted, how far, and every request.

@@ -80,6 +80,15 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     if args.results.len() > 1 {
         return several(&args);
     }
+    let named = report::output::named(&[
+        ("--output", &args.html),
+        ("--csv", &args.csv),
+        ("--csv-timeline", &args.csv_timeline),
+        ("--markdown", &args.markdown),
+    ]);
+    if let Err(msg) = report::output::check(&named) {
+        return usage_error(&msg);
+    }
     let doc = match load(&args.results[0]) {
         Ok(ResultFile::Run(d)) => d,
         Ok(ResultFile::Scenario(doc)) => return scenario_report(&args, &doc),
@@ -95,15 +104,8 @@ pub fn report_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         print!("{}", report::run::tables::markdown(&doc));
         return ExitCode::SUCCESS;
     }
-    for (path, render) in outputs {
-        if let Some(path) = path
-            && let Err(msg) = write(path, &render(&doc))
-        {
-            eprintln!("respbench: {msg}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
-    }
-    ExitCode::SUCCESS
+    let files = outputs.iter().filter_map(|(path, render)| Some((path.as_deref()?, render(&doc))));
+    if report::output::write_each("respbench", files) { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) }
 }
 
 /// A scenario's result: its page (`-o`), else its table across phases as Markdown.
@@ -142,7 +144,7 @@ fn several(args: &ReportArgs) -> ExitCode {
         }
     }
     let rows = report::pages::scenario_compare::rows(&files);
-    print!("{}", report::pages::scenario_compare::text(&rows));
+    report::output::print_report(&report::pages::scenario_compare::text(&rows), args.html.as_deref());
     if let Some(path) = &args.html
         && let Err(msg) = write(path, &report::pages::scenario_compare::html(&rows, &files))
     {
@@ -337,12 +339,12 @@ pub fn compare_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         let files: Vec<(String, ResultFile)> =
             scenarios.into_iter().map(|(n, d)| (n, ResultFile::Scenario(Box::new(d)))).collect();
         let rows = report::pages::scenario_compare::rows(&files);
-        print!("{}", report::pages::scenario_compare::text(&rows));
+        report::output::print_report(&report::pages::scenario_compare::text(&rows), args.html.as_deref());
         let body = report::pages::scenario_compare::body(&rows, &files) + &sections;
         report::pages::html::page("respbench comparison", &body)
     } else {
         let rows = rows(&runs, &prices);
-        print!("{}", text_table(&rows));
+        report::output::print_report(&text_table(&rows), args.html.as_deref());
         report::pages::html::render_compare(&runs, &html_table(&rows), &sections)
     };
     if let Some(path) = &args.html

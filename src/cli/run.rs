@@ -50,16 +50,24 @@ impl<'a> Plan<'a> {
 pub struct RunContext<'a> {
     pub stop: &'a signals::Stop,
     pub metrics: Option<Arc<Live>>,
+    /// An output of the caller's is `-` (a scenario's `--json -`): the reports a person reads
+    /// go to standard error, so that standard output carries that output alone.
+    pub stdout_taken: bool,
 }
 
 impl<'a> RunContext<'a> {
     pub fn new(stop: &'a signals::Stop) -> RunContext<'a> {
-        RunContext { stop, metrics: None }
+        RunContext { stop, metrics: None, stdout_taken: false }
+    }
+
+    /// The place standard output stands for in a list of outputs when the context took it.
+    pub fn stdout_taken(&self) -> Option<&'static std::path::Path> {
+        self.stdout_taken.then(|| std::path::Path::new(crate::report::output::STDOUT))
     }
 
     /// The same context feeding `metrics` instead.
     pub fn with_metrics(&self, metrics: Option<Arc<Live>>) -> RunContext<'a> {
-        RunContext { stop: self.stop, metrics }
+        RunContext { stop: self.stop, metrics, stdout_taken: self.stdout_taken }
     }
 }
 

@@ -130,6 +130,13 @@ pub fn install(report: Report) -> Stop {
     Stop { flag: &STOP, crash_watcher }
 }
 
+/// A write past the file size limit (`ulimit -f`) fails with EFBIG, which the output writer
+/// names, instead of SIGXFSZ killing the process before the other outputs are written.
+pub fn ignore_file_size_signal() {
+    // SAFETY: SIG_IGN for a signal no other code of this process handles.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+}
+
 /// The first stop signal records itself and sets the flag; a second one exits at once with
 /// 128 + its number (the user does not want to wait for the results). signal-hook runs the
 /// actions in the order registered: the exit first, so that it sees only an earlier signal's

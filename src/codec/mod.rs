@@ -4,6 +4,8 @@
 //! A [`Protocol`] is chosen once per run and is `Copy`: the worker matches on it per reply,
 //! a branch the CPU predicts, with no dynamic dispatch and nothing allocated.
 
+mod error;
+pub use error::CannotSend;
 pub mod memcache;
 
 use crate::resp::{self, Limits, Part, ScanError, Scanned, Template};
@@ -73,7 +75,7 @@ impl Protocol {
     /// ...), `args` its arguments as the workload builds them (the command word first, then
     /// key, value and expiry holes), `inline` whether RESP sends it as an inline command, and
     /// `id` what a reply names to say it answers it (command index + 1).
-    pub fn template(self, name: &str, args: &[Vec<Part>], inline: bool, id: u32) -> Result<Template, String> {
+    pub fn template(self, name: &str, args: &[Vec<Part>], inline: bool, id: u32) -> Result<Template, CannotSend> {
         match self.dialect() {
             None if inline => Ok(Template::inline(args)),
             None => Ok(Template::new(args)),

@@ -3,6 +3,7 @@
 //! which the workload compiles into templates.
 
 use super::KeyPattern;
+use super::parse::InvalidValue;
 
 /// A piece of a command argument: fixed bytes, or a placeholder filled per request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +33,32 @@ pub enum ArgPart {
     },
     /// The cursor the server returned to this connection's last SCAN (`--scan-incremental-iteration`).
     Cursor,
+    /// `__field:NAME__` (`__field:NAME:base64__` decoded): the field of the dataset's row this
+    /// command takes (`--dataset`).
+    Field(FieldRef),
+}
+
+/// A dataset field a command names: the header's name, and whether its values are base64 to
+/// be decoded before sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRef {
+    pub name: String,
+    pub base64: bool,
+}
+
+/// `__field:NAME__` at the start of `rest`: the field and the placeholder's length.
+fn field_at(rest: &str) -> Option<(FieldRef, usize)> {
+    let inner = rest.strip_prefix("__field:")?;
+    let end = inner.find("__")?;
+    let name = &inner[..end];
+    if name.is_empty() {
+        return None;
+    }
+    let (name, base64) = match name.strip_suffix(":base64") {
+        Some(raw) if !raw.is_empty() => (raw, true),
+        _ => (name, false),
+    };
+    Some((FieldRef { name: name.to_string(), base64 }, "__field:".len() + end + 2))
 }
 
 /// One command of the mix.
@@ -79,10 +106,10 @@ impl CommandSpec {
 
     /// A command line with placeholders: `LPUSH list:__key__ __data__`. Arguments split on
     /// white space; double or single quotes keep spaces inside one argument.
-    pub fn parse(text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+    pub fn parse(text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, InvalidValue> {
         let words = split_words(text)?;
         if words.is_empty() {
-            return Err(format!("the command '{text}' is empty"));
+            return Err(format!("the command '{text}' is empty").into());
         }
         Ok(CommandSpec::from_words(&words, weight, key_pattern, true))
     }
@@ -146,7 +173,7 @@ impl Sequence {
 
 /// Splits a sequence (`MULTI ; SET k v ; 4 GET k ; EXEC`) at its `;` words into commands,
 /// each with its repeat count (a leading number). Returns `None` when there is no `;`.
-pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts>, String> {
+pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts>, InvalidValue> {
     if !words.iter().any(|w| w.as_ref() == ";") {
         return Ok(None);
     }
@@ -158,12 +185,14 @@ pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts
             repeat = match part.remove(0).parse::<u32>() {
                 Ok(n) if n > 0 => n,
                 _ => {
-                    return Err(format!("the repeat count in '{}' must be a whole number above 0", part.join(" ")));
+                    return Err(
+                        format!("the repeat count in '{}' must be a whole number above 0", part.join(" ")).into()
+                    );
                 }
             };
         }
         if part.is_empty() {
-            return Err("a sequence has an empty command between two ';'".to_string());
+            return Err("a sequence has an empty command between two ';'".into());
         }
         out.push((repeat, part));
     }
@@ -171,7 +200,7 @@ pub fn split_sequence<S: AsRef<str>>(words: &[S]) -> Result<Option<SequenceParts
 }
 
 /// Splits a command line into words, honouring "double" and 'single' quotes.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+pub fn split_words(text: &str) -> Result<Vec<String>, InvalidValue> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
@@ -197,7 +226,7 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err(format!("the command '{text}' has an unclosed quote"));
+        return Err(format!("the command '{text}' has an unclosed quote").into());
     }
     if in_word {
         words.push(current);
@@ -224,6 +253,14 @@ fn parse_arg(word: &str) -> Vec<ArgPart> {
     let mut lit = String::new();
     let mut rest = word;
     while !rest.is_empty() {
+        if let Some((field, len)) = field_at(rest) {
+            if !lit.is_empty() {
+                parts.push(ArgPart::Lit(std::mem::take(&mut lit).into_bytes()));
+            }
+            parts.push(ArgPart::Field(field));
+            rest = &rest[len..];
+            continue;
+        }
         let found = [
             ("__key__", ArgPart::Key),
             ("__data__", ArgPart::Data),

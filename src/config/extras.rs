@@ -36,6 +36,13 @@ pub struct Extras {
     /// memtier front-end's `--print-percentiles` asks for its per-second series (an interval
     /// keeps no histogram to read them from later).
     pub interval_quantiles: Vec<f64>,
+    /// `--rand-sequential`: the `__rand_int__` and `__rand_1st__` .. `__rand_9th__` numbers
+    /// count up through the range (each its own counter; connection `i` of `c` takes `i`,
+    /// `i + c`, `i + 2c`, ... so the connections together send each number once per pass)
+    /// instead of being drawn.
+    pub rand_sequential: bool,
+    /// `--dataset`: the rows the commands' `__field:NAME__` placeholders take, in order.
+    pub dataset: Option<std::sync::Arc<super::dataset::Dataset>>,
 }
 
 /// The client's share of p99 above which a run is warned that it measured the client too.

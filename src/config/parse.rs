@@ -6,8 +6,13 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+message_error!(
+    /// A value that does not read as what was expected; the message names both.
+    InvalidValue
+);
+
 /// A count with an optional decimal suffix: `100000`, `100k`, `2m`, `1g`.
-pub fn count(s: &str) -> Result<u64, String> {
+pub fn count(s: &str) -> Result<u64, InvalidValue> {
     let t = s.trim();
     let (digits, scale) = match t.char_indices().last() {
         Some((i, 'k' | 'K')) => (&t[..i], 1_000),
@@ -16,11 +21,11 @@ pub fn count(s: &str) -> Result<u64, String> {
         _ => (t, 1),
     };
     let n: u64 = digits.parse().map_err(|_| format!("expected a whole number such as 100000 or 100k, got '{s}'"))?;
-    n.checked_mul(scale).ok_or_else(|| format!("'{s}' is too large"))
+    n.checked_mul(scale).ok_or_else(|| InvalidValue(format!("'{s}' is too large")))
 }
 
 /// Parses a fraction from 0 to 1 (`0.01`), or a percentage (`1%`).
-pub fn fraction(s: &str) -> Result<f64, String> {
+pub fn fraction(s: &str) -> Result<f64, InvalidValue> {
     let t = s.trim();
     let value = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
@@ -28,13 +33,13 @@ pub fn fraction(s: &str) -> Result<f64, String> {
     };
     match value {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("expected a fraction from 0 to 1 such as 0.01, or a percentage such as 1%, got '{s}'")),
+        _ => Err(format!("expected a fraction from 0 to 1 such as 0.01, or a percentage such as 1%, got '{s}'").into()),
     }
 }
 
 /// A count that must be at least 1.
 pub fn positive(s: &str) -> Result<u64, String> {
-    count(s).and_then(|n| at_least_one(n).map_err(|_| format!("expected at least 1, got '{s}'")))
+    at_least_one(count(s)?).map_err(|_| format!("expected at least 1, got '{s}'"))
 }
 
 /// A number that must be at least 1 (a scenario file's `pipeline = 0`, as `-P 0` is refused).
@@ -72,7 +77,7 @@ pub fn size(s: &str) -> Result<usize, String> {
 /// Our own rather than humantime's: humantime refuses a bare number (plain seconds, which
 /// memtier's `--test-time` and scripts give) and fractions (`1.5s`), both accepted since the
 /// first release; the grammar is four suffixes.
-pub fn duration(s: &str) -> Result<Duration, String> {
+pub fn duration(s: &str) -> Result<Duration, InvalidValue> {
     let t = s.trim();
     let bad = || format!("expected a duration such as 30s, 5m, 1h or 250ms, got '{s}'");
     let (number, unit_secs) = if let Some(n) = t.strip_suffix("ms") {
@@ -88,7 +93,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     };
     let value: f64 = number.trim().parse().map_err(|_| bad())?;
     if !value.is_finite() || value <= 0.0 || value * unit_secs > 1e9 {
-        return Err(bad());
+        return Err(bad().into());
     }
     Ok(Duration::from_secs_f64(value * unit_secs))
 }
@@ -119,14 +124,14 @@ pub fn memory_size(s: &str) -> Result<u64, String> {
 
 /// A time: RFC 3339 (`2030-01-02T15:04:05.25+01:00`, `Z` for UTC) or Unix seconds
 /// (`1893596645.5`).
-pub fn start_time(v: &str) -> Result<SystemTime, String> {
+pub fn start_time(v: &str) -> Result<SystemTime, InvalidValue> {
     let expected = || format!("'{v}' is not a time: give RFC 3339 (2030-01-02T15:04:05Z) or Unix seconds");
     let t = v.trim();
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let secs: f64 = t.parse().map_err(|_| expected())?;
         return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
     }
-    rfc3339(t).ok_or_else(expected)
+    rfc3339(t).ok_or_else(|| InvalidValue(expected()))
 }
 
 /// RFC 3339 by jiff (an offset or `Z` required; fractions to the nanosecond).
@@ -135,12 +140,12 @@ fn rfc3339(t: &str) -> Option<SystemTime> {
 }
 
 /// `A:B` with two whole numbers, not both zero (`--ratio 1:10`).
-pub fn ratio(s: &str) -> Result<(u32, u32), String> {
+pub fn ratio(s: &str) -> Result<(u32, u32), InvalidValue> {
     let bad = || format!("expected SET:GET weights such as 1:10 or 1:0, got '{s}'");
     let (a, b) = s.split_once(':').ok_or_else(bad)?;
     let (a, b): (u32, u32) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
     if a == 0 && b == 0 {
-        return Err(format!("'{s}' sends nothing: at least one weight must be above 0"));
+        return Err(format!("'{s}' sends nothing: at least one weight must be above 0").into());
     }
     Ok((a, b))
 }
@@ -177,7 +182,7 @@ pub fn size_list(s: &str) -> Result<SizeList, String> {
 }
 
 /// A key pattern: one letter for both commands or `SET:GET` (`R`, `G:G`, `P:P`).
-pub fn key_patterns(s: &str) -> Result<(char, char), String> {
+pub fn key_patterns(s: &str) -> Result<(char, char), InvalidValue> {
     let letter = |p: &str| -> Result<char, String> {
         let up = p.trim().to_ascii_uppercase();
         match up.as_str() {
@@ -207,7 +212,7 @@ pub struct Uri {
 
 /// `redis://[[user]:password@]host[:port][/db]`, `valkey://` alike, `rediss://` and
 /// `valkeys://` with TLS, and `unix://[[user]:password@]/path/to.sock[?db=N]`.
-pub fn uri(s: &str) -> Result<Uri, String> {
+pub fn uri(s: &str) -> Result<Uri, InvalidValue> {
     let bad = |why: &str| {
         format!(
             "'{s}' is not a server URI ({why}); expected redis://[user:password@]host[:port][/db] or unix:///path.sock"
@@ -251,12 +256,12 @@ pub fn uri(s: &str) -> Result<Uri, String> {
         "unix" => {
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
             if path.is_empty() {
-                return Err(bad("no socket path"));
+                return Err(bad("no socket path").into());
             }
             let db = query.split('&').find_map(|kv| kv.strip_prefix("db=")).map(db_of).transpose()?;
             Ok(Uri { target: super::Target::Unix(path.into()), user, password, db, tls: false })
         }
-        other => Err(bad(&format!("unknown scheme '{other}'"))),
+        other => Err(bad(&format!("unknown scheme '{other}'")).into()),
     }
 }
 
@@ -288,7 +293,7 @@ fn percent_decode(s: &str) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Percentiles(pub Vec<f64>);
 
-pub fn percentiles(s: &str) -> Result<Percentiles, String> {
+pub fn percentiles(s: &str) -> Result<Percentiles, InvalidValue> {
     let list = s
         .split(',')
         .map(|p| match p.trim().parse::<f64>() {

@@ -2,6 +2,7 @@
 //! its share of a total request count and rate, and its own random streams. Kept apart so the
 //! splitting rules live in one place and are tested on their own.
 
+use super::parse::InvalidValue;
 use super::{Config, KeyPattern, StopAfter};
 
 /// This process's shard: `index` of `count`, and what it was given before the split.
@@ -52,14 +53,16 @@ pub fn seed_for(seed: u64, index: u32, count: u32) -> u64 {
 impl Config {
     /// Turns the whole plan into shard `index` of `count`'s part of it. Errors name what
     /// cannot be split (a total smaller than the number of shards).
-    pub fn into_shard(&mut self, index: u32, count: u32, source: &str) -> Result<(), String> {
+    pub fn into_shard(&mut self, index: u32, count: u32, source: &str) -> Result<(), InvalidValue> {
         let total_requests = match self.stop {
             StopAfter::Requests(n) => Some(n),
             _ => None,
         };
         if let Some(n) = total_requests {
             if n < u64::from(count) {
-                return Err(format!("-n {n} cannot be split over {count} shards: give at least {count} requests"));
+                return Err(
+                    format!("-n {n} cannot be split over {count} shards: give at least {count} requests").into()
+                );
             }
             self.stop = StopAfter::Requests(share(n, index, count));
         }
@@ -68,7 +71,8 @@ impl Config {
             if rate < u64::from(count) {
                 return Err(format!(
                     "--rate {rate} cannot be split over {count} shards: give at least {count} per second"
-                ));
+                )
+                .into());
             }
             r.per_sec = share(rate, index, count) as f64;
         }
@@ -76,7 +80,8 @@ impl Config {
             return Err(format!(
                 "-n allkeys over {} keys cannot be split over {count} shards: widen --key-min/--key-max",
                 self.keys.len()
-            ));
+            )
+            .into());
         }
         let keys = part(self.keys.min, self.keys.max, index, count);
         self.extras.shard =

@@ -17,6 +17,11 @@ use serde::{Deserialize, Serialize};
 use super::ServerSampler;
 use crate::config::Config;
 
+message_error!(
+    /// Why a server gave no figures of its own (refused, unreadable).
+    NoFigures
+);
+
 /// Where the figures come from.
 pub const SOURCE: &str = "INFO latencystats";
 /// What the percentiles cover.
@@ -159,7 +164,7 @@ pub(super) fn measure(config: &Config, silent: Option<&str>, sampler: Option<&mu
 }
 
 /// One node's figures by command, or why it has none.
-pub(super) type NodeFigures = Result<BTreeMap<String, ServerCommandLatency>, String>;
+pub(super) type NodeFigures = Result<BTreeMap<String, ServerCommandLatency>, NoFigures>;
 
 /// One command's percentiles in microseconds, as latencystats gives them.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -291,7 +296,7 @@ pub(super) fn combine(nodes: Vec<(String, NodeFigures)>, mut problems: Vec<Strin
         match figures {
             Ok(f) => drop(found.insert(node, f)),
             Err(why) if several => reasons.push(format!("{node}: {why}")),
-            Err(why) => reasons.push(why),
+            Err(why) => reasons.push(why.0),
         }
     }
     if found.is_empty() {

@@ -11,6 +11,7 @@
 //! The same connection reads the server's own latency per command at the run's start and end
 //! (`server_latency`).
 
+use super::server_latency::NoFigures;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -185,7 +186,7 @@ struct NodeSampler {
     /// A reading timed out: no more samples from this node.
     stalled: bool,
     /// The server's latency and command counters at the run's start, or why not read.
-    latency_start: Option<Result<Reading, String>>,
+    latency_start: Option<Result<Reading, NoFigures>>,
 }
 
 impl NodeSampler {
@@ -232,19 +233,19 @@ impl NodeSampler {
 
     /// The server's own latency and command counters, within the bound; a timeout stalls the
     /// node as any reading's does. `Err` says why there is no reading.
-    fn read_latency(&mut self) -> Result<Reading, String> {
+    fn read_latency(&mut self) -> Result<Reading, NoFigures> {
         let late = |timeout| format!("the server did not answer INFO latencystats within {timeout:?}");
         if self.stalled {
-            return Err(late(self.timeout));
+            return Err(late(self.timeout).into());
         }
         match self.session.call(&server_latency::CALL) {
             Ok(reply) => Ok(Reading::parse(&String::from_utf8_lossy(reply.text()))),
-            Err(CallError::Server(message)) => Err(server_latency::refused(&message)),
+            Err(CallError::Server(message)) => Err(server_latency::refused(&message).into()),
             Err(e) if timed_out(&e) => {
                 self.stalled = true;
-                Err(late(self.timeout))
+                Err(late(self.timeout).into())
             }
-            Err(e) => Err(format!("INFO latencystats failed: {e}")),
+            Err(e) => Err(format!("INFO latencystats failed: {e}").into()),
         }
     }
 

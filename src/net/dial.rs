@@ -171,9 +171,11 @@ impl Dial {
                 match &opts.tls {
                     Some(tls_opts) => {
                         let tls_error = |message| ConnectError::Tls { target: target.clone(), message };
-                        let config = tls::client_config(tls_opts).map_err(tls_error)?;
-                        let name = tls::server_name(tls_opts, host).map_err(tls_error)?;
-                        Transport::Tls(Box::new(tls::TlsStream::client(config, name, sock).map_err(tls_error)?))
+                        let config = tls::client_config(tls_opts).map_err(|e| tls_error(e.0))?;
+                        let name = tls::server_name(tls_opts, host).map_err(|e| tls_error(e.0))?;
+                        Transport::Tls(Box::new(
+                            tls::TlsStream::client(config, name, sock).map_err(|e| tls_error(e.0))?,
+                        ))
                     }
                     None => Transport::Tcp(sock),
                 }

@@ -7,6 +7,11 @@
 use crate::codec::memcache::binary::{self, OP_GETKQ, OP_NOOP, OP_SASL_AUTH, OP_STAT, OP_VERSION};
 use crate::codec::memcache::{Dialect, stats::Stats};
 
+message_error!(
+    /// A control call that has no memcached counterpart, or a reply that does not read as one.
+    NotTranslated
+);
+
 /// What a control command becomes on memcached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Ask {
@@ -23,7 +28,7 @@ pub(super) enum Ask {
 }
 
 /// The request bytes for a RESP control command, or why memcached has no such thing.
-pub(super) fn request(dialect: Dialect, args: &[&[u8]]) -> Result<(Vec<u8>, Ask), String> {
+pub(super) fn request(dialect: Dialect, args: &[&[u8]]) -> Result<(Vec<u8>, Ask), NotTranslated> {
     let word = args.first().map(|w| w.to_ascii_uppercase()).unwrap_or_default();
     let binary = dialect == Dialect::Binary;
     Ok(match word.as_slice() {
@@ -57,7 +62,7 @@ pub(super) fn request(dialect: Dialect, args: &[&[u8]]) -> Result<(Vec<u8>, Ask)
         }
         _ => {
             let shown = String::from_utf8_lossy(&word).into_owned();
-            return Err(format!("{shown} is not a memcached command"));
+            return Err(format!("{shown} is not a memcached command").into());
         }
     })
 }
@@ -77,7 +82,7 @@ pub(super) fn sasl_plain(user: &str, password: &str) -> Vec<u8> {
 }
 
 /// memcached's reply in the shape the RESP caller reads.
-pub(super) fn answer(dialect: Dialect, ask: Ask, reply: &[u8]) -> Result<Vec<u8>, String> {
+pub(super) fn answer(dialect: Dialect, ask: Ask, reply: &[u8]) -> Result<Vec<u8>, NotTranslated> {
     let stats = || if dialect == Dialect::Binary { Stats::parse_binary(reply) } else { Stats::parse_text(reply) };
     Ok(match ask {
         Ask::Info => {

@@ -186,10 +186,10 @@ impl Session {
                 match &opts.tls {
                     Some(tls_opts) => {
                         let tls_error = |message| ConnectError::Tls { target: target.clone(), message };
-                        let config = tls::client_config(tls_opts).map_err(tls_error)?;
-                        let name = tls::server_name(tls_opts, host).map_err(tls_error)?;
+                        let config = tls::client_config(tls_opts).map_err(|e| tls_error(e.0))?;
+                        let name = tls::server_name(tls_opts, host).map_err(|e| tls_error(e.0))?;
                         Stream::Tls(Box::new(
-                            tls::handshake(config, name, s, opts.session.protocol).map_err(tls_error)?,
+                            tls::handshake(config, name, s, opts.session.protocol).map_err(|e| tls_error(e.0))?,
                         ))
                     }
                     None => Stream::Tcp(s),
@@ -258,7 +258,7 @@ impl Session {
         }
     }
 
-    /// The address this session is connected to, for messages.
+    /// The address this connection goes to, for messages.
     pub fn target(&self) -> &str {
         &self.target
     }
@@ -274,9 +274,9 @@ impl Session {
                 self.exchange(&out, command)
             }
             Some(dialect) => {
-                let (out, ask) = memcache::request(dialect, args).map_err(CallError::Server)?;
+                let (out, ask) = memcache::request(dialect, args).map_err(|e| CallError::Server(e.0))?;
                 let reply = self.exchange(&out, command)?;
-                memcache::answer(dialect, ask, &reply.0).map(Reply).map_err(CallError::Server)
+                memcache::answer(dialect, ask, &reply.0).map(Reply).map_err(|e| CallError::Server(e.0))
             }
         }
     }

@@ -1,18 +1,16 @@
 //! Turning a finished run into something to read or keep: every format implements
-//! [`Format`], and files are written atomically so an interrupted run never leaves half a file.
+//! [`Format`], and files are written through [`output`], so an interrupted run never leaves half a file.
 
 pub mod ab;
 pub mod document;
 pub mod live;
 pub mod memtier;
 pub mod merge;
+pub mod output;
 pub mod pages;
 pub mod run;
 #[cfg(test)]
 mod timeline_outputs;
-
-use std::io::Write;
-use std::path::Path;
 
 use crate::config::Config;
 use crate::engine::Outcome;
@@ -171,26 +169,6 @@ impl Rates {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,16 +211,5 @@ mod tests {
             own[0].contains("the client did not keep the schedule")
                 && own[0].contains("40 of them with their connection free")
         );
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.json");
-        write_atomic(&path, b"one").unwrap();
-        write_atomic(&path, b"two").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        assert!(write_atomic(&dir.path().join("missing/out.json"), b"x").is_err());
     }
 }

@@ -1,6 +1,11 @@
 //! Measurements: per-command latency histograms and counters that a worker fills for one
 //! interval at a time, merged across threads once an interval, and summarised for reports.
 
+message_error!(
+    /// An error kind's name that is none of the kinds counted.
+    UnknownErrorKind
+);
+
 mod clients;
 mod compact;
 mod packed;
@@ -267,17 +272,19 @@ impl std::fmt::Display for ErrorKind {
 }
 
 impl std::str::FromStr for ErrorKind {
-    type Err = String;
+    type Err = UnknownErrorKind;
 
     /// The kind its `Display` wrote (`server:ERR`, `io`, `timeout`, `protocol`).
-    fn from_str(text: &str) -> Result<ErrorKind, String> {
+    fn from_str(text: &str) -> Result<ErrorKind, UnknownErrorKind> {
         match text {
             "io" => Ok(ErrorKind::Io),
             "timeout" => Ok(ErrorKind::Timeout),
             "protocol" => Ok(ErrorKind::Protocol),
             _ => match text.strip_prefix("server:") {
                 Some(prefix) => Ok(ErrorKind::Server(prefix.to_string())),
-                None => Err(format!("unknown error kind '{text}' (expected io, timeout, protocol or server:PREFIX)")),
+                None => {
+                    Err(format!("unknown error kind '{text}' (expected io, timeout, protocol or server:PREFIX)").into())
+                }
             },
         }
     }

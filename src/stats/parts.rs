@@ -1,5 +1,5 @@
 //! Latency decomposed: where each request's time went, measured with the kernel's receive
-//! timestamp (issue 25). Client send lag (from the intended time, or from when a pipeline slot
+//! timestamp. Client send lag (from the intended time, or from when a pipeline slot
 //! freed if that was later, to the send), wire and server (from the send to the kernel's
 //! receive of the reply's last bytes) and client receive lag (from there to the reply parsed).
 //! The server's own share (INFO latencystats) is another engineer's part: it goes beside

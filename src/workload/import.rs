@@ -15,6 +15,11 @@ use super::{HOLE_EXPIRY, HOLE_KEY};
 use crate::config::Config;
 use crate::resp::{Part, Template};
 
+message_error!(
+    /// An export file that cannot be read or does not parse.
+    ImportError
+);
+
 /// The header memtier writes and expects.
 const HEADER: &[u8] = b"dumpflags, time, exptime";
 
@@ -22,17 +27,17 @@ const HEADER: &[u8] = b"dumpflags, time, exptime";
 pub use crate::config::ImportItem as Item;
 
 /// Reads a whole export file; the error names the file and the line.
-pub fn load(path: &Path) -> Result<Vec<Item>, String> {
+pub fn load(path: &Path) -> Result<Vec<Item>, ImportError> {
     let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read --data-import {}: {e}", path.display()))?;
     let items = parse(&bytes).map_err(|e| format!("error: {}:{e}", path.display()))?;
     if items.is_empty() {
-        return Err(format!("error: {}: no items to import", path.display()));
+        return Err(format!("error: {}: no items to import", path.display()).into());
     }
     Ok(items)
 }
 
 /// Parses an export; errors start with the line number.
-pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
+pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, ImportError> {
     if !bytes.starts_with(HEADER) {
         return Err("1: invalid file, unexpected CSV header (expected 'dumpflags, time, exptime, ...')".into());
     }
@@ -58,13 +63,15 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Item>, String> {
         skip_delimiter(bytes, &mut pos).ok_or_else(|| err("expected ',' between the key and the data"))?;
         let value = column(bytes, &mut pos, &mut line).ok_or_else(|| err("the data's closing '\"' is missing"))?;
         if key.is_empty() {
-            return Err(err("the key is empty"));
+            return Err(err("the key is empty").into());
         }
         if key.len() as u64 != nkey {
-            return Err(err(&format!("the key is {} bytes, nkey says {nkey}", key.len())));
+            return Err(err(&format!("the key is {} bytes, nkey says {nkey}", key.len())).into());
         }
         if value.len() as u64 + 2 != nbytes {
-            return Err(err(&format!("the data is {} bytes, nbytes says {} (data and CRLF)", value.len(), nbytes)));
+            return Err(
+                err(&format!("the data is {} bytes, nbytes says {} (data and CRLF)", value.len(), nbytes)).into()
+            );
         }
         end_of_line(bytes, &mut pos).ok_or_else(|| err("expected the end of the line after the data"))?;
         line += 1;

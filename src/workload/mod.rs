@@ -1,12 +1,18 @@
 //! What to send: the command mix compiled into templates (shared by all threads), and a
 //! per-connection request generator that picks the command, key, value and expiry.
 
+message_error!(
+    /// A plan whose mix cannot be sent as asked.
+    Unsendable
+);
+
 pub mod import;
 mod keys;
 pub mod monitor;
 pub mod rng;
 mod stream;
 
+use crate::config::dataset::{Dataset, DatasetError};
 use crate::config::{ArgPart, Config, Step, StopAfter, ValueSize};
 use crate::resp::{Part, ReplyClass, Template};
 pub use keys::KeyGen;
@@ -33,6 +39,9 @@ const MAX_BETWEEN: usize = 4;
 const HOLES: usize = HOLE_BETWEEN + MAX_BETWEEN;
 /// Key `i` of a multi-key command is hole `HOLE_MULTI + i`, filled from the generator's scratch.
 const HOLE_MULTI: usize = HOLES;
+/// Column `c` of the dataset's row (`__field:NAME__`) is hole `HOLE_FIELD + c`: far above the
+/// multi-key holes, filled from the row the request takes.
+const HOLE_FIELD: usize = 1 << 20;
 /// The unit step that stands for "one line of the MONITOR capture" (`__monitor_line@__`).
 const MONITOR_PICK: usize = usize::MAX;
 /// Width `__rand_int__` and `__rand_Nth__` are zero-padded to (redis-benchmark's).
@@ -54,6 +63,8 @@ struct Draws {
     between: u8,
     /// The SCAN cursor hole appears.
     cursor: bool,
+    /// A dataset field appears: the request takes the next row.
+    fields: bool,
 }
 
 /// How a command's reply counts as hits and misses.
@@ -100,19 +111,37 @@ pub struct Workload {
     rand_range: (u64, u64),
     /// How replies are read (hits and misses of a multi-key read).
     protocol: crate::codec::Protocol,
+    /// `--dataset`: the rows `__field:NAME__` holes are filled from.
+    dataset: Option<std::sync::Arc<Dataset>>,
 }
 
 impl Workload {
     /// Whether the run's protocol can send every command of the mix: the one-line error
     /// (a usage error) names the first it cannot. [`compile`](Self::compile) relies on it.
-    pub fn check(config: &Config) -> Result<(), String> {
+    pub fn check(config: &Config) -> Result<(), Unsendable> {
         let protocol = config.server.session.protocol;
         let prefix = config.keys.prefix.as_bytes();
+        let dataset = config.extras.dataset.as_deref();
         for spec in &config.commands {
+            for part in spec.args.iter().flatten() {
+                if let ArgPart::Field(field) = part
+                    && dataset.and_then(|d| d.column(field)).is_none()
+                {
+                    let err = match dataset {
+                        None => DatasetError::NoDataset { field: field.name.clone() },
+                        Some(d) => DatasetError::UnknownField {
+                            path: d.path.display().to_string(),
+                            field: field.name.clone(),
+                            fields: d.header.join(", "),
+                        },
+                    };
+                    return Err(err.to_string().into());
+                }
+            }
             let (mut d, mut ranges) = (Draws::default(), Vec::new());
             let args: Vec<Vec<Part>> =
-                spec.args.iter().map(|arg| arg_parts(arg, prefix, &mut d, &mut ranges)).collect();
-            protocol.template(&spec.name, &args, spec.inline, 1)?;
+                spec.args.iter().map(|arg| arg_parts(arg, prefix, dataset, &mut d, &mut ranges)).collect();
+            protocol.template(&spec.name, &args, spec.inline, 1).map_err(String::from)?;
         }
         Ok(())
     }
@@ -125,8 +154,9 @@ impl Workload {
         for spec in &config.commands {
             let mut d = Draws::default();
             let mut ranges = Vec::new();
+            let dataset = config.extras.dataset.as_deref();
             let args: Vec<Vec<Part>> =
-                spec.args.iter().map(|arg| arg_parts(arg, prefix, &mut d, &mut ranges)).collect();
+                spec.args.iter().map(|arg| arg_parts(arg, prefix, dataset, &mut d, &mut ranges)).collect();
             let id = templates.len() as u32 + 1;
             let template = config.server.session.protocol.template(&spec.name, &args, spec.inline, id);
             templates.push(template.expect("Workload::check refuses what the protocol cannot send"));
@@ -198,6 +228,7 @@ impl Workload {
             expiry: config.expiry,
             rand_range: (config.keys.min, config.keys.max),
             protocol: config.server.session.protocol,
+            dataset: config.extras.dataset.clone(),
         }
     }
 
@@ -264,7 +295,13 @@ impl Workload {
 
 /// One argument of a command as template parts: literals as they are, and a hole for each
 /// thing drawn per request (key digits, value, expiry, ...), noted in `d` and `ranges`.
-fn arg_parts(arg: &[ArgPart], prefix: &[u8], d: &mut Draws, ranges: &mut Vec<(u64, u64, bool)>) -> Vec<Part> {
+fn arg_parts(
+    arg: &[ArgPart],
+    prefix: &[u8],
+    dataset: Option<&Dataset>,
+    d: &mut Draws,
+    ranges: &mut Vec<(u64, u64, bool)>,
+) -> Vec<Part> {
     let mut parts = Vec::new();
     for part in arg {
         match part {
@@ -307,6 +344,12 @@ fn arg_parts(arg: &[ArgPart], prefix: &[u8], d: &mut Draws, ranges: &mut Vec<(u6
             ArgPart::Cursor => {
                 d.cursor = true;
                 parts.push(Part::Hole(HOLE_CURSOR));
+            }
+            ArgPart::Field(field) => {
+                d.fields = true;
+                // `check` refused a field the dataset does not keep.
+                let column = dataset.and_then(|ds| ds.column(field)).unwrap_or(0);
+                parts.push(Part::Hole(HOLE_FIELD + column));
             }
         }
     }

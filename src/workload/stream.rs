@@ -37,6 +37,34 @@ pub struct RequestGen {
     /// continuation SCANs sent in this cycle.
     cursor: Vec<u8>,
     scan_iterations: u32,
+    /// `--rand-sequential`: numbers counted so far by each placeholder (`__rand_1st__` ..
+    /// `__rand_9th__`, then `__rand_int__`), this connection's place among `stride`.
+    counted: Option<Counted>,
+    /// `--dataset`: rows this connection has taken (it takes `offset + n * stride`).
+    rows_taken: u64,
+    row_offset: u64,
+    row_stride: u64,
+}
+
+/// The counters of `--rand-sequential`: the `n`th number this connection takes for a
+/// placeholder is `offset + n * stride` (wrapping in the range), so the connections together
+/// count through it.
+#[derive(Debug)]
+struct Counted {
+    next: [u64; 10],
+    offset: u64,
+    stride: u64,
+}
+
+impl Counted {
+    /// The next number of placeholder `i` in `lo..=hi`.
+    #[inline]
+    fn take(&mut self, i: usize, lo: u64, hi: u64) -> u64 {
+        let span = u128::from(hi - lo) + 1;
+        let n = self.next[i];
+        self.next[i] += 1;
+        lo + ((u128::from(self.offset) + u128::from(n) * u128::from(self.stride)) % span) as u64
+    }
 }
 
 impl RequestGen {
@@ -73,6 +101,14 @@ impl RequestGen {
             picked: None,
             cursor: Vec::with_capacity(24),
             scan_iterations: 0,
+            counted: config.extras.rand_sequential.then(|| Counted {
+                next: [0; 10],
+                offset: conn_index as u64,
+                stride: config.connections.max(1) as u64,
+            }),
+            rows_taken: 0,
+            row_offset: conn_index as u64,
+            row_stride: config.connections.max(1) as u64,
         }
     }
 
@@ -231,7 +267,23 @@ impl RequestGen {
             _ => b"",
         };
         let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, tag];
-        if draws.shared == 0 && draws.rand_ints == 0 && draws.between == 0 && !draws.cursor && multi == 0 {
+        // A dataset command takes the next of this connection's rows (none without one).
+        let row: &[Vec<u8>] = match (&workload.dataset, draws.fields) {
+            (Some(dataset), true) => {
+                let count = dataset.rows.len() as u64;
+                let r = (self.row_offset + self.rows_taken * self.row_stride) % count;
+                self.rows_taken += 1;
+                &dataset.rows[r as usize]
+            }
+            _ => &[],
+        };
+        if draws.shared == 0
+            && draws.rand_ints == 0
+            && draws.between == 0
+            && !draws.cursor
+            && multi == 0
+            && !draws.fields
+        {
             // The common case (SET, GET): no random numbers to draw or buffer.
             workload.templates[cmd].encode(out, &fixed);
         } else {
@@ -240,7 +292,12 @@ impl RequestGen {
             for (i, buf) in rands.iter_mut().enumerate() {
                 let wanted = if i < 9 { draws.shared & (1 << i) != 0 } else { i - 9 < draws.rand_ints };
                 if wanted {
-                    zero_padded(buf, lo + self.rng.below(hi - lo + 1));
+                    // Every `__rand_int__` of a command takes the one counter in turn.
+                    let n = match self.counted.as_mut() {
+                        Some(counted) => counted.take(i.min(9), lo, hi),
+                        None => lo + self.rng.below(hi - lo + 1),
+                    };
+                    zero_padded(buf, n);
                 }
             }
             let mut drawn = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
@@ -257,7 +314,9 @@ impl RequestGen {
             holes[HOLE_BETWEEN..].copy_from_slice(&between);
             let (digits, ends) = (&self.multi_digits, &self.multi_ends);
             workload.templates[cmd].encode_with(out, |i| {
-                if i < HOLE_MULTI {
+                if i >= HOLE_FIELD {
+                    &row[i - HOLE_FIELD]
+                } else if i < HOLE_MULTI {
                     holes[i]
                 } else {
                     let k = i - HOLE_MULTI;

@@ -216,26 +216,25 @@ pub fn html_sections(verdicts: &Verdicts) -> String {
 /// verdict found the regression `--fail-on-regression` asks about, 2 when one cannot be judged.
 pub fn finish(verdicts: &Verdicts, flags: &VerdictFlags) -> ExitCode {
     let mut markdown = String::new();
+    let mut text = String::new();
     for doc in &verdicts.docs {
-        println!();
-        print!("{}", ab::text::render(doc));
+        text.push('\n');
+        text.push_str(&ab::text::render(doc));
         markdown.push_str(&ab::text::markdown(doc));
         markdown.push('\n');
     }
     if !verdicts.unmatched.is_empty() {
-        println!();
+        text.push('\n');
     }
     for line in &verdicts.unmatched {
-        println!("No verdict for {line}");
+        text.push_str(&format!("No verdict for {line}\n"));
     }
+    let given = [&flags.json, &flags.markdown].into_iter().flatten().map(PathBuf::as_path);
+    crate::report::output::print_report(&text, given);
     let json = verdicts.docs.first().map(AbDocument::to_json).unwrap_or_default();
-    for (path, text) in [(&flags.json, json), (&flags.markdown, markdown)] {
-        if let Some(path) = path
-            && let Err(msg) = crate::cli::files::write(path, &text)
-        {
-            eprintln!("respbench: {msg}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
+    let files = [(&flags.json, json), (&flags.markdown, markdown)];
+    if !crate::report::output::write_each("respbench", files.iter().filter_map(|(p, t)| Some((p.as_deref()?, t)))) {
+        return ExitCode::from(EXIT_FAILURE);
     }
     let judged =
         |d: &&AbDocument| d.changes.iter().find(|c| c.metric == d.judged_by).is_some_and(|c| c.change.is_some());

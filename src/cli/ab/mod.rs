@@ -132,6 +132,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    let named =
+        crate::report::output::named(&[("--json", &args.json), ("--markdown", &args.markdown), ("--html", &args.html)]);
+    if let Err(msg) = crate::report::output::check(&named) {
+        return usage_error(&msg);
+    }
     let side = |flag: &str, letter: &str, flags: &Option<String>, file: &Option<PathBuf>| match (flags, file) {
         (Some(flags), _) => sides::from_flags(flag, letter, flags),
         (None, Some(path)) => sides::from_file(&format!("{flag}-file"), path),
@@ -193,15 +198,12 @@ fn finish(
     html: &Option<PathBuf>,
     interrupted: bool,
 ) -> ExitCode {
-    print!("{}", ab::text::render(doc));
+    let given = [json, markdown, html].into_iter().flatten().map(PathBuf::as_path);
+    crate::report::output::print_report(&ab::text::render(doc), given);
     let files = [(json, doc.to_json()), (markdown, ab::text::markdown(doc)), (html, ab::html::render(doc))];
-    for (path, text) in files {
-        if let Some(path) = path
-            && let Err(msg) = super::files::write(path, &text)
-        {
-            eprintln!("respbench: {msg}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
+    let files = files.into_iter().filter_map(|(path, text)| Some((path.as_deref()?, text)));
+    if !crate::report::output::write_each("respbench", files) {
+        return ExitCode::from(EXIT_FAILURE);
     }
     let unjudged = doc.changes.iter().find(|c| c.metric == doc.judged_by).is_none_or(|c| c.change.is_none());
     if interrupted {

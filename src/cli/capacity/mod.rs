@@ -86,12 +86,13 @@ pub(crate) fn execute(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Opt
     scenario_flags.finish_metrics(own);
     match found {
         Ok((steps, best, interrupted)) => {
-            print!("{}", render(&steps, best, slo));
+            let taken = json.as_deref().into_iter().chain(cx.stdout_taken());
+            crate::report::output::print_report(&render(&steps, best, slo), taken);
             let result = typed(&steps, best, slo);
             if let Some(path) = &json {
                 let text = serde_json::to_string_pretty(&result).expect("plain data serialises") + "\n";
-                if let Err(e) = crate::report::write_atomic(path, text.as_bytes()) {
-                    eprintln!("respbench: cannot write {}: {e}", path.display());
+                if let Err(e) = crate::report::output::write(path, text.as_bytes()) {
+                    eprintln!("respbench: {e}");
                     return (ExitCode::from(EXIT_FAILURE), Some(result));
                 }
             }

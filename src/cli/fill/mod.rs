@@ -98,12 +98,12 @@ pub(crate) fn execute(args: FillArgs, cx: &RunContext<'_>) -> (ExitCode, Option<
             return (ExitCode::from(EXIT_FAILURE), None);
         }
     };
-    print!("{}", render(&report));
+    report::output::print_report(&render(&report), json.as_deref().into_iter().chain(cx.stdout_taken()));
     if let Some(path) = json {
         let mut text = serde_json::to_string_pretty(&report).expect("plain data serialises");
         text.push('\n');
-        if let Err(e) = report::write_atomic(&path, text.as_bytes()) {
-            eprintln!("respbench: cannot write {}: {e}", path.display());
+        if let Err(e) = report::output::write(&path, text.as_bytes()) {
+            eprintln!("respbench: {e}");
             return (ExitCode::from(EXIT_FAILURE), Some(report));
         }
     }

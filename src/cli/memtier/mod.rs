@@ -67,6 +67,7 @@ pub fn main(args: &[OsString]) -> ExitCode {
         let _ = std::io::stdout().flush();
         eprintln!("===================================================");
     }
+    output.memtier_front_end = true;
     let shown: Vec<OsString> =
         std::iter::once(OsString::from("memtier_benchmark")).chain(args.iter().cloned()).collect();
     if let Err(code) = crate::cli::scenario::save::write(&shown, saved, config.seed) {
@@ -75,7 +76,11 @@ pub fn main(args: &[OsString]) -> ExitCode {
     let stop = signals::install(signals::Report::Memtier);
     let cx = RunContext::new(&stop);
     let (verify, verify_only) = (output.verify, output.verify_only);
-    crate::cli::verify::around(&config, verify, verify_only, || run::execute(&config, &output, &memtier, &cx)).code
+    let run = || match crate::cli::around::check_outputs(&output) {
+        Ok(()) => run::execute(&config, &output, &memtier, &cx),
+        Err(code) => crate::cli::run::Ran::failed(code),
+    };
+    crate::cli::verify::around(&config, verify, verify_only, run).code
 }
 
 /// A memtier command line that cannot run: one line with "error", as memtier's own, exit 2.

@@ -2,7 +2,6 @@
 //! client...`, the per-second progress line, the files it saves), then its report and files,
 //! in memtier's order, so that scripts that read memtier's output read ours.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,8 +40,11 @@ impl MemtierLive<'_> {
         if let Some(path) = &output.memtier_json {
             eprintln!("Json file {} created...", path.display());
         }
+        let moved = output.files().iter().any(|(_, path)| crate::report::output::is_stdout(path));
         match &output.out_file {
             Some(path) => eprintln!("Writing results to {}...", path.display()),
+            // `--json-out-file -` took standard output: the report goes where this line says.
+            None if moved => eprintln!("Writing results to stderr"),
             None => eprintln!("Writing results to stdout"),
         }
     }
@@ -120,7 +122,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
     let mut pooled = result.pooled();
     pooled.notes.splice(0..0, output.notes.said.iter().cloned());
     let interval_log = around.interval_log(output);
-    let written = write_reports(&view, output, &result.runs, &pooled, (live.files, interval_log));
+    let written = write_reports(&view, output, &result.runs, &pooled, (live.files, interval_log), cx.stdout_taken());
     around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
@@ -137,15 +139,13 @@ fn write_reports(
     runs: &[Outcome],
     pooled: &Outcome,
     (mut files, interval_log): (Vec<(PathBuf, Vec<u8>)>, Option<String>),
+    stdout_taken: Option<&std::path::Path>,
 ) -> Result<Option<report::document::Document>, ExitCode> {
     let text = memtier::text::render(view, runs, pooled);
     match &output.out_file {
         Some(path) => files.push((path.clone(), text.into_bytes())),
         None => {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not a failure of the run.
-            let _ = stdout.write_all(text.as_bytes());
-            let _ = stdout.flush();
+            report::output::print_report(&text, output.files().into_iter().map(|(_, path)| path).chain(stdout_taken))
         }
     }
     if let Some(path) = &output.memtier_json {
@@ -161,11 +161,16 @@ fn write_reports(
     if let Some(path) = &output.json {
         files.push((path.clone(), document.to_json().into_bytes()));
     }
+    // Every file is tried: one that cannot be written does not cost the others.
+    let mut unwritten = false;
     for (path, bytes) in &files {
-        if let Err(e) = report::write_atomic(path, bytes) {
-            eprintln!("respbench: cannot write {}: {e}", path.display());
-            return Err(ExitCode::from(EXIT_FAILURE));
+        if let Err(e) = report::output::write(path, bytes) {
+            eprintln!("respbench: {e}");
+            unwritten = true;
         }
+    }
+    if unwritten {
+        return Err(ExitCode::from(EXIT_FAILURE));
     }
     if let Some(path) = &output.memtier_json {
         eprintln!("Saving JSON output file: {}", path.display());

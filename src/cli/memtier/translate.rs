@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::draft::Draft;
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
-use crate::cli::dialect::{Found, scan};
+use crate::cli::dialect::{Found, Rest, scan};
 use crate::cli::options::Args;
 use crate::report::memtier::stats::MemtierOutput;
 
@@ -102,7 +102,9 @@ struct Gathered {
 /// Translates memtier's arguments (without the program name) into respbench's plan.
 pub fn translate(args: &[OsString]) -> Result<Translated, String> {
     let mut g = Gathered::new();
-    let (found, _) = scan("memtier_benchmark", OPTIONS, args, false)?;
+    // memtier's getopt moves the words that are not options to the end, and memtier never
+    // reads them: they change nothing (a note says which, with --notes).
+    let (found, ignored) = scan("memtier_benchmark", OPTIONS, args, Rest::Ignored)?;
     for Found { index, long, value } in found {
         let (spec, map) = &OPTIONS[index];
         let name = spec.names[0];
@@ -125,7 +127,16 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
         options::set(&mut g.draft, name, &value).map_err(|e| format!("invalid value for '{long}': {e}"))?;
     }
     relations(&g.given)?;
-    g.finish().map(|run| Translated::Run(Box::new(run)))
+    g.finish().map(|mut run| {
+        if !ignored.is_empty() {
+            let quoted: Vec<String> = ignored.iter().map(|w| format!("'{w}'")).collect();
+            run.notices.push(format!(
+                "words that are not options are ignored, as memtier_benchmark ignores them: {}",
+                quoted.join(" ")
+            ));
+        }
+        Translated::Run(Box::new(run))
+    })
 }
 
 /// The options that need another, or exclude one, as respbench's fields they set do.

@@ -33,5 +33,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 /// One benchmark of respbench's own: check, run, print, write files, read back when asked; the
 /// exit code and the result document.
 pub(crate) fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
-    verify::around(config, output.verify, output.verify_only, || run::execute(config, output, cx))
+    verify::around(config, output.verify, output.verify_only, || match crate::cli::around::check_outputs(output) {
+        Ok(()) => run::execute(config, output, cx),
+        Err(code) => Ran::failed(code),
+    })
 }

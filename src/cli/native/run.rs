@@ -2,7 +2,6 @@
 //! stdout and its files, all built from the one result document, which comes back to the
 //! caller (a scenario keeps it as the phase's result).
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli::options::Output;
@@ -45,7 +44,7 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     let mut outcome = result.pooled();
     outcome.notes.splice(0..0, output.notes.said.iter().cloned());
     let interval_log = around.interval_log(output);
-    let written = write_reports(config, output, &outcome, hdr_log, interval_log);
+    let written = write_reports(config, output, &outcome, hdr_log, interval_log, cx.stdout_taken());
     around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
@@ -62,6 +61,7 @@ fn write_reports(
     outcome: &Outcome,
     hdr_log: Option<HdrLog>,
     interval_log: Option<String>,
+    stdout_taken: Option<&std::path::Path>,
 ) -> Result<Document, ExitCode> {
     let run = Run { config, outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
     let text =
@@ -70,10 +70,7 @@ fn write_reports(
     match &output.out_file {
         Some(path) => files.push((path, text.into_bytes())),
         None => {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not a failure of the run.
-            let _ = stdout.write_all(text.as_bytes());
-            let _ = stdout.flush();
+            report::output::print_report(&text, output.files().into_iter().map(|(_, path)| path).chain(stdout_taken))
         }
     }
     let mut doc = report::run::json::document(&run);
@@ -94,13 +91,15 @@ fn write_reports(
     if let (Some(path), Some(log)) = (&output.hdr_log, hdr_log) {
         files.push((path, log.into_bytes()));
     }
+    // Every file is tried: one that cannot be written does not cost the others.
+    let mut unwritten = false;
     for (path, bytes) in files {
-        if let Err(e) = report::write_atomic(path, &bytes) {
-            eprintln!("respbench: cannot write {}: {e}", path.display());
-            return Err(ExitCode::from(EXIT_FAILURE));
+        if let Err(e) = report::output::write(path, &bytes) {
+            eprintln!("respbench: {e}");
+            unwritten = true;
         }
     }
-    Ok(doc)
+    if unwritten { Err(ExitCode::from(EXIT_FAILURE)) } else { Ok(doc) }
 }
 
 /// The exit code of a run whose results are out.

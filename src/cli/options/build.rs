@@ -34,6 +34,7 @@ impl Args {
         extras.client_share_warning = self.session.client_share_warning;
         // Each interval keeps the report's percentiles (memtier's per-second series shows them).
         extras.interval_quantiles = self.percentiles.0.iter().map(|p| p / 100.0).collect();
+        extras.rand_sequential = self.rand_sequential;
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,
@@ -80,6 +81,12 @@ impl Args {
             ramp,
             extras,
         };
+        if let Some(path) = self.dataset.take() {
+            let rows = self.dataset_rows.map(|n| n as usize);
+            let dataset = crate::config::dataset::Dataset::for_commands(&path, rows, &config.commands)
+                .map_err(|e| e.to_string())?;
+            config.extras.dataset = Some(std::sync::Arc::new(dataset));
+        }
         self.shards.apply(&mut config)?;
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);
@@ -225,6 +232,7 @@ impl Args {
     fn into_output(self, arbitrary: bool) -> Output {
         Output {
             arbitrary,
+            memtier_front_end: false,
             json: self.json,
             out_file: self.out_file,
             percentiles: self.percentiles.0,

@@ -2,7 +2,7 @@
 //! memtier's and redis-benchmark's tables): what the user typed, then turned into a validated
 //! [`Config`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
@@ -206,6 +206,18 @@ pub struct Args {
     /// Send __rand_int__ in --command as written, not drawn: one key, as redis-benchmark without -r.
     #[arg(long, help_heading = "Workload")]
     pub literal_rand_int: bool,
+    /// __rand_int__ and __rand_1st__ .. __rand_9th__ count up through the key range instead of
+    /// being drawn, each its own counter, the connections' counts interleaved: -n N over a range
+    /// of N numbers sends each once (valkey-benchmark's --sequential).
+    #[arg(long, help_heading = "Workload")]
+    pub rand_sequential: bool,
+    /// A CSV or TSV file with a header whose rows fill the --command's __field:NAME__
+    /// placeholders (__field:NAME:base64__ decoded), one row per command sent, in order.
+    #[arg(long, value_name = "FILE", help_heading = "Workload")]
+    pub dataset: Option<PathBuf>,
+    /// Read at most N rows of --dataset [default: all].
+    #[arg(long, value_name = "N", value_parser = parse::positive, requires = "dataset", help_heading = "Workload")]
+    pub dataset_rows: Option<u64>,
     /// The weight of the --command in the same position [default: 1].
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub command_ratio: Vec<u32>,
@@ -369,6 +381,8 @@ pub struct Output {
     pub max_error_rate: Option<f64>,
     /// `--command` was given (memtier lays such runs out differently).
     pub arbitrary: bool,
+    /// The run came through memtier's command line: messages in memtier's words.
+    pub memtier_front_end: bool,
     /// respbench's own notes: kept for the JSON, said on stderr unless a front-end runs it.
     pub notes: super::notes::Notes,
     /// Live metrics to StatsD (and Graphite events).
@@ -378,6 +392,29 @@ pub struct Output {
     pub verify_only: bool,
     /// --save-scenario and --metrics-listen.
     pub scenario: super::scenario::flags::ScenarioFlags,
+}
+
+impl Output {
+    /// The files the run writes, each with the flag that named it (memtier's name under
+    /// memtier's command line): what is checked before the run and whose `-` moves the report
+    /// a person reads to standard error.
+    pub fn files(&self) -> Vec<(&'static str, &Path)> {
+        let memtier = self.memtier_front_end;
+        [
+            ("--out-file", &self.out_file),
+            ("--json", &self.json),
+            (if memtier { "--json-out-file" } else { "--memtier-json" }, &self.memtier_json),
+            ("--hdr-log", &self.hdr_log),
+            ("--html", &self.html),
+            ("--csv", &self.csv),
+            ("--csv-timeline", &self.csv_timeline),
+            ("--markdown", &self.markdown),
+            ("--save-scenario", &self.scenario.save_scenario),
+        ]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+        .collect()
+    }
 }
 
 mod build;

@@ -33,6 +33,10 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
+        Ok(Parsed::Refused(words)) => {
+            eprintln!("{words}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
         Err(msg) => return usage_error(tool, &msg),
     };
     if let Some(code) = saved::save_scenario(&plan, tool, args) {
@@ -102,6 +106,7 @@ pub fn plan_tests(tool: &str, args: &[OsString]) -> Result<Vec<PlannedTest>, Str
     let plan = match plan(tool, args)? {
         Parsed::Run(plan) => plan,
         Parsed::Print(_) => return Err("the command line asks for help or the version, not a run".into()),
+        Parsed::Refused(words) => return Err(words),
     };
     if plan.idle {
         return Err("-I opens idle connections: there is no test to plan".into());
@@ -162,7 +167,7 @@ fn render(plan: &Plan, test: &Test, config: &Config, outcome: &Outcome) -> Strin
     let threads = if config.threads > 1 { format!("yes ({} threads)", config.threads) } else { "no".into() };
     format!(
         "====== {} ======\n  {} requests completed in {secs:.2} seconds{}\n  {} parallel clients\n  {} bytes payload\n  \
-         keep alive: 1\n  multi-thread: {threads}\n  latency: {}\n\nSummary:\n  throughput summary: {rps:.2} requests \
+         keep alive: 1\n  multi-thread: {threads}\n  latency: {}\n{}\nSummary:\n  throughput summary: {rps:.2} requests \
          per second\n  latency summary (msec):\n{:>13}{:>10}{:>10}{:>10}{:>10}{:>10}\n{:>13}{:>10}{:>10}{:>10}{:>10}{:>10}\n{}\n",
         test.name,
         op.count,
@@ -170,6 +175,7 @@ fn render(plan: &Plan, test: &Test, config: &Config, outcome: &Outcome) -> Strin
         config.connections,
         plan.payload,
         crate::report::method(config),
+        rps_summary(config, outcome),
         "avg",
         "min",
         "p50",
@@ -183,6 +189,38 @@ fn render(plan: &Plan, test: &Test, config: &Config, outcome: &Outcome) -> Strin
         q(0.99),
         ms(h.max()),
         if errors > 0 { format!("  errors:{error_note}\n") } else { String::new() },
+    )
+}
+
+/// `--rps`: valkey-benchmark's `RPS Summary` block, the target and the spread of the rate the
+/// run achieved, one sample per interval (250 ms), each a whole number of requests per second.
+fn rps_summary(config: &Config, outcome: &Outcome) -> String {
+    let Some(rate) = config.rate else { return String::new() };
+    let mut samples: Vec<f64> = outcome
+        .timeline
+        .iter()
+        .filter(|i| i.duration_secs > 0.0)
+        .map(|i| (i.total.count as f64 / i.duration_secs).floor())
+        .collect();
+    if samples.is_empty() {
+        return String::new();
+    }
+    samples.sort_by(f64::total_cmp);
+    let avg = samples.iter().sum::<f64>() / samples.len() as f64;
+    // The smallest sample with at least p % of them at or below it.
+    let at = |p: f64| samples[((p / 100.0 * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1];
+    let row = [avg, samples[0], at(50.0), at(95.0), at(99.0), samples[samples.len() - 1]];
+    let figures: Vec<String> = row.iter().map(|v| format!("{v:9.3}")).collect();
+    format!(
+        "\nRPS Summary:\n  target RPS: {:.2}\n  RPS distribution (reqs/sec):\n    {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n    {}\n",
+        rate.per_sec,
+        "avg",
+        "min",
+        "p50",
+        "p95",
+        "p99",
+        "max",
+        figures.join(" ")
     )
 }
 
@@ -230,7 +268,7 @@ mod tests {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         match plan("redis-benchmark", &args)? {
             Parsed::Run(plan) => Ok(*plan),
-            Parsed::Print(_) => panic!("help, not a run"),
+            Parsed::Print(_) | Parsed::Refused(_) => panic!("help, not a run"),
         }
     }
 

@@ -240,7 +240,19 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     opt(&["num-functions"], true, Map::Special),
     opt(&["num-keys-in-fcall"], true, Map::Special),
     opt(&["help"], false, Map::Special),
-    opt(&["version"], false, Map::Special),
+    opt(&["version", "v"], false, Map::Special),
+    // valkey-benchmark's dataset: a CSV or TSV file filling `__field:NAME__`, at most --maxdocs rows.
+    opt(&["dataset"], true, Map::Special),
+    opt(&["maxdocs"], true, Map::Special),
+    // valkey-benchmark's: `-r` numbers handed out in order rather than drawn.
+    opt(
+        &["sequential"],
+        false,
+        Map::Set(|a, _| {
+            a.rand_sequential = true;
+            Ok(())
+        }),
+    ),
 ];
 
 /// `--rfr`: no, yes or all.
@@ -287,6 +299,8 @@ pub fn help(tool: &str) -> String {
          -k <boolean>       1=keep alive 0=reconnect for every request (default 1)\n \
          -r <keyspacelen>   Random keys: __rand_int__ becomes a 12-digit number in 0..keyspacelen-1,\n                    \
          a new one for every command; without -r every request uses one key\n \
+         --sequential       With -r: __rand_int__ counts up 0, 1, 2, ... instead of being random\n                    \
+         (__rand_1st__ .. __rand_9th__ each their own count): -r N -n N hits each once\n \
          -P <numreq>        Pipeline <numreq> requests (default 1, no pipeline)\n \
          -q                 Quiet: just show requests per second\n \
          --precision        Decimal places of latencies (default 3)\n \
@@ -301,11 +315,15 @@ pub fn help(tool: &str) -> String {
          --shard-count <N>  The number of shards when only the index is given (respbench)\n \
          --start-at <time>  Start the measured phase at this instant (respbench)\n \
          --allow-late-start  Start at once if that instant has passed (respbench)\n \
-         --rps <requests>   Requests per second in total (default: as fast as possible)\n \
+         --rps <requests>   Requests per second in total (default: as fast as possible); the report\n                    \
+         adds the RPS summary (the rate achieved every 250 ms)\n \
          --save-scenario <file.toml>  Write the tests as a scenario, a phase each (respbench run\n                    \
          FILE.toml sends the same commands)\n \
          --duration <secs>  Run each test this long instead of -n requests\n \
          --warmup <secs>    Run each test this long first, unmeasured\n \
+         --dataset <file>   CSV or TSV file (with a header) whose rows fill __field:name__\n                    \
+         placeholders of the command, a row per command sent, in order\n \
+         --maxdocs <num>    Read at most this many rows of the dataset (default: all)\n \
          --mptcp            Connect with multipath TCP (falls back to TCP if the server lacks it)\n \
          --rdma             RDMA transport (respbench: not available)\n \
          --num-functions <n>  valkey-benchmark: functions in the FUNCTION LOAD test's library (default 10)\n \
@@ -320,7 +338,7 @@ pub fn help(tool: &str) -> String {
          --tls-ciphers <list>       TLS 1.2 cipher suites, colon-separated, by their standard names\n \
          --tls-ciphersuites <list>  TLS 1.3 cipher suites, colon-separated, by their standard names\n \
          --help             Output this help and exit\n \
-         --version          Output version and exit\n\n\
+         -v, --version      Output version and exit\n\n\
          Examples:\n   \
          $ {tool} -h 192.168.1.1 -p 6379 -n 100000 -c 20\n   \
          $ {tool} -t set -n 1000000 -r 100000000\n   \

@@ -13,7 +13,7 @@ use super::connection::Connection;
 use super::options::{self, Map, OPTIONS};
 use super::suite::{self, Test};
 use super::words;
-use crate::cli::dialect::{Found, scan};
+use crate::cli::dialect::{Found, Rest, scan};
 use crate::cli::options::Args;
 use crate::cli::{notes::Notes, parse};
 use crate::config::{Config, StopAfter, Voice};
@@ -41,15 +41,17 @@ pub enum Parsed {
     Run(Box<Plan>),
     /// Print this (help, version) and exit successfully.
     Print(String),
+    /// Say this on stderr and exit 1, as the tool refuses it (in its words).
+    Refused(String),
 }
 
 /// Reads the command line (without the program name) of `tool`.
 pub fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
-    let (found, mut command) = scan(tool, OPTIONS, args, true)?;
+    let (found, mut command) = scan(tool, OPTIONS, args, Rest::Command)?;
     let mut reading = Reading::new(tool)?;
     for found in found {
-        if let Some(print) = reading.apply(found)? {
-            return Ok(Parsed::Print(print));
+        if let Some(done) = reading.apply(found)? {
+            return Ok(done);
         }
     }
     if reading.stdin_arg {
@@ -59,7 +61,7 @@ pub fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
             .map_err(|e| format!("-x: cannot read the last argument from stdin: {e}"))?;
         command.push(last);
     }
-    reading.into_plan(&command).map(|plan| Parsed::Run(Box::new(plan)))
+    reading.into_plan(&command)
 }
 
 /// The options read so far: respbench's typed flags and what only the front-end knows.
@@ -68,6 +70,8 @@ struct Reading<'t> {
     args: Args,
     server: Connection,
     requests: u64,
+    /// `-n` was given (valkey-benchmark refuses it beside `--duration`).
+    requests_given: bool,
     keyspace: Option<u64>,
     selected: Option<String>,
     duration: Option<Duration>,
@@ -81,6 +85,9 @@ struct Reading<'t> {
     /// TLS 1.2 and 1.3 cipher lists, each the last given.
     ciphers: [Option<String>; 2],
     functions: suite::Functions,
+    /// `--dataset` and `--maxdocs` (at or below 0: every row).
+    dataset: Option<std::path::PathBuf>,
+    maxdocs: Option<usize>,
 }
 
 impl<'t> Reading<'t> {
@@ -98,6 +105,7 @@ impl<'t> Reading<'t> {
             args,
             server: Connection::default(),
             requests: 100_000,
+            requests_given: false,
             keyspace: None,
             selected: None,
             duration: None,
@@ -110,11 +118,14 @@ impl<'t> Reading<'t> {
             say_notes: false,
             ciphers: [None, None],
             functions: suite::Functions::default(),
+            dataset: None,
+            maxdocs: None,
         })
     }
 
-    /// Applies one option; `Some` is text to print instead of running (help, version).
-    fn apply(&mut self, Found { index, long, value }: Found) -> Result<Option<String>, String> {
+    /// Applies one option; `Some` is what to do instead of running (help, version, a refusal
+    /// in the tool's words).
+    fn apply(&mut self, Found { index, long, value }: Found) -> Result<Option<Parsed>, String> {
         let (spec, map) = &OPTIONS[index];
         let v = value.unwrap_or_default();
         let invalid = |e: String| format!("invalid value for '{long}': {e}");
@@ -125,7 +136,14 @@ impl<'t> Reading<'t> {
             Map::Unsupported(what) => return Err(format!("{}'s {long} is not supported yet ({what})", self.tool)),
             Map::Special if self.server.apply(name, &v)? => {}
             Map::Special => match name {
-                "n" => self.requests = count(&v)?,
+                // valkey-benchmark's parser refuses the second of the two, whichever it is.
+                "n" | "duration" if self.tool == "valkey-benchmark" && self.exclusive(name) => {
+                    return Ok(Some(Parsed::Refused(words::N_AND_DURATION.into())));
+                }
+                "n" => {
+                    self.requests = count(&v)?;
+                    self.requests_given = true;
+                }
                 "r" => self.keyspace = Some(count(&v)?),
                 "k" if v == "1" => {}
                 // A new connection for every request.
@@ -143,6 +161,11 @@ impl<'t> Reading<'t> {
                 }
                 // The tools stop at the first error reply, and say -e changes nothing.
                 "e" => eprintln!("{}", words::SHOW_ERRORS_WARNING),
+                "dataset" => self.dataset = Some(v.into()),
+                "maxdocs" => {
+                    let n: i64 = v.trim().parse().map_err(|_| invalid(format!("'{v}' is not a whole number")))?;
+                    self.maxdocs = (n > 0).then_some(n as usize);
+                }
                 "tls-ciphers" => self.ciphers[0] = Some(v),
                 "tls-ciphersuites" => self.ciphers[1] = Some(v),
                 "q" => self.quiet = true,
@@ -161,16 +184,21 @@ impl<'t> Reading<'t> {
                 }
                 "duration" => self.duration = Some(seconds(&v).map_err(invalid)?),
                 "warmup" => self.args.warmup = Some(seconds(&v).map_err(invalid)?),
-                "help" => return Ok(Some(options::help(self.tool))),
-                "version" => return Ok(Some(options::version(self.tool))),
+                "help" => return Ok(Some(Parsed::Print(options::help(self.tool)))),
+                "version" => return Ok(Some(Parsed::Print(options::version(self.tool)))),
                 _ => unreachable!("every Special option is handled"),
             },
         }
         Ok(None)
     }
 
+    /// Whether `-n` (or `--duration`, as `name` says) meets the other already given.
+    fn exclusive(&self, name: &str) -> bool {
+        if name == "n" { self.duration.is_some() } else { self.requests_given }
+    }
+
     /// The plan: the flags checked and turned into the run's configuration, and the tests.
-    fn into_plan(mut self, command: &[String]) -> Result<Plan, String> {
+    fn into_plan(mut self, command: &[String]) -> Result<Parsed, String> {
         self.finish_flags()?;
         let save = self.args.scenario.save_scenario.clone().map(|path| {
             let mut args = self.args.clone();
@@ -179,6 +207,11 @@ impl<'t> Reading<'t> {
         });
         let payload = self.args.data_size;
         let (mut base, _) = self.args.into_config()?;
+        if base.rate.is_some() {
+            // The RPS summary's samples: the achieved rate every 250 ms, as valkey-benchmark
+            // samples it.
+            base.interval = Duration::from_millis(250);
+        }
         base.faults.voice = if self.say_notes { Voice::Respbench } else { Voice::Quiet };
         let random = self.keyspace.is_some();
         let tests = if command.is_empty() {
@@ -187,6 +220,12 @@ impl<'t> Reading<'t> {
         } else {
             vec![suite::custom(command, random)?]
         };
+        if let Some(path) = &self.dataset {
+            match dataset(path, self.maxdocs, &tests, command, !(self.quiet || self.csv)) {
+                Ok(d) => base.extras.dataset = Some(std::sync::Arc::new(d)),
+                Err(words) => return Ok(Parsed::Refused(words)),
+            }
+        }
         let mut requests = self.requests;
         if self.tool == "valkey-benchmark" {
             requests = valkey_units(&tests, requests, &mut base);
@@ -195,7 +234,8 @@ impl<'t> Reading<'t> {
             base.stop = StopAfter::Requests(requests);
         }
         let (quiet, csv, precision, looping, idle) = (self.quiet, self.csv, self.precision, self.looping, self.idle);
-        Ok(Plan { base, tests, quiet, csv, precision, looping, idle, payload, keyspace: self.keyspace, save })
+        let plan = Plan { base, tests, quiet, csv, precision, looping, idle, payload, keyspace: self.keyspace, save };
+        Ok(Parsed::Run(Box::new(plan)))
     }
 
     /// What the options leave to the end: the server, the cipher lists, how long each test runs,
@@ -224,6 +264,38 @@ impl<'t> Reading<'t> {
         tls_as_the_tools(self.tool, args, self.say_notes);
         Ok(())
     }
+}
+
+/// valkey-benchmark's `--dataset`: the file read for the fields the command names, or what
+/// valkey-benchmark says on stderr (exit 1) when it cannot be used. `verbose`: its loading
+/// lines on stderr (not under `-q` or `--csv`).
+fn dataset(
+    path: &std::path::Path,
+    maxdocs: Option<usize>,
+    tests: &[Test],
+    command: &[String],
+    verbose: bool,
+) -> Result<crate::config::dataset::Dataset, String> {
+    use crate::config::dataset::{Dataset, fields_named};
+    let example = "Example: SET doc:__rand_int__ \"__field:content__\"";
+    if command.is_empty() {
+        return Err(format!("Error: Dataset mode requires a command with field placeholders\n{example}"));
+    }
+    let commands: Vec<_> = tests.iter().flat_map(|t| t.commands.iter().cloned()).collect();
+    if fields_named(&commands).is_empty() {
+        return Err(format!("Error: Dataset mode requires at least one field placeholder\n{example}"));
+    }
+    if command.iter().any(|w| w.contains("__data__")) {
+        return Err("Error: __data__ placeholders cannot be used with --dataset option".into());
+    }
+    if verbose {
+        eprintln!("Loading dataset from {}...", path.display());
+    }
+    let dataset = Dataset::for_commands(path, maxdocs, &commands).map_err(|e| format!("Error: {e}"))?;
+    if verbose {
+        eprintln!("\rLoaded {} documents{:20}", dataset.rows.len(), "");
+    }
+    Ok(dataset)
 }
 
 /// As the tools do with OpenSSL: the chain is verified, the host name is not.
@@ -277,7 +349,7 @@ mod tests {
     /// The options of `line` read and finished, before they become the configuration.
     fn read(tool: &str, line: &[&str]) -> Reading<'static> {
         let tool: &'static str = if tool == "valkey-benchmark" { "valkey-benchmark" } else { "redis-benchmark" };
-        let (found, _) = scan(tool, OPTIONS, &os(line), true).unwrap();
+        let (found, _) = scan(tool, OPTIONS, &os(line), Rest::Command).unwrap();
         let mut reading = Reading::new(tool).unwrap();
         for f in found {
             assert!(reading.apply(f).unwrap().is_none());

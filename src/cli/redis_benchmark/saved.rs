@@ -18,8 +18,8 @@ pub fn save_scenario(plan: &Plan, tool: &str, typed: &[OsString]) -> Option<Exit
         Ok(t) => t,
         Err(msg) => return Some(usage_error(tool, &format!("--save-scenario: {msg}"))),
     };
-    if let Err(e) = crate::report::write_atomic(path, text.0.as_bytes()) {
-        eprintln!("respbench: cannot write {}: {e}", path.display());
+    if let Err(e) = crate::report::output::write(path, text.0.as_bytes()) {
+        eprintln!("respbench: {e}");
         return Some(ExitCode::from(crate::cli::usage::EXIT_FAILURE));
     }
     eprintln!("respbench: scenario saved to {}", path.display());

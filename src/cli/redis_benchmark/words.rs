@@ -83,6 +83,8 @@ pub(super) fn usage_error(tool: &str, msg: &str) -> ExitCode {
     eprintln!("{tool}: error: {msg} (see --help)");
     ExitCode::from(EXIT_USAGE)
 }
+/// valkey-benchmark's refusal of `-n` beside `--duration`.
+pub const N_AND_DURATION: &str = "Options -n and --duration are mutually exclusive.";
 
 #[cfg(test)]
 mod tests {

@@ -70,6 +70,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    let named = crate::report::output::named(&[("--json", &args.json), ("--html", &args.html)]);
+    if let Err(msg) = crate::report::output::check(&named) {
+        return usage_error(&msg);
+    }
     if args.schema {
         print!("{}", super::schema::json_schema());
         return ExitCode::SUCCESS;
@@ -108,7 +112,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     let stop = crate::cli::signals::install_sigint();
     // Every phase, fill and capacity too, feeds the scenario's endpoint.
-    let cx = RunContext { stop: &stop, metrics: metrics.clone() };
+    let stdout_taken = named.iter().any(|(_, path)| report::output::is_stdout(path));
+    let cx = RunContext { stop: &stop, metrics: metrics.clone(), stdout_taken };
     let mut phases = Vec::new();
     let mut code = ExitCode::SUCCESS;
     for (i, step) in steps.iter().enumerate() {
@@ -155,11 +160,16 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     if let Some(path) = &args.html {
         files.push((path, report::pages::scenario_html::render(&doc)));
     }
+    // Every file is tried: one that cannot be written does not cost the others.
+    let mut unwritten = false;
     for (path, text) in files {
-        if let Err(e) = report::write_atomic(path, text.as_bytes()) {
-            eprintln!("respbench: cannot write {}: {e}", path.display());
-            return ExitCode::from(EXIT_FAILURE);
+        if let Err(e) = report::output::write(path, text.as_bytes()) {
+            eprintln!("respbench: {e}");
+            unwritten = true;
         }
+    }
+    if unwritten {
+        return ExitCode::from(EXIT_FAILURE);
     }
     if let Some(m) = &metrics {
         m.finish();
@@ -174,7 +184,8 @@ fn check(loaded: &Loaded, steps: Vec<Step>) -> Result<Vec<Step>, String> {
     for step in &steps {
         let checked = match step.planned() {
             Ok(Planned::Native(args)) => {
-                args.into_config().map(drop).map_err(|msg| super::PlanError { key: None, msg })
+                let outputs = |(_, output): (_, crate::cli::options::Output)| report::output::check(&output.files());
+                args.into_config().and_then(outputs).map_err(|msg| super::PlanError { key: None, msg })
             }
             Ok(_) => Ok(()),
             Err(e) => Err(e),

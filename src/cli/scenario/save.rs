@@ -67,8 +67,8 @@ pub fn write(shown: &[impl Into<OsString> + Clone], draft: Option<Draft>, seed: 
     let Some(mut draft) = draft else { return Ok(()) };
     let shown: Vec<OsString> = shown.iter().cloned().map(Into::into).collect();
     let text = draft.text(&shown, seed).map_err(|e| usage_error(&e))?;
-    if let Err(e) = report::write_atomic(&draft.path, text.as_bytes()) {
-        eprintln!("respbench: cannot write {}: {e}", draft.path.display());
+    if let Err(e) = report::output::write(&draft.path, text.as_bytes()) {
+        eprintln!("respbench: {e}");
         return Err(ExitCode::from(EXIT_FAILURE));
     }
     eprintln!("respbench: scenario saved to {}", draft.path.display());

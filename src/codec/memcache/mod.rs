@@ -4,6 +4,7 @@
 //!
 //! What each protocol sends for each command is in `docs/memcached.md`.
 
+use super::error::CannotSend;
 pub mod binary;
 mod meta;
 pub mod stats;
@@ -62,7 +63,7 @@ pub fn hits_misses_multi(dialect: Dialect, reply: &[u8], keys: u64) -> (u64, u64
 
 /// The request bytes of one command of the mix; `name` is its upper-case report name, `args`
 /// its arguments as the RESP workload builds them, `id` what a binary reply's opaque echoes.
-pub fn template(dialect: Dialect, name: &str, args: &[Vec<Part>], id: u32) -> Result<Vec<RawPart>, String> {
+pub fn template(dialect: Dialect, name: &str, args: &[Vec<Part>], id: u32) -> Result<Vec<RawPart>, CannotSend> {
     let op = Op::parse(name, args).ok_or_else(|| {
         let word = args.first().map(|a| words(a)).unwrap_or_default();
         let shown = if word.is_empty() { name.to_string() } else { word };

@@ -5,8 +5,10 @@
 //! the kernel in one `io_uring_enter`, the worker's reads and writes copy to and from buffers
 //! the ring owns). `--io auto`, the default, takes io_uring when this kernel allows it:
 //! measured, it costs less than epoll at pipeline 1 and 10,000 connections and as much at
-//! pipeline 16 (BENCHMARKS.md, issue 27).
+//! pipeline 16 (BENCHMARKS.md).
 
+mod error;
+pub use error::IoUnavailable;
 mod epoll;
 // unsafe: setsockopt(2) and recvmsg(2)'s control messages (kernel receive timestamps) have no
 // safe wrapper in std; each block says why it is sound.
@@ -58,21 +60,21 @@ impl IoChoice {
     }
 
     /// The path to take: `--io uring` where io_uring is unavailable is an error naming why.
-    pub fn resolve(self) -> Result<IoKind, String> {
+    pub fn resolve(self) -> Result<IoKind, IoUnavailable> {
         match (self, uring_support()) {
             (IoChoice::Epoll, _) | (IoChoice::Auto, Err(_)) => Ok(IoKind::Epoll),
             (IoChoice::Uring | IoChoice::Auto, Ok(())) => Ok(IoKind::Uring),
             (IoChoice::Uring, Err(why)) => {
-                Err(format!("--io uring: io_uring is not available here ({why}); use --io epoll"))
+                Err(format!("--io uring: io_uring is not available here ({why}); use --io epoll").into())
             }
         }
     }
 }
 
 /// Whether this process may use io_uring with what the driver needs (checked once).
-fn uring_support() -> Result<(), String> {
+fn uring_support() -> Result<(), IoUnavailable> {
     // A pure memo: what the kernel allows does not change while the process lives.
-    static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
+    static SUPPORT: OnceLock<Result<(), IoUnavailable>> = OnceLock::new();
     // On a thread of its own: closing a ring leaves the kernel work to do on the thread that
     // used it, which would interrupt that thread's next blocking read (EINTR) with a timeout.
     let probe = || std::thread::spawn(uring::probe).join().unwrap_or_else(|_| Err("the probe failed".into()));

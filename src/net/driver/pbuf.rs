@@ -1,4 +1,4 @@
-//! The io_uring path's provided buffer ring (issue 27): one pool of receive buffers per worker
+//! The io_uring path's provided buffer ring: one pool of receive buffers per worker
 //! ring, from which every connection's multishot receive takes a buffer only when bytes arrive.
 //! A connection then holds no receive buffer of its own while idle (10,000 connections share a
 //! pool sized for what is in flight, not 10,000 buffers), and one receive stays armed for the

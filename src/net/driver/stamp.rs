@@ -1,4 +1,4 @@
-//! Kernel receive timestamps (issue 25): `SO_TIMESTAMPNS` on a data connection makes every
+//! Kernel receive timestamps: `SO_TIMESTAMPNS` on a data connection makes every
 //! `recvmsg` carry, as a control message, the time the kernel received the last bytes it
 //! returns (`CLOCK_REALTIME`, software, taken as the packet entered the stack). This module
 //! turns it on, reads it (a `recvmsg` for epoll; a `msghdr` the ring's `RECVMSG` fills for

@@ -2,6 +2,8 @@
 //! connection), the handshake done blocking at connect time with errors that say what failed,
 //! and the non-blocking stream the engine drives afterwards.
 
+mod error;
+pub use error::TlsSetupError;
 mod v1;
 mod verify;
 
@@ -19,7 +21,7 @@ use super::driver::RingSocket;
 use crate::config::TlsOptions;
 
 /// The configuration for `opts`, built on first use and reused by every later connection.
-pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
+pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupError> {
     // A pure memo: the same options always build the same configuration.
     static CACHE: Mutex<Option<(TlsOptions, Arc<ClientConfig>)>> = Mutex::new(None);
     let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -33,7 +35,7 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
     Ok(config)
 }
 
-fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
+fn build(opts: &TlsOptions) -> Result<ClientConfig, TlsSetupError> {
     let mut provider = rustls::crypto::ring::default_provider();
     if !opts.ciphers.is_empty() {
         provider.cipher_suites = cipher_suites(&provider.cipher_suites, &opts.ciphers)?;
@@ -54,7 +56,7 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
             Some(path) => {
                 let certs = ca_certificates(path)?;
                 if certs.is_empty() {
-                    return Err(format!("--cacert {}: no certificate in it", path.display()));
+                    return Err(format!("--cacert {}: no certificate in it", path.display()).into());
                 }
                 // A CA certificate rustls cannot trust is named here, before any connection.
                 let mut store = RootCertStore::empty();
@@ -94,11 +96,11 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, String> {
 
 /// `--cacert`: the certificates of a PEM file, or of every file in a directory (valkey's
 /// `--cacertdir`; files that hold no certificate are passed over).
-fn ca_certificates(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
+fn ca_certificates(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
     let read = |file: &std::path::Path| {
         CertificateDer::pem_file_iter(file)
             .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| format!("--cacert {}: cannot read PEM certificates: {e}", file.display()))
+            .map_err(|e| TlsSetupError(format!("--cacert {}: cannot read PEM certificates: {e}", file.display())))
     };
     if !path.is_dir() {
         return read(path);
@@ -114,7 +116,7 @@ fn ca_certificates(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>
 fn cipher_suites(
     offered: &[rustls::SupportedCipherSuite],
     names: &[String],
-) -> Result<Vec<rustls::SupportedCipherSuite>, String> {
+) -> Result<Vec<rustls::SupportedCipherSuite>, TlsSetupError> {
     let name_of = |s: &rustls::SupportedCipherSuite| format!("{:?}", s.suite());
     let mut chosen = Vec::new();
     for name in names {
@@ -127,7 +129,9 @@ fn cipher_suites(
             Some(_) => {}
             None => {
                 let known: Vec<String> = offered.iter().map(name_of).collect();
-                return Err(format!("unknown TLS cipher suite '{name}': the suites offered are {}", known.join(", ")));
+                return Err(
+                    format!("unknown TLS cipher suite '{name}': the suites offered are {}", known.join(", ")).into()
+                );
             }
         }
     }
@@ -135,9 +139,10 @@ fn cipher_suites(
 }
 
 /// The name the server's certificate must carry: `--sni`, else the host we connect to.
-pub fn server_name(opts: &TlsOptions, host: &str) -> Result<ServerName<'static>, String> {
+pub fn server_name(opts: &TlsOptions, host: &str) -> Result<ServerName<'static>, TlsSetupError> {
     let name = opts.sni.as_deref().unwrap_or(host);
-    ServerName::try_from(name.to_string()).map_err(|_| format!("'{name}' is not a valid TLS server name"))
+    ServerName::try_from(name.to_string())
+        .map_err(|_| TlsSetupError(format!("'{name}' is not a valid TLS server name")))
 }
 
 /// Runs the handshake over a connected blocking socket.
@@ -146,12 +151,12 @@ pub fn handshake(
     name: ServerName<'static>,
     sock: TcpStream,
     protocol: crate::codec::Protocol,
-) -> Result<StreamOwned<ClientConnection, TcpStream>, String> {
+) -> Result<StreamOwned<ClientConnection, TcpStream>, TlsSetupError> {
     let conn = ClientConnection::new(config, name.clone()).map_err(|e| format!("TLS setup: {e}"))?;
     let mut stream = StreamOwned::new(conn, sock);
     while stream.conn.is_handshaking() {
         if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
-            return Err(explain(&e, &name));
+            return Err(explain(&e, &name).into());
         }
     }
     // With TLS 1.3 the server judges a client certificate after the client has finished its
@@ -290,7 +295,7 @@ impl TlsStream {
         config: Arc<ClientConfig>,
         name: ServerName<'static>,
         sock: mio::net::TcpStream,
-    ) -> Result<TlsStream, String> {
+    ) -> Result<TlsStream, TlsSetupError> {
         let conn = ClientConnection::new(config, name).map_err(|e| format!("TLS setup: {e}"))?;
         Ok(TlsStream { conn, sock: TlsSock::Mio(sock), stamped: false, stamp: None })
     }

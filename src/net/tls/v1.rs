@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use super::error::TlsSetupError;
+
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime};
@@ -266,7 +268,7 @@ impl ClientCert {
         chain: Vec<CertificateDer<'static>>,
         key: rustls::pki_types::PrivateKeyDer<'static>,
         provider: &rustls::crypto::CryptoProvider,
-    ) -> Result<ClientCert, String> {
+    ) -> Result<ClientCert, TlsSetupError> {
         let key = provider.key_provider.load_private_key(key).map_err(|e| format!("the key cannot sign: {e}"))?;
         let spki = chain.first().map(|c| spki_of(c)).transpose().map_err(|e| format!("{e}"))?;
         match (key.public_key(), spki) {

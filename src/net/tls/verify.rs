@@ -15,6 +15,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, Error, SignatureScheme};
 
+use super::error::TlsSetupError;
 use super::v1;
 
 /// What is checked of the server's certificate.
@@ -46,7 +47,7 @@ impl Verifier {
         check: Check,
         roots: Vec<CertificateDer<'static>>,
         provider: Arc<CryptoProvider>,
-    ) -> Result<Verifier, String> {
+    ) -> Result<Verifier, TlsSetupError> {
         let webpki = match check {
             Check::Nothing => None,
             Check::Everything | Check::ChainOnly => {

@@ -12,14 +12,19 @@ use super::{Pooled, RoundFigures};
 use crate::report::document::Document;
 use crate::report::document::histo;
 
+message_error!(
+    /// A result that an A/B comparison cannot read as rounds.
+    NotComparable
+);
+
 /// Each run of `doc` (one when it kept no per-run figures) and its pooled figures.
-pub fn runs_of(doc: &Document) -> Result<(Vec<RoundFigures>, Pooled), String> {
+pub fn runs_of(doc: &Document) -> Result<(Vec<RoundFigures>, Pooled), NotComparable> {
     let mut per_run: BTreeMap<usize, Histogram<u64>> = BTreeMap::new();
     for interval in &doc.histograms.intervals {
         if interval.totals.latency.is_empty() {
             continue;
         }
-        let h = histo::decode(&interval.totals.latency)?;
+        let h = histo::decode(&interval.totals.latency).map_err(String::from)?;
         match per_run.get_mut(&interval.run) {
             Some(merged) => merged.add(&h).map_err(|e| format!("the run's histograms do not add up ({e:?})"))?,
             None => {
@@ -65,7 +70,7 @@ pub fn runs_of(doc: &Document) -> Result<(Vec<RoundFigures>, Pooled), String> {
     let totals = if doc.histograms.totals.latency.is_empty() {
         None
     } else {
-        Some(histo::decode(&doc.histograms.totals.latency)?)
+        Some(histo::decode(&doc.histograms.totals.latency).map_err(String::from)?)
     };
     let mut pooled = match &totals {
         Some(h) => Pooled::of(h, doc.totals.count, doc.totals.errors, doc.duration_secs),

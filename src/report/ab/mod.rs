@@ -4,6 +4,11 @@
 //! comparisons are read: text, JSON (docs/ab-schema.json), Markdown and an HTML page.
 //! `respbench ab` fills it from interleaved rounds, `respbench compare` from `--runs N` results.
 
+message_error!(
+    /// A figure's name that is none of those a comparison judges by.
+    UnknownMetric
+);
+
 pub mod from_document;
 pub mod html;
 pub mod stats;
@@ -53,11 +58,11 @@ impl Metric {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Metric, String> {
+    pub fn parse(s: &str) -> Result<Metric, UnknownMetric> {
         Metric::ALL
             .into_iter()
             .find(|m| m.name() == s || (s == "ops" && *m == Metric::Ops))
-            .ok_or_else(|| format!("'{s}' is not a figure to judge by: expected ops, p50, p99 or p99.9"))
+            .ok_or_else(|| UnknownMetric(format!("'{s}' is not a figure to judge by: expected ops, p50, p99 or p99.9")))
     }
 
     fn better(self) -> Better {

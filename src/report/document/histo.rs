@@ -8,6 +8,7 @@
 //! Percentiles of results merged from several shards come from these, added, never from
 //! averaged percentiles.
 
+use super::error::Malformed;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -35,11 +36,11 @@ pub fn encode(h: &Histogram<u64>) -> String {
 }
 
 /// The histogram a base64 text holds.
-pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
+pub fn decode(text: &str) -> Result<Histogram<u64>, Malformed> {
     let bytes = STANDARD.decode(text.trim()).map_err(|e| format!("a histogram is not base64 ({e})"))?;
     Deserializer::new()
         .deserialize(&mut std::io::Cursor::new(bytes))
-        .map_err(|e| format!("a histogram does not decode ({e:?})"))
+        .map_err(|e| Malformed(format!("a histogram does not decode ({e:?})")))
 }
 
 /// Response and service time of one row, and the latency's parts when it kept them.
@@ -78,7 +79,7 @@ impl Pair {
     }
 
     /// The parts this pair holds, with their exact sums (`None`: none kept).
-    pub fn latency_parts(&self, sums_ns: [u64; 3]) -> Result<Option<LatencyParts>, String> {
+    pub fn latency_parts(&self, sums_ns: [u64; 3]) -> Result<Option<LatencyParts>, Malformed> {
         if self.parts.is_empty() {
             return Ok(None);
         }
@@ -97,7 +98,7 @@ impl Pair {
     }
 
     /// Both histograms.
-    fn decoded(&self) -> Result<(Histogram<u64>, Histogram<u64>), String> {
+    fn decoded(&self) -> Result<(Histogram<u64>, Histogram<u64>), Malformed> {
         Ok((decode(&self.latency)?, decode(&self.service)?))
     }
 }
@@ -179,7 +180,7 @@ impl IntervalHistograms {
 
     /// The interval as if nothing had been left out: every service written, the `rest`
     /// command's pair computed (the same compact histograms that were packed).
-    pub fn complete(&self) -> Result<CompleteInterval, String> {
+    pub fn complete(&self) -> Result<CompleteInterval, Malformed> {
         let mut out = CompleteInterval {
             run: self.run,
             index: self.index,

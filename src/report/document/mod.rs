@@ -4,6 +4,8 @@
 //! of schema version 1 written before a field was added still load. docs/json-schema.json is
 //! checked against this type by tests/json_schema.rs.
 
+mod error;
+pub use error::Malformed;
 pub mod histo;
 pub mod interval_log;
 mod parts;

@@ -127,7 +127,7 @@ pub struct OpSummary {
     pub latency_parts_us: Option<LatencyPartsSummary>,
 }
 
-/// A row's latency decomposed (issue 25). The server's own percentiles, where the server
+/// A row's latency decomposed. The server's own percentiles, where the server
 /// reports them, sit beside `wire_and_server` (as `server`), never inside it: what remains of
 /// `wire_and_server` is the network's and the kernels'.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

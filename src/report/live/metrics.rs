@@ -23,6 +23,11 @@ use super::endpoint::{Board, Endpoint, Limits, Page};
 use crate::config::Config;
 use crate::engine::{Progress, WORKER_THREAD};
 
+message_error!(
+    /// A metrics endpoint that cannot listen.
+    ServeError
+);
+
 type Labels = Vec<(String, String)>;
 
 /// Upper bounds of the latency buckets, in seconds: 10 µs to 10 s.
@@ -90,7 +95,7 @@ impl std::fmt::Debug for Live {
 impl Live {
     /// Binds exactly `addr` and serves `/metrics` on a thread of its own until the process
     /// exits; prints the address it got (a port of 0 is any free one).
-    pub fn serve(addr: SocketAddr) -> Result<Arc<Live>, String> {
+    pub fn serve(addr: SocketAddr) -> Result<Arc<Live>, ServeError> {
         let endpoint = Endpoint::bind(addr, Limits::default())
             .map_err(|e| format!("--metrics-listen {addr}: cannot listen: {e}"))?;
         let addr = endpoint.addr().map_err(|e| format!("--metrics-listen {addr}: {e}"))?;

@@ -16,6 +16,11 @@ use base64::Engine as _;
 
 use super::metrics::{Follower, Live};
 
+message_error!(
+    /// A push target that cannot be read or reached.
+    PushError
+);
+
 /// The job name when `--metrics-push-job` is not given.
 pub const DEFAULT_JOB: &str = "respbench";
 /// Bounds of one push: connecting, then writing the body and reading the reply.
@@ -36,12 +41,12 @@ pub struct PushUrl {
 }
 
 /// `--metrics-push URL`'s parser.
-pub fn url(s: &str) -> Result<PushUrl, String> {
+pub fn url(s: &str) -> Result<PushUrl, PushError> {
     let bad = |why: &str| format!("expected a Pushgateway URL such as http://pushgateway:9091, got '{s}': {why}");
     let rest = match s.split_once("://") {
         Some(("http", rest)) => rest,
-        Some((scheme, _)) => return Err(bad(&format!("only http:// is supported, not {scheme}://"))),
-        None => return Err(bad("no http://")),
+        Some((scheme, _)) => return Err(bad(&format!("only http:// is supported, not {scheme}://")).into()),
+        None => return Err(bad("no http://").into()),
     };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let (host, port) = match authority.rsplit_once(':') {
@@ -52,10 +57,10 @@ pub fn url(s: &str) -> Result<PushUrl, String> {
     };
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if host.is_empty() {
-        return Err(bad("no host"));
+        return Err(bad("no host").into());
     }
     if path.contains(['?', '#']) {
-        return Err(bad("a query or fragment is not a route prefix"));
+        return Err(bad("a query or fragment is not a route prefix").into());
     }
     Ok(PushUrl { host: host.to_string(), port, prefix: path.trim_end_matches('/').to_string(), shown: s.to_string() })
 }
@@ -68,18 +73,20 @@ pub struct PushLabel {
 }
 
 /// `--metrics-push-label`'s parser: a Prometheus label name other than `job`, `=`, any value.
-pub fn label(s: &str) -> Result<PushLabel, String> {
+pub fn label(s: &str) -> Result<PushLabel, PushError> {
     let Some((name, value)) = s.split_once('=') else {
-        return Err(format!("expected NAME=VALUE such as instance=node1, got '{s}'"));
+        return Err(format!("expected NAME=VALUE such as instance=node1, got '{s}'").into());
     };
     let mut chars = name.chars();
     let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid || name.starts_with("__") {
-        return Err(format!("'{name}' is not a label name (letters, digits and _, not starting with a digit or __)"));
+        return Err(
+            format!("'{name}' is not a label name (letters, digits and _, not starting with a digit or __)").into()
+        );
     }
     if name == "job" {
-        return Err("the job label is --metrics-push-job's, not a --metrics-push-label".to_string());
+        return Err("the job label is --metrics-push-job's, not a --metrics-push-label".into());
     }
     Ok(PushLabel { name: name.to_string(), value: value.to_string() })
 }
@@ -170,7 +177,7 @@ struct Slot {
 
 impl Pusher {
     /// Starts the thread that pushes `live`'s values to `target`; it ends with `live`.
-    pub fn start(target: PushTarget, live: Weak<Live>) -> Result<Pusher, String> {
+    pub fn start(target: PushTarget, live: Weak<Live>) -> Result<Pusher, PushError> {
         let shared = Arc::new(Shared { slot: Mutex::new(Slot::default()), changed: Condvar::new() });
         let theirs = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -250,7 +257,7 @@ fn push_loop(target: &PushTarget, live: &Weak<Live>, shared: &Shared) {
 }
 
 /// One HTTP/1.1 PUT of `body` (replacing the group's metrics), within the timeouts.
-fn put(target: &PushTarget, body: &str) -> Result<(), String> {
+fn put(target: &PushTarget, body: &str) -> Result<(), PushError> {
     let host = &target.url.host;
     let addrs =
         (host.as_str(), target.url.port).to_socket_addrs().map_err(|e| format!("cannot resolve {host}: {e}"))?;
@@ -288,9 +295,9 @@ fn put(target: &PushTarget, body: &str) -> Result<(), String> {
         Some(code) if code.starts_with('2') => Ok(()),
         Some(_) => {
             let why = reply.split_once("\r\n\r\n").map_or("", |(_, b)| b.trim());
-            Err(format!("the gateway answered {status}{}{why}", if why.is_empty() { "" } else { ": " }))
+            Err(format!("the gateway answered {status}{}{why}", if why.is_empty() { "" } else { ": " }).into())
         }
-        None => Err(format!("no HTTP reply{}", read.err().map(|e| format!(" ({e})")).unwrap_or_default())),
+        None => Err(format!("no HTTP reply{}", read.err().map(|e| format!(" ({e})")).unwrap_or_default()).into()),
     }
 }
 

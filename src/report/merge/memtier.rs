@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::{count_only, op_stats};
 use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
-use crate::report::document::{Configuration, Document as ResultDocument, ValueSizeConfig};
+use crate::report::document::{Configuration, Document as ResultDocument, Malformed, ValueSizeConfig};
 use crate::report::memtier::stats::{Layout, Measured, Second, base_name, sections_of};
 use crate::report::memtier::{self, json::Document};
 use crate::stats::{CompactOp, OpStats};
@@ -67,7 +67,7 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
 
     // Every interval, by run, with each command's figures from its own histogram.
     let complete: Vec<CompleteInterval> =
-        histograms.intervals.iter().map(IntervalHistograms::complete).collect::<Result<_, String>>()?;
+        histograms.intervals.iter().map(IntervalHistograms::complete).collect::<Result<_, Malformed>>()?;
     let by_key: BTreeMap<(usize, u64), &CompleteInterval> = complete.iter().map(|h| ((h.run, h.index), h)).collect();
     let ramp = config.ramp.is_some();
     let quantiles: Vec<f64> = options.percentiles.iter().map(|p| p / 100.0).collect();

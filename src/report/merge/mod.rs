@@ -5,6 +5,8 @@
 //! clock; the server's telemetry is taken once, not once per shard. The merged document is a
 //! normal result (`respbench report` and `compare` take it) and can itself be merged again.
 
+mod error;
+pub use error::MergeError;
 pub mod memtier;
 
 mod timeline;
@@ -46,7 +48,7 @@ struct Row {
 }
 
 impl Row {
-    fn add(&mut self, summary: &OpSummary, pair: Option<&Pair>) -> Result<(), String> {
+    fn add(&mut self, summary: &OpSummary, pair: Option<&Pair>) -> Result<(), MergeError> {
         self.merge(op_stats(summary, pair)?);
         Ok(())
     }
@@ -65,7 +67,7 @@ impl Row {
 
 /// A row of a saved result as figures: its summary's counters (`count`, `hits`, ...) and its
 /// pair of histograms (`latency`, `service`).
-pub(crate) fn op_stats(summary: &OpSummary, pair: Option<&Pair>) -> Result<OpStats, String> {
+pub(crate) fn op_stats(summary: &OpSummary, pair: Option<&Pair>) -> Result<OpStats, MergeError> {
     let mut op = OpStats::default();
     let s = summary;
     (op.count, op.hits, op.misses, op.errors) = (s.count, s.hits, s.misses, s.errors);
@@ -75,7 +77,7 @@ pub(crate) fn op_stats(summary: &OpSummary, pair: Option<&Pair>) -> Result<OpSta
     op.service_ns = hist(pair.map(|p| p.service.as_str()))?;
     op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
     if let Some(pair) = pair {
-        op.parts = pair.latency_parts(parts_sums_ns(summary))?.map(Box::new);
+        op.parts = pair.latency_parts(parts_sums_ns(summary)).map_err(String::from)?.map(Box::new);
     }
     Ok(op)
 }
@@ -110,11 +112,11 @@ pub(crate) fn count_only(count: u64) -> OpSummary {
     OpSummary { count, ..OpSummary::default() }
 }
 
-fn hist(text: Option<&str>) -> Result<Histogram<u64>, String> {
+fn hist(text: Option<&str>) -> Result<Histogram<u64>, MergeError> {
     let text = text.filter(|t| !t.is_empty()).ok_or("a histogram is missing")?;
     // Saved histograms carry their own bounds and precision (intervals are coarser): each in
     // our layout, so that all of them add, and an interval's percentiles stay its own.
-    Ok(widen(&decode(text)?))
+    Ok(widen(&decode(text).map_err(String::from)?))
 }
 
 /// The shard fields that must agree, as the result writes them (`null` when not a shard).
@@ -154,17 +156,20 @@ fn difference(a: &Document, b: &Document) -> Option<String> {
 }
 
 /// Refuses inputs that cannot merge; the shard indexes seen and the warnings about the rest.
-fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), String> {
+fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), MergeError> {
     for i in inputs {
         let h = &i.doc.histograms;
         if let Some(log) = h.interval_log.as_ref().filter(|_| i.log.is_empty() && !i.doc.time_series.is_empty()) {
-            return Err(format!("{}: its interval log {log} holds no interval: it cannot be merged exactly", i.name));
+            return Err(
+                format!("{}: its interval log {log} holds no interval: it cannot be merged exactly", i.name).into()
+            );
         }
         if i.doc.histograms.totals.latency.is_empty() {
             return Err(format!(
                 "{} has no histograms (written by an older respbench): it cannot be merged exactly",
                 i.name
-            ));
+            )
+            .into());
         }
     }
     for other in &inputs[1..] {
@@ -172,7 +177,8 @@ fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), String>
             return Err(format!(
                 "{} and {} are different workloads ({diff}): only shards of one run merge",
                 inputs[0].name, other.name
-            ));
+            )
+            .into());
         }
     }
     let mut seen: BTreeMap<u64, &str> = BTreeMap::new();
@@ -180,7 +186,7 @@ fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), String>
         if let Some(index) = i.doc.shard.as_ref().map(|s| u64::from(s.index))
             && let Some(before) = seen.insert(index, &i.name)
         {
-            return Err(format!("{before} and {} are both shard {index}: merge each shard once", i.name));
+            return Err(format!("{before} and {} are both shard {index}: merge each shard once", i.name).into());
         }
     }
     let mut warnings = Vec::new();
@@ -236,7 +242,7 @@ struct Sums {
 }
 
 impl Sums {
-    fn of(inputs: &[Input]) -> Result<Sums, String> {
+    fn of(inputs: &[Input]) -> Result<Sums, MergeError> {
         let mut sums = Sums::default();
         for i in inputs {
             let (d, h) = (&i.doc, &i.doc.histograms);
@@ -263,7 +269,7 @@ impl Sums {
 }
 
 /// Merges `inputs` (at least two) into one result labelled `label`.
-pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, String> {
+pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, MergeError> {
     let (seen, mut warnings) = check(inputs)?;
     let clock = Clock::of(inputs, &mut warnings);
     let secs = clock.secs;

@@ -2,6 +2,8 @@
 //! start since the earliest start), added up slot by slot from their histograms (the interval
 //! log's, or inline ones of older and merged results), and the runs (`--runs`) summed from them.
 
+use super::error::MergeError;
+use crate::report::document::Malformed;
 use std::collections::BTreeMap;
 
 use super::{Clock, Input, Row, count_only, logged_op, op_stats, op_summary};
@@ -27,7 +29,7 @@ pub(super) struct Timeline {
 }
 
 impl Timeline {
-    pub fn of(inputs: &[Input], clock: &Clock) -> Result<Timeline, String> {
+    pub fn of(inputs: &[Input], clock: &Clock) -> Result<Timeline, MergeError> {
         let slots = slots(inputs, clock)?;
         let mut timeline = Timeline { points: Vec::new(), histograms: Vec::new(), per_run: BTreeMap::new() };
         for ((run, slot), s) in &slots {
@@ -83,7 +85,7 @@ impl Timeline {
 }
 
 /// Every shard's points added into the slot of the merged clock they fall in.
-fn slots<'a>(inputs: &'a [Input], clock: &Clock) -> Result<BTreeMap<(usize, u64), Slot<'a>>, String> {
+fn slots<'a>(inputs: &'a [Input], clock: &Clock) -> Result<BTreeMap<(usize, u64), Slot<'a>>, MergeError> {
     let mut slots: BTreeMap<(usize, u64), Slot> = BTreeMap::new();
     for i in inputs {
         let offset = clock.offset(&i.doc);
@@ -105,7 +107,7 @@ type PointRows = (OpStats, Vec<(String, OpStats)>);
 
 /// Each point's totals and commands with their histograms, in `time_series` order: from the
 /// interval log (the i-th interval of a run in the log is its i-th point), else inline.
-fn rows(i: &Input) -> Result<Vec<PointRows>, String> {
+fn rows(i: &Input) -> Result<Vec<PointRows>, MergeError> {
     let mut out = Vec::new();
     if i.doc.histograms.intervals.is_empty() {
         let runs = by_run(i.log.clone());
@@ -129,7 +131,7 @@ fn rows(i: &Input) -> Result<Vec<PointRows>, String> {
         .intervals
         .iter()
         .map(IntervalHistograms::complete)
-        .collect::<Result<_, String>>()
+        .collect::<Result<_, Malformed>>()
         .map_err(|e| format!("{}: {e}", i.name))?;
     let by_key: BTreeMap<(usize, u64), &CompleteInterval> = complete.iter().map(|h| ((h.run, h.index), h)).collect();
     for p in &i.doc.time_series {

@@ -2,12 +2,13 @@
 //! putting entries on its submission queue: the io_uring calls the driver's loop leans on,
 //! apart from the loop itself.
 
+use crate::net::driver::error::IoUnavailable;
 use std::io;
 
 use io_uring::{IoUring, opcode, squeue};
 
 /// Whether io_uring can be used here as this driver uses it.
-pub(in crate::net::driver) fn probe() -> Result<(), String> {
+pub(in crate::net::driver) fn probe() -> Result<(), IoUnavailable> {
     let ring = build(8, 16).map_err(|e| e.to_string())?;
     if !ring.params().is_feature_ext_arg() {
         return Err("the kernel cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)".into());
@@ -16,7 +17,7 @@ pub(in crate::net::driver) fn probe() -> Result<(), String> {
     ring.submitter().register_probe(&mut probe).map_err(|e| e.to_string())?;
     for (code, name) in [(opcode::Send::CODE, "send"), (opcode::Recv::CODE, "recv"), (opcode::PollAdd::CODE, "poll")] {
         if !probe.is_supported(code) {
-            return Err(format!("the kernel's io_uring has no {name} operation"));
+            return Err(format!("the kernel's io_uring has no {name} operation").into());
         }
     }
     Ok(())

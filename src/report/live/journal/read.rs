@@ -4,6 +4,7 @@
 //! `json::measured` from the header's frame: one way to build a result, whether the run ended
 //! or was killed.
 
+use crate::report::document::Malformed;
 use std::time::{Duration, Instant};
 
 use super::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
@@ -33,10 +34,10 @@ struct RunLines {
 /// The result of everything journaled in `text` (`what` names the file in errors), marked
 /// interrupted; `read_log` reads the interval log the header names (its bytes, and how to name
 /// it). `Err` says why there is none.
-pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recovered, String> {
+pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recovered, Malformed> {
     let (header, runs, cut) = lines(text, what)?;
     if runs.iter().all(|r| r.intervals.is_empty()) {
-        return Err(format!("{what} holds no completed interval: there is nothing to recover"));
+        return Err(format!("{what} holds no completed interval: there is nothing to recover").into());
     }
     let (log, log_what) = read_log(&header.interval_log)?;
     let mut logged = interval_log::by_run(interval_log::read(&log, &log_what)?);
@@ -49,7 +50,8 @@ pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recover
                 intervals.len(),
                 run + 1,
                 lines.intervals.len()
-            ));
+            )
+            .into());
         }
         let (o, h) = outcome(run, lines, &intervals).map_err(|e| format!("{what}: run {}: {e}", run + 1))?;
         outcomes.push(o);
@@ -83,7 +85,7 @@ pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recover
 }
 
 /// The header and each run's lines; whether a last line was left out.
-fn lines(text: &str, what: &str) -> Result<(Header, Vec<RunLines>, bool), String> {
+fn lines(text: &str, what: &str) -> Result<(Header, Vec<RunLines>, bool), Malformed> {
     // Only whole lines: what follows the last newline is a line the writer never finished.
     let whole = text.rfind('\n').map_or("", |end| &text[..=end]);
     let mut cut = whole.len() < text.len();
@@ -98,18 +100,20 @@ fn lines(text: &str, what: &str) -> Result<(Header, Vec<RunLines>, bool), String
                 cut = true;
                 break;
             }
-            Err(e) if n == 0 => return Err(format!("{what} is not a respbench journal ({e})")),
-            Err(e) => return Err(format!("{what}:{}: not a journal line ({e})", n + 1)),
+            Err(e) if n == 0 => return Err(format!("{what} is not a respbench journal ({e})").into()),
+            Err(e) => return Err(format!("{what}:{}: not a journal line ({e})", n + 1).into()),
         };
         match (line, header.is_some()) {
             (Line::Header(h), false) => {
                 if h.journal != MAGIC || h.version != VERSION {
-                    return Err(format!("{what}: a journal of version {} (this respbench reads {VERSION})", h.version));
+                    return Err(
+                        format!("{what}: a journal of version {} (this respbench reads {VERSION})", h.version).into()
+                    );
                 }
                 header = Some(*h);
             }
-            (_, false) => return Err(format!("{what} is not a respbench journal (its first line is no header)")),
-            (Line::Header(_), true) => return Err(format!("{what}:{}: a second header", n + 1)),
+            (_, false) => return Err(format!("{what} is not a respbench journal (its first line is no header)").into()),
+            (Line::Header(_), true) => return Err(format!("{what}:{}: a second header", n + 1).into()),
             (Line::Interval(i), true) => {
                 let run = i.run;
                 run_lines(&mut runs, run).intervals.push(*i);
@@ -136,7 +140,7 @@ fn outcome(
     run: usize,
     lines: RunLines,
     logged: &[LoggedInterval],
-) -> Result<(Outcome, Vec<IntervalHistograms>), String> {
+) -> Result<(Outcome, Vec<IntervalHistograms>), Malformed> {
     let first = &lines.intervals[0];
     let (started_unix_ms, server, names) = (first.started_unix_ms, first.server.clone(), first.command_names.clone());
     let rows = first.ops.len();
@@ -209,14 +213,14 @@ fn window(
     (logged, names): (&LoggedInterval, &[String]),
     unit_row: Option<usize>,
     at: &dyn Fn(f64) -> Instant,
-) -> Result<Window, String> {
+) -> Result<Window, Malformed> {
     let mut w = Window::new(line.ops.len(), unit_row);
     for (i, (mine, op)) in w.ops.iter_mut().zip(&line.ops).enumerate() {
         let name = names.get(i).ok_or_else(|| format!("interval {}: row {i} has no name", line.index))?;
         *mine = op_stats(op, logged.command(name))?;
     }
     for (kind, n) in &line.errors {
-        w.errors.add(kind.parse::<ErrorKind>()?, *n);
+        w.errors.add(kind.parse::<ErrorKind>().map_err(String::from)?, *n);
     }
     if let Some(lag) = logged.send_lag() {
         w.send_lag_ns = lag;
@@ -224,7 +228,7 @@ fn window(
     w.down = line.down_secs.iter().map(|&(from, to)| (at(from), at(to))).collect();
     w.reconnect_attempts = line.reconnect_attempts;
     for (kind, n) in &line.connections_lost {
-        w.connections_lost.add(kind.parse::<ErrorKind>()?, *n);
+        w.connections_lost.add(kind.parse::<ErrorKind>().map_err(String::from)?, *n);
     }
     w.successes = line.successes;
     w.nodes =
@@ -236,7 +240,7 @@ fn window(
 }
 
 /// A row from its line (counters) and the interval log (histograms, when it has the row).
-fn op_stats(line: &OpLine, logged: Option<&interval_log::RowHistograms>) -> Result<OpStats, String> {
+fn op_stats(line: &OpLine, logged: Option<&interval_log::RowHistograms>) -> Result<OpStats, Malformed> {
     let mut op = OpStats {
         count: line.count,
         hits: line.hits,
@@ -259,7 +263,8 @@ fn op_stats(line: &OpLine, logged: Option<&interval_log::RowHistograms>) -> Resu
             "the interval log holds {} replies where the journal counted {}",
             op.latency_ns.len(),
             op.count
-        ));
+        )
+        .into());
     }
     Ok(op)
 }

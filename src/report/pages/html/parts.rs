@@ -1,4 +1,4 @@
-//! The page's section on where the time went (issue 25): the latency's three parts over time,
+//! The page's section on where the time went: the latency's three parts over time,
 //! stacked (interval means, which add up to the mean exactly), and at p50, p99 and p99.9 (each
 //! part's own percentile, stacked as bars beside the response time's percentile: percentiles
 //! of parts need not add up to the whole's).
