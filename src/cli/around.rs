@@ -6,8 +6,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use super::options::Output;
 use super::run::RunContext;
-use super::{EXIT_FAILURE, Output, usage_error};
+use super::usage::{EXIT_FAILURE, usage_error};
 use crate::report::live::journal::Journal;
 use crate::report::live::metrics::Live;
 use crate::report::live::sink::Sink;
@@ -78,4 +79,9 @@ impl Around {
             m.linger(output.scenario.metrics_linger.unwrap_or_default());
         }
     }
+}
+
+/// Two outputs on one path, or on standard output, are refused before anything connects.
+pub(crate) fn check_outputs(output: &Output) -> Result<(), std::process::ExitCode> {
+    crate::report::output::check(&output.files()).map_err(|msg| usage_error(&msg))
 }

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use super::native::Output;
+use super::options::Output;
 use crate::config::Config;
 use crate::engine::Outcome;
 

@@ -8,8 +8,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::parse;
 use super::results::{load_run, name_of};
-use super::{EXIT_FAILURE, EXIT_USAGE, parse, parse_args, usage_error};
+use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
 use crate::report::{self, merge};
 
 /// Merges the results of a run's shards into one result.

@@ -9,8 +9,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::write;
-use super::{EXIT_FAILURE, EXIT_USAGE, Output, parse, parse_args, usage_error};
+use super::files::write;
+use super::options::Output;
+use super::parse;
+use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
 use crate::report::document::Document;
 use crate::report::live::journal::{self, Journal};
 use crate::report::{self, merge};

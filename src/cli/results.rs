@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{EXIT_FAILURE, ab, parse_args, usage_error, write};
+use super::ab;
+use super::files::write;
+use super::usage::{EXIT_FAILURE, parse_args, usage_error};
 use crate::report::document::{Document, ResultFile, ScenarioDocument};
 use crate::report::{self, pages::chart::escape};
 use clap::Parser;

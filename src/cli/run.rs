@@ -15,6 +15,18 @@ use crate::net::ConnectError;
 use crate::report::live::metrics::Live;
 use crate::report::live::sink::{LiveLine, Sink};
 
+/// What a benchmark gives its caller: the exit code, and the result document when it ran.
+pub(crate) struct Ran {
+    pub code: std::process::ExitCode,
+    pub document: Option<crate::report::document::Document>,
+}
+
+impl Ran {
+    pub(crate) fn failed(code: std::process::ExitCode) -> Ran {
+        Ran { code, document: None }
+    }
+}
+
 /// What to run: a configuration, how many times (`--runs`), and whether the checks before the
 /// run come first (their warnings said as `notes` says).
 pub struct Plan<'a> {

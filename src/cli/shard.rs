@@ -163,31 +163,6 @@ fn check(index: u32, count: u32, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `%t` in the output files' names becomes the shard's index (0 without shards), as srun
-/// names its tasks' output: `--json out-%t.json` gives each shard its own file; and in
-/// `--metrics-push-label`'s values: `shard=%t` gives each its own group on the Pushgateway.
-pub fn name_outputs(output: &mut super::Output, shard: Option<&crate::config::Shard>) {
-    let index = shard.map_or(0, |s| s.index).to_string();
-    let paths = [
-        &mut output.json,
-        &mut output.out_file,
-        &mut output.memtier_json,
-        &mut output.hdr_log,
-        &mut output.html,
-        &mut output.csv,
-        &mut output.csv_timeline,
-        &mut output.markdown,
-    ];
-    for path in paths.into_iter().flatten() {
-        if let Some(text) = path.to_str().filter(|t| t.contains("%t")) {
-            *path = text.replace("%t", &index).into();
-        }
-    }
-    for label in &mut output.scenario.push.metrics_push_label {
-        label.value = label.value.replace("%t", &index);
-    }
-}
-
 /// `I/N`, with I below N.
 pub(crate) fn shard_arg(v: &str) -> Result<(u32, u32), String> {
     let expected = || format!("'{v}' is not I/N such as 0/4 (shard I of N, I from 0 to N-1)");

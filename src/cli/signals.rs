@@ -92,6 +92,12 @@ pub enum Report {
     Memtier,
 }
 
+/// Ctrl-C (or SIGTERM, SIGHUP) sets the returned flag; a second one while results are written
+/// ends at once. Fatal signals print a bug report in respbench's words.
+pub fn install_sigint() -> Stop {
+    install(Report::Respbench)
+}
+
 /// Installs every handler once (the first call's `report` is the process's); returns the flag
 /// the stop signals set, and with the first call the line to the crash watcher.
 pub fn install(report: Report) -> Stop {

@@ -3,6 +3,10 @@
 //! there with the file's value; generated values ('x' repeated, their size fixed or by key)
 //! are checked on every key of the range that exists.
 
+use std::process::ExitCode;
+
+use super::run::Ran;
+use super::usage::EXIT_FAILURE;
 use crate::config::{Config, ValueSize};
 use crate::net::Session;
 use crate::resp::value::{self, Value};
@@ -15,6 +19,30 @@ const BATCH: usize = 100;
 pub struct Verified {
     pub keys: u64,
     pub mismatches: u64,
+}
+
+/// A benchmark with `--data-verify` (read back after a run that succeeded) or `--verify-only`
+/// (instead of it); the run as `run` does it otherwise.
+pub(crate) fn around(config: &Config, verify: bool, verify_only: bool, run: impl FnOnce() -> Ran) -> Ran {
+    if verify_only {
+        return Ran::failed(read_back(config));
+    }
+    let ran = run();
+    if verify && ran.code == ExitCode::SUCCESS { Ran { code: read_back(config), ..ran } } else { ran }
+}
+
+/// Reads back what the run wrote; mismatches fail the run (exit 1).
+fn read_back(config: &Config) -> ExitCode {
+    match verify(config) {
+        Ok(v) => {
+            eprintln!("Verified {} keys: {} mismatches", v.keys, v.mismatches);
+            if v.mismatches == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) }
+        }
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
 }
 
 /// Whether `config`'s values can be known after the run; the error says why not.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{drawn_seed, settings};
-use crate::cli::{EXIT_FAILURE, usage_error};
+use crate::cli::usage::{EXIT_FAILURE, usage_error};
 use crate::report::ab::{self, AbDocument, Judging, Metric, Side};
 use crate::report::document::{Document, ScenarioDocument, Tool};
 

@@ -13,8 +13,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
 
+use super::parse;
 use super::run::RunContext;
-use super::{EXIT_FAILURE, parse, parse_args, usage_error};
+use super::usage::{EXIT_FAILURE, parse_args, usage_error};
 use crate::report::ab::stats::{Method, Settings};
 use crate::report::ab::{self, AbDocument, Judging, Metric, Side};
 use crate::report::document::Tool;
@@ -157,7 +158,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         paired: true,
         metric: args.judge_by.unwrap_or(if open_loop { Metric::P99 } else { Metric::Ops }),
     };
-    let stop = super::install_sigint();
+    let stop = super::signals::install_sigint();
     let cx = RunContext::new(&stop);
     let configs = [a.round(args.round_duration, args.warmup), b.round(args.round_duration, args.warmup)];
     let started_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
@@ -208,7 +209,7 @@ fn finish(
     if interrupted {
         ExitCode::from(130)
     } else if doc.regression.is_some() && unjudged {
-        super::usage_error(&format!("--fail-on-regression cannot be judged: {}", doc.verdict_note()))
+        usage_error(&format!("--fail-on-regression cannot be judged: {}", doc.verdict_note()))
     } else if doc.regressed() {
         ExitCode::from(EXIT_FAILURE)
     } else {

@@ -8,9 +8,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use clap::Parser;
-
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 use crate::config::{Config, StopAfter};
 
 /// One side, ready to run a round.
@@ -28,7 +26,9 @@ pub fn from_flags(flag: &str, letter: &str, flags: &str) -> Result<Side, String>
     let words = shlex::split(flags)
         .ok_or_else(|| format!("{flag} '{flags}': unbalanced quotes (give the side's flags as one shell word)"))?;
     let argv = std::iter::once(OsString::from("respbench")).chain(words.iter().map(OsString::from));
-    let args = Args::try_parse_from(argv).map_err(|e| format!("{flag}: {}", crate::cli::clap_message(&e)))?;
+    let argv: Vec<OsString> = argv.collect();
+    let args = crate::cli::usage::parse_flags(&argv)
+        .map_err(|e| format!("{flag}: {}", crate::cli::usage::clap_message(&e)))?;
     refuse_own_flags(flag, &args)?;
     let label = args.label.clone().unwrap_or_else(|| letter.to_string());
     let (config, _output) = args.into_config().map_err(|e| format!("{flag}: {e}"))?;
@@ -48,17 +48,20 @@ fn refuse_own_flags(flag: &str, args: &Args) -> Result<(), String> {
             "{flag} gives {name}: ab sets every round's length and warm-up (--rounds, --round-duration, --warmup after ab)"
         ));
     }
-    let files = [
-        (args.json.is_some(), "--json"),
-        (args.html.is_some(), "--html"),
-        (args.csv.is_some(), "--csv"),
-        (args.csv_timeline.is_some(), "--csv-timeline"),
-        (args.markdown.is_some(), "--markdown"),
-        (args.hdr_log.is_some(), "--hdr-log"),
-        (args.out_file.is_some(), "--out-file"),
-    ];
-    if let Some((_, name)) = files.iter().find(|(given, _)| *given) {
-        return Err(format!("{flag} gives {name}: ab writes one comparison (--json, --markdown, --html after ab)"));
+    // The files a run writes: the output flags that take a FILE.
+    let cmd = <Args as clap::CommandFactory>::command();
+    let writes = |id: &str| {
+        cmd.get_arguments().any(|a| {
+            a.get_id() == id
+                && a.get_help_heading() == Some("Output")
+                && a.get_value_names().is_some_and(|names| names.iter().any(|n| n == "FILE"))
+        })
+    };
+    if let Some(file) = args.scenario.given.iter().find(|g| writes(&g.id)) {
+        return Err(format!(
+            "{flag} gives {}: ab writes one comparison (--json, --markdown, --html after ab)",
+            file.flag
+        ));
     }
     Ok(())
 }

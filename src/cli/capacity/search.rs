@@ -3,10 +3,59 @@
 //! a miss tried twice before it counts.
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use super::{Slo, Step, judge};
+use crate::cli::parse;
 use crate::cli::run::{self, RunContext};
 use crate::config::{Config, Rate};
+use crate::engine::Outcome;
+
+/// A latency objective: `p99=1ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slo {
+    /// Percentile, 0 to 100.
+    pub percentile: f64,
+    pub bound: Duration,
+}
+
+/// Parses `pNN[.N]=DURATION` (`p99=1ms`, `p99.9=500us`, `p50=0.2ms`).
+pub fn slo(s: &str) -> Result<Slo, String> {
+    let bad = || format!("expected a percentile and a bound such as p99=1ms or p99.9=500us, got '{s}'");
+    let (p, bound) = s.split_once('=').ok_or_else(bad)?;
+    let percentile: f64 = p.trim().strip_prefix(['p', 'P']).ok_or_else(bad)?.parse().map_err(|_| bad())?;
+    if !(percentile > 0.0 && percentile < 100.0) {
+        return Err(format!("'{s}': the percentile must be above 0 and below 100"));
+    }
+    let bound = match bound.trim().strip_suffix("us") {
+        Some(us) => Duration::from_secs_f64(us.parse::<f64>().map_err(|_| bad())? / 1e6),
+        None => parse::duration(bound).map_err(|_| bad())?,
+    };
+    if bound.is_zero() {
+        return Err(bad());
+    }
+    Ok(Slo { percentile, bound })
+}
+
+/// One step of the search.
+pub(super) struct Step {
+    pub(super) requested: f64,
+    pub(super) achieved: f64,
+    pub(super) latency_us: f64,
+    pub(super) errors: u64,
+    pub(super) held: bool,
+    pub(super) client_share: Option<f64>,
+}
+
+/// A step holds when the percentile is within bound and the rate was delivered (95 %).
+pub(super) fn judge(requested: f64, outcome: &Outcome, slo: Slo) -> Step {
+    let total = outcome.total();
+    let secs = outcome.elapsed.as_secs_f64().max(1e-9);
+    let achieved = total.count as f64 / secs;
+    let latency_us = total.latency_ns.value_at_quantile(slo.percentile / 100.0) as f64 / 1000.0;
+    let held = latency_us <= slo.bound.as_secs_f64() * 1e6 && achieved >= 0.95 * requested && total.count > 0;
+    let client_share = outcome.client_share().map(|s| s.share);
+    Step { requested, achieved, latency_us, errors: total.errors, held, client_share }
+}
 
 pub(super) type Found = (Vec<Step>, Option<f64>, bool);
 

@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::MemoryTarget;
 use super::probe::Probe;
+use super::target::MemoryTarget;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::config::Config;
 use crate::engine::Progress;

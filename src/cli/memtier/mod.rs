@@ -10,6 +10,7 @@
 //! report.
 
 pub(super) mod crash;
+mod draft;
 pub(super) mod mix;
 mod options;
 pub(super) mod run;
@@ -20,15 +21,14 @@ mod usage;
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub use draft::Draft;
 pub use translate::{Run, Translated, plan, translate};
 
 use super::run::RunContext;
-use super::{Args, EXIT_USAGE, Output, execute, notes, save_scenario, signals};
-use crate::config::Config;
-use crate::report::memtier::stats::MemtierOutput;
+use super::usage::EXIT_USAGE;
+use super::{notes, signals};
 
 /// A memtier command line (without the program name), run: what `respbench memtier ARGS` and
 /// the binary run as `memtier_benchmark` do.
@@ -49,7 +49,7 @@ pub fn main(args: &[OsString]) -> ExitCode {
     // --save-scenario: the plan as the flags it sets, drafted before the checks take it.
     draft.args.scenario.given = save::given(&draft.args);
     let saved = crate::cli::scenario::save::Draft::of(&draft.args);
-    let (mut config, mut output) = match draft.into_plan() {
+    let (mut config, mut output, memtier) = match draft.into_plan() {
         Ok(plan) => plan,
         Err(msg) => return memtier_error(&msg),
     };
@@ -70,39 +70,17 @@ pub fn main(args: &[OsString]) -> ExitCode {
     output.memtier_front_end = true;
     let shown: Vec<OsString> =
         std::iter::once(OsString::from("memtier_benchmark")).chain(args.iter().cloned()).collect();
-    if let Err(code) = save_scenario(&shown, saved, config.seed) {
+    if let Err(code) = crate::cli::scenario::save::write(&shown, saved, config.seed) {
         return code;
     }
     let stop = signals::install(signals::Report::Memtier);
-    execute(&config, &output, &RunContext::new(&stop)).code
-}
-
-/// The plan a memtier command line builds, before respbench checks it: respbench's flags as
-/// typed values, and memtier's output options that respbench's flags do not have.
-#[derive(Debug)]
-pub struct Draft {
-    pub(super) args: Args,
-    /// `--hide-histogram`, `--print-all-runs`, `--command-stats-breakdown`, `--hdr-file-prefix`,
-    /// `--client-stats`, and every option as given (for memtier's JSON).
-    pub(super) output: MemtierOutput,
-    /// `--json-out-file`.
-    pub(super) json: Option<PathBuf>,
-}
-
-impl Draft {
-    /// respbench's checks over the plan, and memtier's outputs beside it: the `Config` and
-    /// `Output` a run takes.
-    pub(crate) fn into_plan(self) -> Result<(Config, Output), String> {
-        let Draft { args, output: memtier, json } = self;
-        let client_stats = memtier.client_stats.is_some();
-        let (mut config, mut output) = args.into_config()?;
-        config.extras.client_stats = client_stats;
-        output.memtier_json = json;
-        output.memtier = Some(memtier);
-        // `%t` in --json-out-file too (the other outputs' are named already; naming is idempotent).
-        super::shard::name_outputs(&mut output, config.extras.shard.as_ref());
-        Ok((config, output))
-    }
+    let cx = RunContext::new(&stop);
+    let (verify, verify_only) = (output.verify, output.verify_only);
+    let run = || match crate::cli::around::check_outputs(&output) {
+        Ok(()) => run::execute(&config, &output, &memtier, &cx),
+        Err(code) => crate::cli::run::Ran::failed(code),
+    };
+    crate::cli::verify::around(&config, verify, verify_only, run).code
 }
 
 /// A memtier command line that cannot run: one line with "error", as memtier's own, exit 2.

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::Draft;
+use super::draft::Draft;
 use super::mix;
 use crate::cli::dialect::Spec;
 use crate::cli::parse;

@@ -6,8 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::native::run::exit_code;
+use crate::cli::options::Output;
+use crate::cli::run::Ran;
 use crate::cli::run::{self, Plan, RunContext};
-use crate::cli::{EXIT_FAILURE, Output, Ran, signals};
+use crate::cli::signals;
+use crate::cli::usage::EXIT_FAILURE;
 use crate::config::Config;
 use crate::engine::{Outcome, Progress};
 use crate::report::live::sink::Sink;

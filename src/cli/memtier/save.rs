@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::cli::Args;
+use crate::cli::options::Args;
 use crate::cli::scenario::flags::Given;
 
 /// The words, program name first; they parse back to the same plan (the tests hold it).
@@ -195,7 +195,7 @@ mod tests {
             let args: Vec<OsString> = line.iter().map(OsString::from).collect();
             let Ok(Translated::Run(run)) = translate(&args) else { panic!("{line:?}") };
             let words = command_line(&run.draft.args);
-            let (typed, _) = run.draft.into_plan().unwrap();
+            let (typed, _, _) = run.draft.into_plan().unwrap();
             let (parsed, _) = Args::try_parse_from(&words).unwrap().into_config().unwrap();
             let (mut typed, parsed) = (format!("{typed:?}"), format!("{parsed:?}"));
             if line.contains(&"--randomize") {

@@ -8,10 +8,10 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::Draft;
+use super::draft::Draft;
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
-use crate::cli::Args;
 use crate::cli::dialect::{Found, Rest, scan};
+use crate::cli::options::Args;
 use crate::report::memtier::stats::MemtierOutput;
 
 /// memtier's defaults where they differ from respbench's.
@@ -418,7 +418,7 @@ fn server_args(
     }
     args.tls |= tls;
     if !server.tls_protocols.is_empty() {
-        let versions = crate::cli::native::parse_tls_versions(&server.tls_protocols.join(","));
+        let versions = crate::cli::options::parse_tls_versions(&server.tls_protocols.join(","));
         args.tls_versions = Some(versions.map_err(|e| format!("invalid value for '--tls-protocols': {e}"))?);
     }
     Ok(notices)
@@ -471,7 +471,7 @@ fn load_args(load: Load, args: &mut Args) -> Result<(), String> {
 /// it: what `respbench memtier ARGS` would hand the engine.
 pub fn plan(args: &[OsString]) -> Result<crate::config::Config, String> {
     match translate(args)? {
-        Translated::Run(run) => run.draft.into_plan().map(|(config, _)| config),
+        Translated::Run(run) => run.draft.into_plan().map(|(config, _, _)| config),
         Translated::Print(_) => Err("the command line asks for help or the version, not a run".into()),
     }
 }

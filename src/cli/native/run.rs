@@ -4,8 +4,11 @@
 
 use std::process::ExitCode;
 
+use crate::cli::options::Output;
+use crate::cli::run::Ran;
 use crate::cli::run::{self, Plan, RunContext};
-use crate::cli::{EXIT_FAILURE, Output, Ran, exit, signals};
+use crate::cli::usage::EXIT_FAILURE;
+use crate::cli::{exit, signals};
 use crate::config::Config;
 use crate::engine::Outcome;
 use crate::report::document::Document;

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 use crate::cli::parse;
 use crate::config::Target;
 

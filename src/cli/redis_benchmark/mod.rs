@@ -12,29 +12,17 @@ mod connection;
 mod options;
 mod plan;
 mod save;
+mod saved;
 mod suite;
 mod words;
 
-use super::{EXIT_FAILURE, EXIT_USAGE};
-use crate::config::{CommandSpec, Config};
+use super::usage::EXIT_FAILURE;
+use crate::config::Config;
 use crate::engine::Outcome;
 use crate::stats::OpStats;
 use plan::{Parsed, Plan, plan};
-
-/// One test of the run: a name and what it sends.
-struct Test {
-    name: String,
-    commands: Vec<CommandSpec>,
-    sequence: Option<Vec<crate::config::Step>>,
-    /// Commands sent once, on a connection of their own, before the test (FCALL's library).
-    setup: Vec<Vec<String>>,
-}
-
-/// A command line that cannot run: one line with "error", exit 2.
-fn usage_error(tool: &str, msg: &str) -> ExitCode {
-    eprintln!("{tool}: error: {msg} (see --help)");
-    ExitCode::from(EXIT_USAGE)
-}
+use suite::Test;
+use words::usage_error;
 
 /// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
 /// answers to (`redis-benchmark` or `valkey-benchmark`).
@@ -51,10 +39,10 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
         }
         Err(msg) => return usage_error(tool, &msg),
     };
-    if let Some(code) = suite::save_scenario(&plan, tool, args) {
+    if let Some(code) = saved::save_scenario(&plan, tool, args) {
         return code;
     }
-    let stop = super::install_sigint();
+    let stop = super::signals::install_sigint();
     if plan.base.cluster.is_none()
         && let Err(code) = words::check_server(tool, &plan.base)
     {

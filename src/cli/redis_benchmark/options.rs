@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::cli::dialect::Spec;
-use crate::cli::native::{Args, ReadFromArg};
+use crate::cli::options::{Args, ReadFromArg};
 use crate::cli::{parse, shard};
 
 /// What one redis-benchmark option becomes.

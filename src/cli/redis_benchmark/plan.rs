@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use super::connection::Connection;
 use super::options::{self, Map, OPTIONS};
-use super::{Test, suite, words};
+use super::suite::{self, Test};
+use super::words;
 use crate::cli::dialect::{Found, Rest, scan};
-use crate::cli::native::Args;
+use crate::cli::options::Args;
 use crate::cli::{notes::Notes, parse};
 use crate::config::{Config, StopAfter, Voice};
 
@@ -32,7 +33,7 @@ pub struct Plan {
     pub keyspace: Option<u64>,
     /// `--save-scenario`'s file, and the plan's flags as the scenario writes them.
     /// `--save-scenario`: the file, and the plan as flags with the record of those it sets.
-    pub save: Option<(std::path::PathBuf, crate::cli::native::Args)>,
+    pub save: Option<(std::path::PathBuf, crate::cli::options::Args)>,
 }
 
 /// What a command line asks for.

@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::cli::native::{Args, ReadFromArg};
+use crate::cli::options::{Args, ReadFromArg};
 
 /// The flags of `args` that differ from respbench's defaults, as words (a test reads them back).
 #[cfg(test)]

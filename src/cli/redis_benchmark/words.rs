@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use crate::cli::EXIT_FAILURE;
+use crate::cli::usage::{EXIT_FAILURE, EXIT_USAGE};
 use crate::config::Config;
 use crate::net::{CallError, ConnectError, Session};
 use crate::stats::Loss;
@@ -78,6 +78,11 @@ pub fn check_server(tool: &str, config: &Config) -> Result<(), ExitCode> {
     Ok(())
 }
 
+/// A command line that cannot run: one line with "error", exit 2.
+pub(super) fn usage_error(tool: &str, msg: &str) -> ExitCode {
+    eprintln!("{tool}: error: {msg} (see --help)");
+    ExitCode::from(EXIT_USAGE)
+}
 /// valkey-benchmark's refusal of `-n` beside `--duration`.
 pub const N_AND_DURATION: &str = "Options -n and --duration are mutually exclusive.";
 

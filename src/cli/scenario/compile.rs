@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 use toml::Spanned;
 
+use super::keys;
 use super::plan::{Setting, Value};
 use super::schema::{self, Kind, Phase};
 use super::{Loaded, Overrides, Step, Tool, kind_name, locate};
@@ -61,23 +62,23 @@ impl Loaded {
     fn target_settings(&self, overrides: &Overrides) -> Result<Vec<Setting>, String> {
         let t = &self.scenario.target;
         let mut out = Vec::new();
-        let mut push = |key: &'static str, value: Option<Value>| {
-            if let Some(value) = value {
-                out.push(Setting::new(key, value));
+        let mut push = |key: &'static str, text: Option<String>| {
+            if let Some(text) = text {
+                out.push(Setting::new("target", key, text));
             }
         };
         match (&t.socket, overrides.host.is_some() || overrides.port.is_some()) {
-            (Some(socket), false) => push("socket", Some(Value::Socket(socket.into()))),
+            (Some(socket), false) => push("socket", Some(socket.clone())),
             _ => {
-                push("host", overrides.host.clone().or_else(|| t.host.clone()).map(Value::Host));
-                push("port", overrides.port.or(t.port).map(Value::Port));
+                push("host", overrides.host.clone().or_else(|| t.host.clone()));
+                push("port", overrides.port.or(t.port).map(|p| p.to_string()));
             }
         }
-        push("cacert", t.cacert.as_ref().map(|f| Value::Cacert(f.into())));
-        push("cert", t.cert.as_ref().map(|f| Value::Cert(f.into())));
-        push("key", t.key.as_ref().map(|f| Value::Key(f.into())));
-        push("sni", t.sni.clone().map(Value::Sni));
-        push("db", t.db.map(Value::Db));
+        push("cacert", t.cacert.clone());
+        push("cert", t.cert.clone());
+        push("key", t.key.clone());
+        push("sni", t.sni.clone());
+        push("db", t.db.map(|n| n.to_string()));
         let password = match (&t.password_env, &t.password_file) {
             (Some(_), Some(file)) => return Err(self.at(file, "password_env and password_file: give one")),
             (Some(var), None) => Some(
@@ -94,15 +95,14 @@ impl Loaded {
         if t.user.is_some() && password.is_none() {
             return Err(self.at_key("user", "a user needs password_env or password_file"));
         }
-        push("user", t.user.clone().map(Value::User));
-        push("password_env", password.map(Value::Password));
-        for (on, key, value) in [
-            (t.tls, "tls", Value::Tls),
-            (t.tls_skip_verify, "tls_skip_verify", Value::TlsSkipVerify),
-            (t.cluster, "cluster", Value::Cluster),
-            (t.resp3, "resp3", Value::Resp3),
-        ] {
-            push(key, on.then_some(value));
+        push("user", t.user.clone());
+        if let Some(password) = password {
+            out.push(Setting { key: "password_env", text: String::new(), value: Value::Password(password) });
+        }
+        let switches =
+            [(t.tls, "tls"), (t.tls_skip_verify, "tls_skip_verify"), (t.cluster, "cluster"), (t.resp3, "resp3")];
+        for (_, key) in switches.into_iter().filter(|(on, _)| *on) {
+            out.push(Setting::switch("target", key));
         }
         Ok(out)
     }
@@ -157,28 +157,14 @@ struct Compiler<'a> {
 type Compiled = Vec<(String, Tool, Vec<Setting>)>;
 
 impl Setting {
-    /// A setting shown as its value prints.
-    pub(super) fn new(key: &'static str, value: Value) -> Setting {
-        let text = match &value {
-            Value::Host(s) | Value::Sni(s) | Value::User(s) | Value::KeyPrefix(s) | Value::Command(s) => s.clone(),
-            Value::Requests(s) => s.clone(),
-            Value::Socket(p) | Value::Cacert(p) | Value::Cert(p) | Value::Key(p) => p.display().to_string(),
-            Value::Port(n) => n.to_string(),
-            Value::Db(n) | Value::CommandRatio(n) => n.to_string(),
-            Value::KeyMin(n) | Value::KeyMax(n) | Value::Connections(n) | Value::Threads(n) => n.to_string(),
-            Value::Pipeline(n) | Value::Seed(n) | Value::Runs(n) | Value::Rate(n) => n.to_string(),
-            Value::StartRate(n) | Value::MaxRate(n) | Value::Memory(n) => n.to_string(),
-            Value::KeyMedian(x) | Value::KeyStddev(x) | Value::ZipfExponent(x) | Value::Precision(x) => x.to_string(),
-            Value::KeyPattern(c) | Value::CommandKeyPattern(c) => c.to_string(),
-            Value::Ratio(set, get) => format!("{set}:{get}"),
-            _ => String::new(),
-        };
-        Setting { key, text, value }
+    /// The flag the file's `key` in `table` stands for (see `keys`), set to `text`.
+    pub(super) fn new(table: &str, key: &'static str, text: impl ToString) -> Setting {
+        Setting { key, text: text.to_string(), value: Value::Flag(keys::flag(table, key)) }
     }
 
-    /// A setting shown as the file wrote it.
-    fn written(key: &'static str, text: &str, value: Value) -> Setting {
-        Setting { key, text: text.to_string(), value }
+    /// The flag without a value the file's `key` in `table` stands for.
+    pub(super) fn switch(table: &str, key: &'static str) -> Setting {
+        Setting { key, text: String::new(), value: Value::Switch(keys::flag(table, key)) }
     }
 }
 
@@ -205,24 +191,20 @@ impl Compiler<'_> {
         } else if let Some(ks) = self.lookup(&p.keyspace, &self.loaded.scenario.keyspaces, "keyspaces")? {
             self.range(&mut out, ks);
             if let Some(d) = ks.distribution {
-                out.push(Setting::new("distribution", Value::KeyPattern(d.letter())));
+                out.push(Setting::new("keyspaces", "distribution", d.letter()));
             }
         }
         self.values(&mut out)?;
-        let counts = [
-            ("connections", p.connections, Value::Connections as fn(u64) -> Value),
-            ("threads", p.threads, Value::Threads),
-            ("pipeline", p.pipeline, Value::Pipeline),
-        ];
-        for (key, n, value) in counts {
+        let counts = [("connections", p.connections), ("threads", p.threads), ("pipeline", p.pipeline)];
+        for (key, n) in counts {
             if let Some(n) = n {
-                out.push(Setting::new(key, value(u64::from(n))));
+                out.push(Setting::new("phase", key, n));
             }
         }
         if let Some(seed) = p.seed {
-            out.push(Setting::new("seed", Value::Seed(seed)));
+            out.push(Setting::new("phase", "seed", seed));
         }
-        let free = Setting::written("args", "", Value::Args(p.args.clone()));
+        let free = Setting { key: "args", text: String::new(), value: Value::Args(p.args.clone()) };
         if kind == Kind::Fill {
             out.push(free);
             return self.fill(out);
@@ -237,7 +219,7 @@ impl Compiler<'_> {
             Kind::Steps => self.steps(&out, free),
             _ => {
                 if let Some(rate) = p.rate {
-                    out.push(Setting::new("rate", Value::Rate(rate)));
+                    out.push(Setting::new("phase", "rate", rate));
                 }
                 out.push(free);
                 Ok(vec![(String::new(), Tool::Native, out)])
@@ -249,22 +231,20 @@ impl Compiler<'_> {
     fn fill(&self, mut out: Vec<Setting>) -> Result<Compiled, String> {
         let p = self.phase;
         let Some(target) = &p.memory_target else {
-            out.push(Setting::written("kind", "allkeys", Value::Requests("allkeys".into())));
+            out.push(Setting::new("phase", "kind", "allkeys"));
             return Ok(vec![(String::new(), Tool::Native, out)]);
         };
         let (text, bytes) = self.scaled_size(target);
-        let value = match bytes {
-            Some(b) => crate::cli::fill::MemoryTarget::Bytes(b),
-            None => crate::cli::fill::memory_target(&text).map_err(|e| self.here(&format!("memory_target: {e}")))?,
-        };
-        out.push(Setting::written("memory_target", &text, Value::MemoryTarget(value)));
+        if bytes.is_none() {
+            crate::cli::fill::memory_target(&text).map_err(|e| self.here(&format!("memory_target: {e}")))?;
+        }
+        out.push(Setting::new("phase", "memory_target", text));
         if let Some(memory) = &p.memory {
             let (text, bytes) = self.scaled_size(memory);
-            let bytes = match bytes {
-                Some(b) => b,
-                None => parse::memory_size(&text).map_err(|e| self.here(&format!("memory: {e}")))?,
-            };
-            out.push(Setting::written("memory", &text, Value::Memory(bytes)));
+            if bytes.is_none() {
+                parse::memory_size(&text).map_err(|e| self.here(&format!("memory: {e}")))?;
+            }
+            out.push(Setting::new("phase", "memory", text));
         }
         Ok(vec![(String::new(), Tool::Fill, out)])
     }
@@ -275,26 +255,25 @@ impl Compiler<'_> {
         match &p.requests {
             Some(n) if n != "allkeys" => {
                 let count = self.scaled_count(n)?;
-                out.push(Setting::written("requests", &count, Value::Requests(count.clone())));
+                out.push(Setting::new("phase", "requests", count));
             }
-            Some(n) => out.push(Setting::new("requests", Value::Requests(n.clone()))),
+            Some(n) => out.push(Setting::new("phase", "requests", n)),
             None => {}
         }
         if let Some(d) = &p.duration {
-            let (text, d) = self.scaled_duration(d)?;
-            out.push(Setting::written("duration", &text, Value::Duration(d)));
+            let text = self.scaled_duration(d)?;
+            out.push(Setting::new("phase", "duration", text));
         }
         if let Some(a) = &p.arrival {
-            let arrival =
-                crate::cli::native::Arrival::from_str(a, false).map_err(|e| self.here(&format!("arrival: {e}")))?;
-            out.push(Setting::written("arrival", a, Value::Arrival(arrival)));
+            crate::cli::options::Arrival::from_str(a, false).map_err(|e| self.here(&format!("arrival: {e}")))?;
+            out.push(Setting::new("phase", "arrival", a));
         }
         if let Some(w) = &p.warmup {
-            let (text, d) = self.scaled_duration(w)?;
-            out.push(Setting::written("warmup", &text, Value::Warmup(d)));
+            let text = self.scaled_duration(w)?;
+            out.push(Setting::new("phase", "warmup", text));
         }
         if let Some(runs) = p.runs {
-            out.push(Setting::new("runs", Value::Runs(u64::from(runs))));
+            out.push(Setting::new("phase", "runs", runs));
         }
         Ok(())
     }
@@ -303,17 +282,17 @@ impl Compiler<'_> {
     fn search(&self, out: &mut Vec<Setting>) -> Result<(), String> {
         let p = self.phase;
         if let Some(slo) = &p.slo {
-            let v = crate::cli::capacity::slo(slo).map_err(|e| self.here(&format!("slo: {e}")))?;
-            out.push(Setting::written("slo", slo, Value::Slo(v)));
+            crate::cli::capacity::slo(slo).map_err(|e| self.here(&format!("slo: {e}")))?;
+            out.push(Setting::new("phase", "slo", slo));
         }
         if let Some(n) = p.start_rate {
-            out.push(Setting::new("start_rate", Value::StartRate(n)));
+            out.push(Setting::new("phase", "start_rate", n));
         }
         if let Some(n) = p.max_rate {
-            out.push(Setting::new("max_rate", Value::MaxRate(n)));
+            out.push(Setting::new("phase", "max_rate", n));
         }
         if let Some(x) = p.precision {
-            out.push(Setting::new("precision", Value::Precision(x)));
+            out.push(Setting::new("phase", "precision", x));
         }
         Ok(())
     }
@@ -324,16 +303,16 @@ impl Compiler<'_> {
         let mut out = Vec::new();
         for rate in &p.rates {
             let mut s = base.to_vec();
-            s.push(Setting::new("rates", Value::Rate(*rate)));
+            s.push(Setting::new("phase", "rates", rate));
             s.push(free.clone());
             out.push((format!(" rate {rate}"), Tool::Native, s));
         }
         for c in &p.connection_steps {
             let mut s = base.to_vec();
             if let Some(rate) = p.rate {
-                s.push(Setting::new("rate", Value::Rate(rate)));
+                s.push(Setting::new("phase", "rate", rate));
             }
-            s.push(Setting::new("connection_steps", Value::Connections(u64::from(*c))));
+            s.push(Setting::new("phase", "connection_steps", c));
             s.push(free.clone());
             out.push((format!(" c {c}"), Tool::Native, s));
         }
@@ -349,16 +328,16 @@ impl Compiler<'_> {
         let name = self.phase.values.as_ref().expect("looked up");
         let bad = |key: &str, e: String| self.loaded.at(name, &format!("values {key}: {e}"));
         if let Some(size) = &v.size {
-            let n = parse::size(size).map_err(|e| bad("size", e))?;
-            out.push(Setting::written("size", size, Value::DataSize(n)));
+            parse::size(size).map_err(|e| bad("size", e))?;
+            out.push(Setting::new("values", "size", size));
         }
         if let Some(range) = &v.range {
-            let (lo, hi) = parse::range(range).map_err(|e| bad("range", e))?;
-            out.push(Setting::written("range", range, Value::DataSizeRange(lo, hi)));
+            parse::range(range).map_err(|e| bad("range", e))?;
+            out.push(Setting::new("values", "range", range));
         }
         if let Some(list) = &v.list {
-            let sizes = parse::size_list(list).map_err(|e| bad("list", e))?;
-            out.push(Setting::written("list", list, Value::DataSizeList(sizes)));
+            parse::size_list(list).map_err(|e| bad("list", e))?;
+            out.push(Setting::new("values", "list", list));
         }
         Ok(())
     }
@@ -399,24 +378,24 @@ impl Compiler<'_> {
         let scale = self.scale;
         let min = ks.min.unwrap_or(0);
         if let Some(prefix) = &ks.prefix {
-            out.push(Setting::new("prefix", Value::KeyPrefix(prefix.clone())));
+            out.push(Setting::new("keyspaces", "prefix", prefix));
         }
         if let Some(n) = ks.min {
-            out.push(Setting::new("min", Value::KeyMin(self.scaled_key(n))));
+            out.push(Setting::new("keyspaces", "min", self.scaled_key(n)));
         }
         if let Some(max) = ks.max {
-            out.push(Setting::new("max", Value::KeyMax(self.scaled_max(min, max))));
+            out.push(Setting::new("keyspaces", "max", self.scaled_max(min, max)));
         }
         if let Some(m) = ks.median {
             let m = if scale == 1.0 { m } else { (m * scale).round() };
-            out.push(Setting::new("median", Value::KeyMedian(m)));
+            out.push(Setting::new("keyspaces", "median", m));
         }
         if let Some(s) = ks.stddev {
             let s = if scale == 1.0 { s } else { (s * scale).round().max(1.0) };
-            out.push(Setting::new("stddev", Value::KeyStddev(s)));
+            out.push(Setting::new("keyspaces", "stddev", s));
         }
         if let Some(z) = ks.zipf_exponent {
-            out.push(Setting::new("zipf_exponent", Value::ZipfExponent(z)));
+            out.push(Setting::new("keyspaces", "zipf_exponent", z));
         }
     }
 
@@ -427,11 +406,11 @@ impl Compiler<'_> {
             if set + get == 0 {
                 return Err(self.here("a mix needs 'set' and 'get' weights or 'commands'"));
             }
-            out.push(Setting::new("set", Value::Ratio(set, get)));
+            out.push(Setting::new("mixes", "set", format!("{set}:{get}")));
             if let Some(ks) = self.lookup(&mix.keyspace, keyspaces, "keyspaces")? {
                 self.range(out, ks);
                 if let Some(d) = ks.distribution {
-                    out.push(Setting::new("distribution", Value::KeyPattern(d.letter())));
+                    out.push(Setting::new("keyspaces", "distribution", d.letter()));
                 }
             }
             return Ok(());
@@ -443,12 +422,12 @@ impl Compiler<'_> {
         let mut range: Option<(&Spanned<String>, &schema::Keyspace)> = None;
         for c in &mix.commands {
             let name = c.keyspace.as_ref().or(mix.keyspace.as_ref());
-            out.push(Setting::new("command", Value::Command(c.command.clone())));
-            out.push(Setting::new("weight", Value::CommandRatio(c.weight.unwrap_or(1))));
+            out.push(Setting::new("commands", "command", &c.command));
+            out.push(Setting::new("commands", "weight", c.weight.unwrap_or(1)));
             let Some(name) = name else { continue };
             let ks = self.lookup(&Some(name.clone()), keyspaces, "keyspaces")?.expect("looked up");
             let letter = ks.distribution.unwrap_or(schema::Distribution::Random).letter();
-            out.push(Setting::new("distribution", Value::CommandKeyPattern(letter)));
+            out.push(Setting::new("commands", "distribution", letter));
             match range {
                 None => range = Some((name, ks)),
                 Some((first, r)) if (&r.prefix, r.min, r.max) != (&ks.prefix, ks.min, ks.max) => {
@@ -495,16 +474,15 @@ impl Compiler<'_> {
         })
     }
 
-    /// A duration scaled: as shown, and typed.
-    fn scaled_duration(&self, d: &str) -> Result<(String, Duration), String> {
+    /// A duration scaled, as shown (checked, and the file's text when not scaled).
+    fn scaled_duration(&self, d: &str) -> Result<String, String> {
         let parsed = parse::duration(d).map_err(|e| self.here(&format!("'{d}': {e}")))?;
         if self.scale == 1.0 {
-            return Ok((d.to_string(), parsed));
+            return Ok(d.to_string());
         }
         let scaled = Duration::from_secs_f64(parsed.as_secs_f64() * self.scale).max(Duration::from_millis(1));
         // Shown and run in whole milliseconds, as a scaled step always was.
-        let ms = Duration::from_millis(scaled.as_millis() as u64);
-        Ok((format!("{}ms", ms.as_millis()), ms))
+        Ok(format!("{}ms", scaled.as_millis()))
     }
 
     /// A size ("2gb") scaled, as shown, and its bytes when it was scaled; a percentage stays.

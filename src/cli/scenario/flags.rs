@@ -1,4 +1,4 @@
-//! The flags that tie a run to scenario files and dashboards, kept out of `native/` (already
+//! The flags that tie a run to scenario files and dashboards, kept out of `options/` (already
 //! long): `--save-scenario` writes the command line as a scenario file, `--metrics-listen`
 //! serves live OpenMetrics during the run and `--metrics-push` pushes them to a Pushgateway;
 //! and the record of which flags the user gave, which
@@ -56,6 +56,13 @@ impl PushFlags {
     pub fn target(&self) -> Option<PushTarget> {
         let url = self.metrics_push.clone()?;
         Some(PushTarget::new(url, self.metrics_push_job.as_deref(), &self.metrics_push_label))
+    }
+
+    /// `%t` in the grouping labels' values becomes the shard's `index`.
+    pub fn name_labels(&mut self, index: &str) {
+        for label in &mut self.metrics_push_label {
+            label.value = label.value.replace("%t", index);
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod compile;
 pub mod flags;
+mod keys;
 mod plan;
 pub mod run_file;
 pub mod save;
@@ -14,7 +15,7 @@ pub mod schema;
 use std::path::{Path, PathBuf};
 
 pub(crate) use plan::Planned;
-pub use plan::{PlanError, Setting, Value};
+pub use plan::{PlanError, Setting, Step, Tool, Value};
 pub use schema::{Kind, Phase, Price, Scenario};
 
 /// A scenario file as read: its text (kept in the result, with its hash) and its contents.
@@ -22,60 +23,6 @@ pub struct Loaded {
     pub path: PathBuf,
     pub text: String,
     pub scenario: Scenario,
-}
-
-/// Which code path runs a step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tool {
-    /// respbench's own run (its flags).
-    Native,
-    /// `respbench fill` (a memory target).
-    Fill,
-    /// `respbench capacity`.
-    Capacity,
-}
-
-/// One run of the engine (or one fill or search) that a phase compiles to.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// Index of the phase in the file.
-    pub phase: usize,
-    /// The phase's name, with the step's rate or connections and the repetition when it has several.
-    pub label: String,
-    pub kind: Kind,
-    pub tool: Tool,
-    /// What the step sets, in the order shown: the target's, the phase's keys, its free `args`
-    /// (a password from the environment is among them).
-    pub settings: Vec<Setting>,
-    /// Where the phase starts in the file (byte offsets), for messages.
-    pub span: std::ops::Range<usize>,
-}
-
-impl Step {
-    /// The step as a command line, for people: the password masked. Never parsed.
-    pub fn shown(&self) -> String {
-        let mut out = Vec::new();
-        for s in &self.settings {
-            match &s.value {
-                Value::Args(args) => out.extend(args.iter().map(|a| shell_word(a))),
-                Value::Password(_) => out.extend(["-a".to_string(), "***".to_string()]),
-                v if v.is_switch() => out.push(v.flag().to_string()),
-                v => out.extend([v.flag().to_string(), shell_word(&s.text)]),
-            }
-        }
-        out.join(" ")
-    }
-
-    /// The plan this step runs, as `respbench` with the step's settings would build it. A fill
-    /// up to a memory target and a capacity search are several runs, not one plan.
-    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::Output), String> {
-        match self.planned() {
-            Ok(Planned::Native(args)) => args.into_config(),
-            Ok(Planned::Fill(_)) => Err("a fill up to a memory target is several runs, not one plan".into()),
-            Ok(Planned::Capacity(_)) => Err("a capacity search is several runs, not one plan".into()),
-            Err(e) => Err(e.msg),
-        }
-    }
 }
 
 /// A phase kind as the file spells it.
@@ -86,14 +33,6 @@ pub fn kind_name(kind: Kind) -> &'static str {
         Kind::Run => "run",
         Kind::Steps => "steps",
         Kind::Capacity => "capacity",
-    }
-}
-
-fn shell_word(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:/,=%@".contains(c)) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 

@@ -1,197 +1,125 @@
-//! A step's plan as typed values: each setting the file makes (with the key it came from) is set
-//! on the flags' own types (`native::Args` and fill's and capacity's), over the defaults and the
-//! phase's free `args` (the one list clap reads, being the user's flags as written). Nothing the
-//! program writes is parsed again, and a mistake carries its key as data.
+//! A step's plan as typed values: the flags its settings stand for, read by clap over the
+//! phase's free `args`, into the flags' own types (`options::Args` and fill's and capacity's).
+//! The settings are the file's values (the scenario's front-end words, mapped in `keys`), so
+//! clap's definitions parse, default and relate them as they do a command line; a mistake is
+//! said at the key it came from.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
-use clap::{Arg, CommandFactory, FromArgMatches};
+use clap::{ArgAction, CommandFactory, FromArgMatches};
 
-use super::{Step, Tool};
-use crate::cli::capacity::{CapacityArgs, Slo};
-use crate::cli::fill::{FillArgs, MemoryTarget};
-use crate::cli::native::{Args, Arrival};
-use crate::config::parse::SizeList;
+use super::schema::Kind;
+use crate::cli::capacity::CapacityArgs;
+use crate::cli::fill::FillArgs;
+use crate::cli::options::Args;
+
+/// Which code path runs a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tool {
+    /// respbench's own run (its flags).
+    Native,
+    /// `respbench fill` (a memory target).
+    Fill,
+    /// `respbench capacity`.
+    Capacity,
+}
+
+/// One run of the engine (or one fill or search) that a phase compiles to.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Index of the phase in the file.
+    pub phase: usize,
+    /// The phase's name, with the step's rate or connections and the repetition when it has several.
+    pub label: String,
+    pub kind: Kind,
+    pub tool: Tool,
+    /// What the step sets, in the order shown: the target's, the phase's keys, its free `args`
+    /// (a password from the environment is among them).
+    pub settings: Vec<Setting>,
+    /// Where the phase starts in the file (byte offsets), for messages.
+    pub span: std::ops::Range<usize>,
+}
+
+impl Step {
+    /// The step as a command line, for people: the password masked. Never parsed.
+    pub fn shown(&self) -> String {
+        let mut out = Vec::new();
+        for s in &self.settings {
+            match &s.value {
+                Value::Args(args) => out.extend(args.iter().map(|a| shell_word(a))),
+                Value::Password(_) => out.extend(["-a".to_string(), "***".to_string()]),
+                Value::Switch(long) => out.push(format!("--{long}")),
+                Value::Flag(long) => out.extend([format!("--{long}"), shell_word(&s.text)]),
+            }
+        }
+        out.join(" ")
+    }
+
+    /// The plan this step runs, as `respbench` with the step's settings would build it. A fill
+    /// up to a memory target and a capacity search are several runs, not one plan.
+    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::options::Output), String> {
+        match self.planned() {
+            Ok(Planned::Native(args)) => args.into_config(),
+            Ok(Planned::Fill(_)) => Err("a fill up to a memory target is several runs, not one plan".into()),
+            Ok(Planned::Capacity(_)) => Err("a capacity search is several runs, not one plan".into()),
+            Err(e) => Err(e.msg),
+        }
+    }
+}
+
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:/,=%@".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
 
 /// One value a step sets: the key in the file it came from, the value as shown (scaled as the
-/// step runs it) and typed.
+/// step runs it) and the flag it sets.
 #[derive(Debug, Clone)]
 pub struct Setting {
     /// The key in the file (`pipeline`, `max`, `args`), for messages.
     pub key: &'static str,
-    /// What `--dry-run` and the result's `command_line` show after the flag.
+    /// The flag's value: what clap reads, and what `--dry-run` and the result's `command_line`
+    /// show after the flag.
     pub text: String,
     pub value: Value,
 }
 
-/// The values a scenario file sets, each on the field of the flag it stands for.
+/// What a setting sets.
 #[derive(Debug, Clone)]
 pub enum Value {
-    Host(String),
-    Port(u16),
-    Socket(PathBuf),
-    Cacert(PathBuf),
-    Cert(PathBuf),
-    Key(PathBuf),
-    Sni(String),
-    Db(u32),
-    User(String),
+    /// The flag with this long name, to `text`.
+    Flag(&'static str),
+    /// The flag with this long name, which takes no value (`--tls`).
+    Switch(&'static str),
+    /// The password (`--password`), never shown.
     Password(String),
-    Tls,
-    TlsSkipVerify,
-    Cluster,
-    Resp3,
-    KeyPrefix(String),
-    KeyMin(u64),
-    KeyMax(u64),
-    KeyMedian(f64),
-    KeyStddev(f64),
-    ZipfExponent(f64),
-    KeyPattern(char),
-    Ratio(u32, u32),
-    Command(String),
-    CommandRatio(u32),
-    CommandKeyPattern(char),
-    DataSize(usize),
-    DataSizeRange(u64, u64),
-    DataSizeList(SizeList),
-    Connections(u64),
-    Threads(u64),
-    Pipeline(u64),
-    Seed(u64),
-    /// A count ("100k") or `allkeys`, as `--requests` keeps it.
-    Requests(String),
-    Duration(Duration),
-    Arrival(Arrival),
-    Warmup(Duration),
-    Runs(u64),
-    Rate(u64),
-    MemoryTarget(MemoryTarget),
-    Memory(u64),
-    Slo(Slo),
-    StartRate(u64),
-    MaxRate(u64),
-    Precision(f64),
     /// The phase's free flags, as the user wrote them.
     Args(Vec<String>),
 }
 
 impl Value {
-    /// The flag this value stands for (its clap id is the long name with `_` for `-`).
-    pub fn flag(&self) -> &'static str {
-        use Value::*;
+    /// The long name of the flag this value sets (`None`: the free `args`).
+    pub fn long(&self) -> Option<&'static str> {
         match self {
-            Host(_) => "--host",
-            Port(_) => "--port",
-            Socket(_) => "--socket",
-            Cacert(_) => "--cacert",
-            Cert(_) => "--cert",
-            Key(_) => "--key",
-            Sni(_) => "--sni",
-            Db(_) => "--db",
-            User(_) => "--user",
-            Password(_) => "-a",
-            Tls => "--tls",
-            TlsSkipVerify => "--tls-skip-verify",
-            Cluster => "--cluster",
-            Resp3 => "--resp3",
-            KeyPrefix(_) => "--key-prefix",
-            KeyMin(_) => "--key-min",
-            KeyMax(_) => "--key-max",
-            KeyMedian(_) => "--key-median",
-            KeyStddev(_) => "--key-stddev",
-            ZipfExponent(_) => "--zipf-exponent",
-            KeyPattern(_) => "--key-pattern",
-            Ratio(..) => "--ratio",
-            Command(_) => "--command",
-            CommandRatio(_) => "--command-ratio",
-            CommandKeyPattern(_) => "--command-key-pattern",
-            DataSize(_) => "--data-size",
-            DataSizeRange(..) => "--data-size-range",
-            DataSizeList(_) => "--data-size-list",
-            Connections(_) => "--connections",
-            Threads(_) => "--threads",
-            Pipeline(_) => "--pipeline",
-            Seed(_) => "--seed",
-            Requests(_) => "--requests",
-            Duration(_) => "--duration",
-            Arrival(_) => "--arrival",
-            Warmup(_) => "--warmup",
-            Runs(_) => "--runs",
-            Rate(_) => "--rate",
-            MemoryTarget(_) => "--memory-target",
-            Memory(_) => "--memory",
-            Slo(_) => "--slo",
-            StartRate(_) => "--start-rate",
-            MaxRate(_) => "--max-rate",
-            Precision(_) => "--precision",
-            Args(_) => "",
+            Value::Flag(long) | Value::Switch(long) => Some(long),
+            Value::Password(_) => Some("password"),
+            Value::Args(_) => None,
         }
     }
+}
 
-    /// A flag without a value (`--tls`).
-    pub fn is_switch(&self) -> bool {
-        matches!(self, Value::Tls | Value::TlsSkipVerify | Value::Cluster | Value::Resp3)
-    }
-
-    /// clap's id of the flag.
-    fn id(&self) -> String {
-        match self {
-            Value::Password(_) => "password".into(),
-            v => v.flag().trim_start_matches('-').replace('-', "_"),
+impl Setting {
+    /// The words clap reads for this setting.
+    fn words(&self) -> Vec<String> {
+        match &self.value {
+            Value::Flag(long) => vec![format!("--{long}={}", self.text)],
+            Value::Switch(long) => vec![format!("--{long}")],
+            Value::Password(p) => vec![format!("--password={p}")],
+            Value::Args(args) => args.clone(),
         }
-    }
-
-    /// Sets the value on the run's flags (`Ok(false)`: it is not one of them).
-    fn apply(&self, a: &mut Args) -> Result<bool, String> {
-        use Value::*;
-        let one = crate::config::parse::at_least_one;
-        match self.clone() {
-            Host(h) => a.host = h,
-            Port(p) => a.port = p,
-            Socket(s) => a.socket = Some(s),
-            Cacert(f) => a.cacert = Some(f),
-            Cert(f) => a.cert = Some(f),
-            Key(f) => a.key = Some(f),
-            Sni(s) => a.sni = Some(s),
-            Db(n) => a.db = Some(n),
-            User(u) => a.user = Some(u),
-            Password(p) => a.password = Some(p),
-            Tls => a.tls = true,
-            TlsSkipVerify => a.tls_skip_verify = true,
-            Cluster => a.cluster = true,
-            Resp3 => a.resp3 = true,
-            KeyPrefix(p) => a.key_prefix = p,
-            KeyMin(n) => a.key_min = n,
-            KeyMax(n) => a.key_max = n,
-            KeyMedian(m) => a.key_median = Some(m),
-            KeyStddev(s) => a.key_stddev = Some(s),
-            ZipfExponent(z) => a.zipf_exponent = z,
-            KeyPattern(c) => a.key_pattern = Some((c, c)),
-            Ratio(s, g) => a.ratio = Some((s, g)),
-            Command(c) => a.command.push(c),
-            CommandRatio(n) => a.command_ratio.push(n),
-            CommandKeyPattern(c) => a.command_key_pattern.push((c, c)),
-            DataSize(n) => a.data_size = n,
-            DataSizeRange(lo, hi) => a.data_size_range = Some((lo, hi)),
-            DataSizeList(list) => a.data_size_list = Some(list),
-            Connections(n) => a.connections = one(n)?,
-            Threads(n) => a.threads = Some(one(n)?),
-            Pipeline(n) => a.pipeline = one(n)?,
-            Seed(n) => a.seed = Some(n),
-            Requests(n) => a.requests = Some(n),
-            Duration(d) => a.duration = Some(d),
-            Arrival(arrival) => a.arrival = arrival,
-            Warmup(d) => a.warmup = Some(d),
-            Runs(n) => a.runs = one(n)?,
-            Rate(n) => a.rate = Some(one(n)?),
-            MemoryTarget(_) | Memory(_) | Slo(_) | StartRate(_) | MaxRate(_) | Precision(_) | Args(_) => {
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 }
 
@@ -217,145 +145,118 @@ pub(crate) enum Planned {
 }
 
 impl Step {
-    /// The step's flags as typed values: the defaults, the phase's free `args` over them, then
-    /// every setting the file makes. A setting the free `args` give again, or one clap says
-    /// cannot go with another, is refused at its key, as the command line would refuse it.
+    /// The step's flags as typed values: the file's settings and the phase's free `args`, read
+    /// by clap as one command line would be. A setting the free `args` give again, or one clap
+    /// says cannot go with another, is refused at its key, as the command line would refuse it.
     pub(crate) fn planned(&self) -> Result<Planned, PlanError> {
-        let free: Vec<String> = self.settings.iter().flat_map(|s| free_args(&s.value)).cloned().collect();
         let (name, mut cmd) = match self.tool {
             Tool::Native => ("respbench", Args::command()),
             Tool::Fill => ("respbench fill", FillArgs::command()),
             // The objective may come from the file's `slo`: the free flags need not give it.
             Tool::Capacity => ("respbench capacity", CapacityArgs::command().mut_arg("slo", |a| a.required(false))),
         };
-        let argv = std::iter::once(name.to_string()).chain(free);
-        let matches =
-            cmd.try_get_matches_from_mut(argv).map_err(|e| PlanError::at("args", crate::cli::clap_message(&e)))?;
-        let given = |id: &str| {
-            cmd.get_arguments().any(|a| a.get_id() == id) && matches.value_source(id) == Some(ValueSource::CommandLine)
+        let free: Vec<String> =
+            self.settings.iter().filter(|s| s.value.long().is_none()).flat_map(Setting::words).collect();
+        let argv = |typed: &[&Setting]| {
+            let words = typed.iter().flat_map(|s| s.words());
+            std::iter::once(name.to_string()).chain(words).chain(free.iter().cloned()).collect::<Vec<String>>()
         };
-        self.check_relations(&cmd, &given)?;
-        let args_error = |e: clap::Error| PlanError::at("args", crate::cli::clap_message(&e));
-        let mut planned = match self.tool {
-            Tool::Native => Planned::Native(Box::new(Args::from_arg_matches(&matches).map_err(args_error)?)),
-            Tool::Fill => {
-                let mut fill =
-                    FillArgs { memory_target: None, target_fraction: None, memory: None, run: Args::default() };
-                fill.update_from_arg_matches(&matches).map_err(args_error)?;
-                Planned::Fill(Box::new(fill))
-            }
+        cmd.try_get_matches_from_mut(argv(&[]))
+            .map_err(|e| PlanError::at("args", crate::cli::usage::clap_message(&e)))?;
+        let typed = self.typed(&cmd);
+        // The file's settings first (its commands come before the free `args`' ones).
+        let matches = cmd.try_get_matches_from_mut(argv(&typed)).map_err(|e| {
+            let needs = |s: &Setting| {
+                let alone = cmd.clone().try_get_matches_from(argv(&[s]));
+                alone.is_err_and(|e| e.kind() == ErrorKind::MissingRequiredArgument)
+            };
+            refused(&e, &typed, &needs)
+        })?;
+        let whole = |e: clap::Error| PlanError { key: None, msg: crate::cli::usage::clap_message(&e) };
+        Ok(match self.tool {
+            Tool::Native => Planned::Native(Box::new(Args::from_arg_matches(&matches).map_err(whole)?)),
+            Tool::Fill => Planned::Fill(Box::new(FillArgs::from_arg_matches(&matches).map_err(whole)?)),
             Tool::Capacity => {
-                // clap's defaults replace these, and the file's `slo` (checked below) this one.
-                let slo = Slo { percentile: 99.0, bound: Duration::from_millis(1) };
-                let run = Args::default();
-                let mut c = CapacityArgs { slo, start_rate: 0, max_rate: 0, precision: 0.0, run };
-                c.update_from_arg_matches(&matches).map_err(args_error)?;
-                Planned::Capacity(Box::new(c))
-            }
-        };
-        let run = match &mut planned {
-            Planned::Native(a) => a.as_mut(),
-            Planned::Fill(f) => &mut f.run,
-            Planned::Capacity(c) => &mut c.run,
-        };
-        // The file's commands come first, the free `args`' after them (as the flags were listed).
-        let free = (
-            std::mem::take(&mut run.command),
-            std::mem::take(&mut run.command_ratio),
-            std::mem::take(&mut run.command_key_pattern),
-        );
-        for s in &self.settings {
-            s.value.apply(run).map_err(|e| PlanError::at(s.key, format!("{}: {e}", s.key)))?;
-        }
-        run.command.extend(free.0);
-        run.command_ratio.extend(free.1);
-        run.command_key_pattern.extend(free.2);
-        match &mut planned {
-            Planned::Native(_) => {}
-            Planned::Fill(fill) => {
-                for s in &self.settings {
-                    match s.value {
-                        Value::MemoryTarget(t) => fill.memory_target = Some(t),
-                        Value::Memory(m) => fill.memory = Some(m),
-                        _ => {}
-                    }
+                if matches.value_source("slo") != Some(ValueSource::CommandLine) {
+                    return Err(PlanError { key: None, msg: "a capacity phase needs 'slo' (p99=1ms, say)".into() });
                 }
+                Planned::Capacity(Box::new(CapacityArgs::from_arg_matches(&matches).map_err(whole)?))
             }
-            Planned::Capacity(c) => self.capacity(c, given("slo"))?,
-        }
-        Ok(planned)
+        })
     }
 
-    /// A capacity search's own settings, over clap's defaults and the free `args`.
-    fn capacity(&self, c: &mut CapacityArgs, mut slo: bool) -> Result<(), PlanError> {
-        let one = crate::config::parse::at_least_one;
-        for s in &self.settings {
-            let at = |e: String| PlanError::at(s.key, format!("{}: {e}", s.key));
-            match s.value {
-                Value::Slo(v) => {
-                    c.slo = v;
-                    slo = true;
-                }
-                Value::StartRate(n) => c.start_rate = one(n).map_err(at)?,
-                Value::MaxRate(n) => c.max_rate = one(n).map_err(at)?,
-                Value::Precision(p) => c.precision = p,
-                _ => {}
-            }
-        }
-        if !slo {
-            return Err(PlanError { key: None, msg: "a capacity phase needs 'slo' (p99=1ms, say)".into() });
-        }
-        Ok(())
-    }
-
-    /// What clap checks between flags, for the file's settings: a flag given twice (by a key
-    /// and in `args`), flags that exclude each other, and flags that need another.
-    fn check_relations(&self, cmd: &clap::Command, given: &dyn Fn(&str) -> bool) -> Result<(), PlanError> {
-        let typed: Vec<(&Setting, String)> =
-            self.settings.iter().filter(|s| !matches!(s.value, Value::Args(_))).map(|s| (s, s.value.id())).collect();
-        let set = |id: &str| given(id) || typed.iter().any(|(_, t)| t == id);
-        let repeats = |id: &str| matches!(id, "command" | "command_ratio" | "command_key_pattern");
-        for (s, id) in &typed {
-            let flag = s.value.flag();
-            if given(id) && !repeats(id) {
-                return Err(PlanError::at(s.key, format!("'{}' and args both give {flag}: keep one", s.key)));
-            }
-            let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == id.as_str()) else { continue };
-            // clap states a conflict on either side of it (`--uri` names `--port`, not back).
-            let other = cmd.get_arguments().find(|o| {
-                set(o.get_id().as_str())
-                    && (cmd.get_arg_conflicts_with(arg).iter().any(|c| c.get_id() == o.get_id())
-                        || cmd.get_arg_conflicts_with(o).iter().any(|c| c.get_id() == arg.get_id()))
-            });
-            if let Some(other) = other {
-                let msg = format!("{flag} ('{}') cannot be used with {}", s.key, shown_flag(other));
-                return Err(PlanError::at(s.key, msg));
-            }
-        }
-        // The needs clap states for the flags a file sets.
-        for (id, needs) in [("arrival", "rate"), ("cert", "key"), ("key", "cert")] {
-            if let Some((s, _)) = typed.iter().find(|(_, t)| t == id)
-                && !set(needs)
-            {
-                let msg = format!("{} ('{}') needs --{}", s.value.flag(), s.key, needs.replace('_', "-"));
-                return Err(PlanError::at(s.key, msg));
-            }
-        }
-        Ok(())
+    /// The settings that set a flag; of several that set one flag taking one value (a staircase
+    /// step's connections over the phase's), the last.
+    fn typed(&self, cmd: &clap::Command) -> Vec<&Setting> {
+        let appends = |long: &str| {
+            cmd.get_arguments().any(|a| a.get_long() == Some(long) && matches!(a.get_action(), ArgAction::Append))
+        };
+        let set: Vec<&Setting> = self.settings.iter().filter(|s| s.value.long().is_some()).collect();
+        set.iter()
+            .enumerate()
+            .filter(|(i, s)| {
+                let long = s.value.long();
+                appends(long.unwrap_or_default()) || !set[i + 1..].iter().any(|later| later.value.long() == long)
+            })
+            .map(|(_, s)| *s)
+            .collect()
     }
 }
 
-fn free_args(v: &Value) -> &[String] {
-    match v {
-        Value::Args(a) => a,
-        _ => &[],
+/// clap's refusal of a step's command line, said at the key of the setting it names: a value
+/// its flag's parser refuses, a flag also in `args`, flags that exclude each other, and (found
+/// by `needs`, which tries a setting alone) a flag that needs another.
+fn refused(e: &clap::Error, typed: &[&Setting], needs: &dyn Fn(&Setting) -> bool) -> PlanError {
+    let flags = |kind: ContextKind| -> Vec<String> {
+        match e.get(kind) {
+            Some(ContextValue::String(s)) => vec![first_word(s)],
+            Some(ContextValue::Strings(v)) => v.iter().map(|s| first_word(s)).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let of = |flag: &str| typed.iter().find(|s| s.value.long().is_some_and(|l| format!("--{l}") == flag)).copied();
+    let (invalid, prior) = (flags(ContextKind::InvalidArg), flags(ContextKind::PriorArg));
+    match e.kind() {
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
+            if let Some(s) = invalid.first().and_then(|f| of(f)) {
+                let cause =
+                    std::error::Error::source(e).map_or_else(|| crate::cli::usage::clap_message(e), |c| c.to_string());
+                return PlanError::at(s.key, format!("{}: {cause}", s.key));
+            }
+        }
+        ErrorKind::ArgumentConflict if invalid == prior => {
+            if let Some(s) = invalid.first().and_then(|f| of(f)) {
+                return PlanError::at(s.key, format!("'{}' and args both give {}: keep one", s.key, invalid[0]));
+            }
+        }
+        ErrorKind::ArgumentConflict => {
+            let pairs = [(invalid.first(), prior.first()), (prior.first(), invalid.first())];
+            for (one, other) in pairs {
+                if let (Some(s), Some(other)) = (one.and_then(|f| of(f)), other) {
+                    let msg = format!("{} ('{}') cannot be used with {other}", shown(s), s.key);
+                    return PlanError::at(s.key, msg);
+                }
+            }
+        }
+        ErrorKind::MissingRequiredArgument => {
+            if let (Some(s), Some(missing)) = (typed.iter().find(|s| needs(s)), invalid.first()) {
+                return PlanError::at(s.key, format!("{} ('{}') needs {missing}", shown(s), s.key));
+            }
+        }
+        _ => {}
     }
+    PlanError { key: None, msg: crate::cli::usage::clap_message(e) }
 }
 
-fn shown_flag(arg: &Arg) -> String {
-    match (arg.get_long(), arg.get_short()) {
-        (Some(long), _) => format!("--{long}"),
-        (None, Some(short)) => format!("-{short}"),
-        (None, None) => arg.get_id().to_string(),
+/// A flag as clap's messages name it (`--rate <PER_SEC>`): its first word.
+fn first_word(s: &str) -> String {
+    s.split_whitespace().next().unwrap_or_default().to_string()
+}
+
+/// A setting's flag as its messages name it.
+fn shown(s: &Setting) -> String {
+    match &s.value {
+        Value::Password(_) => "-a".into(),
+        v => format!("--{}", v.long().unwrap_or_default()),
     }
 }

@@ -14,8 +14,9 @@ use clap::{ArgAction, Parser};
 use sha2::{Digest, Sha256};
 
 use super::{Loaded, Overrides, Planned, Step, Tool};
+use crate::cli::parse;
 use crate::cli::run::RunContext;
-use crate::cli::{EXIT_FAILURE, parse, parse_args, usage_error};
+use crate::cli::usage::{EXIT_FAILURE, parse_args, usage_error};
 use crate::report;
 use crate::report::document::{Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo};
 
@@ -109,7 +110,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    let stop = crate::cli::install_sigint();
+    let stop = crate::cli::signals::install_sigint();
     // Every phase, fill and capacity too, feeds the scenario's endpoint.
     let stdout_taken = named.iter().any(|(_, path)| report::output::is_stdout(path));
     let cx = RunContext { stop: &stop, metrics: metrics.clone(), stdout_taken };
@@ -183,7 +184,7 @@ fn check(loaded: &Loaded, steps: Vec<Step>) -> Result<Vec<Step>, String> {
     for step in &steps {
         let checked = match step.planned() {
             Ok(Planned::Native(args)) => {
-                let outputs = |(_, output): (_, crate::cli::Output)| report::output::check(&output.files());
+                let outputs = |(_, output): (_, crate::cli::options::Output)| report::output::check(&output.files());
                 args.into_config().and_then(outputs).map_err(|msg| super::PlanError { key: None, msg })
             }
             Ok(_) => Ok(()),
@@ -206,7 +207,7 @@ fn run_step(step: &Step, progress: bool, cx: &RunContext<'_>) -> (Option<PhaseRe
                 output.json = None;
                 output.label = Some(step.label.clone());
                 output.progress |= progress;
-                let ran = crate::cli::execute(&config, &output, cx);
+                let ran = crate::cli::native::main::execute(&config, &output, cx);
                 (ran.document.map(|doc| PhaseResult::Run(Box::new(doc))), ran.code)
             }
             Err(msg) => (None, usage_error(&msg)),

@@ -1,5 +1,5 @@
 //! `--save-scenario FILE.toml`: a plan written down as the scenario that reproduces it. From the
-//! typed flags (`native::Args`) and the record of which flags the user gave (kept by the one
+//! typed flags (`options::Args`) and the record of which flags the user gave (kept by the one
 //! parse of the command line): the common ones become the file's typed settings, the rest its
 //! `args` as the user wrote them, so `respbench run FILE.toml` plans the same run (same seed,
 //! same key streams). Output flags stay with the command line; a password never goes in the
@@ -7,44 +7,27 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use toml::Spanned;
 
 use super::flags::Given;
-use super::schema::{Distribution, Keyspace, Kind, Mix, Phase, Scenario, Target, Values};
-use crate::cli::native::Args;
+use super::schema::{Distribution, Keyspace, Mix, Phase, Scenario, Target, Values};
+use crate::cli::options::Args;
+use crate::cli::usage::{EXIT_FAILURE, usage_error};
+use crate::report;
 
 /// Where a saved scenario reads the password the command line had.
 pub const PASSWORD_ENV: &str = "RESPBENCH_PASSWORD";
 
-/// Flags about this process's outputs, not about the load: they are not saved.
-const OUTPUTS: &[&str] = &[
-    "help",
-    "version",
-    "json",
-    "html",
-    "csv",
-    "csv_timeline",
-    "markdown",
-    "out_file",
-    "hdr_log",
-    "quiet",
-    "progress",
-    "label",
-    "percentiles",
-    "debug",
-    "save_scenario",
-    "metrics_listen",
-    "metrics_linger",
-    "metrics_push",
-    "metrics_push_job",
-    "metrics_push_label",
-    "statsd_host",
-    "statsd_port",
-    "statsd_prefix",
-    "statsd_run_label",
-    "graphite_port",
-];
+/// Whether a flag is about this process's outputs, not about the load (its help's "Output"
+/// heading, `--help`): such flags are not saved.
+fn is_output(cmd: &clap::Command, id: &str) -> bool {
+    cmd.get_arguments().find(|a| a.get_id() == id).is_some_and(|a| {
+        a.get_help_heading() == Some("Output")
+            || matches!(a.get_action(), clap::ArgAction::Help | clap::ArgAction::Version)
+    })
+}
 
 fn named(s: &str) -> Option<Spanned<String>> {
     Some(Spanned::new(0..0, s.to_string()))
@@ -76,6 +59,23 @@ impl Draft {
         }
         render(&self.scenario, shown)
     }
+}
+
+/// `--save-scenario FILE`: the scenario drafted from the typed flags, written with the seed the
+/// run uses; `shown` is the command line as the user typed it.
+pub fn write(shown: &[impl Into<OsString> + Clone], draft: Option<Draft>, seed: u64) -> Result<(), ExitCode> {
+    let Some(mut draft) = draft else { return Ok(()) };
+    let shown: Vec<OsString> = shown.iter().cloned().map(Into::into).collect();
+    let text = draft.text(&shown, seed).map_err(|e| usage_error(&e))?;
+    if let Err(e) = report::output::write(&draft.path, text.as_bytes()) {
+        eprintln!("respbench: {e}");
+        return Err(ExitCode::from(EXIT_FAILURE));
+    }
+    eprintln!("respbench: scenario saved to {}", draft.path.display());
+    for note in &draft.notes {
+        eprintln!("respbench: note: {note}");
+    }
+    Ok(())
 }
 
 /// A front-end's run of several engine runs (redis-benchmark's tests) as one scenario: each
@@ -116,153 +116,162 @@ fn render(sc: &Scenario, argv: &[OsString]) -> Result<String, String> {
 #[derive(Default)]
 struct Sketch {
     sc: Scenario,
-    phase: Phase,
-    keyspace: Option<Keyspace>,
-    values: Option<Values>,
+    /// The keys of `[target]`, the phase, its keyspace and its values, by table.
+    tables: std::collections::BTreeMap<&'static str, toml::Table>,
     mix: Option<Mix>,
+    /// The phase's free flags.
+    args: Vec<String>,
     password: bool,
 }
 
+/// The tables a flag the user gave is saved in, as a key of its own.
+const TABLES: &[&str] = &["target", "phase", "keyspaces", "values"];
+
 /// The scenario of one plan: a phase with the flags the user gave.
 fn scenario_of(args: &Args, notes: &mut Vec<String>) -> Scenario {
-    let mut d = Sketch {
-        phase: Phase { kind: Some(Kind::Run), name: Some("run".into()), ..Phase::default() },
-        ..Sketch::default()
-    };
+    let mut d = Sketch::default();
+    let phase = d.tables.entry("phase").or_default();
+    phase.insert("kind".into(), "run".into());
+    phase.insert("name".into(), "run".into());
     let commands = args.scenario.given.iter().any(|g| g.id == "command");
+    let cmd = <Args as clap::CommandFactory>::command();
     for given in &args.scenario.given {
-        if OUTPUTS.contains(&given.id.as_str()) || given.id.starts_with("memtier_") {
+        if is_output(&cmd, &given.id) || given.id.starts_with("memtier_") {
             continue;
         }
-        let typed =
-            target(&mut d, args, given) || load(&mut d.phase, args, given) || workload(&mut d, args, given, commands);
-        if typed {
+        let long = cmd.get_arguments().find(|a| a.get_id() == given.id.as_str()).and_then(|a| a.get_long());
+        if d.shaped(args, given, commands) || long.is_some_and(|long| d.keyed(long, &given.values)) {
             continue;
         }
         if given.values.is_empty() {
-            d.phase.args.push(given.flag.clone());
+            d.args.push(given.flag.clone());
         }
         for value in &given.values {
-            d.phase.args.push(given.flag.clone());
-            d.phase.args.push(value.clone());
+            d.args.push(given.flag.clone());
+            d.args.push(value.clone());
         }
     }
     d.finish(notes)
 }
 
 impl Sketch {
+    /// A flag saved as the file's key for it (see `keys`), its value as the user wrote it, typed
+    /// as the key is (`false`: no key, or a value the key cannot hold).
+    fn keyed(&mut self, long: &str, values: &[String]) -> bool {
+        let Some((table, key)) = super::keys::key(TABLES, long) else { return false };
+        let candidates: Vec<toml::Value> = match values {
+            [] => vec![true.into()],
+            [one] => {
+                let mut c = Vec::new();
+                // A count as the flags read it (`1k` is 1000), a number, else the text.
+                c.extend(
+                    crate::config::parse::count(one).ok().and_then(|n| i64::try_from(n).ok()).map(toml::Value::from),
+                );
+                c.extend(one.parse::<f64>().ok().map(toml::Value::from));
+                c.push(one.clone().into());
+                c
+            }
+            _ => return false,
+        };
+        for candidate in candidates {
+            let mut t = self.tables.get(table).cloned().unwrap_or_default();
+            t.insert(key.to_string(), candidate);
+            if holds(table, &t) {
+                self.tables.insert(table, t);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The flags whose keys have a shape of their own: `--ratio` (a mix's weights),
+    /// `--key-pattern` (a keyspace's distribution, by name), `--uri` (the target's parts) and the
+    /// password (read from the environment); `false`: not one of them.
+    fn shaped(&mut self, args: &Args, given: &Given, commands: bool) -> bool {
+        match given.id.as_str() {
+            "ratio" => {
+                let Some((set, get)) = args.ratio else { return false };
+                let mix = self.mix.get_or_insert_with(Mix::default);
+                (mix.set, mix.get) = (Some(set), Some(get));
+            }
+            "key_pattern" if !commands => {
+                let Some(name) =
+                    args.key_pattern.filter(|(a, b)| a == b).and_then(|(a, _)| Distribution::from_letter(a))
+                else {
+                    return false;
+                };
+                let name = toml::Value::try_from(name).expect("a distribution is a name");
+                self.tables.entry("keyspaces").or_default().insert("distribution".into(), name);
+            }
+            "password" => self.password = true,
+            "uri" => {
+                let Some(uri) = &args.uri else { return false };
+                let t = self.tables.entry("target").or_default();
+                match &uri.target {
+                    crate::config::Target::Tcp { host, port } => {
+                        t.insert("host".into(), host.clone().into());
+                        t.insert("port".into(), i64::from(*port).into());
+                    }
+                    crate::config::Target::Unix(path) => {
+                        t.insert("socket".into(), path.display().to_string().into());
+                    }
+                }
+                if let Some(user) = &uri.user {
+                    t.insert("user".into(), user.clone().into());
+                }
+                if let Some(db) = uri.db {
+                    t.insert("db".into(), i64::from(db).into());
+                }
+                if uri.tls {
+                    t.insert("tls".into(), true.into());
+                }
+                self.password |= uri.password.is_some();
+            }
+            _ => return false,
+        }
+        true
+    }
+
     /// The tables named from the phase, and the password's variable.
     fn finish(mut self, notes: &mut Vec<String>) -> Scenario {
+        let table = |name: &str| toml::Value::Table(self.tables.get(name).cloned().unwrap_or_default());
+        let mut phase: Phase = table("phase").try_into().expect("the phase's keys were checked");
+        phase.args = self.args;
+        self.sc.target = table("target").try_into().expect("the target's keys were checked");
+        let keyspace: Keyspace = table("keyspaces").try_into().expect("the keyspace's keys were checked");
+        let values: Values = table("values").try_into().expect("the values' keys were checked");
         if self.password {
             self.sc.target.password_env = named(PASSWORD_ENV);
             notes.push(format!("the scenario reads the password from the environment variable {PASSWORD_ENV}"));
         }
-        if let Some(ks) = self.keyspace {
-            self.sc.keyspaces.insert("main".into(), ks);
+        if self.tables.contains_key("keyspaces") {
+            self.sc.keyspaces.insert("main".into(), keyspace);
             match &mut self.mix {
                 Some(mix) => mix.keyspace = named("main"),
-                None => self.phase.keyspace = named("main"),
+                None => phase.keyspace = named("main"),
             }
         }
         if let Some(mix) = self.mix {
             self.sc.mixes.insert("main".into(), mix);
-            self.phase.mix = named("main");
+            phase.mix = named("main");
         }
-        if let Some(values) = self.values {
+        if self.tables.contains_key("values") {
             self.sc.values.insert("main".into(), values);
-            self.phase.values = named("main");
+            phase.values = named("main");
         }
-        self.sc.phases.push(Spanned::new(0..0, self.phase));
+        self.sc.phases.push(Spanned::new(0..0, phase));
         self.sc
     }
 }
 
-/// The target's flags, typed (`Ok(false)`: not one of them).
-fn target(d: &mut Sketch, args: &Args, given: &Given) -> bool {
-    let t: &mut Target = &mut d.sc.target;
-    let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
-    match given.id.as_str() {
-        "host" => t.host = Some(args.host.clone()),
-        "port" => t.port = Some(args.port),
-        "socket" => t.socket = path(&args.socket),
-        "user" => t.user = args.user.clone(),
-        "db" => t.db = args.db,
-        "cacert" => t.cacert = path(&args.cacert),
-        "cert" => t.cert = path(&args.cert),
-        "key" => t.key = path(&args.key),
-        "sni" => t.sni = args.sni.clone(),
-        "tls" => t.tls = true,
-        "tls_skip_verify" => t.tls_skip_verify = true,
-        "cluster" => t.cluster = true,
-        "resp3" => t.resp3 = true,
-        "password" => d.password = true,
-        "uri" => {
-            let Some(uri) = &args.uri else { return false };
-            match &uri.target {
-                crate::config::Target::Tcp { host, port } => {
-                    t.host = Some(host.clone());
-                    t.port = Some(*port);
-                }
-                crate::config::Target::Unix(path) => t.socket = Some(path.display().to_string()),
-            }
-            t.user = uri.user.clone();
-            t.db = uri.db;
-            t.tls |= uri.tls;
-            d.password |= uri.password.is_some();
-        }
-        _ => return false,
-    }
-    true
-}
-
-/// How much and how fast, typed; durations as the user wrote them (`false`: not one of them).
-fn load(phase: &mut Phase, args: &Args, given: &Given) -> bool {
-    let text = given.values.first().cloned();
-    let small = |n: u64| u32::try_from(n).ok();
-    match given.id.as_str() {
-        "connections" => set(&mut phase.connections, small(args.connections)),
-        "threads" => set(&mut phase.threads, args.threads.and_then(small)),
-        "pipeline" => set(&mut phase.pipeline, small(args.pipeline)),
-        "requests" => set(&mut phase.requests, args.requests.clone()),
-        "duration" => set(&mut phase.duration, text),
-        "rate" => set(&mut phase.rate, args.rate),
-        "arrival" => set(&mut phase.arrival, text),
-        "warmup" => set(&mut phase.warmup, text),
-        "seed" => set(&mut phase.seed, args.seed),
-        "runs" => set(&mut phase.runs, small(args.runs)),
-        _ => false,
-    }
-}
-
-/// The keys, values and SET:GET mix, typed; sizes as the user wrote them (`false`: not one of
-/// them).
-fn workload(d: &mut Sketch, args: &Args, given: &Given, commands: bool) -> bool {
-    let text = given.values.first().cloned();
-    let ks = || Keyspace::default();
-    let id = given.id.as_str();
-    match id {
-        "ratio" => {
-            let Some((set, get)) = args.ratio else { return false };
-            let mix = d.mix.get_or_insert_with(Mix::default);
-            (mix.set, mix.get) = (Some(set), Some(get));
-            true
-        }
-        "key_prefix" => set(&mut d.keyspace.get_or_insert_with(ks).prefix, Some(args.key_prefix.clone())),
-        "key_min" => set(&mut d.keyspace.get_or_insert_with(ks).min, Some(args.key_min)),
-        "key_max" => set(&mut d.keyspace.get_or_insert_with(ks).max, Some(args.key_max)),
-        "key_median" => set(&mut d.keyspace.get_or_insert_with(ks).median, args.key_median),
-        "key_stddev" => set(&mut d.keyspace.get_or_insert_with(ks).stddev, args.key_stddev),
-        "zipf_exponent" => set(&mut d.keyspace.get_or_insert_with(ks).zipf_exponent, Some(args.zipf_exponent)),
-        "key_pattern" if !commands => match args.key_pattern {
-            Some((a, b)) if a == b => {
-                set(&mut d.keyspace.get_or_insert_with(ks).distribution, Distribution::from_letter(a))
-            }
-            _ => false,
-        },
-        "data_size" => set(&mut d.values.get_or_insert_with(Values::default).size, text),
-        "data_size_range" => set(&mut d.values.get_or_insert_with(Values::default).range, text),
-        "data_size_list" => set(&mut d.values.get_or_insert_with(Values::default).list, text),
-        _ => false,
+/// Whether `t` is a valid `table` of the file.
+fn holds(table: &str, t: &toml::Table) -> bool {
+    let value = toml::Value::Table(t.clone());
+    match table {
+        "target" => value.try_into::<Target>().is_ok(),
+        "phase" => value.try_into::<Phase>().is_ok(),
+        "keyspaces" => value.try_into::<Keyspace>().is_ok(),
+        _ => value.try_into::<Values>().is_ok(),
     }
 }
 
@@ -287,12 +296,4 @@ fn mask(argv: &[OsString]) -> Vec<String> {
         out.push(a.into_owned());
     }
     out
-}
-
-fn set<T>(slot: &mut Option<T>, value: Option<T>) -> bool {
-    let ok = value.is_some();
-    if ok {
-        *slot = value;
-    }
-    ok
 }

@@ -12,7 +12,7 @@ use clap::Parser;
 use super::summary::{Summary, Verdict};
 use crate::cli::ab::compare::{VerdictFlags, of_runs};
 use crate::cli::results::load_run;
-use crate::cli::{EXIT_FAILURE, parse_args, usage_error};
+use crate::cli::usage::{EXIT_FAILURE, parse_args, usage_error};
 use crate::report::ab::text::{headline, headline_subject};
 
 /// Judges each specification of two `respbench spec` summaries, the candidate against the baseline.

@@ -312,12 +312,11 @@ fn client(
     let pooled = ran.pooled();
     let run = report::Run { config, outcome: &pooled, label: Some(&result.name), percentiles: &output.percentiles };
     let doc = report::run::json::document(&run);
-    let default = Default::default();
     let view = MemtierView {
         config,
         percentiles: &output.percentiles,
         out_file: None,
-        options: output.memtier.as_ref().unwrap_or(&default),
+        options: &step.memtier,
         arbitrary: output.arbitrary,
     };
     let memtier_json = memtier::json::render(&view, &ran.runs, &pooled);
@@ -353,5 +352,5 @@ fn files(dir: &std::path::Path, name: &str, doc: &Document, memtier_json: String
 pub fn exit_code(results: &[SpecResult], dry_run: bool) -> ExitCode {
     let failed = results.iter().any(|r| r.verdict == Verdict::Failed);
     let ran = results.iter().any(|r| r.verdict == Verdict::Ran);
-    if failed || (!ran && !dry_run) { ExitCode::from(crate::cli::EXIT_FAILURE) } else { ExitCode::SUCCESS }
+    if failed || (!ran && !dry_run) { ExitCode::from(crate::cli::usage::EXIT_FAILURE) } else { ExitCode::SUCCESS }
 }

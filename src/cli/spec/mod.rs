@@ -17,8 +17,10 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use super::options::Args;
+use super::parse;
 use super::run::RunContext;
-use super::{Args, EXIT_FAILURE, EXIT_USAGE, parse, parse_args, usage_error};
+use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
 use crate::report;
 use plan::{Filter, Shape, Spec};
 use summary::{SpecResult, Summary, Verdict};
@@ -109,7 +111,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
         return usage_error("no specification matches the paths and filters given");
     }
-    let stop = super::install_sigint();
+    let stop = super::signals::install_sigint();
     let code = run_all(&args, &config, specs, &RunContext::new(&stop));
     if bad > 0 {
         // The others ran; the files above were not read, nothing was sent for them.

@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::schema::{self, SpecFile, Tool};
-use crate::cli::Output;
 use crate::cli::memtier::{Translated, translate};
+use crate::cli::options::Output;
 use crate::config::{ArgPart, Config, ReadFrom, ServerOptions, StopAfter, ValueSize};
+use crate::report::memtier::stats::MemtierOutput;
 
 /// The one client tool respbench stands in for.
 pub const MEMTIER: &str = "memtier_benchmark";
@@ -41,6 +42,8 @@ pub struct Step {
     pub arguments: String,
     pub config: Config,
     pub output: Output,
+    /// memtier's output options the line gives (its JSON's layout).
+    pub memtier: MemtierOutput,
     /// Keys the line writes as given, before `--scale` (see [`written`]).
     pub unscaled: u64,
 }
@@ -128,7 +131,7 @@ fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, S
         Translated::Run(run) => run,
         Translated::Print(_) => return Err(refused("they ask for help or the version, not a run".into())),
     };
-    let (mut config, output) = run.draft.into_plan().map_err(refused)?;
+    let (mut config, output, memtier) = run.draft.into_plan().map_err(refused)?;
     config.server = shape.server.clone();
     config.cluster = shape.cluster;
     let unscaled = written(&config);
@@ -142,7 +145,7 @@ fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, S
     if let (true, Some(t)) = (client, shape.test_time) {
         config.stop = StopAfter::Duration(t);
     }
-    Ok(Step { arguments: tool.arguments.clone(), config, output, unscaled })
+    Ok(Step { arguments: tool.arguments.clone(), config, output, memtier, unscaled })
 }
 
 /// Keys a writing plan leaves: every key of its range, or as many as its requests when they

@@ -1,6 +1,6 @@
 //! Connection options valkey-benchmark brought (multipath TCP, client-side caching's
 //! tracking) and the I/O path (`--io`), as respbench flags: flattened into the native ones,
-//! kept here so that `native/` does not grow.
+//! kept here so that `options/mod.rs` does not grow.
 
 use clap::Args as ClapArgs;
 

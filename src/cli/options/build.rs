@@ -90,7 +90,7 @@ impl Args {
         self.shards.apply(&mut config)?;
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);
-        crate::cli::shard::name_outputs(&mut output, config.extras.shard.as_ref());
+        output.name_for_shard(config.extras.shard.as_ref());
         super::protocol_flags::check(&config)?;
         crate::workload::Workload::check(&config)?;
         if output.verify || output.verify_only {
@@ -231,8 +231,8 @@ impl Args {
     /// Where the results go: what is left of the flags.
     fn into_output(self, arbitrary: bool) -> Output {
         Output {
-            memtier: None,
             arbitrary,
+            memtier_front_end: false,
             json: self.json,
             out_file: self.out_file,
             percentiles: self.percentiles.0,
@@ -246,7 +246,6 @@ impl Args {
             markdown: self.markdown,
             label: self.label,
             runs: self.runs as usize,
-            memtier_front_end: false,
             notes: crate::cli::notes::Notes::spoken(),
             statsd: self.statsd_host.map(|host| crate::report::live::statsd::Options {
                 host,
@@ -382,4 +381,29 @@ impl Args {
 fn random_seed() -> u64 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     crate::workload::rng::splitmix64(nanos ^ (u64::from(std::process::id()) << 32))
+}
+
+impl Output {
+    /// `%t` in the output files' names becomes the shard's index (0 without shards), as srun
+    /// names its tasks' output: `--json out-%t.json` gives each shard its own file; and in
+    /// `--metrics-push-label`'s values: `shard=%t` gives each its own group on the Pushgateway.
+    pub(crate) fn name_for_shard(&mut self, shard: Option<&crate::config::Shard>) {
+        let index = shard.map_or(0, |s| s.index).to_string();
+        let paths = [
+            &mut self.json,
+            &mut self.out_file,
+            &mut self.memtier_json,
+            &mut self.hdr_log,
+            &mut self.html,
+            &mut self.csv,
+            &mut self.csv_timeline,
+            &mut self.markdown,
+        ];
+        for path in paths.into_iter().flatten() {
+            if let Some(text) = path.to_str().filter(|t| t.contains("%t")) {
+                *path = text.replace("%t", &index).into();
+            }
+        }
+        self.scenario.push.name_labels(&index);
+    }
 }

@@ -1,6 +1,6 @@
 //! `--protocol`: the wire protocol a run speaks (RESP, or memcached's text, binary or meta),
 //! and what a memcached run cannot have (RESP's login, databases, cluster mode), refused
-//! before anything connects. Kept apart so that `native/` does not grow.
+//! before anything connects. Kept apart so that `options/mod.rs` does not grow.
 
 use clap::Args as ClapArgs;
 
