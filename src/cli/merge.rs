@@ -16,7 +16,7 @@ use crate::report::{self, merge};
 /// Merges the results of a run's shards into one result.
 #[derive(Debug, Parser)]
 #[command(name = "respbench merge", version, max_term_width = 100)]
-struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The shards' result files (--json of each).
     #[arg(required = true, num_args = 2..)]
     results: Vec<PathBuf>,

@@ -9,6 +9,7 @@ mod dialect;
 mod exit;
 mod files;
 mod fill;
+pub mod manual;
 pub mod memtier;
 mod merge;
 mod native;

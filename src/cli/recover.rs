@@ -69,7 +69,7 @@ pub(crate) fn close(journal: Option<Journal>, output: &Output, written: bool) {
 /// Builds the result of a run that did not end (killed, out of time) from its journal.
 #[derive(Debug, Parser)]
 #[command(name = "respbench recover", version, max_term_width = 100)]
-struct RecoverArgs {
+pub(crate) struct RecoverArgs {
     /// The journal a run left beside its first output file (`FILE.journal`).
     journal: PathBuf,
     /// Write the result as JSON (marked interrupted, with `recovered`).

@@ -18,7 +18,7 @@ use clap::Parser;
 /// Renders reports from a saved result (`--json` of a run).
 #[derive(Debug, Parser)]
 #[command(name = "respbench report", version, max_term_width = 100)]
-struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// The result file; several are set side by side in one table (ops per price from each
     /// scenario's [price]).
     #[arg(required = true, num_args = 1..)]
@@ -40,7 +40,7 @@ struct ReportArgs {
 /// Sets saved results side by side.
 #[derive(Debug, Parser)]
 #[command(name = "respbench compare", version, max_term_width = 100)]
-struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Result files; ratios are to the first.
     #[arg(required = true, num_args = 2..)]
     results: Vec<PathBuf>,

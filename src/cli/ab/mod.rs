@@ -23,7 +23,7 @@ use crate::report::document::Tool;
 /// Interleaved A/B rounds with paired statistics and a verdict.
 #[derive(Debug, Parser)]
 #[command(name = "respbench ab", version, max_term_width = 100)]
-struct AbArgs {
+pub(crate) struct AbArgs {
     /// Side A's respbench flags, as one word: --a "-h host1 -p 7000 -c 20 --ratio 1:0".
     #[arg(long = "a", value_name = "FLAGS", allow_hyphen_values = true, required_unless_present = "a_file")]
     a: Option<String>,

@@ -23,7 +23,7 @@ use crate::report::document::{Phase, PhaseResult, Price, ScenarioDocument, Scena
 /// Runs a scenario file.
 #[derive(Debug, Parser)]
 #[command(name = "respbench run", version, disable_help_flag = true, max_term_width = 100)]
-struct RunArgs {
+pub(crate) struct RunArgs {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     help: Option<bool>,
