@@ -3,7 +3,7 @@
 
 CARGO ?= cargo
 
-.PHONY: all build release deps test lint demo bench bench-openloop clean
+.PHONY: all build release deps test lint demo bench bench-openloop clean man completions install uninstall deb image image-tag
 
 all: build
 
@@ -11,7 +11,39 @@ build:
 	$(CARGO) build
 
 release:
-	$(CARGO) build --release --bin respbench --example floor
+	$(CARGO) build --release --bin respbench --example floor --example manual
+
+# Installing and packaging. The version is Cargo.toml's; IMAGE is the one tag `make image` builds
+# (deploy/kubernetes names it; tests/install.rs checks that through `make image-tag`).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+IMAGE ?= localhost/respbench:$(VERSION)
+PREFIX ?= /usr/local
+MANUAL = target/manual
+
+# Manual pages (respbench(1), one per subcommand) and bash, zsh and fish completions, from the
+# clap definitions, into target/manual.
+man: release
+	target/release/examples/manual $(MANUAL)
+completions: man
+
+# make install [PREFIX=/usr/local] [DESTDIR=] [FRONT_ENDS=1]; make uninstall removes exactly that.
+install: man
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" FRONT_ENDS="$(FRONT_ENDS)" MANUAL=$(MANUAL) scripts/install.sh install
+
+uninstall:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh uninstall
+
+# target/deb/respbench_VERSION_ARCH.deb and respbench-frontends_VERSION_ARCH.deb (dpkg-deb).
+deb: man
+	VERSION=$(VERSION) MANUAL=$(MANUAL) scripts/deb.sh
+
+# The container image IMAGE, from scratch: the release binary and the libraries it loads, copied
+# from this machine (podman or buildah; nothing is pulled).
+image: release
+	VERSION=$(VERSION) IMAGE=$(IMAGE) scripts/image.sh
+
+image-tag:
+	@echo $(IMAGE)
 
 deps:
 	@scripts/install-deps.sh
@@ -26,8 +58,9 @@ deps:
 # the capacity search's test against a real server (a search over runs, 25 s alone on the cores).
 NOT_ENGINE = binary(=fuzz_corpus) | binary(=json_schema) | binary(=k8s) | binary(=scan_differential) \
 	| binary(=slurm) | binary(=merge_memtier) | binary(=io_paths) | binary(=module_graph) | binary(=example_guides) \
-	| binary(=ab) | test(=capacity_search_finds_a_rate_that_holds_by_hand)
-test: deps
+	| binary(=ab) | test(=capacity_search_finds_a_rate_that_holds_by_hand) | binary(=install)
+# The install and package tests (tests/install.rs) use the release build made first.
+test: deps release
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --no-fail-fast && \
 		RESPBENCH_IO=epoll $(CARGO) nextest run --no-fail-fast -E 'kind(test) - ($(NOT_ENGINE))'; \

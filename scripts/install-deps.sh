@@ -5,7 +5,9 @@
 # private one-node cluster; PyPI's kubernetes-validate, which checks deploy/kubernetes, and
 # prometheus-client, whose parser reads --metrics-listen's text in the tests; Debian's prometheus
 # and prometheus-pushgateway, which tests/prometheus.rs scrapes --metrics-listen with and
-# --metrics-push pushes to.
+# --metrics-push pushes to. For the install and package tests: man-db (man renders the pages),
+# dpkg-dev (dpkg-shlibdeps finds the .deb's dependencies), podman and runc (make image builds the
+# container image, and the test runs it).
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
@@ -21,6 +23,10 @@ command -v munged >/dev/null || missing+=(munge)
 command -v prometheus >/dev/null || missing+=(prometheus)
 command -v prometheus-pushgateway >/dev/null || missing+=(prometheus-pushgateway)
 command -v pip3 >/dev/null || missing+=(python3-pip)
+command -v man >/dev/null || missing+=(man-db)
+command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ ${#missing[@]} -gt 0 ]; then
