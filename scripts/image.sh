@@ -32,7 +32,7 @@ done
 # A shell, for entry points such as the Kubernetes example's `sh -c`.
 install -m 755 "$(realpath /bin/sh)" "$root/bin/sh"
 # Every library the two programs load, at the path the loader looks for it.
-for lib in $(ldd "$BIN" /bin/sh | grep -o '/[^ ]*' | sort -u); do
+for lib in $( (ldd "$BIN"; ldd /bin/sh) | grep -o '/[^ ]*' | sort -u); do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
 done
