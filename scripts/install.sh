@@ -67,6 +67,16 @@ put() { # put SRC REL MODE
 install_all() {
     [ -x "$BIN" ] || fail "no binary at $BIN (make release builds it)"
     [ -f "$MANUAL/man/respbench.1" ] || fail "no manual pages in $MANUAL (make man completions writes them)"
+    # Nothing is installed when a front-end's name is taken by a file that is not our link.
+    if [ "$FRONT_ENDS" = 1 ]; then
+        local name
+        for name in "${FRONT_END_NAMES[@]}"; do
+            local at="$root/bin/$name"
+            if { [ -e "$at" ] || [ -L "$at" ]; } && [ "$(readlink "$at" 2>/dev/null)" != respbench ]; then
+                fail "$at exists and is not a link to respbench: not replaced (install without FRONT_ENDS=1)"
+            fi
+        done
+    fi
     # A reinstall keeps the list of the install before it (the directories it created).
     if [ -f "$manifest" ]; then
         mapfile -t added <"$manifest"
@@ -89,11 +99,7 @@ install_all() {
     if [ "$FRONT_ENDS" = 1 ]; then
         local name
         for name in "${FRONT_END_NAMES[@]}"; do
-            local at="$root/bin/$name"
-            if [ -e "$at" ] && [ "$(readlink "$at" 2>/dev/null)" != respbench ]; then
-                fail "$at exists and is not a link to respbench: not replaced"
-            fi
-            ln -sfn respbench "$at"
+            ln -sfn respbench "$root/bin/$name"
             added+=("f bin/$name")
         done
     fi

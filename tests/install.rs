@@ -67,12 +67,13 @@ fn pages() -> Vec<String> {
     std::iter::once("respbench".to_string()).chain(subcommands).collect()
 }
 
-/// A page as `man` renders it, 100 columns wide.
+/// A page as `man` renders it, 100 columns wide, its words joined by single spaces.
 fn man(args: &[&str]) -> String {
     assert!(installed("man"), "man is not installed: scripts/install-deps.sh installs man-db");
-    let out = ok(Command::new("man").args(args).env("MANWIDTH", "100").env("MAN_KEEP_FORMATTING", "0"));
+    let out = ok(Command::new("man").args(args).env("MANWIDTH", "100").env_remove("MAN_KEEP_FORMATTING"));
     assert!(stderr(&out).trim().is_empty(), "man {args:?} warned: {}", stderr(&out));
-    stdout(&out)
+    // Words as they read, whatever the justification spaced them by.
+    stdout(&out).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// What bash's completion offers for `words` (the last one being completed), with the script
