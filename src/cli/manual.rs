@@ -5,14 +5,15 @@
 
 use clap::{Arg, Command, CommandFactory};
 
-use super::Args;
 use super::ab::AbArgs;
 use super::capacity::CapacityArgs;
 use super::fill::FillArgs;
 use super::merge::MergeArgs;
+use super::options::Args;
 use super::recover::RecoverArgs;
 use super::results::{CompareArgs, ReportArgs};
 use super::scenario::run_file::RunArgs;
+use super::spec::SpecArgs;
 
 /// The subcommands parsed by clap, each under the word that selects it.
 fn subcommands() -> Vec<Command> {
@@ -25,6 +26,7 @@ fn subcommands() -> Vec<Command> {
         MergeArgs::command().name("merge"),
         RecoverArgs::command().name("recover"),
         RunArgs::command().name("run"),
+        SpecArgs::command().name("spec"),
     ]
 }
 
