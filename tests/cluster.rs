@@ -309,3 +309,27 @@ fn a_primary_killed_mid_run_fails_over_and_the_run_recovers() {
     assert!(last > 0.3 * first, "before {first}/s, after {last}/s: {series:?}; {}", doc["faults"]);
     assert!(stdout(&out).contains("Outage:"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_node_whose_cluster_is_not_formed_is_one_line_and_exit_1() {
+    // A cluster node no slot was assigned to: CLUSTER SLOTS is empty, cluster_state:fail.
+    let node = Server::start(&["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
+    assert!(node.cli(&["CLUSTER", "INFO"]).contains("cluster_state:fail"));
+    let port = node.port_arg();
+    let address = format!("the cluster at 127.0.0.1:{port} serves no slots");
+    let runs: [&[&str]; 4] = [
+        &["-p", &port, "--cluster", "-n", "100", "-c", "2", "--threads", "2"],
+        &["-p", &port, "--cluster", "-n", "100", "-P", "16", "--runs", "2"],
+        &["memtier", "-p", &port, "--cluster-mode", "-n", "100", "-c", "2", "--pipeline", "16"],
+        &["redis-benchmark", "-p", &port, "--cluster", "-n", "100", "-t", "get", "-q"],
+    ];
+    for args in runs {
+        let out = respbench().args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains("serves no slots")).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: one line naming the address: {err}");
+        assert!(lines[0].contains(&address), "{args:?}: {err}");
+    }
+}

@@ -32,7 +32,7 @@ pub fn preflight(config: &Config) -> Result<Checks, ConnectError> {
     let reads = config.commands.iter().any(|c| c.reads && c.weight > 0);
     // In cluster mode each primary holds its share: ask them all.
     let mut shards = match config.cluster {
-        Some(_) => Shards::open(config, session.session),
+        Some(_) => Shards::open(config, session.session)?,
         None => None,
     };
     if reads && config.stop != StopAfter::AllKeys {
@@ -148,13 +148,19 @@ struct Shards {
 }
 
 impl Shards {
-    fn open(config: &Config, seed: &mut Session) -> Option<Shards> {
-        let shards = crate::net::cluster::shards(seed, &config.server).ok()?;
+    /// `None` when the map cannot be read or a primary cannot be reached (the run says why);
+    /// an error when the seed serves no slot, which no run can get past.
+    fn open(config: &Config, seed: &mut Session) -> Result<Option<Shards>, ConnectError> {
+        let shards = match crate::net::cluster::serving(seed, &config.server) {
+            Ok(shards) => shards,
+            Err(e @ ConnectError::NoSlots { .. }) => return Err(e),
+            Err(_) => return Ok(None),
+        };
         let nodes = shards
             .into_iter()
             .map(|s| Session::open(&s.primary.options(&config.server)).ok().map(|session| (s.ranges, session)))
-            .collect::<Option<Vec<_>>>()?;
-        Some(Shards { nodes })
+            .collect::<Option<Vec<_>>>();
+        Ok(nodes.map(|nodes| Shards { nodes }))
     }
 
     fn dbsize(&mut self) -> Option<u64> {

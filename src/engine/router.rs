@@ -30,8 +30,16 @@ pub struct Router {
 }
 
 impl Router {
-    /// Asks the seed node for the map.
+    /// Asks the seed node for the map; a node that serves no slot is an error
+    /// ([`ConnectError::NoSlots`]), never a router with nowhere to send.
     pub fn discover(seed: &ServerOptions, read_from: ReadFrom) -> Result<Router, ConnectError> {
+        let mut session = Session::open(seed)?;
+        let shards = cluster::serving(&mut session, seed)?;
+        Router::from_map(seed, read_from, shards)
+    }
+
+    /// A router over `shards`, which must serve at least one slot.
+    fn from_map(seed: &ServerOptions, read_from: ReadFrom, shards: Vec<Shard>) -> Result<Router, ConnectError> {
         let mut router = Router {
             nodes: Vec::new(),
             slot_primary: vec![NONE; SLOTS],
@@ -43,13 +51,15 @@ impl Router {
             turn: 0,
             stale: false,
         };
-        let mut session = Session::open(seed)?;
-        let shards = cluster::shards(&mut session, seed)?;
-        router.apply(shards);
+        if !router.apply(shards) {
+            return Err(ConnectError::NoSlots { target: seed.target.to_string() });
+        }
         Ok(router)
     }
 
-    /// Reloads the map from the first node that answers (bounded waits). False if none did.
+    /// Reloads the map from the first node that answers (bounded waits). False if none did
+    /// with a map that serves a slot: an empty map (a node that lost its cluster) leaves the
+    /// one in use, whose nodes answer with redirects or errors, counted as such.
     pub fn refresh(&mut self) -> bool {
         let mut candidates: Vec<ServerOptions> =
             (0..self.nodes.len()).filter(|&n| self.in_map[n]).map(|n| self.options_for(n)).collect();
@@ -57,9 +67,8 @@ impl Router {
         for opts in candidates {
             let Ok(mut session) = Session::open_within(&opts, Duration::from_millis(300)) else { continue };
             if let Ok(shards) = cluster::shards(&mut session, &self.seed)
-                && !shards.is_empty()
+                && self.apply(shards)
             {
-                self.apply(shards);
                 self.stale = false;
                 return true;
             }
@@ -67,13 +76,18 @@ impl Router {
         false
     }
 
-    fn apply(&mut self, shards: Vec<Shard>) {
+    /// Takes `shards` as the map. False, and the map unchanged, when they serve no slot.
+    fn apply(&mut self, shards: Vec<Shard>) -> bool {
+        let serves = |s: &Shard| s.ranges.iter().any(|&(start, end)| start <= end && (start as usize) < SLOTS);
+        if !shards.iter().any(serves) {
+            return false;
+        }
         self.slot_primary.fill(NONE);
         self.in_map.fill(false);
         for r in self.replicas_of.iter_mut() {
             r.clear();
         }
-        for shard in shards {
+        for shard in shards.into_iter().filter(serves) {
             let primary = self.node_id(&shard.primary);
             for (start, end) in &shard.ranges {
                 for slot in *start..=(*end).min(SLOTS as u16 - 1) {
@@ -92,6 +106,7 @@ impl Router {
             .map(|n| if owned_by(n) { cluster::tag_for(|s| self.slot_primary[s as usize] as usize == n) } else { None })
             .collect();
         self.tags = tags;
+        true
     }
 
     /// This worker's number for `addr`, numbering it if new.
@@ -179,10 +194,69 @@ pub fn redirect(msg: &[u8]) -> Option<(u16, NodeAddr)> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::config::tests::sample;
+
+    fn node(port: u16) -> NodeAddr {
+        NodeAddr { host: "127.0.0.1".into(), port }
+    }
+
+    fn shard(ranges: &[(u16, u16)], port: u16) -> Shard {
+        Shard { ranges: ranges.to_vec(), primary: node(port), replicas: vec![node(port + 100)] }
+    }
+
+    fn router(shards: Vec<Shard>) -> Result<Router, ConnectError> {
+        Router::from_map(&sample().server, ReadFrom::No, shards)
+    }
+
     #[test]
     fn reads_redirects() {
         let (slot, to) = super::redirect(b"MOVED 3999 127.0.0.1:6381").unwrap();
         assert_eq!((slot, to.host.as_str(), to.port), (3999, "127.0.0.1", 6381));
         assert!(super::redirect(b"MOVED x").is_none());
+    }
+
+    #[test]
+    fn a_map_serving_no_slot_is_an_error_naming_the_seed() {
+        for shards in
+            [vec![], vec![shard(&[], 7000)], vec![shard(&[(20000, 30000)], 7000)], vec![shard(&[(9, 3)], 7000)]]
+        {
+            let e = router(shards).err().expect("no router over an empty map");
+            assert!(matches!(e, ConnectError::NoSlots { .. }), "{e}");
+            assert_eq!(e.to_string().lines().count(), 1);
+            assert!(e.to_string().starts_with("the cluster at 127.0.0.1:6379 serves no slots"), "{e}");
+        }
+    }
+
+    #[test]
+    fn slots_without_a_primary_route_to_a_serving_one() {
+        // Half the slots have no primary in the map (a failed shard left out of CLUSTER SHARDS).
+        let mut r = router(vec![shard(&[(0, 8191)], 7000)]).unwrap();
+        assert_eq!(r.node_for(100, false), Some(0));
+        assert_eq!(r.node_for(9000, false), None);
+        // What the worker falls back to for such a key: a primary that serves slots.
+        assert_eq!(r.next_primary(), Some(0));
+        for n in 0..r.nodes.len() {
+            let _ = r.options_for(n);
+        }
+    }
+
+    #[test]
+    fn a_map_that_empties_keeps_the_one_in_use() {
+        let mut r = router(vec![shard(&[(0, 8191)], 7000), shard(&[(8192, 16383)], 7001)]).unwrap();
+        assert!(!r.apply(vec![]));
+        assert!(!r.apply(vec![shard(&[], 7002)]));
+        assert_eq!((r.node_for(0, false), r.node_for(16383, false)), (Some(0), Some(2)));
+        assert!(r.in_map(0) && r.in_map(2) && r.next_primary().is_some());
+        // A MOVED to a node never seen numbers it, and every number handed out has options.
+        let to = r.moved(5, &node(7009));
+        assert_eq!(r.node_for(5, false), Some(to));
+        for n in 0..r.nodes.len() {
+            assert_eq!(r.options_for(n).target.to_string(), r.nodes[n].to_string());
+        }
+        // A map that serves slots again replaces it whole.
+        assert!(r.apply(vec![shard(&[(0, 16383)], 7001)]));
+        assert_eq!((r.node_for(0, false), r.node_for(5, false)), (Some(2), Some(2)));
+        assert!(!r.in_map(0));
     }
 }

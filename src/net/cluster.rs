@@ -87,6 +87,16 @@ pub fn shards(session: &mut Session, seed: &ServerOptions) -> Result<Vec<Shard>,
     })
 }
 
+/// [`shards`], refusing a map that serves no slot (a node whose cluster is not formed yet, or
+/// failed): nothing could be sent anywhere.
+pub fn serving(session: &mut Session, seed: &ServerOptions) -> Result<Vec<Shard>, ConnectError> {
+    let shards = shards(session, seed)?;
+    if shards.iter().all(|s| s.ranges.is_empty()) {
+        return Err(ConnectError::NoSlots { target: session.target().to_string() });
+    }
+    Ok(shards)
+}
+
 fn addr(host: Option<&str>, port: Option<i64>, seed_host: &str) -> Option<NodeAddr> {
     let host = match host {
         Some(h) if !h.is_empty() && h != "?" => h.to_string(),

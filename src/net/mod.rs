@@ -58,6 +58,12 @@ pub enum ConnectError {
     /// The first bytes are not RESP at all: the wrong port or protocol.
     #[error("no {protocol} reply from {target}: got bytes {bytes} — {guess}")]
     NotResp { target: String, bytes: String, guess: &'static str, protocol: &'static str },
+    /// Cluster mode: the node's slot map is empty (a cluster not formed yet, or failed).
+    #[error(
+        "the cluster at {target} serves no slots (CLUSTER SLOTS is empty: a cluster not formed yet, or failed; \
+         see CLUSTER INFO)"
+    )]
+    NoSlots { target: String },
 }
 
 /// A blocking connection, used to log in and for control calls.
