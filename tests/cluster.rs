@@ -333,3 +333,52 @@ fn a_node_whose_cluster_is_not_formed_is_one_line_and_exit_1() {
         assert!(lines[0].contains(&address), "{args:?}: {err}");
     }
 }
+
+/// Requests each respbench connection has waiting on a paused primary, from CLIENT LIST's
+/// `qbuf` (the query buffer it has not run yet) over the length of one request.
+fn waiting_per_connection(node: &Server, request_len: usize) -> Vec<usize> {
+    node.cli(&["CLIENT", "LIST"])
+        .lines()
+        .filter(|l| !l.contains("cmd=client|list"))
+        .filter_map(|l| l.split_whitespace().find_map(|f| f.strip_prefix("qbuf=")).and_then(|q| q.parse().ok()))
+        .filter(|&qbuf: &usize| qbuf > 0)
+        .map(|qbuf| qbuf / request_len)
+        .collect()
+}
+
+#[test]
+fn under_memtiers_name_each_primary_gets_a_whole_pipeline_per_connection() {
+    // memtier_benchmark's cluster mode: `-c 2 --pipeline 8` over 3 primaries keeps 8 requests
+    // in flight on each client's connection to each primary (48), not 8 per client split
+    // over the primaries. Writes are paused on every primary, so what each connection sent
+    // waits in its query buffer, where CLIENT LIST shows it.
+    let cluster = Cluster::start();
+    let primaries = cluster.primaries();
+    for p in &primaries {
+        assert!(p.cli(&["CLIENT", "PAUSE", "60000", "WRITE"]).contains("OK"));
+    }
+    let (pipeline, clients) = (8, 2);
+    let port = cluster.seed().port_arg();
+    let mut command = respbench();
+    command.args(["memtier", "-s", "127.0.0.1", "-p", &port, "--cluster-mode", "-t", "1", "-c", "2"]);
+    command.args(["--pipeline", "8", "--ratio", "1:0", "-d", "10", "-n", "200", "--hide-histogram"]);
+    command.args(["--key-minimum", "100000", "--key-maximum", "999999"]);
+    let run = Watched::spawn(command);
+    // SET memtier-NNNNNN (six digits) to 10 bytes: every request is this long.
+    let request_len = "*3\r\n$3\r\nSET\r\n$14\r\nmemtier-123456\r\n$10\r\n0123456789\r\n".len();
+    // The first SET of each connection is taken off the buffer to wait for the pause; the
+    // rest stay in it.
+    let full = |waiting: &[usize]| waiting.len() == clients && waiting.iter().all(|&w| w >= pipeline - 1);
+    wait_for("a whole pipeline waiting on every primary", Duration::from_secs(30), || {
+        primaries.iter().all(|p| full(&waiting_per_connection(p, request_len)))
+    });
+    for p in &primaries {
+        let waiting = waiting_per_connection(p, request_len);
+        assert!(waiting.iter().all(|&w| w < pipeline), "no more than the pipeline per connection: {waiting:?}");
+        assert!(p.cli(&["CLIENT", "UNPAUSE"]).contains("OK"));
+    }
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sets: u64 = primaries.iter().map(|p| p.calls("set")).sum();
+    assert_eq!(sets, 400, "every request answered once");
+}

@@ -22,6 +22,8 @@ pub struct Router {
     in_map: Vec<bool>,
     /// A hash tag landing on each primary, for `{tag}`.
     tags: Vec<Option<String>>,
+    /// The nodes that have a tag (primaries serving slots), in order: `next_primary`'s turn.
+    primaries: Vec<usize>,
     read_from: ReadFrom,
     seed: ServerOptions,
     turn: usize,
@@ -46,6 +48,7 @@ impl Router {
             replicas_of: Vec::new(),
             in_map: Vec::new(),
             tags: Vec::new(),
+            primaries: Vec::new(),
             read_from,
             seed: seed.clone(),
             turn: 0,
@@ -105,6 +108,7 @@ impl Router {
         let tags: Vec<Option<String>> = (0..self.nodes.len())
             .map(|n| if owned_by(n) { cluster::tag_for(|s| self.slot_primary[s as usize] as usize == n) } else { None })
             .collect();
+        self.primaries = (0..tags.len()).filter(|&n| tags[n].is_some()).collect();
         self.tags = tags;
         true
     }
@@ -144,12 +148,11 @@ impl Router {
 
     /// A primary in turn, for commands without a key and for `{tag}`.
     pub fn next_primary(&mut self) -> Option<usize> {
-        let primaries: Vec<usize> = (0..self.nodes.len()).filter(|&n| self.tags[n].is_some()).collect();
-        if primaries.is_empty() {
+        if self.primaries.is_empty() {
             return None;
         }
         self.turn = self.turn.wrapping_add(1);
-        Some(primaries[self.turn % primaries.len()])
+        Some(self.primaries[self.turn % self.primaries.len()])
     }
 
     /// The hash tag (`{n}`) that lands on primary `node`.

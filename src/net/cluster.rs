@@ -22,17 +22,28 @@ pub fn slot(key: &[u8]) -> u16 {
     crc16(hashed) % SLOTS as u16
 }
 
-/// CRC16-CCITT (XMODEM), the checksum Redis Cluster hashes keys with.
+/// CRC16-CCITT (XMODEM), the checksum Redis Cluster hashes keys with: a byte at a time
+/// through [`CRC16_TABLE`] (a key is hashed for every request in cluster mode).
 fn crc16(data: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &byte in data {
-        crc ^= u16::from(byte) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
-        }
-    }
-    crc
+    data.iter().fold(0u16, |crc, &byte| (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ byte)])
 }
+
+/// The CRC of each byte value, bit by bit (polynomial 0x1021).
+const CRC16_TABLE: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
+    }
+    table
+};
 
 /// A node's address as the cluster announces it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

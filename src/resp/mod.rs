@@ -25,9 +25,14 @@ pub fn nth_arg(encoded: &[u8], index: usize) -> Option<&[u8]> {
         if buf.get(pos) != Some(&kind) {
             return None;
         }
-        let end = memchr::memchr(b'\r', &buf[pos..])? + pos;
-        let n = std::str::from_utf8(&buf[pos + 1..end]).ok()?.parse().ok()?;
-        Some((n, end + 2))
+        // The decimal length up to its CR, read in place (cluster mode routes every request by it).
+        let mut n: usize = 0;
+        let mut end = pos + 1;
+        while let Some(&digit) = buf.get(end).filter(|d| d.is_ascii_digit()) {
+            n = n.checked_mul(10)?.checked_add(usize::from(digit - b'0'))?;
+            end += 1;
+        }
+        (end > pos + 1 && buf.get(end) == Some(&b'\r')).then_some((n, end + 2))
     }
     let (count, mut pos) = header(encoded, 0, b'*')?;
     if index >= count {
@@ -35,10 +40,11 @@ pub fn nth_arg(encoded: &[u8], index: usize) -> Option<&[u8]> {
     }
     for i in 0..=index {
         let (len, start) = header(encoded, pos, b'$')?;
+        let end = start.checked_add(len)?;
         if i == index {
-            return encoded.get(start..start + len);
+            return encoded.get(start..end);
         }
-        pos = start + len + 2;
+        pos = end.checked_add(2)?;
     }
     None
 }
@@ -52,6 +58,10 @@ mod tests {
         assert_eq!(super::nth_arg(cmd, 2), Some(&b"v"[..]));
         assert_eq!(super::nth_arg(cmd, 3), None);
         assert_eq!(super::nth_arg(b"PING\r\n", 0), None);
+        // Lengths a server could send in a reply read this way: no overflow, no panic.
+        assert_eq!(super::nth_arg(b"*2\r\n$18446744073709551615\r\nx\r\n", 1), None);
+        assert_eq!(super::nth_arg(b"*2\r\n$99999999999999999999\r\nx\r\n", 0), None);
+        assert_eq!(super::nth_arg(b"*2\r\n$-1\r\n", 0), None);
     }
 
     #[test]

@@ -91,6 +91,15 @@ pub struct Link {
     pub(super) healthy: bool,
     /// Units answered since the last (re)connect, for `--reconnect-every`.
     pub(super) served: u64,
+    /// Units whose last command is on this link, queued or on the wire (cluster mode's
+    /// pipeline counts them per link: `held.rs`).
+    pub(super) units: usize,
+    /// Cluster mode: requests drawn for this link while its pipeline was full, in order, each
+    /// with its bytes in `held_bytes[held_start..]`; they join the pipeline as its replies
+    /// free room.
+    pub(super) held: VecDeque<InFlight>,
+    pub(super) held_bytes: Vec<u8>,
+    pub(super) held_start: usize,
 }
 
 impl Link {
@@ -109,6 +118,10 @@ impl Link {
             down: None,
             healthy: false,
             served: 0,
+            units: 0,
+            held: VecDeque::new(),
+            held_bytes: Vec::new(),
+            held_start: 0,
         }
     }
 
@@ -128,11 +141,15 @@ impl Link {
             down: Some(down),
             healthy: false,
             served: 0,
+            units: 0,
+            held: VecDeque::new(),
+            held_bytes: Vec::new(),
+            held_start: 0,
         }
     }
 
     pub(super) fn idle(&self) -> bool {
-        self.inflight.is_empty()
+        self.inflight.is_empty() && self.held.is_empty()
     }
 
     /// Puts bytes read while logging in (after the login's replies) where replies are read.
@@ -167,6 +184,8 @@ pub struct Conn {
     pub(super) join_at: Option<Instant>,
     /// Its own per-second figures (memtier's `--client-stats`); `None` unless asked for.
     pub(super) client_stats: Option<Box<ClientStats>>,
+    /// Cluster mode: the pipeline depth is each link's, not shared by the links (`held.rs`).
+    pub(super) per_node: bool,
 }
 
 impl Conn {
@@ -183,6 +202,7 @@ impl Conn {
             finished: false,
             join_at: None,
             client_stats: None,
+            per_node: false,
         }
     }
 

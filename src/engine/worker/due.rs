@@ -91,7 +91,7 @@ impl Worker<'_> {
     }
 
     fn requeue_paced(&mut self, conn: &Conn, c: usize) {
-        if conn.finished || conn.units_in_flight >= self.plan.pipeline || conn.remaining == Some(0) || conn.blocked() {
+        if conn.finished || !conn.room(self.plan.pipeline) || conn.remaining == Some(0) || conn.blocked() {
             return;
         }
         if let Some(at) = conn.pacer.next_due() {

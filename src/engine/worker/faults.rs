@@ -54,6 +54,7 @@ impl Worker<'_> {
         }
         link.wbuf.extend_from_slice(&bytes);
         link.journal.extend(&bytes);
+        link.units += usize::from(req.ends_unit);
         link.inflight.push_back(InFlight { sent: now, queued: now, tries: req.tries + 1, ..req });
         link.unwritten += 1;
     }
@@ -151,6 +152,7 @@ impl Worker<'_> {
         let link = conn.links[node].as_mut().expect("the link that failed");
         link.wbuf.extend_from_slice(&resend_bytes);
         link.journal.extend(&resend_bytes);
+        link.units = resend.iter().filter(|r| r.ends_unit).count();
         link.inflight = resend;
         link.unwritten = link.inflight.len();
         let backoff = self.plan.faults.reconnect_backoff;
@@ -202,7 +204,7 @@ impl Worker<'_> {
                 router.refresh();
             }
             if !router.in_map(node) {
-                self.retire(conn, node, now);
+                self.retire(conn, c, node, now);
                 self.fill_and_flush(conn, c, Instant::now());
                 return;
             }
@@ -364,7 +366,7 @@ impl Worker<'_> {
     }
 
     /// A link whose node left the cluster map: what waited on it fails, and it is dropped.
-    pub(super) fn retire(&mut self, conn: &mut Conn, node: usize, now: Instant) {
+    pub(super) fn retire(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
         let Some(mut link) = conn.links[node].take() else { return };
         if let Some(down) = link.down.take() {
             self.down -= 1;
@@ -387,10 +389,12 @@ impl Worker<'_> {
         if lost > 0 {
             self.window.errors.add(ErrorKind::Io, lost);
         }
+        self.reroute_held(conn, c, link, now);
     }
 
     /// Gives a connection up: whatever it still has in flight fails, and it leaves the run.
     pub(super) fn abandon(&mut self, conn: &mut Conn, kind: ErrorKind) {
+        conn.drop_held();
         let mut lost = 0;
         for link in conn.links.iter_mut().flatten() {
             if let Some(mut io) = link.io.take() {
@@ -405,6 +409,7 @@ impl Worker<'_> {
             for req in link.inflight.drain(..).filter(|r| !r.asking) {
                 lost += u64::from(count_failed(&mut self.window, self.plan, &req));
             }
+            link.units = 0;
         }
         if lost > 0 {
             self.window.errors.add(kind, lost);

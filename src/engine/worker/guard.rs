@@ -37,6 +37,7 @@ impl Worker<'_> {
         let over = now >= deadline + DRAIN_GRACE;
         for conn in conns.iter_mut().filter(|c| !c.finished) {
             conn.remaining = Some(0);
+            conn.drop_held();
             for node in 0..conn.links.len() {
                 let late = conn.links[node].as_ref().is_some_and(|l| {
                     l.io.is_some()
@@ -72,6 +73,7 @@ impl Worker<'_> {
         let over = now >= stopped + STOP_GRACE;
         for conn in conns.iter_mut().filter(|c| !c.finished) {
             conn.remaining = Some(0);
+            conn.drop_held();
             let waiting = conn.links.iter().flatten().any(|l| l.io.is_some() && !l.inflight.is_empty());
             if over || !waiting {
                 self.let_go(conn);
@@ -83,6 +85,7 @@ impl Worker<'_> {
     /// Closes a connection at a stop, its requests in flight counted as abandoned (neither
     /// answered nor failed).
     fn let_go(&mut self, conn: &mut Conn) {
+        conn.drop_held();
         let (measure_from, unit_row) = (self.plan.measure_from, self.plan.unit_row);
         for link in conn.links.iter_mut().flatten() {
             if let Some(mut io) = link.io.take() {
@@ -97,6 +100,7 @@ impl Worker<'_> {
                     self.window.ops[row].abandoned += 1;
                 }
             }
+            link.units = 0;
         }
         conn.units_in_flight = 0;
         self.finish(conn);

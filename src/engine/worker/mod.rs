@@ -19,12 +19,12 @@ mod conn;
 mod due;
 mod faults;
 mod guard;
+mod queue;
 mod ramp;
 mod read;
 mod voice;
 
 use alarm::Alarm;
-use conn::InFlight;
 pub use conn::{Conn, Link};
 use due::DueQueue;
 pub use ramp::join_delay;
@@ -33,10 +33,8 @@ pub use voice::Said;
 use super::router::Router;
 use super::{Msg, ThreadCpu};
 use crate::config::{Faults, ServerOptions};
-use crate::net::cluster;
 use crate::net::driver::stamp::Clock;
 use crate::net::driver::{Driver, IoKind};
-use crate::resp;
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
@@ -353,6 +351,9 @@ impl<'p> Worker<'p> {
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
         let journal = plan.faults.retry > 0 || router.is_some();
         let held = conns.iter().filter(|c| c.join_at.is_some()).count();
+        for conn in conns.iter_mut() {
+            conn.per_node = router.is_some();
+        }
         let mut worker = Worker {
             plan,
             driver,
@@ -408,7 +409,10 @@ impl<'p> Worker<'p> {
 
     /// Queues every unit the pipeline and the pacer allow, then writes each link's queue.
     fn fill_and_flush(&mut self, conn: &mut Conn, c: usize, now: Instant) {
-        while conn.units_in_flight < self.plan.pipeline && conn.remaining != Some(0) && !conn.blocked() {
+        if conn.per_node {
+            self.release_held(conn, now);
+        }
+        while conn.room(self.plan.pipeline) && conn.remaining != Some(0) && !conn.blocked() {
             let Some(intended) = conn.pacer.due(now) else {
                 break;
             };
@@ -423,16 +427,19 @@ impl<'p> Worker<'p> {
                 let step = conn.requests.step(unit, s);
                 for _ in 0..step.repeat {
                     let command = conn.requests.resolve(step.command);
-                    let node = self.queue(conn, c, command, (tag_node, intended, queued), now);
-                    last = Some(node);
+                    last = Some(self.queue(conn, c, command, (tag_node, intended, queued), now));
                 }
             }
-            if let Some(node) = last
-                && let Some(req) = conn.links[node].as_mut().and_then(|l| l.inflight.back_mut())
+            if let Some((node, held)) = last
+                && let Some(link) = conn.links[node].as_mut()
             {
-                req.ends_unit = true;
-                // Its send lag is recorded when a write or submit carries it (`conn::restamp`).
-                req.lag_due = self.paced && measured;
+                let back = if held { link.held.back_mut() } else { link.inflight.back_mut() };
+                if let Some(req) = back {
+                    req.ends_unit = true;
+                    // Its send lag is recorded when a write or submit carries it (`conn::restamp`).
+                    req.lag_due = self.paced && measured;
+                }
+                link.units += usize::from(!held);
             }
             conn.units_in_flight += 1;
             if !measured {
@@ -459,68 +466,6 @@ impl<'p> Worker<'p> {
             self.finish(conn);
         }
         self.requeue(conn, c);
-    }
-
-    /// Encodes one command onto the link it belongs to; returns that link's node.
-    #[inline]
-    fn queue(
-        &mut self,
-        conn: &mut Conn,
-        c: usize,
-        command: usize,
-        (tag_node, intended, queued): (Option<usize>, Instant, Instant),
-        now: Instant,
-    ) -> usize {
-        let journal = self.journal;
-        let node = match self.router.as_mut() {
-            None => 0,
-            Some(router) => {
-                conn.scratch.clear();
-                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
-                conn.requests.encode_tagged(command, &mut conn.scratch, tag);
-                let key = self.plan.key_args[command].and_then(|k| resp::nth_arg(&conn.scratch, k));
-                let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[command]));
-                routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0)
-            }
-        };
-        if self.router.is_some() {
-            self.ensure_link(conn, c, node, now);
-        }
-        let Conn { links, scratch, requests, .. } = conn;
-        let link = links[node].as_mut().expect("a link for every routed node");
-        let before = link.wbuf.len();
-        if self.router.is_some() {
-            link.wbuf.extend_from_slice(scratch);
-        } else {
-            requests.encode(command, &mut link.wbuf);
-        }
-        let len = link.wbuf.len() - before;
-        if journal {
-            link.journal.extend(&link.wbuf[before..]);
-        }
-        link.inflight.push_back(InFlight {
-            command,
-            intended,
-            queued,
-            sent: now,
-            ends_unit: false,
-            len: if journal { len as u32 } else { 0 },
-            tries: 0,
-            asking: false,
-            lag_due: false,
-        });
-        link.unwritten += 1;
-        if intended >= self.plan.measure_from {
-            self.window.ops[command].sent += 1;
-            self.window.ops[command].bytes_out += len as u64;
-            if let Some(stats) = conn.client_stats.as_mut() {
-                stats.sent(command, len as u64, now);
-            }
-            if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
-                per_node.bytes_out += len as u64;
-            }
-        }
-        node
     }
 
     /// Whether the worker stalled (the process stopped, or waited for a core) between the

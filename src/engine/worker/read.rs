@@ -109,6 +109,13 @@ impl Worker<'_> {
                 self.fail(conn, node, ErrorKind::Protocol, now);
                 return false;
             };
+            // A full pipeline (the link's: standalone, or cluster mode's per link) has room now.
+            if req.ends_unit && !req.asking {
+                if link.units == self.plan.pipeline {
+                    conn.slot_freed = Some(now);
+                }
+                link.units -= 1;
+            }
             if let ReplyClass::Error { msg_start, msg_end } = scanned.class
                 && self.router.is_some()
                 && req.tries < MAX_REDIRECTS
@@ -127,9 +134,6 @@ impl Worker<'_> {
             }
             link.served += u64::from(req.ends_unit);
             if req.ends_unit {
-                if conn.units_in_flight == self.plan.pipeline {
-                    conn.slot_freed = Some(now);
-                }
                 conn.units_in_flight -= 1;
             }
             if req.intended < self.plan.measure_from {

@@ -1,0 +1,196 @@
+//! Where each request goes: onto its link's write buffer and in-flight queue, or, in cluster
+//! mode, held for its link while that link's pipeline is full.
+//!
+//! In cluster mode the pipeline depth is each link's: a connection keeps `--pipeline` units in
+//! flight on every node's link, as memtier_benchmark keeps a whole pipeline per shard
+//! connection and valkey-benchmark per client bound to a primary (`-c 50 -P 16` over 3
+//! primaries keeps 2,400 requests in flight). A connection draws units while some link has
+//! room; one whose key lands on a full link is held for that link, in order, and joins its
+//! pipeline when replies free room, so each link's reads are answered by one write of a
+//! whole pipeline, as on a standalone server. Held requests are bounded per link
+//! ([`held_max`]); they are not sent yet, so they are neither counted nor timed until they
+//! join the pipeline (a closed loop's start its time from then).
+
+use std::time::Instant;
+
+use super::conn::{InFlight, Link};
+use super::{Conn, Worker};
+use crate::net::cluster;
+use crate::resp;
+use crate::stats::ClientStats;
+
+/// Most requests held for one link: a few pipelines, so that a link whose replies come first
+/// finds a whole pipeline waiting, while the others' draws are kept rather than refused.
+pub(super) fn held_max(pipeline: usize) -> usize {
+    4 * pipeline.max(4)
+}
+
+impl Conn {
+    /// Whether another unit may be drawn: the pipeline has room (standalone), or some link
+    /// has room and no link holds its most (cluster mode).
+    #[inline]
+    pub(super) fn room(&self, pipeline: usize) -> bool {
+        if !self.per_node {
+            return self.units_in_flight < pipeline;
+        }
+        let links = || self.links.iter().flatten();
+        links().any(|l| l.units < pipeline && l.held.is_empty()) && links().all(|l| l.held.len() < held_max(pipeline))
+    }
+
+    /// Drops what is held and never sent (the run is ending): not counted, never on the wire.
+    pub(super) fn drop_held(&mut self) {
+        for link in self.links.iter_mut().flatten() {
+            self.units_in_flight -= link.held.iter().filter(|r| r.ends_unit).count();
+            link.held.clear();
+            link.held_bytes.clear();
+            link.held_start = 0;
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Encodes one command onto the link it belongs to, or holds it for a full link (cluster
+    /// mode). Returns that link's node, and whether the command was held.
+    #[inline]
+    pub(super) fn queue(
+        &mut self,
+        conn: &mut Conn,
+        c: usize,
+        command: usize,
+        (tag_node, intended, queued): (Option<usize>, Instant, Instant),
+        now: Instant,
+    ) -> (usize, bool) {
+        let node = match self.router.as_mut() {
+            None => 0,
+            Some(router) => {
+                conn.scratch.clear();
+                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
+                conn.requests.encode_tagged(command, &mut conn.scratch, tag);
+                let key = self.plan.key_args[command].and_then(|k| resp::nth_arg(&conn.scratch, k));
+                let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[command]));
+                routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0)
+            }
+        };
+        if self.router.is_some() {
+            self.ensure_link(conn, c, node, now);
+        }
+        let entry = InFlight {
+            command,
+            intended,
+            queued,
+            sent: now,
+            ends_unit: false,
+            len: 0,
+            tries: 0,
+            asking: false,
+            lag_due: false,
+        };
+        let Conn { links, scratch, requests, client_stats, per_node, .. } = conn;
+        let link = links[node].as_mut().expect("a link for every routed node");
+        if *per_node && (link.units >= self.plan.pipeline || !link.held.is_empty()) {
+            link.held_bytes.extend_from_slice(scratch);
+            link.held.push_back(InFlight { len: scratch.len() as u32, ..entry });
+            return (node, true);
+        }
+        let before = link.wbuf.len();
+        if self.router.is_some() {
+            link.wbuf.extend_from_slice(scratch);
+        } else {
+            requests.encode(command, &mut link.wbuf);
+        }
+        self.account(link, client_stats.as_deref_mut(), node, entry, before, now);
+        (node, false)
+    }
+
+    /// Puts a request whose bytes were just appended to `link.wbuf` (from `before`) in flight:
+    /// journaled if asked, counted as sent when measured.
+    #[inline]
+    fn account(
+        &mut self,
+        link: &mut Link,
+        client_stats: Option<&mut ClientStats>,
+        node: usize,
+        entry: InFlight,
+        before: usize,
+        now: Instant,
+    ) {
+        let len = link.wbuf.len() - before;
+        if self.journal {
+            link.journal.extend(&link.wbuf[before..]);
+        }
+        let command = entry.command;
+        let measured = entry.intended >= self.plan.measure_from;
+        link.units += usize::from(entry.ends_unit);
+        link.inflight.push_back(InFlight { len: if self.journal { len as u32 } else { 0 }, ..entry });
+        link.unwritten += 1;
+        if measured {
+            self.window.ops[command].sent += 1;
+            self.window.ops[command].bytes_out += len as u64;
+            if let Some(stats) = client_stats {
+                stats.sent(command, len as u64, now);
+            }
+            if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
+                per_node.bytes_out += len as u64;
+            }
+        }
+    }
+
+    /// Moves held requests into their links' pipelines as far as each has room. A closed
+    /// loop's request is timed from now, when it could first be sent; a paced one keeps its
+    /// schedule, and waited for room from now.
+    pub(super) fn release_held(&mut self, conn: &mut Conn, now: Instant) {
+        let pipeline = self.plan.pipeline;
+        let Conn { links, client_stats, .. } = conn;
+        for (node, link) in links.iter_mut().enumerate() {
+            let Some(link) = link.as_mut() else { continue };
+            while link.units < pipeline
+                && let Some(mut entry) = link.held.pop_front()
+            {
+                let (from, len) = (link.held_start, entry.len as usize);
+                let before = link.wbuf.len();
+                link.wbuf.extend_from_slice(&link.held_bytes[from..from + len]);
+                link.held_start += len;
+                if !self.paced && entry.intended >= self.plan.measure_from {
+                    entry.intended = now;
+                }
+                (entry.queued, entry.sent) = (entry.queued.max(now), now);
+                self.account(link, client_stats.as_deref_mut(), node, entry, before, now);
+            }
+            // The bytes sent on are let go when nothing is held, or once they are most of
+            // the buffer (a move of what is left, at most every other pipeline's worth).
+            if link.held.is_empty() {
+                link.held_bytes.clear();
+                link.held_start = 0;
+            } else if link.held_start > link.held_bytes.len() / 2 {
+                link.held_bytes.drain(..link.held_start);
+                link.held_start = 0;
+            }
+        }
+    }
+
+    /// A link whose node left the map: what it held goes to the links its keys now route to
+    /// (held again if those are full). Nothing was sent, so nothing is lost.
+    pub(super) fn reroute_held(&mut self, conn: &mut Conn, c: usize, mut link: Link, now: Instant) {
+        let mut offset = link.held_start;
+        while let Some(entry) = link.held.pop_front() {
+            let bytes = &link.held_bytes[offset..offset + entry.len as usize];
+            offset += entry.len as usize;
+            let key = self.plan.key_args[entry.command].and_then(|k| resp::nth_arg(bytes, k));
+            let node = self.router.as_mut().and_then(|router| {
+                let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[entry.command]));
+                routed.or_else(|| router.next_primary())
+            });
+            if let Some(node) = node {
+                self.ensure_link(conn, c, node, now);
+            }
+            match node.and_then(|n| conn.links[n].as_mut()) {
+                Some(to) => {
+                    to.held_bytes.extend_from_slice(bytes);
+                    to.held.push_back(entry);
+                }
+                // Nowhere to go (no node serves a slot): it leaves the run unsent.
+                None => conn.units_in_flight -= usize::from(entry.ends_unit),
+            }
+        }
+    }
+}
