@@ -4,7 +4,11 @@ valkey-benchmark when on PATH), on one redis-server, server pinned to one core a
 client to another. Prints throughput and client CPU per request (user + sys from the OS,
 measured with getrusage on the child), medians of several runs, and the ratios to respbench.
 
-Usage: scripts/bench.py [--requests N] [--runs N] [--pipelines 1,16] [--markdown]
+Then the same GETs against a cluster of 3 primaries (redis-server --cluster-enabled, all three
+pinned to the server's core), each client in its cluster mode: respbench --cluster,
+memtier_benchmark --cluster-mode, valkey-benchmark --cluster.
+
+Usage: scripts/bench.py [--requests N] [--runs N] [--pipelines 1,16] [--cluster-requests N]
 """
 
 import argparse
@@ -54,7 +58,7 @@ def start_server(port, core, workdir, extra=()):
         ["taskset", "-c", core, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
          "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log"), *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
+    for _ in range(400):  # a loaded machine may take seconds
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
                 s.sendall(b"PING\r\n")
@@ -73,6 +77,78 @@ def prefill(port):
     script = ("for i=0,%d do redis.call('SET', string.format('key:%%012d', i), string.rep('x', %d)) end return 1"
               % (KEYS - 1, VALUE))
     subprocess.run(["redis-cli", "-p", str(port), "EVAL", script, "0"], check=True, stdout=subprocess.DEVNULL)
+
+
+def start_cluster(core, workdir, nodes=3):
+    """A cluster of `nodes` primaries, no replicas, every slot assigned; returns (procs, ports)."""
+    ports = [free_port() for _ in range(nodes)]
+    procs = []
+    for port in ports:
+        node_dir = os.path.join(workdir, f"node-{port}")
+        os.makedirs(node_dir)
+        procs.append(start_server(port, core, node_dir, ["--cluster-enabled", "yes", "--cluster-config-file",
+                                                         "nodes.conf"]))
+    subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports],
+                    "--cluster-replicas", "0", "--cluster-yes"], check=True, stdout=subprocess.DEVNULL,
+                   stdin=subprocess.DEVNULL)
+    for _ in range(200):
+        infos = [subprocess.run(["redis-cli", "-p", str(p), "CLUSTER", "INFO"], capture_output=True,
+                                text=True).stdout for p in ports]
+        if all("cluster_state:ok" in i for i in infos):
+            return procs, ports
+        time.sleep(0.1)
+    for proc in procs:
+        proc.kill()
+    sys.exit("bench: the cluster did not settle")
+
+
+def cluster_clients(port, requests, pipeline, core):
+    """Each client in its cluster mode, the same GETs: respbench and memtier_benchmark keep a
+    connection per primary for each of the 50 clients, each with its whole pipeline;
+    valkey-benchmark binds each of its 50 clients to one primary."""
+    pin = ["taskset", "-c", core]
+    ours = [RESPBENCH, "-p", str(port), "--cluster", "-c", str(CONNECTIONS), "--threads", "1", "-n", str(requests),
+            "-P", str(pipeline), "--ratio", "0:1", "--key-max", str(KEYS - 1), "-d", str(VALUE), "-q"]
+    out = {f"respbench ({name})": pin + ours + ["--io", io] for io, name in IO_PATHS}
+    if shutil.which("memtier_benchmark"):
+        out["memtier_benchmark"] = pin + [
+            "memtier_benchmark", "-p", str(port), "--cluster-mode", "-t", "1", "-c", str(CONNECTIONS),
+            "-n", str(requests // CONNECTIONS), "--pipeline", str(pipeline), "--ratio", "0:1",
+            "--key-prefix", "key:", "--key-minimum", "1", "--key-maximum", str(KEYS - 1), "-d", str(VALUE),
+            "--distinct-client-seed", "--hide-histogram"]
+    if shutil.which("valkey-benchmark"):
+        # Its cluster keys carry a slot tag drawn per request (key:{tag}:N), which no prefill
+        # can cover: its GETs miss.
+        out["valkey-benchmark"] = pin + [
+            "valkey-benchmark", "-p", str(port), "--cluster", "-c", str(CONNECTIONS), "-n", str(requests),
+            "-P", str(pipeline), "-t", "get", "-r", str(KEYS), "-d", str(VALUE), "-q"]
+    return out
+
+
+def run_table(title, make_clients, args, pipelines):
+    """Runs every client `args.runs` times per pipeline (alternating their order); returns
+    {pipeline: {client: (ops/s, CPU us/request)}} of medians, printed as a table."""
+    tables = {}
+    for pipeline in pipelines:
+        results = {}
+        requests = make_clients.requests
+        for run in range(args.runs):
+            tools = list(make_clients(pipeline).items())
+            if run % 2:
+                tools.reverse()
+            for name, argv in tools:
+                wall, user, sys_ = measure(argv)
+                results.setdefault(name, []).append((requests / wall, (user + sys_) / requests * 1e6,
+                                                     user / requests * 1e6, sys_ / requests * 1e6))
+        print(f"\n{title}, pipeline {pipeline}")
+        print(f"{'client':<22}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}")
+        medians = {}
+        for name, rows in results.items():
+            ops, cpu, user, sys_ = (statistics.median(r[i] for r in rows) for i in range(4))
+            medians[name] = (ops, cpu)
+            print(f"{name:<22}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
+        tables[pipeline] = medians
+    return tables
 
 
 def measure(argv):
@@ -117,6 +193,8 @@ def main():
     ap.add_argument("--requests", type=int, default=int(os.environ.get("BENCH_REQUESTS", 2_000_000)))
     ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 3)))
     ap.add_argument("--pipelines", default=os.environ.get("BENCH_PIPELINES", "1,16"))
+    ap.add_argument("--cluster-requests", type=int, default=int(os.environ.get("BENCH_CLUSTER_REQUESTS", 1_000_000)),
+                    help="requests of each cluster run (0: no cluster rows)")
     args = ap.parse_args()
     for tool in ("redis-server", "redis-benchmark", "redis-cli", "taskset"):
         if not shutil.which(tool):
@@ -127,6 +205,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="respbench-bench-")
     port = free_port()
     server = start_server(port, server_core, workdir)
+    standalone = {}
     try:
         prefill(port)
         print(f"GETs of {VALUE}-byte values over {KEYS} prefilled keys, {CONNECTIONS} connections, "
@@ -150,6 +229,7 @@ def main():
                 ops, cpu, user, sys_ = (statistics.median(r[i] for r in rows) for i in range(4))
                 medians[name] = (ops, cpu)
                 print(f"{name:<22}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
+            standalone[pipeline] = medians
             peers = {n: m for n, m in medians.items() if not n.startswith(("respbench", "floor"))}
             cheapest = min(peers, key=lambda n: peers[n][1])
             for name in (n for n in medians if n.startswith("respbench")):
@@ -166,6 +246,46 @@ def main():
     finally:
         server.terminate()
         server.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+    if args.cluster_requests > 0:
+        cluster_rows(args, server_core, client_core, standalone)
+
+
+def cluster_rows(args, server_core, client_core, standalone):
+    """The cluster table: each client's CPU per request against the cheapest peer's, and
+    respbench's against its own standalone cost at the same pipeline."""
+    workdir = tempfile.mkdtemp(prefix="respbench-bench-cluster-")
+    procs, ports = start_cluster(server_core, workdir)
+    try:
+        subprocess.run([RESPBENCH, "-p", str(ports[0]), "--cluster", "-n", "allkeys", "--key-min", "0", "--key-max",
+                        str(KEYS - 1), "-d", str(VALUE), "-q"], check=True, stdout=subprocess.DEVNULL)
+
+        def make(pipeline):
+            return cluster_clients(ports[0], args.cluster_requests, pipeline, client_core)
+        make.requests = args.cluster_requests
+        pipelines = [int(p) for p in args.pipelines.split(",")]
+        print(f"\nThe same GETs over a cluster of {len(ports)} primaries on core {server_core} (keys prefilled "
+              f"through respbench --cluster), {args.cluster_requests} requests, median of {args.runs} runs")
+        tables = run_table(f"cluster of {len(ports)} primaries", make, args, pipelines)
+        for pipeline, medians in tables.items():
+            peers = {n: m for n, m in medians.items() if not n.startswith("respbench")}
+            for name in (n for n in medians if n.startswith("respbench")):
+                cpu = medians[name][1]
+                parts = []
+                if peers:
+                    cheapest = min(peers, key=lambda n: peers[n][1])
+                    parts.append(f"{cpu / peers[cheapest][1]:.2f}x the cheapest peer ({cheapest})")
+                alone = standalone.get(pipeline, {}).get(name)
+                if alone:
+                    parts.append(f"{cpu / alone[1]:.2f}x its own standalone cost ({alone[1]:.2f} us)")
+                print(f"cluster, pipeline {pipeline}, {name}: CPU per request " + "; ".join(parts or ["no peer"]))
+        print("Targets: at most 0.6x the cheapest peer at pipeline 1 and 0.7x at 16, and at most 1.3x respbench's "
+              "own standalone cost at 16. valkey-benchmark's cluster keys carry a slot tag drawn per request, so "
+              "its GETs miss.")
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
