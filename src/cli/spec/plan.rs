@@ -148,14 +148,27 @@ fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, S
     Ok(Step { arguments: tool.arguments.clone(), config, output, memtier, unscaled })
 }
 
-/// Keys a writing plan leaves: every key of its range, or as many as its requests when they
-/// are fewer (memtier's default of 10000 requests a client over its default range of ten
-/// million keys writes the first of them).
+/// Keys a writing plan leaves: for each key name its commands write (`session:__key__`,
+/// `user:__key__:sessions`: one key per number of the range each), every key of the range, or
+/// as many as that name's share of the requests when they are fewer (memtier's default of 10000
+/// requests a client over its default range of ten million keys writes the first of them).
 fn written(config: &Config) -> u64 {
-    match config.stop {
-        StopAfter::Requests(n) => n.min(span(config)),
-        StopAfter::AllKeys | StopAfter::Duration(_) => span(config),
+    let weighted: Vec<_> = config.commands.iter().filter(|c| c.weight > 0).collect();
+    let total: u64 = weighted.iter().map(|c| u64::from(c.weight)).sum::<u64>().max(1);
+    // Each distinct key argument, with the weight of the commands that name it.
+    let mut names: Vec<(&Vec<ArgPart>, u64)> = Vec::new();
+    for c in &weighted {
+        let name = c.args.get(1).unwrap_or(&c.args[0]);
+        match names.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, weight)) => *weight += u64::from(c.weight),
+            None => names.push((name, u64::from(c.weight))),
+        }
     }
+    let per_name = |weight: u64| match config.stop {
+        StopAfter::Requests(n) => (n * weight / total).min(span(config)),
+        StopAfter::AllKeys | StopAfter::Duration(_) => span(config),
+    };
+    if names.is_empty() { span(config) } else { names.iter().map(|(_, weight)| per_name(*weight)).sum() }
 }
 
 /// Every command of the plan names its key by `__key__` (one key per number of the range); a
@@ -287,6 +300,25 @@ fn glob(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn preload(line: &str) -> Config {
+        let words: Vec<OsString> = shlex::split(line).unwrap().into_iter().map(OsString::from).collect();
+        let Translated::Run(run) = translate(&words).unwrap() else { panic!("a run") };
+        run.draft.into_plan().unwrap().0
+    }
+
+    #[test]
+    fn the_keys_a_preload_writes_count_each_key_name() {
+        // One key name: the range, or the requests when fewer.
+        assert_eq!(written(&preload("--ratio 1:0 --key-minimum 1 --key-maximum 100 -n allkeys -c 1 -t 1")), 100);
+        assert_eq!(written(&preload("--ratio 1:0 --key-maximum 1000000 -n 50 -c 2 -t 1")), 100);
+        // Three names a number each, as the session-storage playbooks write them.
+        let three = "--command \"HSET session:__key__ f v\" --command-key-pattern=P \
+                     --command \"SADD user:__key__:sessions s\" --command-key-pattern=P \
+                     --command \"ZADD org:__key__:sessions 1 m\" --command-key-pattern=P \
+                     --key-minimum=1 --key-maximum=1001 -n 3000 -c 1 -t 1";
+        assert_eq!(written(&preload(three)), 3000);
+    }
 
     #[test]
     fn globs_and_priorities() {
