@@ -126,8 +126,10 @@ def cluster_clients(port, requests, pipeline, core):
 
 
 def run_table(title, make_clients, args, pipelines):
-    """Runs every client `args.runs` times per pipeline (alternating their order); returns
-    {pipeline: {client: (ops/s, CPU us/request)}} of medians, printed as a table."""
+    """Runs every client `args.runs` times per pipeline (alternating their order, so no tool
+    always runs on a warmer server); returns {pipeline: {client: (ops/s, CPU us/request)}} of
+    medians, each pipeline printed as a table headed `{title}, pipeline N` (`pipeline N` without
+    a title)."""
     tables = {}
     for pipeline in pipelines:
         results = {}
@@ -140,7 +142,7 @@ def run_table(title, make_clients, args, pipelines):
                 wall, user, sys_ = measure(argv)
                 results.setdefault(name, []).append((requests / wall, (user + sys_) / requests * 1e6,
                                                      user / requests * 1e6, sys_ / requests * 1e6))
-        print(f"\n{title}, pipeline {pipeline}")
+        print(f"\n{title + ', ' if title else ''}pipeline {pipeline}")
         print(f"{'client':<22}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}")
         medians = {}
         for name, rows in results.items():
@@ -211,24 +213,13 @@ def main():
         print(f"GETs of {VALUE}-byte values over {KEYS} prefilled keys, {CONNECTIONS} connections, "
               f"{args.requests} requests, median of {args.runs} runs; server on core {server_core}, "
               f"clients on core {client_core}")
-        for pipeline in [int(p) for p in args.pipelines.split(",")]:
-            results = {}
-            for run in range(args.runs):
-                # Alternate the order so no tool always runs on a warmer server.
-                tools = list(clients(port, args.requests, pipeline, client_core).items())
-                if run % 2:
-                    tools.reverse()
-                for name, argv in tools:
-                    wall, user, sys_ = measure(argv)
-                    results.setdefault(name, []).append((args.requests / wall, (user + sys_) / args.requests * 1e6,
-                                                         user / args.requests * 1e6, sys_ / args.requests * 1e6))
-            print(f"\npipeline {pipeline}")
-            print(f"{'client':<22}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}")
-            medians = {}
-            for name, rows in results.items():
-                ops, cpu, user, sys_ = (statistics.median(r[i] for r in rows) for i in range(4))
-                medians[name] = (ops, cpu)
-                print(f"{name:<22}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
+        def make(pipeline):
+            return clients(port, args.requests, pipeline, client_core)
+        make.requests = args.requests
+        pipelines = [int(p) for p in args.pipelines.split(",")]
+        # Each pipeline's table is printed with its ratios below it.
+        for pipeline in pipelines:
+            medians = run_table(None, make, args, [pipeline])[pipeline]
             standalone[pipeline] = medians
             peers = {n: m for n, m in medians.items() if not n.startswith(("respbench", "floor"))}
             cheapest = min(peers, key=lambda n: peers[n][1])

@@ -162,13 +162,14 @@ fn stdout_inode() -> Option<Identity> {
 /// Checks a run's outputs before it starts (`(flag, path)` each): two outputs on one path, or
 /// two on standard output, a directory or a block device: the one line to say, for exit 2.
 pub fn check(outputs: &[(&str, &Path)]) -> Result<(), String> {
+    let stdout = stdout_inode();
     let mut seen: Vec<(&str, &Path, Identity)> = Vec::new();
     for &(flag, path) in outputs {
         let id = identity(path).map_err(|e| format!("{flag} {e}"))?;
         let same = |seen: &Identity| {
             *seen == id
-                || (*seen == Identity::Stdout && stdout_inode().as_ref() == Some(&id))
-                || (id == Identity::Stdout && stdout_inode().as_ref() == Some(seen))
+                || (*seen == Identity::Stdout && stdout.as_ref() == Some(&id))
+                || (id == Identity::Stdout && stdout.as_ref() == Some(seen))
         };
         if let Some((other, _, _)) = seen.iter().find(|(_, _, seen)| same(seen)) {
             return Err(if id == Identity::Stdout {
@@ -203,8 +204,13 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
 /// `outputs` is `-`, so that `--json - | jq` gets the document alone. A reader that stops
 /// early (`| head`) is not an error.
 pub fn print_report<'a>(text: &str, outputs: impl IntoIterator<Item = &'a Path>) {
-    let moved = outputs.into_iter().any(is_stdout);
-    let _ = if moved {
+    say_report(text, outputs.into_iter().any(is_stdout));
+}
+
+/// The report a person reads, on standard error when `stdout_taken` (an output is `-`), else
+/// on standard output. A reader that stops early (`| head`) is not an error.
+pub fn say_report(text: &str, stdout_taken: bool) {
+    let _ = if stdout_taken {
         io::stderr().lock().write_all(text.as_bytes())
     } else {
         let mut stdout = io::stdout().lock();

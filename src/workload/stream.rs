@@ -37,33 +37,30 @@ pub struct RequestGen {
     /// continuation SCANs sent in this cycle.
     cursor: Vec<u8>,
     scan_iterations: u32,
-    /// `--rand-sequential`: numbers counted so far by each placeholder (`__rand_1st__` ..
-    /// `__rand_9th__`, then `__rand_int__`), this connection's place among `stride`.
-    counted: Option<Counted>,
-    /// `--dataset`: rows this connection has taken (it takes `offset + n * stride`).
-    rows_taken: u64,
-    row_offset: u64,
-    row_stride: u64,
+    /// `--rand-sequential`: a count for each placeholder (`__rand_1st__` .. `__rand_9th__`,
+    /// then `__rand_int__`).
+    counted: Option<[Interleaved; 10]>,
+    /// `--dataset`: the rows this connection takes.
+    rows: Interleaved,
 }
 
-/// The counters of `--rand-sequential`: the `n`th number this connection takes for a
-/// placeholder is `offset + n * stride` (wrapping in the range), so the connections together
-/// count through it.
-#[derive(Debug)]
-struct Counted {
-    next: [u64; 10],
+/// A count the connections share without sharing anything: connection `offset` of `stride`
+/// takes `offset`, `offset + stride`, `offset + 2 * stride`, ... (wrapping), so together they
+/// take every number once per pass (`--rand-sequential`'s numbers, `--dataset`'s rows).
+#[derive(Debug, Clone, Copy)]
+struct Interleaved {
+    taken: u64,
     offset: u64,
     stride: u64,
 }
 
-impl Counted {
-    /// The next number of placeholder `i` in `lo..=hi`.
+impl Interleaved {
+    /// The next number in `0..span` (a `u128`: a whole `u64` range is one more than `u64` holds).
     #[inline]
-    fn take(&mut self, i: usize, lo: u64, hi: u64) -> u64 {
-        let span = u128::from(hi - lo) + 1;
-        let n = self.next[i];
-        self.next[i] += 1;
-        lo + ((u128::from(self.offset) + u128::from(n) * u128::from(self.stride)) % span) as u64
+    fn next(&mut self, span: u128) -> u64 {
+        let n = self.taken;
+        self.taken += 1;
+        ((u128::from(self.offset) + u128::from(n) * u128::from(self.stride)) % span) as u64
     }
 }
 
@@ -88,6 +85,7 @@ impl RequestGen {
         let multi = workload.draws.iter().map(|d| usize::from(d.multi_keys)).max().unwrap_or(0);
         // Connections start spread over the imported items, so a short run still writes many.
         let import_next = workload.import.as_ref().map_or(0, |i| conn_index * i.sets.len() / config.connections.max(1));
+        let interleaved = Interleaved { taken: 0, offset: conn_index as u64, stride: config.connections.max(1) as u64 };
         RequestGen {
             workload,
             rng: Rng::derive(config.seed, if config.same_stream { 0 } else { conn_index as u64 }),
@@ -101,14 +99,8 @@ impl RequestGen {
             picked: None,
             cursor: Vec::with_capacity(24),
             scan_iterations: 0,
-            counted: config.extras.rand_sequential.then(|| Counted {
-                next: [0; 10],
-                offset: conn_index as u64,
-                stride: config.connections.max(1) as u64,
-            }),
-            rows_taken: 0,
-            row_offset: conn_index as u64,
-            row_stride: config.connections.max(1) as u64,
+            counted: config.extras.rand_sequential.then_some([interleaved; 10]),
+            rows: interleaved,
         }
     }
 
@@ -269,12 +261,7 @@ impl RequestGen {
         let fixed: [&[u8]; HOLE_SHARED] = [key_digits, data, expiry_digits, tag];
         // A dataset command takes the next of this connection's rows (none without one).
         let row: &[Vec<u8>] = match (&workload.dataset, draws.fields) {
-            (Some(dataset), true) => {
-                let count = dataset.rows.len() as u64;
-                let r = (self.row_offset + self.rows_taken * self.row_stride) % count;
-                self.rows_taken += 1;
-                &dataset.rows[r as usize]
-            }
+            (Some(dataset), true) => &dataset.rows[self.rows.next(dataset.rows.len() as u128) as usize],
             _ => &[],
         };
         if draws.shared == 0
@@ -294,7 +281,7 @@ impl RequestGen {
                 if wanted {
                     // Every `__rand_int__` of a command takes the one counter in turn.
                     let n = match self.counted.as_mut() {
-                        Some(counted) => counted.take(i.min(9), lo, hi),
+                        Some(counted) => lo + counted[i.min(9)].next(u128::from(hi - lo) + 1),
                         None => lo + self.rng.below(hi - lo + 1),
                     };
                     zero_padded(buf, n);

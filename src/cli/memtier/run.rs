@@ -40,11 +40,10 @@ impl MemtierLive<'_> {
         if let Some(path) = &output.memtier_json {
             eprintln!("Json file {} created...", path.display());
         }
-        let moved = output.files().iter().any(|(_, path)| crate::report::output::is_stdout(path));
         match &output.out_file {
             Some(path) => eprintln!("Writing results to {}...", path.display()),
             // `--json-out-file -` took standard output: the report goes where this line says.
-            None if moved => eprintln!("Writing results to stderr"),
+            None if output.takes_stdout() => eprintln!("Writing results to stderr"),
             None => eprintln!("Writing results to stdout"),
         }
     }
@@ -122,7 +121,7 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
     let mut pooled = result.pooled();
     pooled.notes.splice(0..0, output.notes.said.iter().cloned());
     let interval_log = around.interval_log(output);
-    let written = write_reports(&view, output, &result.runs, &pooled, (live.files, interval_log), cx.stdout_taken());
+    let written = write_reports(&view, output, &result.runs, &pooled, (live.files, interval_log), cx.stdout_taken);
     around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
@@ -139,14 +138,12 @@ fn write_reports(
     runs: &[Outcome],
     pooled: &Outcome,
     (mut files, interval_log): (Vec<(PathBuf, Vec<u8>)>, Option<String>),
-    stdout_taken: Option<&std::path::Path>,
+    stdout_taken: bool,
 ) -> Result<Option<report::document::Document>, ExitCode> {
     let text = memtier::text::render(view, runs, pooled);
     match &output.out_file {
         Some(path) => files.push((path.clone(), text.into_bytes())),
-        None => {
-            report::output::print_report(&text, output.files().into_iter().map(|(_, path)| path).chain(stdout_taken))
-        }
+        None => report::output::say_report(&text, stdout_taken || output.takes_stdout()),
     }
     if let Some(path) = &output.memtier_json {
         files.push((path.clone(), memtier::json::render(view, runs, pooled).into_bytes()));

@@ -44,7 +44,7 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
     let mut outcome = result.pooled();
     outcome.notes.splice(0..0, output.notes.said.iter().cloned());
     let interval_log = around.interval_log(output);
-    let written = write_reports(config, output, &outcome, hdr_log, interval_log, cx.stdout_taken());
+    let written = write_reports(config, output, &outcome, hdr_log, interval_log, cx.stdout_taken);
     around.close(output, written.is_ok());
     let document = match written {
         Ok(doc) => doc,
@@ -61,7 +61,7 @@ fn write_reports(
     outcome: &Outcome,
     hdr_log: Option<HdrLog>,
     interval_log: Option<String>,
-    stdout_taken: Option<&std::path::Path>,
+    stdout_taken: bool,
 ) -> Result<Document, ExitCode> {
     let run = Run { config, outcome, label: output.label.as_deref(), percentiles: &output.percentiles };
     let text =
@@ -69,9 +69,7 @@ fn write_reports(
     let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
     match &output.out_file {
         Some(path) => files.push((path, text.into_bytes())),
-        None => {
-            report::output::print_report(&text, output.files().into_iter().map(|(_, path)| path).chain(stdout_taken))
-        }
+        None => report::output::say_report(&text, stdout_taken || output.takes_stdout()),
     }
     let mut doc = report::run::json::document(&run);
     doc.histograms.interval_log = interval_log;

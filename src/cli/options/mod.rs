@@ -415,6 +415,11 @@ impl Output {
         .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
         .collect()
     }
+
+    /// One of the files is `-`: the report a person reads goes to standard error.
+    pub fn takes_stdout(&self) -> bool {
+        self.files().iter().any(|(_, path)| crate::report::output::is_stdout(path))
+    }
 }
 
 mod build;
