@@ -20,7 +20,7 @@ use crate::config::{
     version,
     disable_help_flag = true,
     max_term_width = 100,
-    after_help = "Also: respbench ab | fill | report | compare | capacity [OPTIONS]; respbench run FILE.toml; respbench recover FILE.journal; respbench memtier ARGS and \
+    after_help = "Also: respbench ab | fill | report | compare | merge | capacity [OPTIONS]; respbench run FILE.toml; respbench spec SPEC.yml...; respbench recover FILE.journal; respbench memtier ARGS and \
                   respbench redis-benchmark ARGS take those tools' command lines (see README.md and \
                   docs/compatibility.md)."
 )]
