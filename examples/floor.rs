@@ -13,7 +13,11 @@
 //!   sends that complete silently unless they fail, everything a loop turn needs submitted with
 //!   one `io_uring_enter` that also waits.
 //!
-//! Usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS
+//! With `set` as the last word, each request is `SET key VALUE` (a value of VALUE_SIZE bytes,
+//! answered `+OK`): on the epoll path only, a send the socket cannot take whole waits with
+//! `poll` for room, as any client writing large values must.
+//!
+//! Usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set]
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -57,13 +61,22 @@ impl Conn {
 
 fn main() -> io::Result<()> {
     let a: Vec<String> = std::env::args().collect();
-    if a.len() != 8 {
-        eprintln!("usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS");
+    if a.len() != 8 && a.len() != 9 {
+        eprintln!("usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set]");
         std::process::exit(2);
     }
     let num = |i: usize| a[i].parse::<u64>().unwrap_or_else(|_| panic!("'{}' is not a number", a[i]));
     let (port, conns, requests, pipeline, value, keys) = (num(2), num(3), num(4), num(5), num(6), num(7));
-    let reply = format!("${value}\r\n").len() + value as usize + 2;
+    let set = match a.get(8).map(String::as_str) {
+        None | Some("get") => false,
+        Some("set") if a[1] == "epoll" => true,
+        Some("set") => panic!("set is measured on the epoll path only"),
+        Some(other) => panic!("'{other}' is not get or set"),
+    };
+    let reply = if set { "+OK\r\n".len() } else { format!("${value}\r\n").len() + value as usize + 2 };
+    let payload = vec![b'x'; if set { value as usize } else { 0 }];
+    // Room for a whole batch of replies, within 64 KiB and 4 MiB: fewer reads never cost more.
+    let buf_size = (reply * pipeline as usize).clamp(64 * 1024, 4 << 20);
     let mut load = Load { pipeline: pipeline as usize, reply, left: requests };
     let mut cs = Vec::new();
     for i in 0..conns {
@@ -72,10 +85,16 @@ fn main() -> io::Result<()> {
         let (mut out, mut ends) = (Vec::new(), Vec::new());
         for j in 0..pipeline {
             let key = format!("key:{}", (i * pipeline + j) * 7919 % keys);
-            write!(out, "*2\r\n$3\r\nGET\r\n${}\r\n{}\r\n", key.len(), key)?;
+            if set {
+                write!(out, "*3\r\n$3\r\nSET\r\n${}\r\n{}\r\n${}\r\n", key.len(), key, payload.len())?;
+                out.extend_from_slice(&payload);
+                out.extend_from_slice(b"\r\n");
+            } else {
+                write!(out, "*2\r\n$3\r\nGET\r\n${}\r\n{}\r\n", key.len(), key)?;
+            }
             ends.push(out.len());
         }
-        cs.push(Conn { stream, out, ends, sent: 0, owed: 0, buf: vec![0; 64 * 1024] });
+        cs.push(Conn { stream, out, ends, sent: 0, owed: 0, buf: vec![0; buf_size] });
     }
     let done = match a[1].as_str() {
         "epoll" => epoll(&mut cs, &mut load)?,
@@ -83,6 +102,24 @@ fn main() -> io::Result<()> {
         other => panic!("'{other}' is not epoll or uring"),
     };
     println!("{done} replies");
+    Ok(())
+}
+
+/// Writes all of `bytes` to a non-blocking socket, waiting in `poll` while its buffer is full.
+fn send_all(mut stream: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match stream.write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let mut pfd = libc::pollfd { fd: stream.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+                // SAFETY: `pfd` is one valid pollfd for the duration of the call.
+                if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
     Ok(())
 }
 
@@ -101,7 +138,7 @@ fn epoll(cs: &mut [Conn], load: &mut Load) -> io::Result<u64> {
             return Err(io::Error::last_os_error());
         }
         if load.next_batch(c) {
-            (&c.stream).write_all(c.batch())?;
+            send_all(&c.stream, c.batch())?;
             busy += 1;
         }
     }
@@ -125,7 +162,7 @@ fn epoll(cs: &mut [Conn], load: &mut Load) -> io::Result<u64> {
             if c.owed == 0 {
                 replies += c.sent as u64;
                 if load.next_batch(c) {
-                    (&c.stream).write_all(c.batch())?;
+                    send_all(&c.stream, c.batch())?;
                 } else {
                     busy -= 1;
                 }
