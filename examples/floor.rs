@@ -17,7 +17,13 @@
 //! answered `+OK`): on the epoll path only, a send the socket cannot take whole waits with
 //! `poll` for room, as any client writing large values must.
 //!
-//! Usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set]
+//! With `tls=CAFILE`, on the epoll path only, every connection speaks TLS through rustls with
+//! ring, the library and provider respbench uses: the handshake is done before the clock's
+//! work starts, then each batch is encrypted into records and written, and each ready
+//! connection gets one `recv` of records that are decrypted and dropped. That is the TLS floor:
+//! what any client of this library pays per request beyond the plain floor.
+//!
+//! Usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set] [tls=CAFILE]
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -33,6 +39,7 @@ struct Conn {
     sent: usize,
     owed: usize,
     buf: Vec<u8>,
+    tls: Option<rustls::ClientConnection>,
 }
 
 struct Load {
@@ -61,18 +68,24 @@ impl Conn {
 
 fn main() -> io::Result<()> {
     let a: Vec<String> = std::env::args().collect();
-    if a.len() != 8 && a.len() != 9 {
-        eprintln!("usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set]");
+    if !(8..=10).contains(&a.len()) {
+        eprintln!("usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set] [tls=CAFILE]");
         std::process::exit(2);
     }
     let num = |i: usize| a[i].parse::<u64>().unwrap_or_else(|_| panic!("'{}' is not a number", a[i]));
     let (port, conns, requests, pipeline, value, keys) = (num(2), num(3), num(4), num(5), num(6), num(7));
-    let set = match a.get(8).map(String::as_str) {
-        None | Some("get") => false,
-        Some("set") if a[1] == "epoll" => true,
-        Some("set") => panic!("set is measured on the epoll path only"),
-        Some(other) => panic!("'{other}' is not get or set"),
-    };
+    let (mut set, mut tls) = (false, None);
+    for word in &a[8..] {
+        match word.as_str() {
+            "get" => set = false,
+            "set" => set = true,
+            w if w.starts_with("tls=") => tls = Some(tls_config(&w[4..])?),
+            other => panic!("'{other}' is not get, set or tls=CAFILE"),
+        }
+    }
+    if (set || tls.is_some()) && a[1] != "epoll" {
+        panic!("set and tls are measured on the epoll path only");
+    }
     let reply = if set { "+OK\r\n".len() } else { format!("${value}\r\n").len() + value as usize + 2 };
     let payload = vec![b'x'; if set { value as usize } else { 0 }];
     // Room for a whole batch of replies, within 64 KiB and 4 MiB: fewer reads never cost more.
@@ -80,8 +93,20 @@ fn main() -> io::Result<()> {
     let mut load = Load { pipeline: pipeline as usize, reply, left: requests };
     let mut cs = Vec::new();
     for i in 0..conns {
-        let stream = TcpStream::connect(("127.0.0.1", port as u16))?;
+        let mut stream = TcpStream::connect(("127.0.0.1", port as u16))?;
         stream.set_nodelay(true)?;
+        let session = match &tls {
+            None => None,
+            Some(config) => {
+                let name = rustls::pki_types::ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into());
+                let mut session =
+                    rustls::ClientConnection::new(std::sync::Arc::clone(config), name).map_err(io::Error::other)?;
+                while session.is_handshaking() {
+                    session.complete_io(&mut stream)?;
+                }
+                Some(session)
+            }
+        };
         let (mut out, mut ends) = (Vec::new(), Vec::new());
         for j in 0..pipeline {
             let key = format!("key:{}", (i * pipeline + j) * 7919 % keys);
@@ -94,7 +119,7 @@ fn main() -> io::Result<()> {
             }
             ends.push(out.len());
         }
-        cs.push(Conn { stream, out, ends, sent: 0, owed: 0, buf: vec![0; buf_size] });
+        cs.push(Conn { stream, out, ends, sent: 0, owed: 0, buf: vec![0; buf_size], tls: session });
     }
     let done = match a[1].as_str() {
         "epoll" => epoll(&mut cs, &mut load)?,
@@ -105,18 +130,77 @@ fn main() -> io::Result<()> {
     Ok(())
 }
 
+/// A client configuration trusting the PEM certificates of `ca`, on rustls's ring provider.
+fn tls_config(ca: &str) -> io::Result<std::sync::Arc<rustls::ClientConfig>> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca).map_err(io::Error::other)? {
+        roots.add(cert.map_err(io::Error::other)?).map_err(io::Error::other)?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
+        .with_safe_default_protocol_versions()
+        .map_err(io::Error::other)?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(std::sync::Arc::new(config))
+}
+
+/// Sends the connection's batch: as it is, or encrypted into TLS records.
+fn send_batch(c: &mut Conn) -> io::Result<()> {
+    let bytes = &c.out[..c.ends[c.sent - 1]];
+    let Some(session) = c.tls.as_mut() else {
+        return send_all(&c.stream, bytes);
+    };
+    session.writer().write_all(bytes)?;
+    while session.wants_write() {
+        match session.write_tls(&mut &c.stream) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_writable(&c.stream)?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// One read of what the socket holds: its bytes, or the plaintext its TLS records carried
+/// (0 when they completed no record). `WouldBlock` when there was nothing to read.
+fn receive(c: &mut Conn) -> io::Result<usize> {
+    let Some(session) = c.tls.as_mut() else {
+        return match c.stream.read(&mut c.buf) {
+            Ok(0) => Err(io::ErrorKind::UnexpectedEof.into()),
+            other => other,
+        };
+    };
+    if session.read_tls(&mut &c.stream)? == 0 {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    session.process_new_packets().map_err(io::Error::other)?;
+    let mut total = 0;
+    loop {
+        match session.reader().read(&mut c.buf) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => total += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(total),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn wait_writable(stream: &TcpStream) -> io::Result<()> {
+    let mut pfd = libc::pollfd { fd: stream.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+    // SAFETY: `pfd` is one valid pollfd for the duration of the call.
+    if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Writes all of `bytes` to a non-blocking socket, waiting in `poll` while its buffer is full.
 fn send_all(mut stream: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
     while !bytes.is_empty() {
         match stream.write(bytes) {
             Ok(n) => bytes = &bytes[n..],
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let mut pfd = libc::pollfd { fd: stream.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
-                // SAFETY: `pfd` is one valid pollfd for the duration of the call.
-                if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_writable(stream)?,
             Err(e) => return Err(e),
         }
     }
@@ -138,7 +222,7 @@ fn epoll(cs: &mut [Conn], load: &mut Load) -> io::Result<u64> {
             return Err(io::Error::last_os_error());
         }
         if load.next_batch(c) {
-            send_all(&c.stream, c.batch())?;
+            send_batch(c)?;
             busy += 1;
         }
     }
@@ -152,8 +236,7 @@ fn epoll(cs: &mut [Conn], load: &mut Load) -> io::Result<u64> {
         }
         for ev in &events[..n as usize] {
             let c = &mut cs[ev.u64 as usize];
-            let got = match c.stream.read(&mut c.buf) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            let got = match receive(c) {
                 Ok(got) => got,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 Err(e) => return Err(e),
@@ -162,7 +245,7 @@ fn epoll(cs: &mut [Conn], load: &mut Load) -> io::Result<u64> {
             if c.owed == 0 {
                 replies += c.sent as u64;
                 if load.next_batch(c) {
-                    send_all(&c.stream, c.batch())?;
+                    send_batch(c)?;
                 } else {
                     busy -= 1;
                 }

@@ -68,6 +68,8 @@ pub struct TlsOptions {
     pub versions: Vec<u16>,
     /// Cipher suites allowed, by their standard names; empty: rustls's defaults.
     pub ciphers: Vec<String>,
+    /// Every connection makes a full handshake: no session resumed from an earlier one.
+    pub no_resumption: bool,
 }
 
 /// When the measured phase ends.

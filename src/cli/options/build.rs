@@ -190,6 +190,7 @@ impl Args {
                 .filter(|name| !name.trim().is_empty())
                 .map(String::from)
                 .collect(),
+            no_resumption: self.no_tls_resumption,
         });
         Ok(ServerOptions {
             target,

@@ -99,6 +99,10 @@ pub struct Args {
     /// TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256) [default: rustls's].
     #[arg(long, value_name = "LIST", help_heading = "TLS")]
     pub tls_ciphers: Option<String>,
+    /// Make a full handshake on every connection and reconnect: no session resumed (tickets,
+    /// session IDs) from an earlier connection [default: resumed, as long-lived clients do].
+    #[arg(long, help_heading = "TLS")]
+    pub no_tls_resumption: bool,
 
     /// First wait before reconnecting a dropped connection (doubles per failed attempt, up to 500 ms or D).
     #[arg(long, value_parser = parse::duration, default_value = "100ms", value_name = "D", help_heading = "Faults")]

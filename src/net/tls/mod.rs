@@ -71,7 +71,7 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, TlsSetupError> {
     };
     let verifier = Verifier::new(check, roots, Arc::clone(&provider))?;
     let builder = builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier));
-    let config = match (&opts.cert, &opts.key) {
+    let mut config = match (&opts.cert, &opts.key) {
         (Some(cert), Some(key)) => {
             let chain = CertificateDer::pem_file_iter(cert)
                 .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
@@ -91,6 +91,9 @@ fn build(opts: &TlsOptions) -> Result<ClientConfig, TlsSetupError> {
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("--cert and --key go together: a client certificate needs its private key".into()),
     };
+    if opts.no_resumption {
+        config.resumption = rustls::client::Resumption::disabled();
+    }
     Ok(config)
 }
 
