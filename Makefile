@@ -78,16 +78,19 @@ demo: deps release
 
 # Side by side with redis-benchmark (and memtier_benchmark / valkey-benchmark when on PATH).
 # Closed loop beside the peers on PATH, the open-loop table at 50 to 10,000 connections, then
-# GET and SET of 100 KB and 1 MB values beside their floor, and opening 10,000 connections.
+# GET and SET of 100 KB and 1 MB values beside their floor, opening 10,000 connections, and TLS
+# (GETs beside a TLS floor, handshakes full and resumed).
 bench: deps release
 	@python3 scripts/bench.py
 	@python3 scripts/openloop_bench.py
 	@python3 scripts/bench_sizes.py
+	@python3 scripts/bench_tls.py
 
 # Paced (--rate) cost per request against closed loop at 50 to 10,000 connections.
 bench-openloop: deps release
 	@python3 scripts/openloop_bench.py
 	@python3 scripts/bench_sizes.py
+	@python3 scripts/bench_tls.py
 
 clean:
 	$(CARGO) clean
