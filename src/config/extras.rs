@@ -41,6 +41,10 @@ pub struct Extras {
     /// `i + c`, `i + 2c`, ... so the connections together send each number once per pass)
     /// instead of being drawn.
     pub rand_sequential: bool,
+    /// `--transaction`: the commands, in order, each its ratio's times, are one unit (a
+    /// rotation) on one connection; every keyed command of a unit uses the unit's one key, and
+    /// in cluster mode the whole unit, keyless commands included, goes to that key's shard.
+    pub transaction: bool,
     /// `--dataset`: the rows the commands' `__field:NAME__` placeholders take, in order.
     pub dataset: Option<std::sync::Arc<super::dataset::Dataset>>,
 }

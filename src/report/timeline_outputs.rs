@@ -125,6 +125,7 @@ fn outputs() -> String {
         cluster: false,
         percentiles: vec![50.0, 99.0, 99.9, 99.99],
         hide_histogram: true,
+        transaction: false,
         sections: sections_of(Layout::default(), &measured, &Measured::of(&pooled)),
     });
     format!("{}\n--- csv timeline\n{csv}--- memtier\n{memtier}", doc.to_json())

@@ -36,6 +36,9 @@ pub struct OpStats<H = Histogram<u64>> {
     pub count: u64,
     pub hits: u64,
     pub misses: u64,
+    /// Transactions the server aborted: an EXEC answered with a null array (a WATCHed key
+    /// changed). Neither a miss nor an error.
+    pub aborts: u64,
     /// Requests that got an error reply or no reply at all.
     pub errors: u64,
     /// Requests sent in the measured phase: each ends as a reply (`count`), failed without
@@ -79,6 +82,7 @@ impl Default for OpStats {
             count: 0,
             hits: 0,
             misses: 0,
+            aborts: 0,
             errors: 0,
             sent: 0,
             failed: 0,
@@ -111,6 +115,7 @@ impl<H> OpStats<H> {
             count,
             hits,
             misses,
+            aborts,
             errors,
             sent,
             failed,
@@ -127,6 +132,7 @@ impl<H> OpStats<H> {
             count: *count,
             hits: *hits,
             misses: *misses,
+            aborts: *aborts,
             errors: *errors,
             sent: *sent,
             failed: *failed,
@@ -191,6 +197,7 @@ impl OpStats {
         self.count += other.count;
         self.hits += other.hits;
         self.misses += other.misses;
+        self.aborts += other.aborts;
         self.errors += other.errors;
         self.sent += other.sent;
         self.failed += other.failed;
@@ -232,6 +239,7 @@ impl CompactOp {
             counters.count += o.count;
             counters.hits += o.hits;
             counters.misses += o.misses;
+            counters.aborts += o.aborts;
             counters.errors += o.errors;
             counters.sent += o.sent;
             counters.failed += o.failed;

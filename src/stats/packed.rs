@@ -105,6 +105,7 @@ impl Writer<'_> {
             op.count,
             op.hits,
             op.misses,
+            op.aborts,
             op.errors,
             op.sent,
             op.failed,
@@ -207,8 +208,8 @@ impl<'a> Reader<'a> {
 
     /// A row [`Writer::op`] wrote.
     pub fn op(&mut self, quantiles: &[f64]) -> CompactOp {
-        let [count, hits, misses, errors, sent, failed, abandoned, bytes_out, bytes_in, latency_sum_ns] =
-            [(); 10].map(|()| self.u64());
+        let [count, hits, misses, aborts, errors, sent, failed, abandoned, bytes_out, bytes_in, latency_sum_ns] =
+            [(); 11].map(|()| self.u64());
         let flags = self.u8();
         let latency_ns = self.summarized(quantiles);
         let service_ns = self.summarized(quantiles);
@@ -222,6 +223,7 @@ impl<'a> Reader<'a> {
             count,
             hits,
             misses,
+            aborts,
             errors,
             sent,
             failed,
@@ -295,6 +297,6 @@ mod tests {
         assert_eq!(round_trip(&row).0, row);
         // An empty summary is a byte.
         let empty = OpStats::default().compact_response(&[0.5]);
-        assert_eq!(round_trip(&empty), (empty.clone(), 10 + 1 + 2));
+        assert_eq!(round_trip(&empty), (empty.clone(), 11 + 1 + 2));
     }
 }

@@ -27,6 +27,7 @@ impl OpStats {
             count,
             hits,
             misses,
+            aborts,
             errors,
             sent,
             failed,
@@ -39,7 +40,7 @@ impl OpStats {
             unit: _,
             parts,
         } = self;
-        for n in [count, hits, misses, errors, sent, failed, abandoned, bytes_out, bytes_in, latency_sum_ns] {
+        for n in [count, hits, misses, aborts, errors, sent, failed, abandoned, bytes_out, bytes_in, latency_sum_ns] {
             *n = 0;
         }
         latency_ns.reset();
@@ -182,10 +183,11 @@ mod tests {
                     (h(&p.send_lag_ns), h(&p.wire_ns), h(&p.receive_lag_ns), h(&p.without_client_ns), p.sums_ns)
                 });
                 format!(
-                    "{} {} {} {} {} {} {} {} {} {} {:?} {:?} {} {:?}",
+                    "{} {} {} {} {} {} {} {} {} {} {} {:?} {:?} {} {:?}",
                     op.count,
                     op.hits,
                     op.misses,
+                    op.aborts,
                     op.errors,
                     op.sent,
                     op.failed,

@@ -88,6 +88,12 @@ pub struct Workload {
     /// Report rows: one per command, then the sequence's unit row if there is one.
     names: Vec<String>,
     reads: Vec<ReadKind>,
+    /// Which commands are EXEC: a null reply is an aborted transaction.
+    execs: Vec<bool>,
+    /// `--transaction`: each unit draws one key, which all its commands use.
+    transaction: bool,
+    /// The key prefix, for the unit key's name (cluster routing of a transaction).
+    key_prefix: Vec<u8>,
     /// Uniform or normal `(min, max, normal)` of each command's `Between` holes.
     between: Vec<Vec<(u64, u64, bool)>>,
     /// `--data-size-pattern S`: the key range value sizes follow.
@@ -183,6 +189,11 @@ impl Workload {
                 names.push(config.sequence_name().unwrap_or_default());
                 (vec![steps.clone()], vec![1])
             }
+            None if config.extras.transaction => {
+                // One unit: the whole rotation, each command its ratio's times in a row.
+                let steps = config.commands.iter().enumerate().map(|(command, c)| Step { command, repeat: c.weight });
+                (vec![steps.filter(|s| s.repeat > 0).collect()], vec![1])
+            }
             None if config.extras.scan.is_some() => {
                 // One unit: the SCAN whose cursor decides, per request, which of the two rows goes.
                 (vec![vec![Step { command: 0, repeat: 1 }]], vec![1])
@@ -211,11 +222,15 @@ impl Workload {
                 _ => ReadKind::Nil,
             })
             .collect();
+        let execs = config.commands.iter().map(|c| c.name.eq_ignore_ascii_case("EXEC")).collect();
         Workload {
             templates,
             draws,
             names,
             reads,
+            execs,
+            transaction: config.extras.transaction,
+            key_prefix: prefix.to_vec(),
             between,
             sizes_by_key: config.extras.sizes_by_key.then_some((config.keys.min, config.keys.max)),
             monitor,
@@ -255,6 +270,18 @@ impl Workload {
             (ReadKind::Empty, _) if reply.starts_with(b"$0\r\n") => (0, 1),
             _ => (1, 0),
         }
+    }
+
+    /// Whether command `i`'s reply of class `class` is an aborted transaction: EXEC answered
+    /// with a null array.
+    #[inline]
+    pub fn aborted(&self, i: usize, class: ReplyClass) -> bool {
+        class == ReplyClass::Nil && self.execs[i]
+    }
+
+    /// `--transaction`: whether a unit's commands share one key.
+    pub fn transaction(&self) -> bool {
+        self.transaction
     }
 
     /// Whether replies must be read for a SCAN cursor (`--scan-incremental-iteration`).

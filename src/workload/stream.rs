@@ -42,6 +42,10 @@ pub struct RequestGen {
     counted: Option<[Interleaved; 10]>,
     /// `--dataset`: the rows this connection takes.
     rows: Interleaved,
+    /// `--transaction`: the key the unit being sent uses for every keyed command, and its name
+    /// (prefix and digits, written when asked for: cluster routing).
+    unit_key: Option<u64>,
+    unit_key_name: Vec<u8>,
 }
 
 /// A count the connections share without sharing anything: connection `offset` of `stride`
@@ -101,6 +105,8 @@ impl RequestGen {
             scan_iterations: 0,
             counted: config.extras.rand_sequential.then_some([interleaved; 10]),
             rows: interleaved,
+            unit_key: None,
+            unit_key_name: Vec::with_capacity(config.keys.prefix.len() + 20),
         }
     }
 
@@ -109,8 +115,14 @@ impl RequestGen {
     }
 
     /// Picks the next unit of the mix by weight: exact ratios over every cycle of the weights.
+    /// Under `--transaction` it also draws the unit's one key, from its first command's keys.
     #[inline]
     pub fn pick_unit(&mut self) -> usize {
+        if self.workload.transaction() {
+            let first = self.workload.units[0].first().map_or(0, |s| s.command);
+            let walk = self.key_of.get(first).copied().unwrap_or(0);
+            self.unit_key = Some(self.keys[walk].next(&mut self.rng));
+        }
         if self.credit.len() == 1 {
             return 0;
         }
@@ -123,6 +135,16 @@ impl RequestGen {
         }
         self.credit[best] -= self.total_weight;
         best
+    }
+
+    /// `--transaction`: the name of the key every keyed command of the unit just picked uses
+    /// (prefix and digits; the buffer is reused), for routing the whole unit to its shard.
+    pub fn unit_key_name(&mut self) -> Option<&[u8]> {
+        let key = self.unit_key?;
+        self.unit_key_name.clear();
+        self.unit_key_name.extend_from_slice(&self.workload.key_prefix);
+        self.unit_key_name.extend_from_slice(itoa::Buffer::new().format(key).as_bytes());
+        Some(&self.unit_key_name)
     }
 
     /// Steps of unit `unit`.
@@ -206,7 +228,10 @@ impl RequestGen {
             lines[line].encode(out, &[]);
             return 0;
         }
-        let key = self.keys[self.key_of[cmd]].next(&mut self.rng);
+        let key = match self.unit_key {
+            Some(key) => key,
+            None => self.keys[self.key_of[cmd]].next(&mut self.rng),
+        };
         if let Some(import) = &self.workload.import {
             if cmd == import.set {
                 // The file's items in order (wrapping), keyed by the file or by the generator.

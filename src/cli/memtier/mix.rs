@@ -111,6 +111,10 @@ impl WorkloadFlags {
 
     /// Checks what goes with what; `commands` says whether --command was given.
     pub fn check(&self, commands: bool, cluster: bool, size_range: bool) -> Result<(), String> {
+        if self.scan_incremental_iteration && !commands {
+            // memtier's words: the cursor is followed only in a --command's SCAN.
+            return Err("--scan-incremental-iteration requires --command with a SCAN command.".into());
+        }
         if commands && let Some(flag) = self.mix_only() {
             return Err(format!("{flag} shapes the SET/GET mix: it cannot be used with --command"));
         }

@@ -146,6 +146,7 @@ fn workload(args: &Args, w: &mut Words) {
         w.value("--command-key-pattern", Some(letter));
     }
     w.flag("--random-data", args.random_data);
+    w.flag("--transaction", args.transaction);
     w.value("--expiry-range", args.expiry_range.map(pair('-')));
     w.value("--seed", args.seed);
     w.flag("--same-stream-per-connection", args.same_stream_per_connection);

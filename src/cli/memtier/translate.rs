@@ -461,10 +461,22 @@ fn load_args(load: Load, args: &mut Args) -> Result<(), String> {
         }
         (Some(None), None) => Some("allkeys".into()),
         // -n counts per client in memtier.
-        (Some(Some(n)), None) => Some((n * connections).to_string()),
-        (None, None) => Some((REQUESTS_PER_CLIENT * connections).to_string()),
+        (Some(Some(n)), None) => Some((rotations(args, n) * connections).to_string()),
+        (None, None) => Some((rotations(args, REQUESTS_PER_CLIENT) * connections).to_string()),
     };
     Ok(())
+}
+
+/// `-n`'s requests as respbench counts them: under `--transaction` memtier counts each command
+/// of a rotation, respbench whole rotations (units), so `-n` becomes the rotations that hold
+/// that many commands (rounded up: a rotation is never cut).
+fn rotations(args: &Args, requests: u64) -> u64 {
+    if !args.transaction {
+        return requests;
+    }
+    let ratio = |i: usize| u64::from(args.command_ratio.get(i).copied().unwrap_or(1));
+    let per_rotation: u64 = (0..args.command.len()).map(ratio).sum();
+    requests.div_ceil(per_rotation.max(1))
 }
 
 /// The plan a memtier_benchmark command line (without the program name) runs, without running

@@ -104,6 +104,10 @@ Connection and General Options:
   -x, --run-count=NUMBER         Repeat the whole test NUMBER times
   -D, --debug                    Print debug output on stderr
       --cluster-mode             Run in cluster mode
+      --transaction              One rotation of the --command entries is one unit: one
+                                 connection, one key for its keyed commands, in cluster mode
+                                 that key's shard; a null EXEC is an abort (Aborts/sec).
+                                 Requires at least one --command
       --help                     Print this help
   -v, --version                  Print the version
 

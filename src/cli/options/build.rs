@@ -35,6 +35,10 @@ impl Args {
         // Each interval keeps the report's percentiles (memtier's per-second series shows them).
         extras.interval_quantiles = self.percentiles.0.iter().map(|p| p / 100.0).collect();
         extras.rand_sequential = self.rand_sequential;
+        extras.transaction = self.transaction;
+        if self.transaction {
+            self.check_transaction()?;
+        }
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,
@@ -118,6 +122,28 @@ impl Args {
             && !(f >= 1.0 && f.is_finite())
         {
             return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1"));
+        }
+        Ok(())
+    }
+
+    /// `--transaction` rotates the `--command` entries as one unit: it needs some, and none
+    /// of the ways that make a unit otherwise.
+    fn check_transaction(&self) -> Result<(), String> {
+        if self.command.is_empty() {
+            return Err("--transaction requires at least one --command".into());
+        }
+        if self.command.iter().any(|c| c.split_whitespace().any(|w| w == ";")) {
+            return Err(
+                "--transaction makes the --command entries one unit: give them apart, not as a ';' sequence".into()
+            );
+        }
+        for (on, flag) in [
+            (self.memtier.scan_incremental_iteration, "--scan-incremental-iteration"),
+            (self.memtier.monitor_input.is_some(), "--monitor-input"),
+        ] {
+            if on {
+                return Err(format!("--transaction cannot be used with {flag}"));
+            }
         }
         Ok(())
     }

@@ -215,6 +215,11 @@ pub struct Args {
     /// of N numbers sends each once (valkey-benchmark's --sequential).
     #[arg(long, help_heading = "Workload")]
     pub rand_sequential: bool,
+    /// Each rotation of the --command entries (in order, each its --command-ratio times) is one
+    /// unit on one connection, whose keyed commands all use one key (in cluster mode the whole
+    /// unit goes to that key's shard); an EXEC answered with a null array counts as an abort.
+    #[arg(long, help_heading = "Workload")]
+    pub transaction: bool,
     /// A CSV or TSV file with a header whose rows fill the --command's __field:NAME__
     /// placeholders (__field:NAME:base64__ decoded), one row per command sent, in order.
     #[arg(long, value_name = "FILE", help_heading = "Workload")]

@@ -47,6 +47,23 @@ pub(super) struct InFlight {
     pub(super) lag_due: bool,
 }
 
+/// Where a `--transaction` unit is in its sending: its commands go one by one, each taking a
+/// pipeline slot, so that at `--pipeline 1` each waits for the previous reply (other
+/// connections' commands can come between, as a WATCH expects), and a deeper pipeline sends
+/// the unit contiguously. The next unit starts only when this one is all sent.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct UnitCursor {
+    pub(super) unit: usize,
+    pub(super) step: usize,
+    /// Times the step's command was sent so far (of its repeat).
+    pub(super) sent: u32,
+    /// The node the whole unit goes to (cluster mode).
+    pub(super) node: Option<usize>,
+    pub(super) intended: Instant,
+    pub(super) queued: Instant,
+    pub(super) measured: bool,
+}
+
 /// A link that failed and waits to reconnect.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Down {
@@ -172,6 +189,8 @@ pub struct Conn {
     pub(super) units_in_flight: usize,
     /// An error reply came back within the unit being received.
     pub(super) unit_failed: bool,
+    /// `--transaction`: the unit being sent, whose next commands go as the pipeline has room.
+    pub(super) unit_sending: Option<UnitCursor>,
     /// When a reply last freed a slot of a full pipeline.
     pub(super) slot_freed: Option<Instant>,
     /// Requests left to send, when the run is counted.
@@ -195,6 +214,7 @@ impl Conn {
             scratch: Vec::new(),
             units_in_flight: 0,
             unit_failed: false,
+            unit_sending: None,
             slot_freed: None,
             remaining,
             requests,

@@ -137,6 +137,8 @@ impl Worker<'_> {
         link.wpos = 0;
         link.unwritten = 0;
         conn.unit_failed = false;
+        // The server forgot the connection's WATCH and MULTI: the unit's rest would make no sense.
+        conn.unit_sending = None;
         if let Some(router) = self.router.as_mut() {
             router.stale = true;
         }

@@ -25,6 +25,7 @@ mod read;
 mod voice;
 
 use alarm::Alarm;
+use conn::UnitCursor;
 pub use conn::{Conn, Link};
 use due::DueQueue;
 pub use ramp::join_delay;
@@ -412,7 +413,14 @@ impl<'p> Worker<'p> {
         if conn.per_node {
             self.release_held(conn, now);
         }
-        while conn.room(self.plan.pipeline) && conn.remaining != Some(0) && !conn.blocked() {
+        while conn.room(self.plan.pipeline) && !conn.blocked() {
+            if let Some(cursor) = conn.unit_sending.take() {
+                self.send_unit_step(conn, c, cursor, now);
+                continue;
+            }
+            if conn.remaining == Some(0) {
+                break;
+            }
             let Some(intended) = conn.pacer.due(now) else {
                 break;
             };
@@ -420,8 +428,21 @@ impl<'p> Worker<'p> {
             // When it could have gone: its time, or later if it waited for a pipeline slot.
             let queued = conn.slot_freed.map_or(intended, |freed| intended.max(freed));
             let unit = conn.requests.pick_unit();
-            // Cluster mode: one primary's hash tag for the whole unit, so `{tag}` keys stay together.
-            let tag_node = self.router.as_mut().and_then(Router::next_primary);
+            // Cluster mode: one primary's hash tag for the whole unit, so `{tag}` keys stay
+            // together; a transaction's unit goes whole to its key's primary.
+            let tag_node = self.router.as_mut().and_then(|router| match conn.requests.unit_key_name() {
+                Some(key) => router.node_for(crate::net::cluster::slot(key), false).or_else(|| router.next_primary()),
+                None => router.next_primary(),
+            });
+            if conn.requests.workload().transaction() {
+                let (node, queued_at) = (tag_node, queued);
+                let cursor = UnitCursor { unit, step: 0, sent: 0, node, intended, queued: queued_at, measured };
+                self.send_unit_step(conn, c, cursor, now);
+                if let (true, Some(left)) = (measured, conn.remaining.as_mut()) {
+                    *left -= 1;
+                }
+                continue;
+            }
             let mut last = None;
             for s in 0..conn.requests.steps(unit) {
                 let step = conn.requests.step(unit, s);
@@ -462,10 +483,37 @@ impl<'p> Worker<'p> {
                 self.flush_link(conn, node, at);
             }
         }
-        if conn.remaining == Some(0) && conn.idle() {
+        if conn.remaining == Some(0) && conn.idle() && conn.unit_sending.is_none() {
             self.finish(conn);
         }
         self.requeue(conn, c);
+    }
+
+    /// Sends the next command of a `--transaction` unit, in one pipeline slot of its own, and
+    /// keeps the unit's place while commands are left. The unit's first command keeps the
+    /// schedule's times; each later one, sent when a slot freed, is timed from then.
+    fn send_unit_step(&mut self, conn: &mut Conn, c: usize, cursor: UnitCursor, now: Instant) {
+        let first = cursor.step == 0 && cursor.sent == 0;
+        let (intended, queued) = if first || !cursor.measured { (cursor.intended, cursor.queued) } else { (now, now) };
+        let step = conn.requests.step(cursor.unit, cursor.step);
+        let command = conn.requests.resolve(step.command);
+        let (node, held) = self.queue(conn, c, command, (cursor.node, intended, queued), now);
+        if let Some(link) = conn.links[node].as_mut() {
+            let back = if held { link.held.back_mut() } else { link.inflight.back_mut() };
+            if let Some(req) = back {
+                req.ends_unit = true;
+                req.lag_due = first && self.paced && cursor.measured;
+            }
+            link.units += usize::from(!held);
+        }
+        conn.units_in_flight += 1;
+        let mut next = UnitCursor { sent: cursor.sent + 1, ..cursor };
+        if next.sent >= step.repeat {
+            (next.step, next.sent) = (next.step + 1, 0);
+        }
+        if next.step < conn.requests.steps(cursor.unit) {
+            conn.unit_sending = Some(next);
+        }
     }
 
     /// Whether the worker stalled (the process stopped, or waited for a core) between the

@@ -66,7 +66,9 @@ impl Worker<'_> {
                 conn.scratch.clear();
                 let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
                 conn.requests.encode_tagged(command, &mut conn.scratch, tag);
-                let key = self.plan.key_args[command].and_then(|k| resp::nth_arg(&conn.scratch, k));
+                // A transaction's commands all go where its unit goes (`fill_and_flush`).
+                let key = self.plan.key_args[command].filter(|_| !conn.requests.workload().transaction());
+                let key = key.and_then(|k| resp::nth_arg(&conn.scratch, k));
                 let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[command]));
                 routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0)
             }

@@ -171,6 +171,7 @@ impl Worker<'_> {
                     let (hits, misses) = conn.requests.workload().hits_misses(req.command, scanned.class, reply);
                     op.hits += hits;
                     op.misses += misses;
+                    op.aborts += u64::from(conn.requests.workload().aborted(req.command, scanned.class));
                     read = (hits, misses);
                 }
                 ReplyClass::Error { msg_start, msg_end } => {

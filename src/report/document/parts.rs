@@ -48,6 +48,9 @@ pub struct Configuration {
     pub runs: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ramp: Option<RampConfig>,
+    /// `--transaction`: each rotation of the commands was one unit on one key.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub transaction: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -106,6 +109,12 @@ pub struct OpSummary {
     pub misses: u64,
     pub hits_per_sec: f64,
     pub misses_per_sec: f64,
+    /// Transactions the server aborted (EXEC answered with a null array), apart from misses
+    /// and errors; absent when there were none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub aborts: u64,
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub aborts_per_sec: f64,
     pub errors: u64,
     /// Requests sent in the measured phase: `count` (replies, error replies included) +
     /// `failed` (no reply: by kind in `errors`) + `abandoned` (in flight when a stop signal
@@ -274,4 +283,12 @@ impl Verdict {
 pub struct Repetition {
     pub ops_per_sec: Spread,
     pub p99_us: Spread,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_f64(n: &f64) -> bool {
+    *n == 0.0
 }

@@ -30,6 +30,8 @@ pub struct Document {
     pub percentiles: Vec<f64>,
     /// `--hide-histogram`.
     pub hide_histogram: bool,
+    /// `--transaction`: the EXEC block and Totals carry `Aborts/sec`.
+    pub transaction: bool,
     pub sections: Vec<Section>,
 }
 
@@ -50,6 +52,7 @@ pub fn render(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Str
         cluster: config.cluster.is_some(),
         percentiles: view.sorted_percentiles(),
         hide_histogram: view.options.hide_histogram,
+        transaction: config.extras.transaction,
         sections: sections(view, runs, pooled),
     })
 }
@@ -158,6 +161,9 @@ fn block(
     m.insert("Ops/sec".into(), json!(round(r.ops, 2)));
     m.insert("Hits/sec".into(), json!(round(hits, 2)));
     m.insert("Misses/sec".into(), json!(round(misses, 2)));
+    if doc.transaction && row.counts_aborts() {
+        m.insert("Aborts/sec".into(), json!(round(r.aborts, 2)));
+    }
     if let Some((moved, ask)) = redirects {
         // Redirects are counted for the run, not per command: Totals only.
         m.insert("MOVED/sec".into(), json!(round(moved, 2)));

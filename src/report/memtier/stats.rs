@@ -52,6 +52,8 @@ pub struct RowRates {
     pub ops: f64,
     pub hits: f64,
     pub misses: f64,
+    /// Transactions aborted (a null EXEC).
+    pub aborts: f64,
     pub kb_rx: f64,
     pub kb_tx: f64,
 }
@@ -63,6 +65,7 @@ impl RowRates {
             ops: per(op.count),
             hits: per(op.hits),
             misses: per(op.misses),
+            aborts: per(op.aborts),
             kb_rx: per(op.bytes_in) / 1024.0,
             kb_tx: per(op.bytes_out) / 1024.0,
         }
@@ -76,6 +79,7 @@ impl RowRates {
         self.ops += o.ops;
         self.hits += o.hits;
         self.misses += o.misses;
+        self.aborts += o.aborts;
         self.kb_rx += o.kb_rx;
         self.kb_tx += o.kb_tx;
     }
@@ -84,6 +88,7 @@ impl RowRates {
         self.ops /= n;
         self.hits /= n;
         self.misses /= n;
+        self.aborts /= n;
         self.kb_rx /= n;
         self.kb_tx /= n;
     }
@@ -102,6 +107,14 @@ pub struct Row {
     pub rates: RowRates,
     /// Hits and misses are counted for it (memtier's Gets and Totals).
     pub reads: bool,
+}
+
+impl Row {
+    /// Whether the row counts aborted transactions under `--transaction` (memtier 2.4's EXEC
+    /// block and the totals).
+    pub fn counts_aborts(&self) -> bool {
+        self.block == "Totals" || self.name.eq_ignore_ascii_case("EXEC")
+    }
 }
 
 /// One titled section: `ALL STATS`, `RUN #1 RESULTS`, `BEST RUN RESULTS`, ...

@@ -76,6 +76,9 @@ fn table(view: &MemtierView<'_>, s: &Section, out: &mut String) {
         cells: rows.iter().map(|r| f(r).map_or(Cell::Text("---".into()), |v| Cell::Num(v, places))).collect(),
     };
     cols.push(num(12, "Ops/sec", &|r| Some(r.rates.ops), 2));
+    if view.config.extras.transaction {
+        cols.push(num(12, "Aborts/sec", &|r| r.counts_aborts().then_some(r.rates.aborts), 2));
+    }
     if default_mix {
         // memtier shows the run's hits and misses on Gets and Totals alike.
         let t = s.totals.rates;

@@ -149,6 +149,7 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
         cluster: doc.cluster.is_some(),
         percentiles: sorted,
         hide_histogram: options.hide_histogram,
+        transaction: doc.configuration.transaction,
         sections,
     };
     Ok(memtier::json::write(&document))

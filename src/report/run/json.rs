@@ -37,6 +37,8 @@ impl OpSummary {
             misses: op.misses,
             hits_per_sec: rates.hits_per_sec,
             misses_per_sec: rates.misses_per_sec,
+            aborts: op.aborts,
+            aborts_per_sec: if secs > 0.0 { op.aborts as f64 / secs } else { 0.0 },
             errors: op.errors,
             sent: op.sent,
             failed: op.failed,
@@ -84,6 +86,7 @@ fn configuration(config: &Config, runs: usize) -> Configuration {
         io: config.extras.io.taken().name().into(),
         requests: config.planned_requests(),
         all_keys: config.stop == StopAfter::AllKeys,
+        transaction: config.extras.transaction,
         duration_secs: match config.stop {
             StopAfter::Duration(d) => Some(d.as_secs_f64()),
             _ => None,

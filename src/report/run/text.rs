@@ -95,6 +95,21 @@ impl Format for Table {
         let any_reads = config.commands.iter().any(|c| c.reads);
         row(&mut out, ("Totals", width), &total, secs, any_reads, run.percentiles);
         out.push('\n');
+        if config.extras.transaction || total.aborts > 0 {
+            let execs: u64 = outcome
+                .command_names
+                .iter()
+                .zip(&outcome.ops)
+                .filter(|(n, _)| *n == "EXEC")
+                .map(|(_, o)| o.count)
+                .sum();
+            let _ = writeln!(
+                out,
+                "Aborts: {} of {execs} EXEC answered with a null array (aborted transactions), {:.2}/sec",
+                total.aborts,
+                total.aborts as f64 / secs.max(1e-9)
+            );
+        }
         if let Some(line) = client_share_line(&total) {
             out.push_str(&line);
         }
