@@ -48,6 +48,18 @@ fn row(out: &mut String, (name, width): (&str, usize), op: &OpStats, secs: f64, 
     );
 }
 
+/// Transactions the server aborted (a null EXEC), out of the EXECs answered.
+fn aborts(out: &mut String, outcome: &Outcome, total: &OpStats, secs: f64) {
+    let names = outcome.command_names.iter().zip(&outcome.ops);
+    let execs: u64 = names.filter(|(n, _)| n.split('#').next() == Some("EXEC")).map(|(_, o)| o.count).sum();
+    let _ = writeln!(
+        out,
+        "Aborts: {} of {execs} EXEC answered with a null array (aborted transactions), {:.2}/sec",
+        total.aborts,
+        total.aborts as f64 / secs.max(1e-9)
+    );
+}
+
 impl Format for Table {
     fn render(&self, run: &Run) -> String {
         let (config, outcome) = (run.config, run.outcome);
@@ -96,19 +108,7 @@ impl Format for Table {
         row(&mut out, ("Totals", width), &total, secs, any_reads, run.percentiles);
         out.push('\n');
         if config.extras.transaction || total.aborts > 0 {
-            let execs: u64 = outcome
-                .command_names
-                .iter()
-                .zip(&outcome.ops)
-                .filter(|(n, _)| *n == "EXEC")
-                .map(|(_, o)| o.count)
-                .sum();
-            let _ = writeln!(
-                out,
-                "Aborts: {} of {execs} EXEC answered with a null array (aborted transactions), {:.2}/sec",
-                total.aborts,
-                total.aborts as f64 / secs.max(1e-9)
-            );
+            aborts(&mut out, outcome, &total, secs);
         }
         if let Some(line) = client_share_line(&total) {
             out.push_str(&line);
