@@ -382,3 +382,48 @@ fn under_memtiers_name_each_primary_gets_a_whole_pipeline_per_connection() {
     let sets: u64 = primaries.iter().map(|p| p.calls("set")).sum();
     assert_eq!(sets, 400, "every request answered once");
 }
+
+/// `--transaction` in cluster mode: each rotation goes whole, keyless MULTI and EXEC included,
+/// to the primary of its one key, so no command is refused (CROSSSLOT) or redirected (MOVED);
+/// under respbench's name and memtier's.
+#[test]
+fn a_transaction_unit_lands_whole_on_its_keys_shard() {
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("txn.json");
+    let rotation = ["WATCH __key__", "GET __key__", "MULTI", "SET __key__ __data__", "EXEC"];
+    let commands: Vec<String> = rotation.iter().map(|c| format!("--command={c}")).collect();
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let args = ["-c", "4", "--threads", "2", "-n", "300", "--transaction", "--key-max", "5999"];
+    let out = run_cluster(&cluster, &[&args[..], &["--json", json.to_str().unwrap()], &commands[..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    assert_eq!((doc["cluster"]["moved"].as_u64(), doc["cluster"]["asked"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(doc["commands"]["EXEC"]["count"], 300);
+    // Every primary ran whole units: as many MULTIs as EXECs as WATCHes, and the units spread.
+    let primaries = cluster.primaries();
+    let execs: Vec<u64> = primaries.iter().map(|p| p.calls("exec")).collect();
+    for p in &primaries {
+        assert_eq!((p.calls("watch"), p.calls("multi")), (p.calls("exec"), p.calls("exec")), "port {}", p.port);
+    }
+    assert_eq!(execs.iter().sum::<u64>(), 300, "{execs:?}");
+    assert!(execs.iter().all(|&n| n > 0), "units on every shard: {execs:?}");
+    // memtier's name: -n counts the rotation's five commands.
+    let mb = dir.path().join("mb.json");
+    let out = respbench()
+        .args(["memtier", "-s", "127.0.0.1", "-p", &cluster.seed().port_arg(), "--cluster-mode", "--transaction"])
+        .args(["-t", "1", "-c", "2", "-n", "250", "--key-maximum=5999", "--hide-histogram"])
+        .arg(format!("--json-out-file={}", mb.display()))
+        .args(&commands)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("CROSSSLOT") && !stderr(&out).contains("MOVED"), "{}", stderr(&out));
+    let totals = &read_json(&mb)["ALL STATS"]["Totals"];
+    assert_eq!((totals["MOVED/sec"].as_f64(), totals["Count"].as_u64()), (Some(0.0), Some(500)), "{totals}");
+    for p in &primaries {
+        assert_eq!((p.calls("watch"), p.calls("multi")), (p.calls("exec"), p.calls("exec")), "port {}", p.port);
+    }
+    assert_eq!(primaries.iter().map(|p| p.calls("exec")).sum::<u64>(), 400);
+}
