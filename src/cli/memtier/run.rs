@@ -112,7 +112,9 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
         Err(e) => {
             drop(sinks);
             let gap = if matches!(e, run::RunError::Checks(_)) { "" } else { "\n" };
-            eprintln!("{gap}respbench: {}", run::failure_message(config, &e));
+            // memtier reports a run without any connection and exits 0; respbench exits 1.
+            let why = run::failure_message(config, &e);
+            eprintln!("{gap}respbench: exit status 1 where memtier_benchmark exits 0: {why}");
             around.close(output, false);
             return Ran::failed(ExitCode::from(EXIT_FAILURE));
         }

@@ -109,7 +109,12 @@ pub(crate) fn exit_code(config: &Config, output: &Output, outcome: &Outcome) -> 
     // nothing succeeded (or, when asked, too much failed) for a measurement. (Unlike memtier,
     // which exits 0 when every connection failed.)
     if let Some(why) = exit::failure(config, outcome, output) {
-        eprintln!("respbench: {why}");
+        if output.memtier_front_end {
+            // After memtier's own report, whose harnesses read the exit status: say why it is not 0.
+            eprintln!("respbench: exit status 1 where memtier_benchmark exits 0: {why}");
+        } else {
+            eprintln!("respbench: {why}");
+        }
         return ExitCode::from(EXIT_FAILURE);
     }
     ExitCode::SUCCESS
