@@ -162,3 +162,17 @@ fn transaction_without_a_command_is_refused_before_anything_is_sent() {
     assert!(stderr(&out).contains("--transaction requires at least one --command"), "{}", stderr(&out));
     assert_eq!(server.calls("set") + server.calls("get"), 0);
 }
+
+#[test]
+fn a_saved_scenario_keeps_the_transaction() {
+    let server = Server::start(&[]);
+    let saved = server.dir.path().join("txn.toml");
+    let args = ["-c", "2", "-n", "10", "--transaction", "--command=GET __key__", "--command=SET __key__ v", "-q"];
+    run_ok(&server, &[&args[..], &["--save-scenario", saved.to_str().unwrap()]].concat());
+    assert!(std::fs::read_to_string(&saved).unwrap().contains("\"--transaction\""));
+    let before = (server.calls("get"), server.calls("set"));
+    let out = respbench().args(["run", saved.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Ten units of one GET and one SET each.
+    assert_eq!((server.calls("get") - before.0, server.calls("set") - before.1), (10, 10));
+}
