@@ -176,3 +176,17 @@ fn a_saved_scenario_keeps_the_transaction() {
     // Ten units of one GET and one SET each.
     assert_eq!((server.calls("get") - before.0, server.calls("set") - before.1), (10, 10));
 }
+
+#[test]
+fn a_unit_ends_on_the_connection_it_began_on_when_connections_are_recycled() {
+    let server = Server::start(&[]);
+    let json = server.dir.path().join("recycled.json");
+    // Every 7 replies a fresh connection, which would forget a unit's WATCH and MULTI halfway.
+    let args = ["-c", "1", "-n", "60", "--reconnect-every", "7", "--transaction", "--json", json.to_str().unwrap()];
+    let commands = commands();
+    run_ok(&server, &[&args[..], &commands.iter().map(String::as_str).collect::<Vec<_>>()[..]].concat());
+    let doc = read_json(&json);
+    assert_eq!(doc["totals"]["errors"].as_u64(), Some(0), "{}", doc["errors"]);
+    assert_eq!(doc["commands"]["EXEC"]["count"].as_u64(), Some(60));
+    assert!(server.info_u64("stats", "total_connections_received") > 5, "connections were recycled");
+}

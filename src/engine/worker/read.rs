@@ -28,6 +28,8 @@ impl Worker<'_> {
         if let (Some(every), Some(link)) = (self.plan.faults.reconnect_every, conn.links[node].as_ref())
             && link.served >= every
             && conn.remaining != Some(0)
+            // A transaction's unit ends on the connection it began on (its WATCH and MULTI).
+            && conn.unit_sending.is_none()
         {
             if !link.inflight.is_empty() {
                 return now; // the rest of its replies first, then a fresh connection
