@@ -54,6 +54,9 @@ impl Args {
             let commands = self.custom_commands(&pattern, &mut extras)?;
             self.memtier.follow_scan(commands, self.pipeline, &mut extras)?
         };
+        if self.transaction && commands.iter().all(|c| c.weight == 0) {
+            return Err("--transaction: every --command-ratio is 0, so the rotation is empty".into());
+        }
         let values = self.values()?;
         let server = self.server_options()?;
         let connections = self.connections as usize;

@@ -435,8 +435,7 @@ impl<'p> Worker<'p> {
                 None => router.next_primary(),
             });
             if conn.requests.workload().transaction() {
-                let (node, queued_at) = (tag_node, queued);
-                let cursor = UnitCursor { unit, step: 0, sent: 0, node, intended, queued: queued_at, measured };
+                let cursor = UnitCursor { unit, step: 0, sent: 0, node: tag_node, intended, queued, measured };
                 self.send_unit_step(conn, c, cursor, now);
                 if let (true, Some(left)) = (measured, conn.remaining.as_mut()) {
                     *left -= 1;
