@@ -2,8 +2,9 @@
 //! SASL PLAIN. A multi-key get is a `GETKQ` per key and a `NOOP` (misses stay quiet, the
 //! `NOOP`'s reply closes the one reply), which memtier itself does not offer.
 
-use super::{Arg, LenForm, Op, RawPart, ScanError, Scanned, within_total};
-use crate::resp::{Limits, ReplyClass};
+use super::op::{Arg, Op};
+use super::reply::within_total;
+use crate::resp::{LenForm, Limits, RawPart, ReplyClass, ScanError, Scanned};
 
 pub const HEADER: usize = 24;
 pub const REQUEST: u8 = 0x80;
@@ -157,7 +158,7 @@ pub(super) fn template(op: &Op, id: u32) -> Vec<RawPart> {
             // Extras: flags 0, then the expiry.
             out.push(RawPart::Lit(vec![0; 4]));
             out.push(if *expiry {
-                RawPart::Num { hole: super::HOLE_EXPIRY, form: LenForm::U32Be }
+                RawPart::Num { hole: super::op::HOLE_EXPIRY, form: LenForm::U32Be }
             } else {
                 RawPart::Lit(vec![0; 4])
             });

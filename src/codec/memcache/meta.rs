@@ -3,8 +3,10 @@
 //! key (`k`), and `MN` closes the one reply. Other lines (`VERSION`, `STAT`, the `*ERROR`
 //! lines) are the text protocol's.
 
-use super::{LenForm, Op, RawPart, ScanError, Scanned, keyed, line_end, lit, text, value_len, within_total};
-use crate::resp::{Limits, ReplyClass};
+use super::op::{Op, keyed, lit};
+use super::reply::{line_end, value_len, within_total};
+use super::text;
+use crate::resp::{LenForm, Limits, RawPart, ReplyClass, ScanError, Scanned};
 
 /// One reply: where it ends, its class, and how many values it held.
 pub(super) fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError> {
@@ -79,7 +81,7 @@ pub(super) fn template(op: &Op) -> Vec<RawPart> {
             out.push(data.len(0, LenForm::Decimal));
             if *expiry {
                 out.push(lit(b" T"));
-                out.push(RawPart::Num { hole: super::HOLE_EXPIRY, form: LenForm::Decimal });
+                out.push(RawPart::Num { hole: super::op::HOLE_EXPIRY, form: LenForm::Decimal });
             }
             out.push(lit(b"\r\n"));
             out.extend(data.parts.iter().cloned());

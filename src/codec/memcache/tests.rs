@@ -2,7 +2,7 @@
 //! their templates write.
 
 use super::*;
-use crate::resp::ReplyClass;
+use crate::resp::{MAX_LINE, ReplyClass};
 use proptest::prelude::*;
 
 /// What the compiled template writes.

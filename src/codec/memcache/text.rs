@@ -1,8 +1,9 @@
 //! memcached's text protocol: `set`/`get`/`delete`/`incr` requests and their replies
 //! (`STORED`, `VALUE ... END`, `DELETED`, a number, the `*ERROR` lines).
 
-use super::{LenForm, Op, RawPart, ScanError, Scanned, keyed, line_end, lit, number, value_len, within_total};
-use crate::resp::{Limits, ReplyClass};
+use super::op::{Op, keyed, lit};
+use super::reply::{line_end, number, value_len, within_total};
+use crate::resp::{LenForm, Limits, RawPart, ReplyClass, ScanError, Scanned};
 
 /// One reply: where it ends, its class, and how many values it held.
 pub(super) fn walk(buf: &[u8], limits: Limits) -> Result<Option<(Scanned, u64)>, ScanError> {
@@ -79,7 +80,7 @@ pub(super) fn template(op: &Op) -> Vec<RawPart> {
         Op::Set { key, data, expiry } => {
             keyed(&mut out, b"set ", key, b" 0 ");
             out.push(if *expiry {
-                RawPart::Num { hole: super::HOLE_EXPIRY, form: LenForm::Decimal }
+                RawPart::Num { hole: super::op::HOLE_EXPIRY, form: LenForm::Decimal }
             } else {
                 lit(b"0")
             });
