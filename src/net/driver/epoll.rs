@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
+use super::event::Event;
+use super::stamp::Stamps;
 use super::timer::{Timer, exact_timeouts, pwait2};
-use super::{Event, Stamps, Transport};
+use crate::net::Transport;
 
 /// The token of the pacing timer (sockets use theirs).
 const TIMER: Token = Token(usize::MAX);

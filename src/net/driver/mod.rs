@@ -10,6 +10,8 @@
 mod error;
 pub use error::IoUnavailable;
 mod epoll;
+mod event;
+pub use event::{Event, Sent};
 // unsafe: setsockopt(2) and recvmsg(2)'s control messages (kernel receive timestamps) have no
 // safe wrapper in std; each block says why it is sound.
 #[allow(unsafe_code)]
@@ -79,68 +81,6 @@ fn uring_support() -> Result<(), IoUnavailable> {
     // used it, which would interrupt that thread's next blocking read (EINTR) with a timeout.
     let probe = || std::thread::spawn(uring::probe).join().unwrap_or_else(|_| Err("the probe failed".into()));
     SUPPORT.get_or_init(probe).clone()
-}
-
-/// Whether a driver turns kernel receive timestamps on, and whether the kernel refused.
-#[derive(Debug, Default)]
-struct Stamps {
-    on: bool,
-    refused: Option<io::Error>,
-}
-
-impl Stamps {
-    /// Turns timestamps on for a TCP socket (TLS's socket included); a unix socket has none
-    /// worth the name (the engine says so before the run). Returns whether they are on.
-    fn enable(&mut self, fd: std::os::fd::RawFd) -> bool {
-        if !self.on || self.refused.is_some() {
-            return false;
-        }
-        match stamp::enable(fd) {
-            Ok(()) => true,
-            Err(e) => {
-                self.refused = Some(e);
-                false
-            }
-        }
-    }
-}
-
-impl Stamps {
-    /// Turns timestamps on for a socket under epoll, TCP or TLS's: the worker reads it with
-    /// `stamp::recv` from now on (`Transport::read_stamped`, `TlsStream::stamp_reads`).
-    fn enable_on(&mut self, io: &mut Transport) {
-        match io {
-            Transport::Tcp(s) => drop(self.enable(std::os::fd::AsRawFd::as_raw_fd(s))),
-            Transport::Tls(t) if t.mio_socket().is_some_and(|s| self.enable(std::os::fd::AsRawFd::as_raw_fd(s))) => {
-                t.stamp_reads();
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A readiness or completion on a registered socket: the worker reads it until `WouldBlock`.
-#[derive(Debug, Clone, Copy)]
-pub struct Event {
-    pub token: usize,
-    /// The peer closed its side (the last bytes may have come with it).
-    pub read_closed: bool,
-}
-
-impl From<&mio::event::Event> for Event {
-    fn from(e: &mio::event::Event) -> Event {
-        Event { token: e.token().0, read_closed: e.is_read_closed() }
-    }
-}
-
-/// A send io_uring handed to the kernel: what socket `token`'s writes queued after `since` (the
-/// previous such send's submit; `None`: its first) went in the `io_uring_enter` of `at` (the
-/// clock read just before it). A send takes everything queued, so these are all of it.
-#[derive(Debug, Clone, Copy)]
-pub struct Sent {
-    pub token: usize,
-    pub since: Option<Instant>,
-    pub at: Instant,
 }
 
 /// One worker's poller.

@@ -9,6 +9,46 @@ use std::mem::{size_of, zeroed};
 use std::os::fd::RawFd;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::net::Transport;
+
+/// Whether a driver turns kernel receive timestamps on, and whether the kernel refused.
+#[derive(Debug, Default)]
+pub(super) struct Stamps {
+    pub(super) on: bool,
+    pub(super) refused: Option<io::Error>,
+}
+
+impl Stamps {
+    /// Turns timestamps on for a TCP socket (TLS's socket included); a unix socket has none
+    /// worth the name (the engine says so before the run). Returns whether they are on.
+    pub(super) fn enable(&mut self, fd: std::os::fd::RawFd) -> bool {
+        if !self.on || self.refused.is_some() {
+            return false;
+        }
+        match enable(fd) {
+            Ok(()) => true,
+            Err(e) => {
+                self.refused = Some(e);
+                false
+            }
+        }
+    }
+}
+
+impl Stamps {
+    /// Turns timestamps on for a socket under epoll, TCP or TLS's: the worker reads it with
+    /// `stamp::recv` from now on (`Transport::read_stamped`, `TlsStream::stamp_reads`).
+    pub(super) fn enable_on(&mut self, io: &mut Transport) {
+        match io {
+            Transport::Tcp(s) => drop(self.enable(std::os::fd::AsRawFd::as_raw_fd(s))),
+            Transport::Tls(t) if t.mio_socket().is_some_and(|s| self.enable(std::os::fd::AsRawFd::as_raw_fd(s))) => {
+                t.stamp_reads();
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Room for one `SCM_TIMESTAMPNS` control message (a header and a timespec), and then some,
 /// 8-aligned as the kernel writes it.
 const CONTROL_WORDS: usize = 8;

@@ -25,19 +25,16 @@ use std::time::{Duration, Instant};
 use io_uring::{IoUring, opcode, squeue, types};
 use mio::{Events, Interest, Poll, Token};
 
+use super::event::{Event, Sent};
 use super::pbuf::{self, BufRing};
-use super::stamp::RingMsg;
-use super::{Event, Sent, Stamps, Transport};
+use super::stamp::{RingMsg, Stamps};
+use crate::net::Transport;
 pub(super) use ring::probe;
 use ring::{build, push, room_for_two};
-use slot::{Slot, multishot};
+use slot::{RECV_MAX, RECV_START, Slot, multishot};
 
 mod ring;
 mod slot;
-
-/// A slot's first input buffer; a receive that fills it doubles it, up to `RECV_MAX`.
-const RECV_START: usize = 8 * 1024;
-const RECV_MAX: usize = 256 * 1024;
 
 /// An operation's user data: the slot number shifted left by one, and which operation.
 const RECV: u64 = 0;

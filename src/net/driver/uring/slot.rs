@@ -8,10 +8,13 @@ use std::time::Instant;
 
 use io_uring::cqueue;
 
-use super::super::Event;
+use super::super::event::Event;
 use super::super::pbuf::BufRing;
 use super::super::stamp::RingMsg;
-use super::RECV_START;
+
+/// A slot's first input buffer; a receive that fills it doubles it, up to `RECV_MAX`.
+pub(super) const RECV_START: usize = 8 * 1024;
+pub(super) const RECV_MAX: usize = 256 * 1024;
 
 /// One socket's state, shared by its [`RingSocket`] and the driver.
 pub(super) struct Slot {
