@@ -9,7 +9,9 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Instant;
 
-use super::{ConnectError, Transport, tls};
+use super::error::ConnectError;
+use super::tls;
+use super::transport::Transport;
 use crate::config::{ServerOptions, Target};
 use crate::resp::{self, ReplyClass};
 

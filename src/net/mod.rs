@@ -4,15 +4,21 @@
 pub mod cluster;
 mod dial;
 pub mod driver;
+mod error;
 mod memcache;
 // unsafe: a socket of IPPROTO_MPTCP is made with libc, which std cannot; each block says why it is sound.
 #[allow(unsafe_code)]
 pub mod mptcp;
 mod silence;
+mod stream;
 mod tls;
+mod transport;
 
 pub use dial::{Dial, Login, Progress, resolve};
+pub use error::{CallError, ConnectError};
 pub use silence::{guess_for as reply_guess, hex};
+pub use stream::Stream;
+pub use transport::Transport;
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -36,69 +42,6 @@ pub fn debug(on: bool, what: impl FnOnce() -> String) {
 /// Control replies (INFO, CLUSTER SHARDS, DBSIZE, ...) are small: a server declaring more
 /// cannot make a control call buffer the run's --max-reply-size.
 const CONTROL_LIMITS: resp::Limits = resp::Limits { max_bulk: 64 * 1024 * 1024 };
-
-/// Why a connection could not be made ready.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    #[error("cannot connect to {target}: {source}")]
-    Unreachable { target: String, source: io::Error },
-    #[error("{target} refused the login: {message}")]
-    Auth { target: String, message: String },
-    #[error("{target} refused `{command}`: {message}")]
-    Refused { target: String, command: String, message: String },
-    #[error("{target}: {source}")]
-    Io { target: String, source: io::Error },
-    #[error("{target} sent a reply that is not {protocol}: {source}")]
-    Protocol { target: String, source: resp::ScanError, protocol: &'static str },
-    #[error("{target}: {message}")]
-    Tls { target: String, message: String },
-    /// No reply within the connect timeout's deadline.
-    #[error("{target} did not answer {command} within {waited:?} (--connect-timeout)")]
-    Silent { target: String, command: String, waited: Duration },
-    /// The first bytes are not RESP at all: the wrong port or protocol.
-    #[error("no {protocol} reply from {target}: got bytes {bytes} — {guess}")]
-    NotResp { target: String, bytes: String, guess: &'static str, protocol: &'static str },
-    /// Cluster mode: the node's slot map is empty (a cluster not formed yet, or failed).
-    #[error(
-        "the cluster at {target} serves no slots (CLUSTER SLOTS is empty: a cluster not formed yet, or failed; \
-         see CLUSTER INFO)"
-    )]
-    NoSlots { target: String },
-}
-
-/// A blocking connection, used to log in and for control calls.
-#[derive(Debug)]
-pub enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Tls(s) => s.flush(),
-            _ => Ok(()),
-        }
-    }
-}
 
 /// A reply to a control call that was not an error.
 pub struct Reply(pub Vec<u8>);
@@ -394,129 +337,6 @@ impl Session {
             }
             Stream::Tls(s) => Transport::Tls(Box::new(tls::TlsStream::from_blocking(*s)?)),
         })
-    }
-}
-
-/// A control call's failure: the server said no, or the connection failed.
-#[derive(Debug, thiserror::Error)]
-pub enum CallError {
-    #[error("{0}")]
-    Server(String),
-    #[error(transparent)]
-    Connect(#[from] ConnectError),
-}
-
-/// A non-blocking socket registered with a worker's event loop.
-#[derive(Debug)]
-pub enum Transport {
-    Tcp(mio::net::TcpStream),
-    Unix(mio::net::UnixStream),
-    Tls(Box<tls::TlsStream>),
-    /// A TCP or unix socket under io_uring (`driver::Driver::register` makes it).
-    Ring(driver::RingSocket),
-}
-
-impl Transport {
-    /// Whether a read that returns less than asked means the socket is drained. Not so for
-    /// TLS, whose reads hand out decrypted records one at a time (read until `WouldBlock`,
-    /// which costs no system call), nor under io_uring, whose reads copy out what receives
-    /// brought (a multishot receive's buffers one at a time, and the end of the stream as a
-    /// completion of its own, with no event after it): there the ring says (`drained_after`).
-    #[inline]
-    pub fn short_read_drains(&self) -> bool {
-        matches!(self, Transport::Tcp(_) | Transport::Unix(_))
-    }
-
-    /// Whether a read of `n` bytes into `space` left the socket drained, so the worker need
-    /// not read again until the next event: a short read on a plain socket; under io_uring,
-    /// when the ring has nothing more to hand out (an end or failure still waiting is not
-    /// drained: the next read returns it). This spares the read that would only block.
-    #[inline]
-    pub fn drained_after(&self, n: usize, space: usize) -> bool {
-        match self {
-            Transport::Ring(s) => s.would_block(),
-            _ => n < space && self.short_read_drains(),
-        }
-    }
-}
-
-impl Transport {
-    /// Reads as `read` does, with the kernel's receive time of the last bytes read
-    /// (`CLOCK_REALTIME` nanoseconds) when the socket carries one: a TCP socket under epoll
-    /// read with `recvmsg` (`stamped`: the run turned timestamps on), or under io_uring the
-    /// receive these bytes came from; TLS's TCP socket likewise, through its own reader
-    /// (`TlsStream::stamp`). Unix sockets carry none.
-    #[inline]
-    pub fn read_stamped(&mut self, buf: &mut [u8], stamped: bool) -> io::Result<(usize, Option<u64>)> {
-        match self {
-            Transport::Tcp(s) if stamped => driver::stamp::recv(std::os::fd::AsRawFd::as_raw_fd(s), buf),
-            Transport::Ring(s) => {
-                let n = s.read(buf)?;
-                Ok((n, s.stamp()))
-            }
-            Transport::Tls(s) if stamped => {
-                let n = s.read(buf)?;
-                Ok((n, s.stamp()))
-            }
-            _ => self.read(buf).map(|n| (n, None)),
-        }
-    }
-}
-
-impl Read for Transport {
-    #[inline]
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Transport::Tcp(s) => s.read(buf),
-            Transport::Unix(s) => s.read(buf),
-            Transport::Tls(s) => s.read(buf),
-            Transport::Ring(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Transport {
-    #[inline]
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Transport::Tcp(s) => s.write(buf),
-            Transport::Unix(s) => s.write(buf),
-            Transport::Tls(s) => s.write(buf),
-            Transport::Ring(s) => s.write(buf),
-        }
-    }
-    /// Sends what TLS still holds encrypted; nothing to do for plain sockets.
-    #[inline]
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Transport::Tls(s) => s.flush(),
-            _ => Ok(()),
-        }
-    }
-}
-
-impl Transport {
-    /// The socket mio watches; a socket under io_uring has none.
-    fn source(&mut self) -> io::Result<&mut dyn mio::event::Source> {
-        let source: Option<&mut dyn mio::event::Source> = match self {
-            Transport::Tcp(s) => Some(s),
-            Transport::Unix(s) => Some(s),
-            Transport::Tls(s) => s.mio_socket_mut().map(|s| s as &mut dyn mio::event::Source),
-            Transport::Ring(_) => None,
-        };
-        source.ok_or_else(|| io::Error::new(io::ErrorKind::Unsupported, "a socket under io_uring has no readiness"))
-    }
-}
-
-impl mio::event::Source for Transport {
-    fn register(&mut self, r: &mio::Registry, t: mio::Token, i: mio::Interest) -> io::Result<()> {
-        self.source()?.register(r, t, i)
-    }
-    fn reregister(&mut self, r: &mio::Registry, t: mio::Token, i: mio::Interest) -> io::Result<()> {
-        self.source()?.reregister(r, t, i)
-    }
-    fn deregister(&mut self, r: &mio::Registry) -> io::Result<()> {
-        self.source()?.deregister(r)
     }
 }
 

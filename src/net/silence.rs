@@ -5,7 +5,8 @@
 use std::io;
 use std::time::Duration;
 
-use super::{ConnectError, Stream};
+use super::error::ConnectError;
+use super::stream::Stream;
 use crate::codec::Protocol;
 use crate::resp::ScanError;
 
