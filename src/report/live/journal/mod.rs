@@ -14,134 +14,22 @@
 //! encodes and writes both, so that the run's workers never wait for it. The journal says nothing on stderr: a problem writing it is kept for the caller to say in
 //! its own words (a front-end's stderr carries only its tool's lines).
 
+mod line;
 mod read;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use serde::{Deserialize, Serialize};
-
+use self::line::{Header, IntervalLine, Line, OpLine, RunEnded};
+pub use self::line::{MAGIC, VERSION};
 pub use self::read::{Recovered, recover};
 use crate::config::Config;
-use crate::engine::{Outage, Outcome, Progress, ServerSample, ThreadCpu};
+use crate::engine::{Outcome, Progress, ServerSample};
 use crate::net::ServerInfo;
-use crate::report::document::Document;
 use crate::report::document::interval_log::LogWriter;
-use crate::stats::{OpStats, Window};
-
-/// What the header's `journal` field says.
-pub const MAGIC: &str = "respbench journal";
-/// Bumped when a line changes meaning; `recover` refuses other versions (2: the histograms
-/// moved to the interval log).
-pub const VERSION: u32 = 2;
-
-/// One line of the journal.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "line", rename_all = "snake_case")]
-pub(crate) enum Line {
-    Header(Box<Header>),
-    Interval(Box<IntervalLine>),
-    RunEnded(Box<RunEnded>),
-}
-
-/// The first line: what the journal is, and the result's frame.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Header {
-    pub journal: String,
-    pub version: u32,
-    /// The interval log's file name, in the journal's directory.
-    pub interval_log: String,
-    pub frame: Document,
-}
-
-/// One completed interval of one run, all workers merged.
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub(crate) struct IntervalLine {
-    pub run: usize,
-    pub index: u64,
-    pub start_secs: f64,
-    pub duration_secs: f64,
-    /// Wall-clock start of the run's measured phase.
-    pub started_unix_ms: u64,
-    /// On a run's first line only: what the server said it is, and the rows' names.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server: Option<ServerInfo>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub command_names: Vec<String>,
-    pub ops: Vec<OpLine>,
-    /// Requests by what went wrong (`server:ERR`, `io`, ...).
-    pub errors: BTreeMap<String, u64>,
-    /// Connections' down spans in this interval, in seconds from the measured start.
-    pub down_secs: Vec<(f64, f64)>,
-    pub reconnect_attempts: u64,
-    /// Connections lost by why (`io`, `timeout`, `protocol`).
-    pub connections_lost: BTreeMap<String, u64>,
-    pub successes: u64,
-    pub nodes: Vec<(String, OpLine)>,
-    pub moved: u64,
-    pub asked: u64,
-    pub window_connections: u64,
-    pub server_sample: Option<ServerSample>,
-    pub active_connections: Option<u64>,
-}
-
-/// One row of an interval: its counters (its histograms are in the interval log).
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub(crate) struct OpLine {
-    pub count: u64,
-    pub hits: u64,
-    pub misses: u64,
-    pub errors: u64,
-    pub sent: u64,
-    pub failed: u64,
-    pub abandoned: u64,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    pub latency_sum_ns: u64,
-    pub unit: bool,
-    /// Kernel timestamps on: the exact sums of the latency's parts (send lag, wire and server,
-    /// receive lag), in nanoseconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parts_sums_ns: Option<[u64; 3]>,
-}
-
-impl OpLine {
-    fn of(op: &OpStats) -> OpLine {
-        OpLine {
-            count: op.count,
-            hits: op.hits,
-            misses: op.misses,
-            errors: op.errors,
-            sent: op.sent,
-            failed: op.failed,
-            abandoned: op.abandoned,
-            bytes_in: op.bytes_in,
-            bytes_out: op.bytes_out,
-            latency_sum_ns: op.latency_sum_ns,
-            unit: op.unit,
-            parts_sums_ns: op.parts.as_deref().map(|p| p.sums_ns),
-        }
-    }
-}
-
-/// What only a run's end knows.
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub(crate) struct RunEnded {
-    pub run: usize,
-    pub elapsed_secs: f64,
-    pub interrupted: bool,
-    pub client_threads: Vec<ThreadCpu>,
-    pub server_stats: Option<ServerSample>,
-    pub server_peak_memory: Option<u64>,
-    pub warnings: Vec<String>,
-    pub outages: Vec<Outage>,
-}
+use crate::stats::Window;
 
 /// The journal of a run being written: a live output (`report::live::sink::Sink`).
 pub struct Journal {

@@ -7,7 +7,7 @@
 use crate::report::document::Malformed;
 use std::time::{Duration, Instant};
 
-use super::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
+use super::line::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
 use crate::engine::{Interval, Outage, Outcome, Timeline};
 use crate::report::document::histo::IntervalHistograms;
 use crate::report::document::interval_log::{self, LoggedInterval};
