@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{count_only, op_stats};
+use super::figures::{count_only, op_stats};
 use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
 use crate::report::document::{Configuration, Document as ResultDocument, Malformed, ValueSizeConfig};
 use crate::report::memtier::stats::{Layout, Measured, Second, base_name, sections_of};

@@ -9,114 +9,35 @@ mod error;
 pub use error::MergeError;
 pub mod memtier;
 
+mod clock;
+mod figures;
+mod input;
 mod timeline;
 
 use std::collections::BTreeMap;
+
+use self::clock::Clock;
+use self::figures::{Row, hist};
+pub use self::input::Input;
 
 use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 
 use crate::engine::{Bottleneck, Outage};
-use crate::report::document::histo::{self, Histograms, Pair, decode, encode};
-use crate::report::document::{Cluster, Document, Faults, IntervalRef, MergedFrom, OpSummary, Point, Start, Verdict};
+use crate::report::document::histo::{self, Histograms, Pair, encode};
+use crate::report::document::{Cluster, Document, Faults, IntervalRef, MergedFrom, Point, Start, Verdict};
 use crate::report::run::json::op_summary;
-use crate::stats::{LatencySummary, OpStats, widen};
+use crate::stats::{LatencySummary, OpStats};
 
 /// Configuration fields that are each shard's own and add up in the merge.
 const ADDED: [&str; 4] = ["connections", "threads", "requests", "rate_per_sec"];
 /// Configuration fields that may differ between shards without the workload differing.
 const OWN: [&str; 1] = ["seed"];
 
-/// One result to merge: its name (label or file stem), its document and the intervals of the
-/// interval log it names (empty for a result that keeps its intervals inline).
-pub struct Input {
-    pub name: String,
-    pub doc: Document,
-    pub log: Vec<crate::report::document::interval_log::LoggedInterval>,
-}
-
 /// The merged document and the warnings about it (also kept in its `warnings`).
 pub struct Merged {
     pub doc: Document,
     pub warnings: Vec<String>,
-}
-
-/// A row's counters and histograms, being added up.
-#[derive(Default)]
-struct Row {
-    op: Option<OpStats>,
-}
-
-impl Row {
-    fn add(&mut self, summary: &OpSummary, pair: Option<&Pair>) -> Result<(), MergeError> {
-        self.merge(op_stats(summary, pair)?);
-        Ok(())
-    }
-
-    fn merge(&mut self, op: OpStats) {
-        match self.op.as_mut() {
-            Some(mine) => mine.merge(&op),
-            None => self.op = Some(op),
-        }
-    }
-
-    fn op(&self) -> OpStats {
-        self.op.clone().unwrap_or_default()
-    }
-}
-
-/// A row of a saved result as figures: its summary's counters (`count`, `hits`, ...) and its
-/// pair of histograms (`latency`, `service`).
-pub(crate) fn op_stats(summary: &OpSummary, pair: Option<&Pair>) -> Result<OpStats, MergeError> {
-    let mut op = OpStats::default();
-    let s = summary;
-    (op.count, op.hits, op.misses, op.errors) = (s.count, s.hits, s.misses, s.errors);
-    (op.sent, op.failed, op.abandoned) = (s.sent, s.failed, s.abandoned);
-    (op.bytes_in, op.bytes_out) = (s.bytes_in, s.bytes_out);
-    op.latency_ns = hist(pair.map(|p| p.latency.as_str()))?;
-    op.service_ns = hist(pair.map(|p| p.service.as_str()))?;
-    op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
-    if let Some(pair) = pair {
-        op.parts = pair.latency_parts(parts_sums_ns(summary)).map_err(String::from)?.map(Box::new);
-    }
-    Ok(op)
-}
-
-/// The exact sums of a row's parts, from its summary's means (`[0; 3]` without parts).
-pub(crate) fn parts_sums_ns(summary: &OpSummary) -> [u64; 3] {
-    summary.latency_parts_us.map_or([0; 3], |p| {
-        let sum = |mean_us: f64| (mean_us * 1000.0 * p.count as f64).round() as u64;
-        [sum(p.send_lag.mean_us), sum(p.wire_and_server.mean_us), sum(p.receive_lag.mean_us)]
-    })
-}
-
-/// A row of an interval from its summary's counters and the interval log's histograms.
-pub(crate) fn logged_op(
-    summary: &OpSummary,
-    row: Option<&crate::report::document::interval_log::RowHistograms>,
-) -> OpStats {
-    let mut op = OpStats::default();
-    let s = summary;
-    (op.count, op.hits, op.misses, op.errors) = (s.count, s.hits, s.misses, s.errors);
-    (op.sent, op.failed, op.abandoned) = (s.sent, s.failed, s.abandoned);
-    (op.bytes_in, op.bytes_out) = (s.bytes_in, s.bytes_out);
-    if let Some(row) = row {
-        row.fill(&mut op, s.latency_parts_us.is_some().then(|| parts_sums_ns(s)));
-    }
-    op.latency_sum_ns = (op.latency_ns.mean() * op.latency_ns.len() as f64) as u64;
-    op
-}
-
-/// A summary holding a count only (an interval's command).
-pub(crate) fn count_only(count: u64) -> OpSummary {
-    OpSummary { count, ..OpSummary::default() }
-}
-
-fn hist(text: Option<&str>) -> Result<Histogram<u64>, MergeError> {
-    let text = text.filter(|t| !t.is_empty()).ok_or("a histogram is missing")?;
-    // Saved histograms carry their own bounds and precision (intervals are coarser): each in
-    // our layout, so that all of them add, and an interval's percentiles stay its own.
-    Ok(widen(&decode(text).map_err(String::from)?))
 }
 
 /// The shard fields that must agree, as the result writes them (`null` when not a shard).
@@ -200,35 +121,6 @@ fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), MergeEr
         }
     }
     Ok((seen, warnings))
-}
-
-/// The merged clock: the earliest start (ms), the seconds to the latest end, the interval.
-struct Clock {
-    base: u64,
-    secs: f64,
-    interval: f64,
-}
-
-impl Clock {
-    fn of(inputs: &[Input], warnings: &mut Vec<String>) -> Clock {
-        let base = inputs.iter().map(|i| i.doc.started_unix_ms).min().unwrap_or(0);
-        let end_ms = |d: &Document| d.started_unix_ms as f64 + d.duration_secs * 1000.0;
-        let end = inputs.iter().map(|i| end_ms(&i.doc)).fold(base as f64, f64::max);
-        let interval = inputs[0].doc.configuration.interval_secs.max(1e-3);
-        let spread_ms = inputs.iter().map(|i| i.doc.started_unix_ms).max().unwrap_or(0) - base;
-        if spread_ms as f64 > interval * 1000.0 {
-            warnings.push(format!(
-                "the shards' measured phases started up to {spread_ms} ms apart, more than one interval \
-                 ({interval} s): start them together with --start-at"
-            ));
-        }
-        Clock { base, secs: (end - base as f64) / 1000.0, interval }
-    }
-
-    /// How far after the merged start a result's measured phase began, in seconds.
-    fn offset(&self, doc: &Document) -> f64 {
-        (doc.started_unix_ms as f64 - self.base as f64) / 1000.0
-    }
 }
 
 /// The whole-run rows of every result added up.

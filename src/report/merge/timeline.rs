@@ -6,11 +6,14 @@ use super::error::MergeError;
 use crate::report::document::Malformed;
 use std::collections::BTreeMap;
 
-use super::{Clock, Input, Row, count_only, logged_op, op_stats, op_summary};
+use super::clock::Clock;
+use super::figures::{Row, count_only, logged_op, op_stats};
+use super::input::Input;
 use crate::engine::RunFigures;
 use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
 use crate::report::document::interval_log::by_run;
 use crate::report::document::{Point, Repetition};
+use crate::report::run::json::op_summary;
 use crate::stats::{OpStats, Spread};
 
 /// One merged interval: its totals, its commands and the shards' points in it.
