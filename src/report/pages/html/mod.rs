@@ -6,11 +6,13 @@ use std::fmt::Write;
 
 use super::chart::{self, Chart, Series, XAxis, escape};
 use crate::report::document::{Document, OpSummary, Point};
-use crate::stats::LatencySummary;
 
 mod labelled;
 mod parts;
+mod series;
 mod server_latency;
+
+use series::{Figure, series_of};
 
 /// Laid out for a window of 1280 px or less: nothing is wider than the page. Long tokens wrap
 /// anywhere, except numbers and headers, so a long command line squeezes its own column and not
@@ -41,27 +43,6 @@ pub fn utc(unix_ms: u64) -> String {
         Err(_) => format!("{unix_ms} ms after 1970 (past the calendar's end)"),
     }
 }
-
-/// x positions of a result's timeline: seconds since its start, runs one after another.
-fn timeline_x(doc: &Document) -> Vec<f64> {
-    let mut t = 0.0;
-    doc.time_series
-        .iter()
-        .map(|p| {
-            t += p.duration_secs;
-            t
-        })
-        .collect()
-}
-
-fn series_of(doc: &Document, name: &str, value: impl Fn(&Point) -> Option<f64>) -> Series {
-    let xs = timeline_x(doc);
-    let points = doc.time_series.iter().zip(&xs).filter_map(|(p, &x)| value(p).map(|y| (x, y))).collect();
-    Series { name: name.to_string(), points }
-}
-
-/// One figure of a latency summary (p50, p99, ...).
-type Figure = fn(&LatencySummary) -> f64;
 
 /// An interval's response-time figure, in milliseconds, when it had requests.
 fn interval_ms(p: &Point, figure: Figure) -> Option<f64> {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::{series_of, timeline_x};
+use super::series::{Figure, series_of, timeline_x};
 use crate::report::document::{Document, LatencyPartsSummary};
 use crate::report::pages::chart::{self, Chart, Series, XAxis, escape};
 use crate::stats::LatencySummary;
@@ -33,7 +33,7 @@ pub(super) fn section(b: &mut String, doc: &Document) {
     );
     // Stacked: each line is the sum of the parts up to it, the last one the whole mean.
     let stacked = |upto: usize| {
-        move |p: &super::Point| {
+        move |p: &crate::report::document::Point| {
             let parts = p.totals.latency_parts_us.as_ref()?;
             Some((0..=upto).map(|i| part(parts, i).mean_us).sum::<f64>() / 1000.0)
         }
@@ -55,7 +55,7 @@ pub(super) fn section(b: &mut String, doc: &Document) {
 
 /// Stacked horizontal bars: each part's p50, p99 and p99.9, and the response time's as a mark.
 fn bars(parts: &LatencyPartsSummary, response: &LatencySummary) -> String {
-    let figures: [(&str, super::Figure); 3] = [("p50", |l| l.p50_us), ("p99", |l| l.p99_us), ("p99.9", |l| l.p999_us)];
+    let figures: [(&str, Figure); 3] = [("p50", |l| l.p50_us), ("p99", |l| l.p99_us), ("p99.9", |l| l.p999_us)];
     let (width, left, row) = (1100.0, 70.0, 34.0);
     let widest = figures
         .iter()
