@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use super::{HOLE_EXPIRY, HOLE_KEY};
+use super::holes::{HOLE_EXPIRY, HOLE_KEY};
 use crate::config::Config;
 use crate::resp::{Part, Template};
 

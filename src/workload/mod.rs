@@ -6,6 +6,7 @@ message_error!(
     Unsendable
 );
 
+mod holes;
 pub mod import;
 mod keys;
 pub mod monitor;
@@ -15,33 +16,15 @@ mod stream;
 use crate::config::dataset::{Dataset, DatasetError};
 use crate::config::{ArgPart, Config, Step, StopAfter, ValueSize};
 use crate::resp::{Part, ReplyClass, Template};
+pub use holes::MAX_RAND_INTS;
+use holes::{
+    HOLE_BETWEEN, HOLE_CURSOR, HOLE_DATA, HOLE_EXPIRY, HOLE_FIELD, HOLE_KEY, HOLE_MULTI, HOLE_RAND_INT, HOLE_SHARED,
+    HOLE_TAG, HOLES, MAX_BETWEEN,
+};
 pub use keys::KeyGen;
 use rng::Rng;
 pub use stream::RequestGen;
 
-/// Hole indices the templates use.
-const HOLE_KEY: usize = 0;
-const HOLE_DATA: usize = 1;
-const HOLE_EXPIRY: usize = 2;
-const HOLE_TAG: usize = 3;
-/// `__rand_1st__` .. `__rand_9th__`.
-const HOLE_SHARED: usize = 4;
-/// Each `__rand_int__` occurrence of a command, in order.
-const HOLE_RAND_INT: usize = HOLE_SHARED + 9;
-/// `__rand_int__` occurrences allowed in one command.
-pub const MAX_RAND_INTS: usize = 16;
-/// The SCAN cursor (`--scan-incremental-iteration`).
-const HOLE_CURSOR: usize = HOLE_RAND_INT + MAX_RAND_INTS;
-/// Each [`ArgPart::Between`] of a command, in order.
-const HOLE_BETWEEN: usize = HOLE_CURSOR + 1;
-/// `Between` draws allowed in one command (WAIT has two).
-const MAX_BETWEEN: usize = 4;
-const HOLES: usize = HOLE_BETWEEN + MAX_BETWEEN;
-/// Key `i` of a multi-key command is hole `HOLE_MULTI + i`, filled from the generator's scratch.
-const HOLE_MULTI: usize = HOLES;
-/// Column `c` of the dataset's row (`__field:NAME__`) is hole `HOLE_FIELD + c`: far above the
-/// multi-key holes, filled from the row the request takes.
-const HOLE_FIELD: usize = 1 << 20;
 /// The unit step that stands for "one line of the MONITOR capture" (`__monitor_line@__`).
 const MONITOR_PICK: usize = usize::MAX;
 /// Width `__rand_int__` and `__rand_Nth__` are zero-padded to (redis-benchmark's).
