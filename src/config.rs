@@ -9,28 +9,15 @@ pub mod dataset;
 mod extras;
 pub mod parse;
 mod shard;
-pub use command::{ArgPart, CommandSpec, FieldRef, Sequence, SequenceParts, Step, split_sequence, split_words};
-pub use extras::{
-    CLIENT_SHARE_WARNING, Extras, Import, ImportItem, IoChoice, MonitorPick, ScanFollow, SessionExtras, Timestamps,
+mod target;
+pub use command::{
+    ArgPart, CommandSpec, FieldRef, KeyPattern, Sequence, SequenceParts, Step, split_sequence, split_words,
 };
-pub use shard::Shard;
-
-/// Where the server listens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    Tcp { host: String, port: u16 },
-    Unix(PathBuf),
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
-            Target::Tcp { host, port } => write!(f, "{host}:{port}"),
-            Target::Unix(path) => write!(f, "unix:{}", path.display()),
-        }
-    }
-}
+pub use extras::{
+    CLIENT_SHARE_WARNING, Extras, Import, ImportItem, IoChoice, MonitorPick, ScanFollow, SessionExtras, Shard,
+    Timestamps,
+};
+pub use target::Target;
 
 /// How to reach and log in to the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,34 +77,6 @@ pub struct Rate {
     pub per_sec: f64,
     /// Exponential gaps (a Poisson process) instead of constant ones.
     pub poisson: bool,
-}
-
-/// How a command picks its key number.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum KeyPattern {
-    /// Each connection walks the whole range in order, wrapping.
-    Sequential,
-    /// Uniformly random over the range.
-    Random,
-    /// Normal around `median` (default: the middle) with `stddev` (default: range / 6).
-    Gaussian { median: Option<f64>, stddev: Option<f64> },
-    /// Zipf over ranks: `key_min` is the most popular key.
-    Zipf { exponent: f64 },
-    /// Each connection walks its own contiguous slice of the range, wrapping.
-    Parallel,
-}
-
-impl KeyPattern {
-    /// The one-letter name used on command lines (memtier's letters).
-    pub fn letter(&self) -> char {
-        match self {
-            KeyPattern::Sequential => 'S',
-            KeyPattern::Random => 'R',
-            KeyPattern::Gaussian { .. } => 'G',
-            KeyPattern::Zipf { .. } => 'Z',
-            KeyPattern::Parallel => 'P',
-        }
-    }
 }
 
 /// The key space: `prefix` followed by a decimal number in `min..=max`.

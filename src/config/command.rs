@@ -2,8 +2,35 @@
 //! split into words and sequences, and parsed into argument parts with their placeholders,
 //! which the workload compiles into templates.
 
-use super::KeyPattern;
 use super::parse::InvalidValue;
+
+/// How a command picks its key number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyPattern {
+    /// Each connection walks the whole range in order, wrapping.
+    Sequential,
+    /// Uniformly random over the range.
+    Random,
+    /// Normal around `median` (default: the middle) with `stddev` (default: range / 6).
+    Gaussian { median: Option<f64>, stddev: Option<f64> },
+    /// Zipf over ranks: `key_min` is the most popular key.
+    Zipf { exponent: f64 },
+    /// Each connection walks its own contiguous slice of the range, wrapping.
+    Parallel,
+}
+
+impl KeyPattern {
+    /// The one-letter name used on command lines (memtier's letters).
+    pub fn letter(&self) -> char {
+        match self {
+            KeyPattern::Sequential => 'S',
+            KeyPattern::Random => 'R',
+            KeyPattern::Gaussian { .. } => 'G',
+            KeyPattern::Zipf { .. } => 'Z',
+            KeyPattern::Parallel => 'P',
+        }
+    }
+}
 
 /// A piece of a command argument: fixed bytes, or a placeholder filled per request.
 #[derive(Debug, Clone, PartialEq, Eq)]

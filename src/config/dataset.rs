@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{ArgPart, CommandSpec, FieldRef};
+use super::command::{ArgPart, CommandSpec, FieldRef};
 
 /// The columns the commands name, row by row.
 #[derive(Clone, PartialEq, Eq)]

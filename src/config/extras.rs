@@ -15,7 +15,7 @@ pub struct Extras {
     /// `--data-import`: SETs write the file's items, in order per connection.
     pub import: Option<Import>,
     /// `--shard I/N` (or the scheduler's variables): this process's part of a spread run.
-    pub shard: Option<super::Shard>,
+    pub shard: Option<Shard>,
     /// `--start-at`: the measured phase starts at this wall-clock instant (after connecting
     /// and any warmup).
     pub start_at: Option<std::time::SystemTime>,
@@ -47,6 +47,25 @@ pub struct Extras {
     pub transaction: bool,
     /// `--dataset`: the rows the commands' `__field:NAME__` placeholders take, in order.
     pub dataset: Option<std::sync::Arc<super::dataset::Dataset>>,
+}
+
+/// This process's shard: `index` of `count`, and what it was given before the split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+    /// Where the shard came from: `--shard`, or the scheduler's variables (`SLURM_PROCID`, ...).
+    pub source: String,
+    /// The run's `--seed`, before this shard derived its own streams from it.
+    pub seed: u64,
+    /// `-n` for all shards together.
+    pub total_requests: Option<u64>,
+    /// `--rate` for all shards together.
+    pub total_rate: Option<u64>,
+    /// This shard's disjoint part of the key range, `(first, last)`: what `-n allkeys` and the
+    /// sequential patterns (S, P) walk. `None` when the range has fewer keys than shards and
+    /// this one gets none.
+    pub keys: Option<(u64, u64)>,
 }
 
 /// The client's share of p99 above which a run is warned that it measured the client too.

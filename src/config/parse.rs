@@ -202,7 +202,7 @@ pub fn key_patterns(s: &str) -> Result<(char, char), InvalidValue> {
 /// What a server URI says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Uri {
-    pub target: super::Target,
+    pub target: super::target::Target,
     pub user: Option<String>,
     pub password: Option<String>,
     pub db: Option<u32>,
@@ -251,7 +251,7 @@ pub fn uri(s: &str) -> Result<Uri, InvalidValue> {
             };
             let port = port.map_or(Ok(6379), |p| p.parse::<u16>().map_err(|_| bad(&format!("port '{p}'"))))?;
             let host = if host.is_empty() { "127.0.0.1".to_string() } else { host };
-            Ok(Uri { target: super::Target::Tcp { host, port }, user, password, db, tls })
+            Ok(Uri { target: super::target::Target::Tcp { host, port }, user, password, db, tls })
         }
         "unix" => {
             let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -259,7 +259,7 @@ pub fn uri(s: &str) -> Result<Uri, InvalidValue> {
                 return Err(bad("no socket path").into());
             }
             let db = query.split('&').find_map(|kv| kv.strip_prefix("db=")).map(db_of).transpose()?;
-            Ok(Uri { target: super::Target::Unix(path.into()), user, password, db, tls: false })
+            Ok(Uri { target: super::target::Target::Unix(path.into()), user, password, db, tls: false })
         }
         other => Err(bad(&format!("unknown scheme '{other}'")).into()),
     }

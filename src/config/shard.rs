@@ -2,27 +2,9 @@
 //! its share of a total request count and rate, and its own random streams. Kept apart so the
 //! splitting rules live in one place and are tested on their own.
 
+use super::extras::Shard;
 use super::parse::InvalidValue;
 use super::{Config, KeyPattern, StopAfter};
-
-/// This process's shard: `index` of `count`, and what it was given before the split.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
-    /// Where the shard came from: `--shard`, or the scheduler's variables (`SLURM_PROCID`, ...).
-    pub source: String,
-    /// The run's `--seed`, before this shard derived its own streams from it.
-    pub seed: u64,
-    /// `-n` for all shards together.
-    pub total_requests: Option<u64>,
-    /// `--rate` for all shards together.
-    pub total_rate: Option<u64>,
-    /// This shard's disjoint part of the key range, `(first, last)`: what `-n allkeys` and the
-    /// sequential patterns (S, P) walk. `None` when the range has fewer keys than shards and
-    /// this one gets none.
-    pub keys: Option<(u64, u64)>,
-}
 
 /// `total` split over `count` parts: part `index`'s share, the remainder spread over the first
 /// parts so the shares add up to `total` exactly.
