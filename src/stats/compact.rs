@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::{LatencySummary, MAX_LATENCY_NS, histogram};
+use super::latency::{LatencySummary, MAX_LATENCY_NS, histogram};
 
 /// Significant digits of an interval's histograms in the interval log (the whole run's stay
 /// at 3).

@@ -8,8 +8,11 @@
 //! quantiles takes one. The bytes never leave the process, so a reader only ever reads what
 //! this writer wrote: reading past the end is a bug, and panics.
 
+use super::compact::Summarized;
 use super::compact::summary_quantile_ns;
-use super::{CompactOp, LatencyParts, LatencySummary, OpStats, Summarized};
+use super::latency::LatencySummary;
+use super::op::{CompactOp, OpStats};
+use super::parts::LatencyParts;
 
 /// Appends values to a buffer.
 pub struct Writer<'a> {

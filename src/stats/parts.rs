@@ -7,7 +7,8 @@
 
 use hdrhistogram::Histogram;
 
-use super::{Recorded, histogram};
+use super::compact::Recorded;
+use super::latency::histogram;
 
 /// One reply's parts, in nanoseconds. They add up to its response time minus any wait for a
 /// pipeline slot (open loop), exactly: the kernel's time is clamped between the send and the

@@ -5,7 +5,11 @@
 //! samples. A window emptied here is equal to a new one and keeps its histograms' memory. Also
 //! the window at the interval log's precision, for the journal's writer.
 
-use super::{ErrorCounts, LatencyParts, OpStats, Window, coarse};
+use super::compact::coarse;
+use super::errors::ErrorCounts;
+use super::op::OpStats;
+use super::parts::LatencyParts;
+use super::window::Window;
 
 /// Makes the allocator map every block of 128 KiB or more on its own and unmap it when freed
 /// (glibc does so at first, then raises that threshold to the largest block freed, from when
