@@ -15,8 +15,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-use super::{Conn, Worker};
-
 pub(super) struct DueQueue {
     heap: BinaryHeap<Reverse<(Instant, u32)>>,
     /// Connection `c` has an entry in `heap`.
@@ -63,40 +61,6 @@ impl DueQueue {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.heap.len()
-    }
-}
-
-impl Worker<'_> {
-    /// Sends every due request of every connection whose entry came up by `now`, before the
-    /// worker returns to epoll. Each connection is queued again at its next send (by
-    /// `fill_and_flush`), which is after `now`, so this ends.
-    pub(super) fn send_due(&mut self, conns: &mut [Conn], now: Instant) {
-        while let Some(c) = self.due.pop_due(now) {
-            let conn = &mut conns[c];
-            if !conn.finished && !conn.blocked() {
-                self.fill_and_flush(conn, c, now);
-            }
-        }
-    }
-
-    /// Queues a paced connection at its next send if it can send then: a slot free in its
-    /// pipeline, quota left, connected and joined. Otherwise it stays out until one of those
-    /// changes, and whatever changes it (a reply, a reconnect, joining) calls this again.
-    #[inline(always)]
-    pub(super) fn requeue(&mut self, conn: &Conn, c: usize) {
-        // Closed loop pays this one test.
-        if self.paced {
-            self.requeue_paced(conn, c);
-        }
-    }
-
-    fn requeue_paced(&mut self, conn: &Conn, c: usize) {
-        if conn.finished || !conn.room(self.plan.pipeline) || conn.remaining == Some(0) || conn.blocked() {
-            return;
-        }
-        if let Some(at) = conn.pacer.next_due() {
-            self.due.push(c, at);
-        }
     }
 }
 

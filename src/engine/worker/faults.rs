@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::conn::{Conn, Dialing, Down, InFlight, Link};
+use super::state::{LINKS, Worker, WorkerPlan};
 use super::voice::{self, Lost};
-use super::{LINKS, Worker, WorkerPlan};
 use crate::config::ServerOptions;
 use crate::engine::router;
 use crate::net::{ConnectError, Dial, Login, Progress, Session, Transport, cluster};

@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Conn, Worker};
+use super::conn::Conn;
+use super::state::Worker;
 use crate::resp::Limits;
 use crate::stats::ErrorKind;
 

@@ -8,8 +8,8 @@
 //! backoff while the run goes on.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -22,6 +22,7 @@ mod guard;
 mod queue;
 mod ramp;
 mod read;
+mod state;
 mod voice;
 
 use alarm::Alarm;
@@ -29,45 +30,15 @@ use conn::UnitCursor;
 pub use conn::{Conn, Link};
 use due::DueQueue;
 pub use ramp::join_delay;
+pub use state::WorkerPlan;
+use state::{LINKS, Worker};
 pub use voice::Said;
 
 use super::router::Router;
 use super::{Msg, ThreadCpu};
-use crate::config::{Faults, ServerOptions};
 use crate::net::driver::stamp::Clock;
 use crate::net::driver::{Driver, IoKind};
 use crate::stats::{ErrorKind, OpStats, Window};
-
-/// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
-const LINKS: usize = 4096;
-
-/// What a worker needs to know about the run.
-pub struct WorkerPlan<'a> {
-    pub index: usize,
-    pub pipeline: usize,
-    pub interval: Duration,
-    /// Start of the measured phase (after the warmup): requests meant for earlier are not counted.
-    pub measure_from: Instant,
-    pub deadline: Option<Instant>,
-    pub stop: &'a AtomicBool,
-    /// Rows of a window: the commands, then the sequence's unit row if any.
-    pub rows: usize,
-    pub unit_row: Option<usize>,
-    /// How to log in again after a dropped connection.
-    pub server: &'a ServerOptions,
-    pub faults: Faults,
-    /// Cluster mode: the argument holding each command's key, and whether it reads.
-    pub key_args: &'a [Option<usize>],
-    pub reads: &'a [bool],
-    pub max_request: usize,
-    /// What this benchmark's workers have said once already.
-    pub said: &'a Said,
-    /// Kernel receive timestamps on: each reply's latency is decomposed.
-    pub stamps: bool,
-    /// Windows the collector has merged and emptied, handed back to be filled again
-    /// (`stats::recycle`): a worker makes a new one only when none has come back yet.
-    pub spares: Receiver<Window>,
-}
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
 /// thousands of sockets, and arming their receives, takes milliseconds).
@@ -310,43 +281,6 @@ const REFRESH_EVERY: Duration = Duration::from_millis(100);
 /// A gap this long between a paced worker's last event and its sends is a stall, not work.
 const STALL: Duration = Duration::from_millis(1);
 
-struct Worker<'p> {
-    plan: &'p WorkerPlan<'p>,
-    driver: Driver,
-    window: Window,
-    /// Index of the interval `window` belongs to.
-    interval: u64,
-    next_flush: Instant,
-    /// Connections not finished yet.
-    active: usize,
-    /// Whether any connection waits on a clock.
-    paced: bool,
-    /// Paced: the connections that can send, by when their next send is due.
-    due: DueQueue,
-    /// Links waiting to reconnect.
-    down: usize,
-    /// Cluster mode.
-    router: Option<Router>,
-    /// Requests are kept until answered, to send again (`--retry`, cluster redirects).
-    journal: bool,
-    /// When the cluster map was last reloaded.
-    refreshed: Instant,
-    /// When the next connection a staircase ramp holds back joins.
-    next_join: Option<Instant>,
-    /// Connections taking part: joined and not finished.
-    live: usize,
-    /// Kernel receive timestamps on: their mapping onto the run's clock, measured again at
-    /// every interval.
-    clock: Option<Clock>,
-    /// The read buffer, lent to each link while it reads (`conn::lend`): a link keeps only
-    /// the start of a reply not complete yet.
-    rbuf: Vec<u8>,
-    /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
-    deferred: Vec<usize>,
-    /// Paced: wakes early by the machine's lateness, then sleeps the rest briefly.
-    alarm: Option<Alarm>,
-}
-
 impl<'p> Worker<'p> {
     fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>, driver: Driver) -> Worker<'p> {
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
@@ -587,6 +521,40 @@ impl<'p> Worker<'p> {
             if conn.join_at.is_none() {
                 self.live -= 1;
             }
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Sends every due request of every connection whose entry came up by `now`, before the
+    /// worker returns to epoll. Each connection is queued again at its next send (by
+    /// `fill_and_flush`), which is after `now`, so this ends.
+    pub(super) fn send_due(&mut self, conns: &mut [Conn], now: Instant) {
+        while let Some(c) = self.due.pop_due(now) {
+            let conn = &mut conns[c];
+            if !conn.finished && !conn.blocked() {
+                self.fill_and_flush(conn, c, now);
+            }
+        }
+    }
+
+    /// Queues a paced connection at its next send if it can send then: a slot free in its
+    /// pipeline, quota left, connected and joined. Otherwise it stays out until one of those
+    /// changes, and whatever changes it (a reply, a reconnect, joining) calls this again.
+    #[inline(always)]
+    pub(super) fn requeue(&mut self, conn: &Conn, c: usize) {
+        // Closed loop pays this one test.
+        if self.paced {
+            self.requeue_paced(conn, c);
+        }
+    }
+
+    fn requeue_paced(&mut self, conn: &Conn, c: usize) {
+        if conn.finished || !conn.room(self.plan.pipeline) || conn.remaining == Some(0) || conn.blocked() {
+            return;
+        }
+        if let Some(at) = conn.pacer.next_due() {
+            self.due.push(c, at);
         }
     }
 }

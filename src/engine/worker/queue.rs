@@ -13,8 +13,9 @@
 
 use std::time::Instant;
 
+use super::conn::Conn;
 use super::conn::{InFlight, Link};
-use super::{Conn, Worker};
+use super::state::Worker;
 use crate::net::cluster;
 use crate::resp;
 use crate::stats::ClientStats;

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::conn::{Conn, Down, Link};
-use super::{LINKS, Worker};
+use super::state::{LINKS, Worker};
 use crate::config::Config;
 use crate::net::Session;
 use crate::stats::ErrorKind;

@@ -5,11 +5,13 @@
 use std::io;
 use std::time::Instant;
 
+use super::conn::Conn;
 use super::conn::InFlight;
 use super::conn::{lend, make_room, take_back};
 use super::faults::{MAX_REDIRECTS, redirect_of};
+use super::guard;
+use super::state::Worker;
 use super::voice::{self, Lost};
-use super::{Conn, Worker, guard};
 use crate::net::driver::stamp::Clock;
 use crate::resp::{self, ReplyClass};
 use crate::stats::{self, ErrorKind, OpStats};

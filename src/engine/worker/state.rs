@@ -1,0 +1,82 @@
+//! What every file of a worker shares: the plan it runs and its state.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use super::alarm::Alarm;
+use super::due::DueQueue;
+use super::voice::Said;
+use crate::config::{Faults, ServerOptions};
+use crate::engine::router::Router;
+use crate::net::driver::Driver;
+use crate::net::driver::stamp::Clock;
+use crate::stats::Window;
+
+/// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
+pub(super) const LINKS: usize = 4096;
+
+/// What a worker needs to know about the run.
+pub struct WorkerPlan<'a> {
+    pub index: usize,
+    pub pipeline: usize,
+    pub interval: Duration,
+    /// Start of the measured phase (after the warmup): requests meant for earlier are not counted.
+    pub measure_from: Instant,
+    pub deadline: Option<Instant>,
+    pub stop: &'a AtomicBool,
+    /// Rows of a window: the commands, then the sequence's unit row if any.
+    pub rows: usize,
+    pub unit_row: Option<usize>,
+    /// How to log in again after a dropped connection.
+    pub server: &'a ServerOptions,
+    pub faults: Faults,
+    /// Cluster mode: the argument holding each command's key, and whether it reads.
+    pub key_args: &'a [Option<usize>],
+    pub reads: &'a [bool],
+    pub max_request: usize,
+    /// What this benchmark's workers have said once already.
+    pub said: &'a Said,
+    /// Kernel receive timestamps on: each reply's latency is decomposed.
+    pub stamps: bool,
+    /// Windows the collector has merged and emptied, handed back to be filled again
+    /// (`stats::recycle`): a worker makes a new one only when none has come back yet.
+    pub spares: Receiver<Window>,
+}
+
+pub(super) struct Worker<'p> {
+    pub(super) plan: &'p WorkerPlan<'p>,
+    pub(super) driver: Driver,
+    pub(super) window: Window,
+    /// Index of the interval `window` belongs to.
+    pub(super) interval: u64,
+    pub(super) next_flush: Instant,
+    /// Connections not finished yet.
+    pub(super) active: usize,
+    /// Whether any connection waits on a clock.
+    pub(super) paced: bool,
+    /// Paced: the connections that can send, by when their next send is due.
+    pub(super) due: DueQueue,
+    /// Links waiting to reconnect.
+    pub(super) down: usize,
+    /// Cluster mode.
+    pub(super) router: Option<Router>,
+    /// Requests are kept until answered, to send again (`--retry`, cluster redirects).
+    pub(super) journal: bool,
+    /// When the cluster map was last reloaded.
+    pub(super) refreshed: Instant,
+    /// When the next connection a staircase ramp holds back joins.
+    pub(super) next_join: Option<Instant>,
+    /// Connections taking part: joined and not finished.
+    pub(super) live: usize,
+    /// Kernel receive timestamps on: their mapping onto the run's clock, measured again at
+    /// every interval.
+    pub(super) clock: Option<Clock>,
+    /// The read buffer, lent to each link while it reads (`conn::lend`): a link keeps only
+    /// the start of a reply not complete yet.
+    pub(super) rbuf: Vec<u8>,
+    /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
+    pub(super) deferred: Vec<usize>,
+    /// Paced: wakes early by the machine's lateness, then sleeps the rest briefly.
+    pub(super) alarm: Option<Alarm>,
+}
