@@ -5,7 +5,11 @@ use std::collections::BTreeMap;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use super::{Interval, Msg, Outage, Outcome, Progress, ServerSampler, ThreadCpu, Timeline};
+use super::msg::Msg;
+use super::outcome::{Outage, Outcome, Progress};
+use super::server_stats::ServerSampler;
+use super::telemetry::ThreadCpu;
+use super::timeline::{Interval, Timeline};
 use crate::config::{Config, StopAfter};
 use crate::net::ServerInfo;
 use crate::stats::{ClientStats, OpStats, Window};

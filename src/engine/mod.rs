@@ -9,10 +9,12 @@
 
 mod collect;
 mod dialer;
+mod msg;
 mod open;
 mod outcome;
 mod pacer;
 mod preflight;
+mod prepared;
 mod router;
 mod server_latency;
 mod server_stats;
@@ -29,9 +31,11 @@ use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use collect::{Collector, telemetry_warnings};
+pub use msg::Msg;
 pub use outcome::{ClientShare, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
+use prepared::Prepared;
 pub use server_latency::{ServerCommandLatency, ServerLatency};
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
 pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, lower_priority, verdict, yield_to_the_load};
@@ -40,7 +44,6 @@ pub use worker::Said;
 use worker::WorkerPlan;
 
 use crate::config::{Config, StopAfter};
-use crate::net::driver::IoKind;
 use crate::net::{CallError, ConnectError, ServerInfo, Session};
 use crate::stats::{ClientStats, Window};
 use crate::workload::Workload;
@@ -52,17 +55,6 @@ pub const WORKER_THREAD: &str = "respbench-w";
 /// How long a run waits, before connecting, for the kernel to start stamping received packets.
 const STAMPS_WAIT: Duration = Duration::from_secs(2);
 
-/// What a worker sends the collector.
-pub enum Msg {
-    /// The worker's connections could not be made ready.
-    Failed(ConnectError),
-    /// A finished interval.
-    Window { worker: usize, interval: u64, window: Window },
-    /// The worker stopped; `window` is its last, partial interval.
-    /// `clients`: its connections' own figures, when `--client-stats` asked for them.
-    Done { worker: usize, interval: u64, window: Window, ended: Instant, cpu: ThreadCpu, clients: Vec<ClientStats> },
-}
-
 /// What the collector learns of the server, before and during the run.
 struct Probe {
     /// `None` when the server refused INFO or did not answer it.
@@ -70,23 +62,6 @@ struct Probe {
     /// The server did not answer INFO in time: why, for the warnings.
     silent: Option<String>,
     sampler: Option<ServerSampler>,
-}
-
-/// What the worker threads share, read-only.
-struct Prepared {
-    workload: Arc<Workload>,
-    threads: usize,
-    /// Room a link's write buffer needs for the largest request.
-    max_request: usize,
-    /// Cluster mode: each command's key argument, and whether it reads.
-    key_args: Vec<Option<usize>>,
-    reads: Vec<bool>,
-    /// How the workers drive their sockets (checked when the configuration was built).
-    io: IoKind,
-    /// Kernel receive timestamps on every data connection (`--timestamps`, over TCP).
-    stamps: bool,
-    /// Holds the kernel's timestamping on for the run (`stamps` only).
-    _keeper: Option<crate::net::driver::stamp::Keeper>,
 }
 
 /// How the main thread and the workers meet: every worker has opened its connections
@@ -329,7 +304,7 @@ fn collect(
         s.sample();
         s.overall()
     });
-    let server_latency = server_latency::measure(config, probe.silent.as_deref(), sampler.as_mut());
+    let server_latency = measure(config, probe.silent.as_deref(), sampler.as_mut());
     let mut outcome = collector.finish(stop.load(Ordering::SeqCst));
     // Clients connected is a gauge best read while the load runs, not after it.
     outcome.server_stats = server_stats.map(|mut s| {
@@ -386,5 +361,24 @@ fn stamps_unavailable(config: &Config, outcome: &Outcome) -> Option<String> {
             Some("the kernel stamped no reply with its receive time".into())
         }
         None => None,
+    }
+}
+
+/// The run's figures at its end: `sampler` asked for the run's commands, or why there are none
+/// (memcached; no sampler: INFO silent (`silent` says how) or refused).
+fn measure(config: &Config, silent: Option<&str>, sampler: Option<&mut ServerSampler>) -> ServerLatency {
+    if config.server.session.protocol.is_memcache() {
+        return ServerLatency::unavailable("memcached reports no per-command latency");
+    }
+    let mut names: Vec<String> = Vec::new();
+    for c in &config.commands {
+        if !names.contains(&c.name) {
+            names.push(c.name.clone());
+        }
+    }
+    match (sampler, silent) {
+        (Some(sampler), _) => sampler.latency(&names),
+        (None, Some(silent)) => ServerLatency::unavailable(format!("{silent}: no INFO latencystats")),
+        (None, None) => ServerLatency::unavailable("the server refused INFO: no INFO latencystats"),
     }
 }

@@ -7,9 +7,11 @@ use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use super::dialer;
+use super::msg::Msg;
+use super::pacer::Pacer;
+use super::prepared::Prepared;
 use super::router::Router;
 use super::worker::{self, Conn, Link, Opened};
-use super::{Msg, Pacer, Prepared};
 use crate::config::{Config, ServerOptions};
 use crate::net::{ConnectError, Session};
 use crate::workload::RequestGen;

@@ -5,7 +5,10 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{Interval, ServerLatency, ServerSample, ThreadCpu, Timeline};
+use super::server_latency::ServerLatency;
+use super::server_stats::ServerSample;
+use super::telemetry::ThreadCpu;
+use super::timeline::{Interval, Timeline};
 use crate::net::ServerInfo;
 use crate::stats::{ClientStats, ErrorCounts, OpStats, Window};
 
@@ -133,8 +136,8 @@ impl Outcome {
     /// The bottleneck verdict and its explanation, which names the client's share of p99 when
     /// it is over `threshold` (a fraction): however idle its threads, that client delay is in
     /// the figures.
-    pub fn verdict(&self, threshold: f64) -> (super::Bottleneck, String) {
-        let (verdict, mut detail) = super::verdict(&self.client_threads, self.server_stats.map(|s| s.cpu));
+    pub fn verdict(&self, threshold: f64) -> (super::telemetry::Bottleneck, String) {
+        let (verdict, mut detail) = super::telemetry::verdict(&self.client_threads, self.server_stats.map(|s| s.cpu));
         if let Some(s) = self.client_share().filter(|s| s.share > threshold) {
             detail.push_str(&format!(
                 "; the client added {} of p99 ({:.0} %, over {:.0} %)",

@@ -14,9 +14,6 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::ServerSampler;
-use crate::config::Config;
-
 message_error!(
     /// Why a server gave no figures of its own (refused, unreadable).
     NoFigures
@@ -142,25 +139,6 @@ fn run_time_ms(c: &ServerCommandLatency) -> Option<f64> {
 /// A mean from a total time and a count; none without calls.
 fn mean_of(time_ms: Option<f64>, calls: Option<u64>) -> Option<f64> {
     time_ms.zip(calls).filter(|&(_, n)| n > 0).map(|(t, n)| t / n as f64)
-}
-
-/// The run's figures at its end: `sampler` asked for the run's commands, or why there are none
-/// (memcached; no sampler: INFO silent (`silent` says how) or refused).
-pub(super) fn measure(config: &Config, silent: Option<&str>, sampler: Option<&mut ServerSampler>) -> ServerLatency {
-    if config.server.session.protocol.is_memcache() {
-        return ServerLatency::unavailable("memcached reports no per-command latency");
-    }
-    let mut names: Vec<String> = Vec::new();
-    for c in &config.commands {
-        if !names.contains(&c.name) {
-            names.push(c.name.clone());
-        }
-    }
-    match (sampler, silent) {
-        (Some(sampler), _) => sampler.latency(&names),
-        (None, Some(silent)) => ServerLatency::unavailable(format!("{silent}: no INFO latencystats")),
-        (None, None) => ServerLatency::unavailable("the server refused INFO: no INFO latencystats"),
-    }
 }
 
 /// One node's figures by command, or why it has none.

@@ -3,8 +3,8 @@
 //! run's memory that grows with its length: a struct per interval cost ~2.3 kB of heap (its
 //! rows, boxed parts and kept quantiles), packed it costs a few hundred bytes.
 
-use super::ServerSample;
-use crate::engine::ServerCpu;
+use super::server_stats::ServerSample;
+use crate::engine::server_stats::ServerCpu;
 use crate::stats::{CompactOp, OpStats, Reader, Window, Writer};
 
 /// One interval of the timeline, all workers merged: what its readers read (the result's time

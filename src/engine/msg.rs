@@ -1,0 +1,18 @@
+//! What a worker sends the collector.
+
+use std::time::Instant;
+
+use super::telemetry::ThreadCpu;
+use crate::net::ConnectError;
+use crate::stats::{ClientStats, Window};
+
+/// What a worker sends the collector.
+pub enum Msg {
+    /// The worker's connections could not be made ready.
+    Failed(ConnectError),
+    /// A finished interval.
+    Window { worker: usize, interval: u64, window: Window },
+    /// The worker stopped; `window` is its last, partial interval.
+    /// `clients`: its connections' own figures, when `--client-stats` asked for them.
+    Done { worker: usize, interval: u64, window: Window, ended: Instant, cpu: ThreadCpu, clients: Vec<ClientStats> },
+}
