@@ -22,23 +22,6 @@ fn the_module_graph_has_no_cycle_and_no_upward_import() {
     assert!(upward.is_empty(), "imports from a lower layer to a higher one: {upward:?}");
 }
 
-/// Folders whose files still import each other in a circle (through the folder's `mod.rs`):
-/// the list only shrinks.
-const KNOWN_CIRCLES: &[&str] = &[
-    "src/config/",
-    "src/engine/",
-    "src/engine/worker/",
-    "src/net/",
-    "src/net/driver/",
-    "src/net/driver/uring/",
-    "src/report/document/",
-    "src/report/live/journal/",
-    "src/report/merge/",
-    "src/report/pages/html/",
-    "src/stats/",
-    "src/workload/",
-];
-
 /// Inside each folder of src/, no file imports one that imports it back, the folder's `mod.rs`
 /// (or `lib.rs`) among them: a file that takes a shared item from its folder's `mod.rs` while
 /// the `mod.rs` uses that file is a circle too.
@@ -58,9 +41,7 @@ fn no_import_circle_between_the_files_of_a_folder() {
             .map(|(m, uses)| (m.clone(), uses.iter().filter(|u| file(u)).cloned().collect()))
             .collect();
         let name = if folder.is_empty() { "src/".to_string() } else { format!("src/{}/", folder.replace("::", "/")) };
-        if !KNOWN_CIRCLES.contains(&name.as_str()) {
-            circles.extend(cycles(&files).iter().map(|c| format!("{name}: {}", c.join(" "))));
-        }
+        circles.extend(cycles(&files).iter().map(|c| format!("{name}: {}", c.join(" "))));
     }
     assert!(circles.is_empty(), "import circles between the files of a folder: {circles:?}");
 }
