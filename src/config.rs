@@ -53,10 +53,14 @@ pub struct TlsOptions {
     pub skip_hostname: bool,
     /// TLS versions allowed (`0x0303` for 1.2, `0x0304` for 1.3); empty: both.
     pub versions: Vec<u16>,
-    /// Cipher suites allowed, by their standard names; empty: rustls's defaults.
+    /// Cipher suites allowed, by their standard names or an OpenSSL cipher string's words;
+    /// empty: rustls's defaults.
     pub ciphers: Vec<String>,
     /// Every connection makes a full handshake: no session resumed from an earlier one.
     pub no_resumption: bool,
+    /// Send nothing of our own after the handshake (redis-/valkey-benchmark send no PING): a
+    /// refused client certificate then shows at the first request instead of at connect.
+    pub no_probe: bool,
 }
 
 /// When the measured phase ends.

@@ -319,3 +319,45 @@ fn front_ends_verify_the_chain_but_not_the_host_name() {
     let out = bench(tls_port, &["--tls", "--cacert", ca, "--sni", "db.example.com", "--tls-skip-hostname", "-n", "10"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// redis-benchmark's and valkey-benchmark's front-end over TLS with client certificates
+/// required: no PING of its own on a new connection, OpenSSL cipher strings, and a server at
+/// its client limit reported in the tools' words.
+#[test]
+fn benchmark_front_ends_over_tls_as_the_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let tls_port = free_port();
+    let mut args = tls_args(&certs, tls_port, true);
+    args.extend(["--maxclients".into(), "4".into()]);
+    let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let (ca, cert, key) =
+        (certs.ca.to_str().unwrap(), certs.client_cert.to_str().unwrap(), certs.client_key.to_str().unwrap());
+    let port = tls_port.to_string();
+    let tool = |name: &str, extra: &[&str]| {
+        respbench()
+            .args([name, "-h", "127.0.0.1", "-p", &port, "--tls", "--cacert", ca, "--cert", cert, "--key", key])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // The classic suite: the PINGs are the two PING tests' requests, none per connection.
+    let pings = server.calls("ping");
+    let out = tool("redis-benchmark", &["-c", "3", "-n", "100", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.calls("ping") - pings, 200);
+    // OpenSSL's cipher strings, mapped onto rustls's suites.
+    for ciphers in ["DEFAULT", "DEFAULT:-AES128-SHA256", "HIGH"] {
+        let out = tool("valkey-benchmark", &["--tls-ciphers", ciphers, "-c", "2", "-n", "20", "-t", "set", "-q"]);
+        assert!(out.status.success(), "--tls-ciphers {ciphers}: {}", stderr(&out));
+    }
+    // More clients than the server takes: its refusal during the handshake is the tools' read
+    // error, one line.
+    for name in ["redis-benchmark", "valkey-benchmark"] {
+        let out = tool(name, &["-c", "12", "-n", "1000", "-t", "get", "-q"]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        let said = ["Error: Server closed the connection", "Error: Connection reset by peer"];
+        assert!(err.lines().count() == 1 && said.contains(&err.trim_end()), "{name}: {err}");
+    }
+}

@@ -37,7 +37,7 @@ impl Login {
             let args: Vec<&[u8]> = step.args.iter().map(Vec::as_slice).collect();
             login.push(&args);
         }
-        if opts.tls.is_some() && login.replies == 0 {
+        if opts.tls.as_ref().is_some_and(|tls| !tls.no_probe) && login.replies == 0 {
             // With TLS 1.3 the server judges a client certificate after our side of the
             // handshake: a reply (any, even NOAUTH) proves we were accepted.
             login.push(&[b"PING"]);
@@ -322,7 +322,9 @@ impl Dial {
 
     fn tls_or_io(&self, source: io::Error) -> ConnectError {
         match &self.io {
-            Transport::Tls(_) => ConnectError::Tls { target: self.target.clone(), message: format!("TLS: {source}") },
+            Transport::Tls(_) => {
+                ConnectError::TlsIo { target: self.target.clone(), message: format!("TLS: {source}"), source }
+            }
             _ => ConnectError::Io { target: self.target.clone(), source },
         }
     }

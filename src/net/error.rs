@@ -20,6 +20,10 @@ pub enum ConnectError {
     Protocol { target: String, source: resp::ScanError, protocol: &'static str },
     #[error("{target}: {message}")]
     Tls { target: String, message: String },
+    /// The socket failed or closed while a non-blocking TLS handshake was under way (a server
+    /// at its client limit closes before it answers).
+    #[error("{target}: {message}")]
+    TlsIo { target: String, message: String, source: io::Error },
     /// No reply within the connect timeout's deadline.
     #[error("{target} did not answer {command} within {waited:?} (--connect-timeout)")]
     Silent { target: String, command: String, waited: Duration },

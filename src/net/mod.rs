@@ -138,7 +138,14 @@ impl Session {
                         let config = tls::client_config(tls_opts).map_err(|e| tls_error(e.0))?;
                         let name = tls::server_name(tls_opts, host).map_err(|e| tls_error(e.0))?;
                         Stream::Tls(Box::new(
-                            tls::handshake(config, name, s, opts.session.protocol).map_err(|e| tls_error(e.0))?,
+                            tls::handshake(config, name, s, opts.session.protocol, !tls_opts.no_probe).map_err(
+                                |e| match e.lost {
+                                    Some(source) => {
+                                        ConnectError::TlsIo { target: target.clone(), message: e.message, source }
+                                    }
+                                    None => tls_error(e.message),
+                                },
+                            )?,
                         ))
                     }
                     None => Stream::Tcp(s),
@@ -264,8 +271,9 @@ impl Session {
         Ok(())
     }
 
-    /// Writes one request and reads its one reply, as the session's protocol frames it.
-    fn exchange(&mut self, out: &[u8], command: &[u8]) -> Result<Reply, CallError> {
+    /// Writes one request (any bytes: valkey-benchmark's `--fuzz` sends malformed ones) and
+    /// reads its one reply, as the session's protocol frames it.
+    pub fn exchange(&mut self, out: &[u8], command: &[u8]) -> Result<Reply, CallError> {
         let silent = |target: &str| ConnectError::Silent {
             target: target.to_string(),
             command: String::from_utf8_lossy(command).into_owned(),

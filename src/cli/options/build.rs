@@ -220,6 +220,7 @@ impl Args {
                 .map(String::from)
                 .collect(),
             no_resumption: self.no_tls_resumption,
+            no_probe: false,
         });
         Ok(ServerOptions {
             target,

@@ -67,7 +67,7 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
             let outcome = match super::run::measure(&config, &super::run::RunContext::new(&stop)) {
                 Ok(o) => o,
                 Err(e) => {
-                    eprintln!("{}", words::connect_error(tool, &e));
+                    eprintln!("{}", words::run_error(tool, &e));
                     return ExitCode::from(EXIT_FAILURE);
                 }
             };

@@ -213,6 +213,10 @@ impl<'t> Reading<'t> {
             base.interval = Duration::from_millis(250);
         }
         base.faults.voice = if self.say_notes { Voice::Respbench } else { Voice::Quiet };
+        // The tools send nothing of their own on a new TLS connection.
+        if let Some(tls) = &mut base.server.tls {
+            tls.no_probe = true;
+        }
         let random = self.keyspace.is_some();
         let tests = if command.is_empty() {
             let functions = (self.tool == "valkey-benchmark").then_some(self.functions);

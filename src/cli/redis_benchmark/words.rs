@@ -39,9 +39,25 @@ pub fn connect_error(tool: &str, e: &ConnectError) -> String {
         }
         ConnectError::Auth { target, message } => format!("Node {target} replied with error:\n{message}"),
         ConnectError::Tls { message, .. } => format!("Could not negotiate a TLS connection: {message}"),
+        ConnectError::TlsIo { message, .. } => format!("Could not negotiate a TLS connection: {message}"),
         ConnectError::Refused { message, .. } => error_from_server(message),
         ConnectError::Io { source, .. } => format!("Error: {}", strerror(source)),
         other => format!("Error: {other}"),
+    }
+}
+
+/// A test's connection that failed: as [`connect_error`], except that a TLS connection the
+/// server closed or reset during its handshake is the tools' read error (`Error: Server closed
+/// the connection`), as their non-blocking handshake meets it at the first read.
+pub fn run_error(tool: &str, e: &ConnectError) -> String {
+    match e {
+        ConnectError::TlsIo { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof => {
+            connection_lost(Loss::Closed)
+        }
+        ConnectError::TlsIo { source, .. } if source.raw_os_error().is_some() => {
+            format!("Error: {}", strerror(source))
+        }
+        other => connect_error(tool, other),
     }
 }
 
