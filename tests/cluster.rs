@@ -427,3 +427,51 @@ fn a_transaction_unit_lands_whole_on_its_keys_shard() {
     }
     assert_eq!(primaries.iter().map(|p| p.calls("exec")).sum::<u64>(), 400);
 }
+
+#[test]
+fn under_valkeys_name_each_client_is_bound_to_one_primary_with_its_whole_pipeline() {
+    // valkey-benchmark's cluster mode: client i is bound to primary i % 3 and sends its whole
+    // pipeline there, so `-c 6 -P 8` keeps two connections with 8 requests each on every
+    // primary (not six connections per primary). Writes are paused on every primary, so what
+    // each connection sent waits in its query buffer, where CLIENT LIST shows it.
+    let cluster = Cluster::start();
+    let primaries = cluster.primaries();
+    for p in &primaries {
+        assert!(p.cli(&["CLIENT", "PAUSE", "60000", "WRITE"]).contains("OK"));
+    }
+    let (pipeline, per_primary) = (8, 2);
+    let mut command = respbench();
+    command.args(["valkey-benchmark", "-h", "127.0.0.1", "-p", &cluster.seed().port_arg(), "--cluster"]);
+    command.args(["-c", "6", "-P", "8", "-n", "600", "-t", "set", "-q"]);
+    let run = Watched::spawn(command);
+    // SET key{TAG}:__rand_int__ xxx, the tag naming the client's primary ({0} .. {99999}).
+    let request_len = |tag_len: usize| {
+        let key = format!("key{{{}}}:__rand_int__", "9".repeat(tag_len - 2));
+        format!("*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n$3\r\nxxx\r\n", key.len()).len()
+    };
+    // Bytes waiting per connection with any.
+    let waiting = |node: &Server| -> Vec<usize> {
+        node.cli(&["CLIENT", "LIST"])
+            .lines()
+            .filter(|l| !l.contains("cmd=client|list"))
+            .filter_map(|l| l.split_whitespace().find_map(|f| f.strip_prefix("qbuf=")).and_then(|q| q.parse().ok()))
+            .filter(|&qbuf: &usize| qbuf > 0)
+            .collect()
+    };
+    // The first SET of each connection is taken off the buffer to wait for the pause.
+    let whole =
+        |bytes: &[usize]| bytes.len() == per_primary && bytes.iter().all(|&b| b >= (pipeline - 1) * request_len(3));
+    wait_for("two whole pipelines waiting on every primary", Duration::from_secs(30), || {
+        primaries.iter().all(|p| whole(&waiting(p)))
+    });
+    for p in &primaries {
+        let bytes = waiting(p);
+        assert_eq!(bytes.len(), per_primary, "connections with requests waiting: {bytes:?}");
+        assert!(bytes.iter().all(|&b| b < pipeline * request_len(7)), "no more than a pipeline: {bytes:?}");
+        assert!(p.cli(&["CLIENT", "UNPAUSE"]).contains("OK"));
+    }
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sets: u64 = primaries.iter().map(|p| p.calls("set")).sum();
+    assert_eq!(sets, 600, "every request answered once");
+}

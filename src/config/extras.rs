@@ -47,6 +47,10 @@ pub struct Extras {
     pub transaction: bool,
     /// `--dataset`: the rows the commands' `__field:NAME__` placeholders take, in order.
     pub dataset: Option<std::sync::Arc<super::dataset::Dataset>>,
+    /// Cluster mode as valkey-benchmark's clients: connection `i` is bound to primary
+    /// `i % primaries`, connects to it alone, and its `{tag}` names that primary, so its whole
+    /// pipeline goes there (respbench's own connections keep a link to every primary).
+    pub clients_bound_to_primaries: bool,
 }
 
 /// This process's shard: `index` of `count`, and what it was given before the split.

@@ -51,14 +51,23 @@ pub(super) fn open(config: &Config, prepared: &Prepared, t: usize, tx: &Sender<M
             }
             None => vec![(0, config.server.clone())],
         };
+        // valkey-benchmark's clients: connection i on one primary only, the i-th in turn.
+        let bound = |i: usize| -> Option<usize> {
+            config.extras.clients_bound_to_primaries.then(|| router.as_ref().and_then(|r| r.primary_at(i))).flatten()
+        };
+        let targets_of = |i: usize| -> Vec<&(usize, ServerOptions)> {
+            targets.iter().filter(|(node, _)| bound(i).is_none_or(|home| home == *node)).collect()
+        };
         let open_one = |i: usize| {
             let requests = RequestGen::new(Arc::clone(&prepared.workload), config, i);
             if !worker::join_delay(config, prepared.threads, i).is_zero() {
                 // A staircase ramp connects it later, at its step.
-                return Ok(Conn::new(Vec::new(), requests, Pacer::Closed, config.quota(i)));
+                let mut conn = Conn::new(Vec::new(), requests, Pacer::Closed, config.quota(i));
+                conn.home = bound(i);
+                return Ok(conn);
             }
             let mut links = Vec::new();
-            for (node, opts) in &targets {
+            for (node, opts) in targets_of(i) {
                 let io = Session::open_within(opts, config.faults.connect_timeout)?
                     .into_transport()
                     .map_err(|source| ConnectError::Io { target: opts.target.to_string(), source })?;
@@ -67,7 +76,9 @@ pub(super) fn open(config: &Config, prepared: &Prepared, t: usize, tx: &Sender<M
                 }
                 links[*node] = Some(Link::new(io, config.pipeline, prepared.max_request));
             }
-            Ok(Conn::new(links, requests, Pacer::Closed, config.quota(i)))
+            let mut conn = Conn::new(links, requests, Pacer::Closed, config.quota(i));
+            conn.home = bound(i);
+            Ok(conn)
         };
         let (first, last) =
             (t * config.connections / prepared.threads, (t + 1) * config.connections / prepared.threads);
@@ -76,13 +87,14 @@ pub(super) fn open(config: &Config, prepared: &Prepared, t: usize, tx: &Sender<M
                 // All at once, non-blocking: a link per node for each connection that joins now.
                 let joins = |i: usize| worker::join_delay(config, prepared.threads, i).is_zero();
                 let now: Vec<usize> = (first..last).filter(|&i| joins(i)).collect();
-                let jobs: Vec<&ServerOptions> = now.iter().flat_map(|_| targets.iter().map(|(_, o)| o)).collect();
+                let jobs: Vec<&ServerOptions> =
+                    now.iter().flat_map(|&i| targets_of(i).into_iter().map(|(_, o)| o)).collect();
                 let mut opened = dialer::open_all(&jobs, config.faults.connect_timeout)?.into_iter();
                 let conn = |i: usize| {
                     let requests = RequestGen::new(Arc::clone(&prepared.workload), config, i);
                     let mut links = Vec::new();
                     if joins(i) {
-                        for (node, _) in &targets {
+                        for (node, _) in targets_of(i) {
                             let (io, rest) = opened.next().expect("a link per node of each connection");
                             let mut link = Link::new(io, config.pipeline, prepared.max_request);
                             link.prefill(&rest);
@@ -92,7 +104,9 @@ pub(super) fn open(config: &Config, prepared: &Prepared, t: usize, tx: &Sender<M
                             links[*node] = Some(link);
                         }
                     }
-                    Conn::new(links, requests, Pacer::Closed, config.quota(i))
+                    let mut conn = Conn::new(links, requests, Pacer::Closed, config.quota(i));
+                    conn.home = bound(i);
+                    conn
                 };
                 (first..last).map(conn).collect()
             }

@@ -155,6 +155,12 @@ impl Router {
         Some(self.primaries[self.turn % self.primaries.len()])
     }
 
+    /// The `i`-th primary serving slots, turn by turn: where connection `i` is bound when
+    /// connections are bound to primaries.
+    pub fn primary_at(&self, i: usize) -> Option<usize> {
+        (!self.primaries.is_empty()).then(|| self.primaries[i % self.primaries.len()])
+    }
+
     /// The hash tag (`{n}`) that lands on primary `node`.
     pub fn tag(&self, node: usize) -> &[u8] {
         self.tags.get(node).and_then(|t| t.as_deref()).map_or(b"", str::as_bytes)

@@ -213,6 +213,8 @@ impl<'t> Reading<'t> {
             base.interval = Duration::from_millis(250);
         }
         base.faults.voice = if self.say_notes { Voice::Respbench } else { Voice::Quiet };
+        // valkey-benchmark's clients each on one primary, their pipelines whole.
+        base.extras.clients_bound_to_primaries = base.cluster.is_some();
         // The tools send nothing of their own on a new TLS connection.
         if let Some(tls) = &mut base.server.tls {
             tls.no_probe = true;

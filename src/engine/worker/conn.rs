@@ -205,6 +205,9 @@ pub struct Conn {
     pub(super) client_stats: Option<Box<ClientStats>>,
     /// Cluster mode: the pipeline depth is each link's, not shared by the links (`held.rs`).
     pub(super) per_node: bool,
+    /// Cluster mode with connections bound to primaries: the node whose `{tag}` every unit
+    /// takes (valkey-benchmark's client on its primary).
+    pub(in crate::engine) home: Option<usize>,
 }
 
 impl Conn {
@@ -223,6 +226,7 @@ impl Conn {
             join_at: None,
             client_stats: None,
             per_node: false,
+            home: None,
         }
     }
 

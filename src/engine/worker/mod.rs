@@ -363,10 +363,15 @@ impl<'p> Worker<'p> {
             let queued = conn.slot_freed.map_or(intended, |freed| intended.max(freed));
             let unit = conn.requests.pick_unit();
             // Cluster mode: one primary's hash tag for the whole unit, so `{tag}` keys stay
-            // together; a transaction's unit goes whole to its key's primary.
-            let tag_node = self.router.as_mut().and_then(|router| match conn.requests.unit_key_name() {
-                Some(key) => router.node_for(crate::net::cluster::slot(key), false).or_else(|| router.next_primary()),
-                None => router.next_primary(),
+            // together (a client bound to one primary keeps its own); a transaction's unit goes
+            // whole to its key's primary.
+            let tag_node = conn.home.or_else(|| {
+                self.router.as_mut().and_then(|router| match conn.requests.unit_key_name() {
+                    Some(key) => {
+                        router.node_for(crate::net::cluster::slot(key), false).or_else(|| router.next_primary())
+                    }
+                    None => router.next_primary(),
+                })
             });
             if conn.requests.workload().transaction() {
                 let cursor = UnitCursor { unit, step: 0, sent: 0, node: tag_node, intended, queued, measured };
