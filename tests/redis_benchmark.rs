@@ -627,3 +627,50 @@ fn a_malformed_dataset_is_named_and_nothing_is_sent() {
         assert!(stderr(&out).starts_with(said), "{}", stderr(&out));
     }
 }
+
+/// valkey-benchmark's `--fuzz` against a private server: it ends on time, every command ends
+/// in one counted outcome (a reply by kind, or a lost connection), the server's survival is
+/// said, and the CONFIG values it changed are set back.
+#[test]
+fn valkey_fuzz_counts_every_outcome_and_ends_on_time() {
+    let server = Server::start(&[]);
+    let hz = server.cli(&["CONFIG", "GET", "hz"]);
+    let fuzz = |args: &[&str]| {
+        respbench()
+            .args(["valkey-benchmark", "-p", &server.port_arg(), "--fuzz", "--seed", "7"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = fuzz(&["--fuzz-mode", "malformed-commands,config-commands", "-n", "600", "-c", "3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Running fuzzer with 3 clients, 200 commands per client (600 total commands)"), "{text}");
+    let line = |label: &str| -> String {
+        let found = text.lines().find_map(|l| l.split_once(&format!("] {label}: ")).map(|(_, rest)| rest.to_string()));
+        found.unwrap_or_else(|| panic!("no '{label}' line in {text}"))
+    };
+    // "status 12, bulk 3": the sum of the counts.
+    let sum = |counts: &str| -> u64 {
+        counts.split(", ").filter(|c| *c != "none").map(|c| c.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum()
+    };
+    assert_eq!(line("Total commands sent"), "600");
+    let outcomes = sum(&line("Replies by kind")) + sum(&line("Error replies by kind")) + sum(&line("Connections lost"));
+    assert_eq!(outcomes, 600, "{text}");
+    assert!(line("Error replies by kind").contains("ERR"), "{text}");
+    let closes: u64 = line("Connections closed by the server after a protocol error reply").parse().unwrap();
+    assert!(closes > 0, "{text}");
+    assert!(line("Server survived").starts_with("yes"), "{text}");
+    assert_eq!(server.cli(&["CONFIG", "GET", "hz"]), hz);
+    // Bounded in time: --duration ends a run of 100,000 commands after a second.
+    let started = std::time::Instant::now();
+    let out = fuzz(&["--duration", "1", "-c", "2", "--fuzz-loglevel", "none"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "took {:?}", started.elapsed());
+    assert_eq!(stdout(&out).lines().count(), 1, "only the opening line at none: {}", stdout(&out));
+    // An unknown mode is valkey's refusal; the fuzzer is valkey-benchmark's alone.
+    let out = fuzz(&["--fuzz-mode", "everything"]);
+    assert_eq!((out.status.code(), stderr(&out).trim()), (Some(1), "Invalid fuzz mode: everything"));
+    let out = bench_cmd(&server).args(["--fuzz", "-n", "10"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

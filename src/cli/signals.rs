@@ -428,6 +428,11 @@ fn server_block(server: &ServerOptions, p: &str) -> String {
 /// libc's rather than jiff's: jiff is built here without its time-zone database (the reports
 /// write UTC), and `localtime_r` reads the zone the way memtier's own C code does.
 fn local_time() -> String {
+    local_time_as(c"%d %b %Y %H:%M:%S")
+}
+
+/// The local time in a `strftime` format, read as the tools' C code reads it.
+pub(crate) fn local_time_as(format: &std::ffi::CStr) -> String {
     // SAFETY: time and localtime_r with our own buffers; strftime writes at most buf's length.
     unsafe {
         let now = libc::time(std::ptr::null_mut());
@@ -436,7 +441,7 @@ fn local_time() -> String {
             return String::new();
         }
         let mut buf = [0u8; 64];
-        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), c"%d %b %Y %H:%M:%S".as_ptr(), &tm);
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), &tm);
         String::from_utf8_lossy(&buf[..n]).into_owned()
     }
 }

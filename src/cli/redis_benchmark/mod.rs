@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod connection;
+mod fuzz;
 mod options;
 mod plan;
 mod save;
@@ -47,6 +48,9 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
         && let Err(code) = words::check_server(tool, &plan.base)
     {
         return code;
+    }
+    if let Some(fuzz) = &plan.fuzz {
+        return fuzz::run(tool, fuzz, &stop);
     }
     if plan.idle {
         return idle(tool, &plan.base, &stop);

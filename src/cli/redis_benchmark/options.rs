@@ -244,6 +244,10 @@ pub const OPTIONS: &[(Spec, Map)] = &[
     // valkey-benchmark's dataset: a CSV or TSV file filling `__field:NAME__`, at most --maxdocs rows.
     opt(&["dataset"], true, Map::Special),
     opt(&["maxdocs"], true, Map::Special),
+    // valkey-benchmark's robustness prober: random, malformed and CONFIG commands.
+    opt(&["fuzz"], false, Map::Special),
+    opt(&["fuzz-mode"], true, Map::Special),
+    opt(&["fuzz-loglevel"], true, Map::Special),
     // valkey-benchmark's: `-r` numbers handed out in order rather than drawn.
     opt(
         &["sequential"],
@@ -326,6 +330,12 @@ pub fn help(tool: &str) -> String {
          --maxdocs <num>    Read at most this many rows of the dataset (default: all)\n \
          --mptcp            Connect with multipath TCP (falls back to TCP if the server lacks it)\n \
          --rdma             RDMA transport (respbench: not available)\n \
+         --fuzz             Send random commands one at a time to the server given (never another),\n                    \
+         count every reply and lost connection by kind, and say whether it survived.\n                    \
+         For a private test server only\n \
+         --fuzz-mode <modes>  With --fuzz, also: malformed-commands, config-commands (CONFIG SET of\n                    \
+         settings that cannot touch the host's files or ports; set back at the end)\n \
+         --fuzz-loglevel <level>  none, error, info (default) or debug\n \
          --num-functions <n>  valkey-benchmark: functions in the FUNCTION LOAD test's library (default 10)\n \
          --num-keys-in-fcall <n>  valkey-benchmark: keys of the FCALL test (default 1)\n \
          --tls              Connect with TLS (the certificate chain is verified, the host name is not)\n \

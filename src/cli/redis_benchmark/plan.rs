@@ -34,6 +34,8 @@ pub struct Plan {
     /// `--save-scenario`'s file, and the plan's flags as the scenario writes them.
     /// `--save-scenario`: the file, and the plan as flags with the record of those it sets.
     pub save: Option<(std::path::PathBuf, crate::cli::options::Args)>,
+    /// `--fuzz`: the fuzzer's run instead of the tests.
+    pub fuzz: Option<super::fuzz::Plan>,
 }
 
 /// What a command line asks for.
@@ -88,6 +90,10 @@ struct Reading<'t> {
     /// `--dataset` and `--maxdocs` (at or below 0: every row).
     dataset: Option<std::path::PathBuf>,
     maxdocs: Option<usize>,
+    /// `--fuzz`, its modes and log level.
+    fuzz: bool,
+    fuzz_modes: super::fuzz::Modes,
+    fuzz_log: super::fuzz::LogLevel,
 }
 
 impl<'t> Reading<'t> {
@@ -120,6 +126,9 @@ impl<'t> Reading<'t> {
             functions: suite::Functions::default(),
             dataset: None,
             maxdocs: None,
+            fuzz: false,
+            fuzz_modes: super::fuzz::Modes::default(),
+            fuzz_log: super::fuzz::LogLevel::Info,
         })
     }
 
@@ -166,6 +175,16 @@ impl<'t> Reading<'t> {
                     let n: i64 = v.trim().parse().map_err(|_| invalid(format!("'{v}' is not a whole number")))?;
                     self.maxdocs = (n > 0).then_some(n as usize);
                 }
+                "fuzz" | "fuzz-mode" | "fuzz-loglevel" if self.tool != "valkey-benchmark" => {
+                    return Err(format!("{long} is valkey-benchmark's fuzzer: run as valkey-benchmark"));
+                }
+                "fuzz" => self.fuzz = true,
+                "fuzz-mode" => {
+                    if let Err(words) = self.fuzz_modes.add(&v) {
+                        return Ok(Some(Parsed::Refused(words)));
+                    }
+                }
+                "fuzz-loglevel" => self.fuzz_log = super::fuzz::LogLevel::parse(&v),
                 "tls-ciphers" => self.ciphers[0] = Some(v),
                 "tls-ciphersuites" => self.ciphers[1] = Some(v),
                 "q" => self.quiet = true,
@@ -239,8 +258,20 @@ impl<'t> Reading<'t> {
         if base.stop == StopAfter::AllKeys {
             base.stop = StopAfter::Requests(requests);
         }
+        let fuzz = self.fuzz.then(|| super::fuzz::Plan {
+            server: base.server.clone(),
+            clients: base.connections,
+            commands: self.requests,
+            duration: self.duration,
+            modes: self.fuzz_modes,
+            log: self.fuzz_log,
+            seed: base.seed,
+            keyspace: self.keyspace.unwrap_or(100),
+            cluster: base.cluster.is_some(),
+        });
         let (quiet, csv, precision, looping, idle) = (self.quiet, self.csv, self.precision, self.looping, self.idle);
-        let plan = Plan { base, tests, quiet, csv, precision, looping, idle, payload, keyspace: self.keyspace, save };
+        let keyspace = self.keyspace;
+        let plan = Plan { base, tests, quiet, csv, precision, looping, idle, payload, keyspace, save, fuzz };
         Ok(Parsed::Run(Box::new(plan)))
     }
 
