@@ -138,14 +138,8 @@ impl Session {
                         let config = tls::client_config(tls_opts).map_err(|e| tls_error(e.0))?;
                         let name = tls::server_name(tls_opts, host).map_err(|e| tls_error(e.0))?;
                         Stream::Tls(Box::new(
-                            tls::handshake(config, name, s, opts.session.protocol, !tls_opts.no_probe).map_err(
-                                |e| match e.lost {
-                                    Some(source) => {
-                                        ConnectError::TlsIo { target: target.clone(), message: e.message, source }
-                                    }
-                                    None => tls_error(e.message),
-                                },
-                            )?,
+                            tls::handshake(config, name, s, opts.session.protocol, !tls_opts.no_probe)
+                                .map_err(|e| e.into_connect_error(target.clone()))?,
                         ))
                     }
                     None => Stream::Tcp(s),
