@@ -274,6 +274,15 @@ pub fn version(tool: &str) -> String {
     format!("{tool} respbench-{} (respbench's {tool} front-end)\n", env!("CARGO_PKG_VERSION"))
 }
 
+/// valkey-benchmark's fuzzer in `--help` (redis-benchmark has none).
+const FUZZ_HELP: &str = "--fuzz             Send random commands one at a time to the server given (never another),
+                    count every reply and lost connection by kind, and say whether it survived.
+                    For a private test server only
+ --fuzz-mode <modes>  With --fuzz, also: malformed-commands, config-commands (CONFIG SET of
+                    settings that cannot touch the host's files or ports; set back at the end)
+ --fuzz-loglevel <level>  none, error, info (default) or debug
+ ";
+
 /// `--help`, in the tool's own layout. The server's name follows the tool.
 pub fn help(tool: &str) -> String {
     let (server, scheme) = if tool == "valkey-benchmark" { ("Valkey", "valkey") } else { ("Redis", "redis") };
@@ -330,13 +339,7 @@ pub fn help(tool: &str) -> String {
          --maxdocs <num>    Read at most this many rows of the dataset (default: all)\n \
          --mptcp            Connect with multipath TCP (falls back to TCP if the server lacks it)\n \
          --rdma             RDMA transport (respbench: not available)\n \
-         --fuzz             Send random commands one at a time to the server given (never another),\n                    \
-         count every reply and lost connection by kind, and say whether it survived.\n                    \
-         For a private test server only\n \
-         --fuzz-mode <modes>  With --fuzz, also: malformed-commands, config-commands (CONFIG SET of\n                    \
-         settings that cannot touch the host's files or ports; set back at the end)\n \
-         --fuzz-loglevel <level>  none, error, info (default) or debug\n \
-         --num-functions <n>  valkey-benchmark: functions in the FUNCTION LOAD test's library (default 10)\n \
+         {fuzz}--num-functions <n>  valkey-benchmark: functions in the FUNCTION LOAD test's library (default 10)\n \
          --num-keys-in-fcall <n>  valkey-benchmark: keys of the FCALL test (default 1)\n \
          --tls              Connect with TLS (the certificate chain is verified, the host name is not)\n \
          --sni <host>       Server name indication for TLS\n \
@@ -355,5 +358,6 @@ pub fn help(tool: &str) -> String {
          $ {tool} -r 10000 -n 10000 lpush mylist __rand_int__\n",
         version = env!("CARGO_PKG_VERSION"),
         tests = tests.join(","),
+        fuzz = if tool == "valkey-benchmark" { FUZZ_HELP } else { "" },
     )
 }

@@ -348,8 +348,13 @@ impl<'p> Client<'p> {
     fn count(&mut self, outcome: Result<crate::net::Reply, CallError>, kind: Kind) -> bool {
         let level = self.plan.log;
         match outcome {
-            Ok(reply) => *self.tally.replies.entry(reply_kind(&reply.0)).or_default() += 1,
+            Ok(reply) => {
+                let what = reply_kind(&reply.0);
+                log(level, LogLevel::Debug, &format!("-> ({what})"));
+                *self.tally.replies.entry(what).or_default() += 1;
+            }
             Err(CallError::Server(message)) => {
+                log(level, LogLevel::Debug, &format!("-> {}", message.chars().take(100).collect::<String>()));
                 let word = message.split_whitespace().next().unwrap_or("ERR").to_string();
                 if kind == Kind::Valid
                     && (message.contains("syntax error") || message.contains("wrong number of arguments"))
