@@ -33,7 +33,7 @@ impl Around {
         };
         let (metrics, own_metrics) = match &cx.metrics {
             Some(live) => (Some(Arc::clone(live)), false),
-            None => match output.scenario.open_metrics() {
+            None => match output.scenario.open_metrics(output.runs) {
                 Ok(live) => (live, true),
                 Err(e) => {
                     eprintln!("respbench: {e}");

@@ -284,6 +284,8 @@ pub struct Watched {
     stderr: Vec<String>,
     /// Intervals the run has reported so far.
     intervals: usize,
+    /// Standard output read before the end (`stdout_line`).
+    stdout_read: Vec<u8>,
 }
 
 /// A `--progress` line: one completed interval.
@@ -305,7 +307,7 @@ impl Watched {
                 }
             }
         });
-        Watched { child, lines, stderr: Vec::new(), intervals: 0 }
+        Watched { child, lines, stderr: Vec::new(), intervals: 0, stdout_read: Vec::new() }
     }
 
     /// Waits until `n` more stderr lines have satisfied `wanted`; panics if the run ends first
@@ -347,6 +349,27 @@ impl Watched {
         self.child.id()
     }
 
+    /// Reads standard output up to the next line that satisfies `wanted` (a byte at a time, so
+    /// that nothing after it is taken from `finish`); panics if the output ends first.
+    pub fn stdout_line(&mut self, wanted: impl Fn(&str) -> bool) -> String {
+        let out = self.child.stdout.as_mut().unwrap();
+        let mut line = Vec::new();
+        loop {
+            let mut byte = [0u8];
+            assert_eq!(out.read(&mut byte).unwrap(), 1, "standard output ended: {:?}", String::from_utf8_lossy(&line));
+            self.stdout_read.push(byte[0]);
+            if byte[0] != b'\n' {
+                line.push(byte[0]);
+                continue;
+            }
+            let text = String::from_utf8_lossy(&line).into_owned();
+            if wanted(&text) {
+                return text;
+            }
+            line.clear();
+        }
+    }
+
     /// The stderr lines read so far.
     pub fn lines(&self) -> &[String] {
         &self.stderr
@@ -361,7 +384,7 @@ impl Watched {
     /// Waits for the run to end; its stderr is every line read, before and after.
     pub fn finish(mut self) -> Output {
         let stdout = {
-            let mut buf = Vec::new();
+            let mut buf = std::mem::take(&mut self.stdout_read);
             self.child.stdout.take().unwrap().read_to_end(&mut buf).unwrap();
             buf
         };

@@ -9,7 +9,7 @@ use super::draft::Draft;
 use super::mix;
 use crate::cli::dialect::Spec;
 use crate::cli::parse;
-use crate::report::live::push;
+use crate::report::live::{push, shape};
 
 /// What one memtier option does.
 pub(super) enum Map {
@@ -101,6 +101,11 @@ pub(super) const OPTIONS: &[(Spec, Map)] = &[
     opt(&["metrics-push-job"], true, Map::Set),
     opt(&["metrics-push-label"], true, Map::Set),
     opt(&["graphite-port"], true, Map::Set),
+    // memtier's exporter, on respbench's metrics endpoint.
+    opt(&["prometheus-port"], true, Map::Special),
+    opt(&["prometheus-bind-addr"], true, Map::Special),
+    opt(&["prometheus-run-label"], true, Map::Special),
+    opt(&["prometheus-latency-buckets"], true, Map::Set),
     opt(&["rate-limiting"], true, Map::Special),
     opt(&["clients-start"], true, Map::Special),
     opt(&["clients-step"], true, Map::Special),
@@ -176,6 +181,7 @@ pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
         // Each one adds a grouping label, as respbench's own flag does.
         "metrics-push-label" => d.args.scenario.push.metrics_push_label.push(push::label(v)?),
         "graphite-port" => d.args.graphite_port = port(v)?,
+        "prometheus-latency-buckets" => d.args.scenario.metrics_buckets = Some(shape::buckets(v)?),
         "multi-key-get" => d.args.memtier.multi_key_get = Some(parse::positive(v)?),
         "data-import" => d.args.memtier.data_import = Some(v.into()),
         "data-verify" => d.args.memtier.data_verify = true,
@@ -207,6 +213,9 @@ pub(super) const REQUIRES: &[(&str, &str)] = &[
     ("statsd-run-label", "statsd-host"),
     ("graphite-port", "statsd-host"),
     ("metrics-linger", "metrics-listen"),
+    ("prometheus-bind-addr", "prometheus-port"),
+    ("prometheus-run-label", "prometheus-port"),
+    ("prometheus-latency-buckets", "prometheus-port"),
     ("metrics-push-job", "metrics-push"),
     ("metrics-push-label", "metrics-push"),
     ("generate-keys", "data-import"),
@@ -215,8 +224,13 @@ pub(super) const REQUIRES: &[(&str, &str)] = &[
 ];
 
 /// Options that exclude each other (each sets what the other does).
-pub(super) const CONFLICTS: &[(&str, &str)] =
-    &[("data-size", "data-size-range"), ("data-size", "data-size-list"), ("data-size-range", "data-size-list")];
+pub(super) const CONFLICTS: &[(&str, &str)] = &[
+    ("data-size", "data-size-range"),
+    ("data-size", "data-size-list"),
+    ("data-size-range", "data-size-list"),
+    // Both are the one metrics endpoint.
+    ("metrics-listen", "prometheus-port"),
+];
 
 const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Spec, Map) {
     (Spec { names, takes_value }, map)

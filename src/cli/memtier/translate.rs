@@ -97,6 +97,8 @@ struct Gathered {
     max_attempts: u32,
     backoff_factor: Option<f64>,
     jitter_us: (u64, u64),
+    /// `--prometheus-port` and `--prometheus-bind-addr`.
+    prometheus: (Option<u16>, Option<std::net::IpAddr>),
 }
 
 /// Translates memtier's arguments (without the program name) into respbench's plan.
@@ -142,7 +144,9 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
 /// The options that need another, or exclude one, as respbench's fields they set do.
 fn relations(given: &[(&str, String)]) -> Result<(), String> {
     let has = |name: &str| given.iter().any(|(n, _)| *n == name);
-    if let Some((a, b)) = REQUIRES.iter().find(|(a, b)| has(a) && !has(b)) {
+    // memtier's exporter is the metrics endpoint: --metrics-linger keeps it too.
+    let listens = |name: &str| has(name) || (name == "metrics-listen" && has("prometheus-port"));
+    if let Some((a, b)) = REQUIRES.iter().find(|(a, b)| has(a) && !listens(b)) {
         return Err(format!("memtier_benchmark's --{a} needs --{b}"));
     }
     if let Some((a, b)) = CONFLICTS.iter().find(|(a, b)| has(a) && has(b)) {
@@ -177,6 +181,7 @@ impl Gathered {
             max_attempts: 0,
             backoff_factor: None,
             jitter_us: (0, 0),
+            prometheus: (None, None),
         }
     }
 
@@ -231,6 +236,26 @@ impl Gathered {
             "clients-step" => self.load.staircase[1] = Some(count(&v)?),
             "step-duration" => self.load.staircase[2] = Some(count(&v)?),
             "protocol" => protocol(&v, &mut self.draft.args)?,
+            "prometheus-port" => {
+                let port =
+                    v.parse().map_err(|_| format!("invalid value for '{long}': '{v}' is not a port (0 to 65535)"));
+                self.prometheus.0 = Some(port?);
+            }
+            "prometheus-bind-addr" => {
+                let addr = v.trim_start_matches('[').trim_end_matches(']').parse();
+                let addr = addr.map_err(|_| {
+                    format!("invalid value for '{long}': '{v}' is not a numeric IPv4 or IPv6 address (hostnames are not taken)")
+                });
+                self.prometheus.1 = Some(addr?);
+            }
+            // Every one adds a label, as memtier's.
+            "prometheus-run-label" => {
+                let label =
+                    crate::report::live::shape::label(&v).map_err(|e| format!("invalid value for '{long}': {e}"))?;
+                let labels = &mut self.draft.args.scenario.metrics_label;
+                labels.retain(|l| l.name != label.name);
+                labels.push(label);
+            }
             "command-stats-breakdown" => match v.to_ascii_lowercase().as_str() {
                 "command" => self.draft.output.by_line = false,
                 "line" => self.draft.output.by_line = true,
@@ -244,7 +269,8 @@ impl Gathered {
     /// What the options say together: the server, the commands, memtier's defaults and the
     /// run's length, set on the plan.
     fn finish(mut self) -> Result<Run, String> {
-        let warnings = server_args(&self.server, &mut self.given, &mut self.draft.args)?;
+        let mut warnings = server_args(&self.server, &mut self.given, &mut self.draft.args)?;
+        warnings.extend(exporter(self.prometheus, &mut self.draft.args));
         command_args(std::mem::take(&mut self.commands), &self.given, &mut self.draft.args)?;
         let has = |name: &str| self.given.iter().any(|(n, _)| *n == name);
         let args = &mut self.draft.args;
@@ -292,6 +318,21 @@ impl Gathered {
         self.draft.output.given = self.given.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
         Ok(Run { draft: self.draft, warnings, notices, say_notes: self.say_notes, show_config })
     }
+}
+
+/// `--prometheus-port` (and its address): respbench's metrics endpoint in memtier's names;
+/// memtier's warning when it listens beyond loopback.
+fn exporter((port, addr): (Option<u16>, Option<std::net::IpAddr>), args: &mut Args) -> Option<String> {
+    let port = port?;
+    let ip = addr.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+    args.scenario.metrics_listen = Some(std::net::SocketAddr::new(ip, port));
+    args.scenario.metrics_names = crate::report::live::shape::Names::Memtier;
+    (!ip.is_loopback()).then(|| {
+        format!(
+            "WARNING: Prometheus exporter bound to non-loopback address {ip}: /metrics has no authentication; \
+             make sure only trusted networks can reach it"
+        )
+    })
 }
 
 /// `--protocol`: respbench's wire protocol and RESP version, the last one given in place of

@@ -128,6 +128,11 @@ Results Output Options:
       --metrics-push=URL         Push them to a Prometheus Pushgateway each interval and at
                                  the end (respbench; --metrics-push-job=JOB, default
                                  respbench, --metrics-push-label=NAME=VALUE, repeatable)
+      --prometheus-port=PORT     Serve Prometheus metrics (memtier_*) at /metrics on PORT
+                                 (0: a free one, printed on stdout)
+      --prometheus-bind-addr=ADDR  Numeric address to listen on (default: 127.0.0.1)
+      --prometheus-run-label=KEY=VALUE  A label on every sample (repeatable; at most 16)
+      --prometheus-latency-buckets=LIST  Latency bucket bounds in seconds, ascending
 
 Test Options:
   -n, --requests=NUMBER          Requests per client (default: 10000); allkeys: the whole key range

@@ -7,6 +7,7 @@ impl Args {
     /// Checks what clap cannot and builds the plan.
     pub fn into_config(mut self) -> Result<(Config, Output), String> {
         self.check_numbers()?;
+        crate::report::live::shape::check_labels(&self.scenario.metrics_label).map_err(String::from)?;
         let stop = self.stop()?;
         let fill = stop == StopAfter::AllKeys;
         let ramp = self.ramp(&stop)?;

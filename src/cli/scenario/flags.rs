@@ -13,6 +13,7 @@ use clap::Args;
 use crate::cli::run::RunContext;
 use crate::report::live::metrics::Live;
 use crate::report::live::push::{self, PushLabel, PushTarget, PushUrl};
+use crate::report::live::shape::{self, Buckets, MetricsLabel, Names, Shape};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScenarioFlags {
@@ -27,8 +28,18 @@ pub struct ScenarioFlags {
     /// this long (a dashboard's last scrape then sees the end).
     #[arg(long, value_name = "D", value_parser = crate::config::parse::duration, requires = "metrics_listen", help_heading = "Output")]
     pub metrics_linger: Option<std::time::Duration>,
+    /// A label on every sample of the live metrics, such as run=baseline (repeatable, at most 16).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = shape::label, help_heading = "Output")]
+    pub metrics_label: Vec<MetricsLabel>,
+    /// The latency histograms' bucket bounds in seconds, ascending, such as 0.0005,0.001,0.01
+    /// [default: 10 µs to 10 s, 19 bounds].
+    #[arg(long, value_name = "LIST", value_parser = shape::buckets, help_heading = "Output")]
+    pub metrics_buckets: Option<Buckets>,
     #[command(flatten)]
     pub push: PushFlags,
+    /// Whose names the live metrics carry (not a flag: memtier's command line sets memtier's).
+    #[arg(skip)]
+    pub metrics_names: Names,
     /// The flags the user gave, as written (not a flag: the parse fills it).
     #[arg(skip)]
     pub given: Vec<Given>,
@@ -131,14 +142,25 @@ impl ScenarioFlags {
     /// an endpoint (a scenario's). The endpoint it started, if any.
     pub fn serve_metrics(&self, cx: &RunContext<'_>) -> Result<Option<Arc<Live>>, String> {
         match cx.metrics {
-            None => self.open_metrics(),
+            None => self.open_metrics(1),
             Some(_) => Ok(None),
         }
     }
 
-    /// This command line's own live metrics: `--metrics-listen`, `--metrics-push`, or both.
-    pub fn open_metrics(&self) -> Result<Option<Arc<Live>>, String> {
-        push::open(self.metrics_listen, self.push.target())
+    /// This command line's own live metrics: `--metrics-listen`, `--metrics-push`, or both, over
+    /// `runs` runs.
+    pub fn open_metrics(&self, runs: usize) -> Result<Option<Arc<Live>>, String> {
+        push::open(self.metrics_listen, self.push.target(), self.metrics_shape(runs))
+    }
+
+    /// How the live metrics read: `--metrics-label`, `--metrics-buckets`, whose names.
+    pub fn metrics_shape(&self, runs: usize) -> Shape {
+        let mut shape =
+            Shape { names: self.metrics_names, labels: self.metrics_label.clone(), runs, ..Shape::default() };
+        if let Some(Buckets(bounds)) = &self.metrics_buckets {
+            shape.buckets.clone_from(bounds);
+        }
+        shape
     }
 
     /// The end of a fill or a search: the final values of the endpoint it started, served until

@@ -103,7 +103,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let metrics = match report::live::push::open(args.metrics_listen, args.push.target()) {
+    let metrics = match report::live::push::open(args.metrics_listen, args.push.target(), Default::default()) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("respbench: {e}");

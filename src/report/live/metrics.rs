@@ -12,14 +12,13 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
-use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
 
 use super::endpoint::{Board, Endpoint, Limits, Page};
+use super::prometheus::MemtierTotals;
+use super::shape::{Labels, Latency, Names, Shape, snapshot};
 use crate::config::Config;
 use crate::engine::{Progress, WORKER_THREAD};
 
@@ -28,17 +27,11 @@ message_error!(
     ServeError
 );
 
-type Labels = Vec<(String, String)>;
-
-/// Upper bounds of the latency buckets, in seconds: 10 µs to 10 s.
-const BUCKETS: &[f64] = &[
-    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
-    2.5, 5.0, 10.0,
-];
-
 /// What the endpoint shows, updated once per interval.
 #[derive(Default)]
 struct State {
+    /// Whose names, which constant labels, which buckets.
+    shape: Shape,
     names: Vec<String>,
     requested_rate: Option<f64>,
     requests: BTreeMap<String, u64>,
@@ -61,6 +54,8 @@ struct State {
     cpu_seen: BTreeMap<u64, (u64, Instant)>,
     /// The run (or scenario) is over: these are the final values.
     finished: bool,
+    /// What memtier's exporter shows beside the above (`prometheus.rs`).
+    memtier: MemtierTotals,
 }
 
 /// What follows the values as they change (`--metrics-push`'s pusher, `report::live::push`).
@@ -95,12 +90,17 @@ impl std::fmt::Debug for Live {
 impl Live {
     /// Binds exactly `addr` and serves `/metrics` on a thread of its own until the process
     /// exits; prints the address it got (a port of 0 is any free one).
-    pub fn serve(addr: SocketAddr) -> Result<Arc<Live>, ServeError> {
-        let endpoint = Endpoint::bind(addr, Limits::default())
-            .map_err(|e| format!("--metrics-listen {addr}: cannot listen: {e}"))?;
-        let addr = endpoint.addr().map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+    pub fn serve(addr: SocketAddr, shape: Shape) -> Result<Arc<Live>, ServeError> {
+        let flag = match shape.names {
+            Names::Respbench => "--metrics-listen",
+            Names::Memtier => "--prometheus-port",
+        };
+        let endpoint =
+            Endpoint::bind(addr, Limits::default()).map_err(|e| format!("{flag} {addr}: cannot listen: {e}"))?;
+        let addr = endpoint.addr().map_err(|e| format!("{flag} {addr}: {e}"))?;
+        let names = shape.names;
         let live = Arc::new(Live {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State::new(shape)),
             addr: Some(addr),
             push: OnceLock::new(),
             board: Arc::new(Board::default()),
@@ -115,15 +115,24 @@ impl Live {
                     live.final_scrape_served();
                 }
             })
-            .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
-        eprintln!("respbench: metrics on http://{addr}/metrics");
+            .map_err(|e| format!("{flag}: cannot start its thread: {e}"))?;
+        match names {
+            Names::Respbench => eprintln!("respbench: metrics on http://{addr}/metrics"),
+            // memtier's line, on standard output, for automation to read the port from.
+            Names::Memtier => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "Prometheus exporter listening on http://{addr}/metrics");
+                let _ = out.flush();
+            }
+        }
         Ok(live)
     }
 
     /// Values kept for `--metrics-push` alone: nothing listens.
-    pub fn unserved() -> Arc<Live> {
+    pub fn unserved(shape: Shape) -> Arc<Live> {
         Arc::new(Live {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State::new(shape)),
             addr: None,
             push: OnceLock::new(),
             board: Arc::new(Board::default()),
@@ -154,6 +163,12 @@ impl Live {
         s.names = config.commands.iter().map(|c| c.name.clone()).collect();
         s.requested_rate = config.rate.map(|r| r.per_sec);
         s.finished = false;
+        s.memtier.run += 1;
+        s.memtier.threads = config.threads;
+        s.memtier.test_time_secs = match config.stop {
+            crate::config::StopAfter::Duration(d) => d.as_secs_f64(),
+            _ => 0.0,
+        };
         // This run's threads are new: the gauges of the last run's are stale.
         s.busy.clear();
         s.totals = None;
@@ -169,6 +184,12 @@ impl Live {
         for (i, op) in w.ops.iter().enumerate().filter(|(_, op)| !op.unit) {
             let name = s.names.get(i).cloned().unwrap_or_else(|| format!("command{i}"));
             total += op.count;
+            let m = &mut s.memtier;
+            (m.bytes_out, m.bytes_in) = (m.bytes_out + op.bytes_out, m.bytes_in + op.bytes_in);
+            (m.hits, m.misses, m.errors) = (m.hits + op.hits, m.misses + op.misses, m.errors + op.errors);
+            let all = m.latency.get_or_insert_with(|| (Histogram::new_from(&op.latency_ns), 0));
+            let _ = all.0.add(&op.latency_ns);
+            all.1 += op.latency_sum_ns;
             *s.requests.entry(name.clone()).or_default() += op.count;
             s.ops_per_sec.insert(name.clone(), op.count as f64 / secs);
             let entry = s.latency.entry(name.clone()).or_insert_with(|| (Histogram::new_from(&op.latency_ns), 0));
@@ -193,6 +214,9 @@ impl Live {
             *s.errors.entry(kind.to_string()).or_default() += n;
         }
         s.achieved_rate = total as f64 / secs;
+        s.memtier.ops += total;
+        s.memtier.connection_errors += w.connections_lost.sorted().into_iter().map(|(_, n)| n).sum::<u64>();
+        s.memtier.connections = w.active_connections;
         if let Some(server) = &p.interval.server {
             s.server_cpu = Some(server.cpu.total);
             s.server_memory = Some(server.used_memory_bytes);
@@ -211,8 +235,12 @@ impl Live {
         let mut s = self.lock();
         s.finished = true;
         self.publish(&s);
+        let names = s.shape.names;
         drop(s);
-        eprintln!("respbench: metrics final");
+        // memtier's stderr carries memtier's lines.
+        if names == Names::Respbench {
+            eprintln!("respbench: metrics final");
+        }
         if let Some(p) = self.push.get()
             && p.finished()
         {
@@ -240,7 +268,11 @@ impl Live {
 
     /// Encodes the values into the page every scrape gets until the next change.
     fn publish(&self, s: &State) {
-        self.board.pin(Page::new(&encode(s), s.finished));
+        let text = match s.shape.names {
+            Names::Respbench => encode(s),
+            Names::Memtier => super::prometheus::encode(&s.memtier, &s.shape),
+        };
+        self.board.pin(Page::new(&text, s.finished));
     }
 
     /// A scraper read the final page: `linger` may end.
@@ -281,9 +313,20 @@ fn threads_busy(s: &mut State) {
     s.cpu_seen.retain(|_, (_, when)| *when == now);
 }
 
+impl State {
+    fn new(shape: Shape) -> State {
+        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        State {
+            shape,
+            memtier: MemtierTotals { start_unix: since.as_secs_f64(), ..Default::default() },
+            ..Default::default()
+        }
+    }
+}
+
 /// The OpenMetrics text of the current values.
 fn encode(s: &State) -> String {
-    let mut registry = Registry::with_prefix("respbench");
+    let mut registry = s.shape.registry("respbench");
     let requests = Family::<Labels, Counter>::default();
     for (name, n) in &s.requests {
         requests.get_or_create(&vec![("command".into(), name.clone())]).inc_by(*n);
@@ -302,7 +345,9 @@ fn encode(s: &State) -> String {
     registry.register(
         "latency_seconds",
         "Response time from the intended send, by command",
-        Latency(s.latency.iter().map(|(name, (h, sum))| (command(name), snapshot(h, *sum))).collect()),
+        Latency(
+            s.latency.iter().map(|(name, (h, sum))| (command(name), snapshot(h, *sum, &s.shape.buckets))).collect(),
+        ),
     );
     if !s.parts.is_empty() {
         let labelled = |(name, part): &(String, &str)| {
@@ -315,7 +360,9 @@ fn encode(s: &State) -> String {
             "Response time decomposed by kernel receive timestamps, by command and part: send_lag (the client's, \
              before the send), wire_and_server (from the send to the kernel's receive), receive_lag (the client's, \
              from there to the reply parsed)",
-            Latency(s.parts.iter().map(|(key, (h, sum))| (labelled(key), snapshot(h, *sum))).collect()),
+            Latency(
+                s.parts.iter().map(|(key, (h, sum))| (labelled(key), snapshot(h, *sum, &s.shape.buckets))).collect(),
+            ),
         );
     }
     let gauge = |v: f64| {
@@ -363,45 +410,6 @@ fn encode(s: &State) -> String {
     text
 }
 
-/// A histogram's sum (seconds), count and per-bucket counts.
-#[derive(Debug)]
-struct Snapshot {
-    sum: f64,
-    count: u64,
-    buckets: Vec<(f64, u64)>,
-}
-
-fn snapshot(h: &Histogram<u64>, sum_ns: u64) -> Snapshot {
-    let mut buckets = Vec::with_capacity(BUCKETS.len() + 1);
-    let mut below = 0;
-    for bound in BUCKETS {
-        let ns = (bound * 1e9) as u64;
-        let upto = if h.is_empty() { 0 } else { h.count_between(0, ns) };
-        buckets.push((*bound, upto.saturating_sub(below)));
-        below = upto.max(below);
-    }
-    buckets.push((f64::MAX, h.len().saturating_sub(below)));
-    Snapshot { sum: sum_ns as f64 / 1e9, count: h.len(), buckets }
-}
-
 fn command(name: &str) -> Labels {
     vec![("command".to_string(), name.to_string())]
-}
-
-/// Latency histograms by their labels, encoded from the HDR histograms the run keeps.
-#[derive(Debug)]
-struct Latency(Vec<(Labels, Snapshot)>);
-
-impl EncodeMetric for Latency {
-    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        for (labels, snap) in &self.0 {
-            let mut family = encoder.encode_family(labels)?;
-            family.encode_histogram::<NoLabelSet>(snap.sum, snap.count, &snap.buckets, None)?;
-        }
-        Ok(())
-    }
-
-    fn metric_type(&self) -> MetricType {
-        MetricType::Histogram
-    }
 }

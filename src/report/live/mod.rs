@@ -6,6 +6,8 @@ pub mod endpoint;
 pub mod hdrlog;
 pub mod journal;
 pub mod metrics;
+mod prometheus;
 pub mod push;
+pub mod shape;
 pub mod sink;
 pub mod statsd;

@@ -136,11 +136,15 @@ fn segment(path: &mut String, name: &str, value: &str) {
 }
 
 /// The live metrics a run asks for: served at `listen`, pushed to `push`, both, or none.
-pub fn open(listen: Option<SocketAddr>, push: Option<PushTarget>) -> Result<Option<Arc<Live>>, String> {
+pub fn open(
+    listen: Option<SocketAddr>,
+    push: Option<PushTarget>,
+    shape: super::shape::Shape,
+) -> Result<Option<Arc<Live>>, String> {
     let live = match (listen, &push) {
         (None, None) => return Ok(None),
-        (Some(addr), _) => Live::serve(addr)?,
-        (None, Some(_)) => Live::unserved(),
+        (Some(addr), _) => Live::serve(addr, shape)?,
+        (None, Some(_)) => Live::unserved(shape),
     };
     if let Some(target) = push {
         eprintln!("respbench: metrics pushed to {} each interval", target.shown());

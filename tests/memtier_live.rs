@@ -1,0 +1,108 @@
+//! What the memtier front-end shows while a run runs, against a real redis-server: memtier's
+//! Prometheus exporter (`--prometheus-port`, served by respbench's metrics endpoint) scraped
+//! by Debian's real `prometheus`, and `--realtime-latencies`' block per second.
+
+mod common;
+
+use std::time::Duration;
+
+use common::prom::{Daemon, installed};
+use common::*;
+use serde_json::Value;
+
+fn percent_encoded(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn prometheus_port_zero_prints_memtiers_line_and_prometheus_ends_with_the_json_totals() {
+    let Some(prometheus) = installed("prometheus") else { return };
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mb.json");
+    let mut cmd = respbench();
+    cmd.args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg(), "-c", "2", "-t", "1", "-n", "3000"])
+        .args(["--ratio=1:3", "--key-maximum=500", "--hide-histogram", "--prometheus-port", "0"])
+        .args(["--prometheus-run-label=bench=a", "--prometheus-latency-buckets=0.0001,0.001,0.01,1"])
+        .arg(format!("--json-out-file={}", json.display()))
+        // respbench's own: the run keeps its final values until a scrape has read them.
+        .arg("--metrics-linger=300s");
+    let mut run = Watched::spawn(cmd);
+    let line = run.stdout_line(|l| l.starts_with("Prometheus exporter listening on "));
+    let target = line
+        .strip_prefix("Prometheus exporter listening on http://127.0.0.1:")
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: memtier\n    \
+         static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+    );
+    let prom = Daemon::start(&prometheus, |dir, addr| {
+        let file = dir.join("prometheus.yml");
+        std::fs::write(&file, &config).unwrap();
+        vec![
+            format!("--config.file={}", file.display()),
+            format!("--storage.tsdb.path={}", dir.join("data").display()),
+            format!("--web.listen-address={addr}"),
+        ]
+    });
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let totals = &doc["ALL STATS"]["Totals"];
+    let count = totals["Count"].as_f64().unwrap();
+    assert_eq!(count, 6000.0, "{totals}");
+    let last = |metric: &str| -> Option<f64> {
+        let query = format!("last_over_time({metric}{{job=\"memtier\",bench=\"a\"}}[1h])");
+        let answer: Value =
+            serde_json::from_str(&prom.get(&format!("/api/v1/query?query={}", percent_encoded(&query)))).unwrap();
+        answer["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+    };
+    wait_for("Prometheus to hold the final operation count", Duration::from_secs(120), || {
+        last("memtier_ops_total") == Some(count)
+    });
+    assert_eq!(last("memtier_latency_seconds_count"), Some(count));
+    assert_eq!(last("memtier_errors_total"), Some(0.0));
+    assert_eq!(last("memtier_run"), Some(1.0));
+    let hits = last("memtier_hits_total").unwrap();
+    let misses = last("memtier_misses_total").unwrap();
+    assert_eq!(hits + misses, server.calls("get") as f64);
+    assert_eq!(server.calls("set") + server.calls("get"), 6000);
+}
+
+#[test]
+fn prometheus_options_are_checked_before_anything_connects() {
+    for (flags, wanted) in [
+        (vec!["--prometheus-port=70000"], "'70000' is not a port"),
+        (vec!["--prometheus-port=0", "--prometheus-bind-addr=localhost"], "not a numeric IPv4 or IPv6 address"),
+        (vec!["--prometheus-bind-addr=127.0.0.1"], "--prometheus-bind-addr needs --prometheus-port"),
+        (vec!["--prometheus-port=0", "--prometheus-run-label=x"], "NAME=VALUE"),
+        (vec!["--prometheus-port=0", "--prometheus-latency-buckets=0.1,0.01"], "must ascend"),
+        (vec!["--prometheus-port=0", "--metrics-listen=127.0.0.1:0"], "cannot be used with"),
+    ] {
+        let out = respbench().args(["memtier", "-n", "1"]).args(&flags).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(wanted), "{flags:?}: {}", stderr(&out));
+    }
+    // respbench's own flags they become.
+    for (flags, wanted) in [
+        (vec!["--metrics-label", "command=x"], "a label the metrics carry already"),
+        (vec!["--metrics-buckets", "0.1,x"], "'x' is not a bucket bound"),
+    ] {
+        let out = respbench().args(["-n", "1"]).args(&flags).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(wanted), "{flags:?}: {}", stderr(&out));
+    }
+    let labels: Vec<String> = (0..17).map(|i| format!("--prometheus-run-label=l{i}=v")).collect();
+    let out = respbench().args(["memtier", "-n", "1", "--prometheus-port=0"]).args(&labels).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("at most 16"), "{}", stderr(&out));
+}
