@@ -106,3 +106,48 @@ fn prometheus_options_are_checked_before_anything_connects() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("at most 16"), "{}", stderr(&out));
 }
+
+#[test]
+fn realtime_latencies_print_a_block_per_second() {
+    let server = Server::start(&[]);
+    let mut cmd = respbench();
+    cmd.args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg(), "-c", "2", "-t", "1", "--test-time=3"])
+        .args(["--ratio=1:1", "--key-maximum=100", "--hide-histogram", "--realtime-latencies"])
+        .arg("--print-percentiles=50,99,99.9,99.99");
+    let mut run = Watched::spawn(cmd);
+    // A block for each of the three seconds, as each ends.
+    run.wait_lines(3, |l| l.contains("] throughput "));
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let blocks: Vec<Vec<&str>> = err
+        .split_inclusive('\n')
+        .filter(|l| l.starts_with("[RUN #1 ") && l.contains("s] "))
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .chunk_by(|_, b| !b.contains("] throughput "))
+        .map(<[&str]>::to_vec)
+        .collect();
+    assert_eq!(blocks.len(), 3, "{err}");
+    let mut seconds = Vec::new();
+    for block in &blocks {
+        // Every line of a block carries the tick's tag: the run, its share done, its second.
+        let tag = &block[0][..=block[0].find(']').unwrap()];
+        assert!(block.iter().all(|l| l.starts_with(tag)), "{tag}: {block:?}");
+        let words: Vec<&str> = tag.trim_matches(['[', ']']).split_whitespace().collect();
+        assert!(words[2].ends_with('%') && words[3].ends_with('s'), "{tag}");
+        seconds.push(words[3].trim_end_matches('s').parse::<u64>().unwrap());
+        assert!(block[0].contains(" ops/sec ") && block[0].contains("(avg: "), "{block:?}");
+        assert!(block[0].contains("miss ") && block[0].ends_with("%)"), "{block:?}");
+        // Three percentiles a line: two lines for this tick, two for the run so far.
+        let rows = ["latency [inst    ]  p50 ", "latency [inst    ]  p99.99 ", "latency [overall ]  p50 "];
+        for (line, row) in block[1..].iter().zip(rows) {
+            assert!(line.contains(row), "{line}");
+        }
+        assert!(block[4].contains("latency [overall ]  p99.99 ") && block[4].ends_with(" ms"), "{block:?}");
+        assert_eq!(block.len(), 5, "{block:?}");
+    }
+    assert!(seconds.windows(2).all(|w| w[0] < w[1]), "{seconds:?}");
+    // The progress line is not printed as well.
+    assert!(!err.contains(" ops, "), "{err}");
+}

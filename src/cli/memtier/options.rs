@@ -73,6 +73,7 @@ pub(super) const OPTIONS: &[(Spec, Map)] = &[
     // respbench's own: its notes on stderr too (they are always in --respbench-json).
     opt(&["notes"], false, Map::Special),
     opt(&["print-percentiles"], true, Map::Set),
+    opt(&["realtime-latencies"], false, Map::Set),
     opt(&["tls"], false, Map::Special),
     opt(&["tls-skip-verify"], false, Map::Set),
     opt(&["cert"], true, Map::Set),
@@ -160,6 +161,7 @@ pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
         "start-at" => d.args.shards.start_at = Some(crate::cli::shard::start_time(v)?),
         "allow-late-start" => d.args.shards.allow_late_start = true,
         "print-percentiles" => d.args.percentiles = parse::percentiles(v)?,
+        "realtime-latencies" => d.output.realtime_latencies = true,
         "tls-skip-verify" => d.args.tls_skip_verify = true,
         "cert" => d.args.cert = Some(v.into()),
         "key" => d.args.key = Some(v.into()),

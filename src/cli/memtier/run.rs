@@ -24,6 +24,8 @@ struct MemtierLive<'v> {
     options: &'v MemtierOutput,
     output: &'v Output,
     progressed: memtier::text::Progressed,
+    /// `--realtime-latencies`' blocks, and whether stderr is a terminal they are drawn over.
+    realtime: (memtier::realtime::Realtime, bool),
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 
@@ -57,10 +59,16 @@ impl Sink for MemtierLive<'_> {
         eprintln!("[RUN #{}] Preparing benchmark client...", run + 1);
         eprintln!("[RUN #{}] Launching threads now...", run + 1);
         self.progressed = memtier::text::Progressed::default();
+        self.realtime.0 = memtier::realtime::Realtime::default();
     }
 
     fn interval(&mut self, run: usize, p: &Progress) {
-        eprint!("{}", self.progressed.line(self.view, run + 1, p));
+        if self.options.realtime_latencies {
+            let (realtime, terminal) = &mut self.realtime;
+            eprint!("{}", realtime.block(run + 1, p, self.view.percentiles, *terminal));
+        } else {
+            eprint!("{}", self.progressed.line(self.view, run + 1, p));
+        }
     }
 
     fn run_ended(&mut self, run: usize, outcome: Option<&Outcome>) {
@@ -103,7 +111,15 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
         options,
         arbitrary: output.arbitrary,
     };
-    let mut live = MemtierLive { view: &view, options, output, progressed: Default::default(), files: Vec::new() };
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut live = MemtierLive {
+        view: &view,
+        options,
+        output,
+        progressed: Default::default(),
+        realtime: (Default::default(), terminal),
+        files: Vec::new(),
+    };
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut live];
     sinks.extend(around.sinks());
     let plan = Plan { config, runs: output.runs, checks: Some(&output.notes) };

@@ -120,6 +120,8 @@ Results Output Options:
       --hide-histogram           Do not print the latency histogram
       --print-percentiles=LIST   Percentiles of the report (default: 50,99,99.9)
       --print-all-runs           Report every iteration of --run-count
+      --realtime-latencies       A block per second in place of the progress line: throughput,
+                                 miss ratio, the percentiles of the second and of the run
       --command-stats-breakdown=command|line  Group command statistics
       --statsd-host=HOST, --statsd-port=PORT, --statsd-prefix=PREFIX,
       --statsd-run-label=LABEL, --graphite-port=PORT   Live metrics to StatsD/Graphite

@@ -5,5 +5,6 @@ pub mod clients;
 pub mod config;
 pub mod files;
 pub mod json;
+pub mod realtime;
 pub mod stats;
 pub mod text;

@@ -21,6 +21,9 @@ pub struct MemtierOutput {
     pub hdr_prefix: Option<String>,
     /// `--client-stats=PREFIX`: per-client CSV files.
     pub client_stats: Option<String>,
+    /// `--realtime-latencies`: a block per tick (throughput, miss ratio, percentiles) in place
+    /// of the progress line.
+    pub realtime_latencies: bool,
     /// memtier's options as its command line gave them (long name, last value; "yes" for a
     /// switch), for the configuration memtier reports.
     pub given: Vec<(String, String)>,

@@ -145,7 +145,7 @@ fn histogram(view: &MemtierView<'_>, s: &Section, out: &mut String) {
 }
 
 /// memtier's size: `0.00KB`, `7.80MB`, `1.20GB`.
-fn size(bytes: f64) -> String {
+pub(super) fn size(bytes: f64) -> String {
     const K: f64 = 1024.0;
     if bytes >= K * K * K {
         format!("{:.2}GB", bytes / (K * K * K))
