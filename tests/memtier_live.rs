@@ -151,3 +151,40 @@ fn realtime_latencies_print_a_block_per_second() {
     // The progress line is not printed as well.
     assert!(!err.contains(" ops, "), "{err}");
 }
+
+#[test]
+fn command_reads_count_hits_and_misses_and_warn_over_the_threshold() {
+    let server = Server::start(&[]);
+    // Keys 1 to 10 exist; GETs draw from 1 to 100: about nine in ten miss.
+    for k in 1..=10 {
+        server.cli(&["SET", &format!("memtier-{k}"), "v"]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mb.json");
+    let memtier = |extra: &[&str]| {
+        respbench()
+            .args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg(), "-c", "2", "-t", "1", "-n", "200"])
+            .args(["--command=GET __key__", "--command=PING", "--key-minimum=1", "--key-maximum=100"])
+            .args(["--hide-histogram", &format!("--json-out-file={}", json.display())])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = memtier(&["--miss-rate-threshold=50"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all = read_json(&json)["ALL STATS"].clone();
+    let (hits, misses) = (all["Gets"]["Hits/sec"].as_f64().unwrap(), all["Gets"]["Misses/sec"].as_f64().unwrap());
+    assert!(hits > 0.0 && misses > hits, "{all}");
+    assert_eq!(all["Totals"]["Misses/sec"].as_f64(), Some(misses));
+    assert_eq!(all["Pings"]["Misses/sec"].as_f64(), Some(0.0));
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("WARNING: ")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].starts_with("WARNING: GET miss rate ") && warnings[0].contains("--miss-rate-threshold 50%"));
+    // Under the threshold, or not tracked: no warning, and off leaves the hits out.
+    let out = memtier(&["--miss-rate-threshold=100"]);
+    assert!(out.status.success() && !stderr(&out).contains("WARNING"), "{}", stderr(&out));
+    let out = memtier(&["--command-miss-tracking=off", "--miss-rate-threshold=0"]);
+    assert!(out.status.success() && !stderr(&out).contains("WARNING"), "{}", stderr(&out));
+    assert_eq!(read_json(&json)["ALL STATS"]["Gets"]["Misses/sec"].as_f64(), Some(0.0));
+}

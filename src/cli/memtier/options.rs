@@ -74,6 +74,8 @@ pub(super) const OPTIONS: &[(Spec, Map)] = &[
     opt(&["notes"], false, Map::Special),
     opt(&["print-percentiles"], true, Map::Set),
     opt(&["realtime-latencies"], false, Map::Set),
+    opt(&["command-miss-tracking"], true, Map::Set),
+    opt(&["miss-rate-threshold"], true, Map::Set),
     opt(&["tls"], false, Map::Special),
     opt(&["tls-skip-verify"], false, Map::Set),
     opt(&["cert"], true, Map::Set),
@@ -162,6 +164,17 @@ pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
         "allow-late-start" => d.args.shards.allow_late_start = true,
         "print-percentiles" => d.args.percentiles = parse::percentiles(v)?,
         "realtime-latencies" => d.output.realtime_latencies = true,
+        "command-miss-tracking" => {
+            d.output.miss_tracking_off = match v {
+                "auto" => false,
+                "off" => true,
+                _ => return Err(format!("'{v}' is not a miss tracking mode (auto or off)")),
+            }
+        }
+        "miss-rate-threshold" => match v.parse::<f64>() {
+            Ok(pct) if (0.0..=100.0).contains(&pct) => d.output.miss_rate_threshold = Some(pct),
+            _ => return Err(format!("'{v}' is not a percentage (0 to 100)")),
+        },
         "tls-skip-verify" => d.args.tls_skip_verify = true,
         "cert" => d.args.cert = Some(v.into()),
         "key" => d.args.key = Some(v.into()),

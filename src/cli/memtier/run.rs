@@ -139,6 +139,9 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
     let mut pooled = result.pooled();
     pooled.notes.splice(0..0, output.notes.said.iter().cloned());
     let interval_log = around.interval_log(output);
+    for warning in memtier::text::miss_warnings(&view, &pooled) {
+        eprintln!("{warning}");
+    }
     let written = write_reports(&view, output, &result.runs, &pooled, (live.files, interval_log), cx.stdout_taken);
     around.close(output, written.is_ok());
     let document = match written {

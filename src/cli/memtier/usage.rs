@@ -123,6 +123,9 @@ Results Output Options:
       --realtime-latencies       A block per second in place of the progress line: throughput,
                                  miss ratio, the percentiles of the second and of the run
       --command-stats-breakdown=command|line  Group command statistics
+      --command-miss-tracking=auto|off  Hits and misses of --command reads (default: auto)
+      --miss-rate-threshold=PCT  Warn after the run of each --command read missing more than
+                                 PCT percent (default: 1.0; 0: any miss)
       --statsd-host=HOST, --statsd-port=PORT, --statsd-prefix=PREFIX,
       --statsd-run-label=LABEL, --graphite-port=PORT   Live metrics to StatsD/Graphite
       --metrics-listen=ADDR:PORT Live OpenMetrics at http://ADDR:PORT/metrics (respbench;

@@ -24,6 +24,10 @@ pub struct MemtierOutput {
     /// `--realtime-latencies`: a block per tick (throughput, miss ratio, percentiles) in place
     /// of the progress line.
     pub realtime_latencies: bool,
+    /// `--command-miss-tracking=off`: no hits and misses for `--command` rows.
+    pub miss_tracking_off: bool,
+    /// `--miss-rate-threshold=PCT` (memtier's default: 1.0).
+    pub miss_rate_threshold: Option<f64>,
     /// memtier's options as its command line gave them (long name, last value; "yes" for a
     /// switch), for the configuration memtier reports.
     pub given: Vec<(String, String)>,
@@ -148,11 +152,18 @@ pub struct Layout {
     pub by_line: bool,
     /// `--print-all-runs`: each run's section as well.
     pub print_all_runs: bool,
+    /// `--command-miss-tracking=auto`: `--command` reads count their hits and misses.
+    pub miss_tracking: bool,
 }
 
 impl MemtierView<'_> {
     pub fn layout(&self) -> Layout {
-        Layout { arbitrary: self.arbitrary, by_line: self.options.by_line, print_all_runs: self.options.print_all_runs }
+        Layout {
+            arbitrary: self.arbitrary,
+            by_line: self.options.by_line,
+            print_all_runs: self.options.print_all_runs,
+            miss_tracking: !self.options.miss_tracking_off,
+        }
     }
 }
 
@@ -282,7 +293,11 @@ impl Section {
         let mut rows = Vec::new();
         for (name, members) in group(layout, m.names, m.ops) {
             let op = merged(m.ops, &members);
-            let reads = !layout.arbitrary && name == "GET";
+            // A `--command` row is a read when its replies were counted as hits or misses.
+            let reads = match layout.arbitrary {
+                false => name == "GET",
+                true => layout.miss_tracking && op.hits + op.misses > 0,
+            };
             rows.push(Row {
                 block: block_name(&name),
                 rates: RowRates::of(&op, secs),

@@ -85,6 +85,7 @@ fn table(view: &MemtierView<'_>, s: &Section, out: &mut String) {
         cols.push(num(12, "Hits/sec", &|r| r.reads.then_some(t.hits), 2));
         cols.push(num(12, "Misses/sec", &|r| r.reads.then_some(t.misses), 2));
     }
+    // `--command` runs keep memtier 2.3's columns; their hits and misses are in the JSON.
     // The default mix shows `---` for a command without replies (memtier's Waits).
     let shown = |r: &Row| !(default_mix && empty(r) && r.block != "Totals");
     let mean = |r: &Row| shown(r).then(|| if empty(r) { 0.0 } else { ms(r.op.latency_ns.mean()) });
@@ -154,6 +155,31 @@ pub(super) fn size(bytes: f64) -> String {
     } else {
         format!("{:.2}KB", bytes / K)
     }
+}
+
+/// memtier 2.4's warnings after the run: each `--command` read whose misses are above
+/// `--miss-rate-threshold` percent of its hits and misses (above none at 0).
+pub fn miss_warnings(view: &MemtierView<'_>, pooled: &Outcome) -> Vec<String> {
+    if !view.arbitrary || view.options.miss_tracking_off {
+        return Vec::new();
+    }
+    let threshold = view.options.miss_rate_threshold.unwrap_or(1.0);
+    let section = Section::of(view, "ALL STATS", pooled);
+    let rate = |r: &Row| 100.0 * r.op.misses as f64 / (r.op.hits + r.op.misses).max(1) as f64;
+    section
+        .rows
+        .iter()
+        .filter(|r| r.reads && r.op.misses > 0 && rate(r) > threshold)
+        .map(|r| {
+            format!(
+                "WARNING: {} miss rate {:.2}% ({} of {} reads) is above --miss-rate-threshold {threshold}%",
+                r.name,
+                rate(r),
+                r.op.misses,
+                r.op.hits + r.op.misses
+            )
+        })
+        .collect()
 }
 
 /// What the progress line needs over the run so far.

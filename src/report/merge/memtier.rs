@@ -102,7 +102,13 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String>
         moved: doc.cluster.as_ref().map_or(0, |c| c.moved),
         asked: doc.cluster.as_ref().map_or(0, |c| c.asked),
     };
-    let layout = Layout { arbitrary: arbitrary(&names), by_line: false, print_all_runs: options.print_all_runs };
+    let layout = Layout {
+        arbitrary: arbitrary(&names),
+        by_line: false,
+        print_all_runs: options.print_all_runs,
+        // memtier 2.4's default, --command-miss-tracking=auto.
+        miss_tracking: true,
+    };
     let sections = if runs.len() <= 1 {
         let slots: Vec<Slot> = runs.into_values().next().unwrap_or_default();
         let pooled = whole.measured(&ops, pooled_total, &slots, started, secs(doc.duration_secs));
