@@ -188,3 +188,33 @@ fn command_reads_count_hits_and_misses_and_warn_over_the_threshold() {
     assert!(out.status.success() && !stderr(&out).contains("WARNING"), "{}", stderr(&out));
     assert_eq!(read_json(&json)["ALL STATS"]["Gets"]["Misses/sec"].as_f64(), Some(0.0));
 }
+
+#[test]
+fn commands_without_one_reply_each_are_refused_and_skipped_in_a_capture() {
+    for command in ["SUBSCRIBE ch", "ssubscribe ch", "MONITOR", "SYNC", "PSYNC ? -1"] {
+        let out = respbench().args(["memtier", "-n", "1", &format!("--command={command}")]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", stderr(&out));
+        assert!(stderr(&out).contains("cannot be benchmarked"), "{command}: {}", stderr(&out));
+    }
+    let out = respbench().args(["memtier", "-n", "1", "--run-count=4294967296"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("monitor.txt");
+    std::fs::write(
+        &capture,
+        "OK\n1.0 [0 127.0.0.1:1] \"HELLO\" \"3\"\n1.1 [0 127.0.0.1:1] \"SUBSCRIBE\" \"ch\"\n\
+         1.2 [0 127.0.0.1:1] \"SET\" \"k\" \"v\"\n1.3 [0 127.0.0.1:1] \"MONITOR\"\n1.4 [0 127.0.0.1:1] \"GET\" \"k\"\n",
+    )
+    .unwrap();
+    let out = respbench()
+        .args(["memtier", "-s", "127.0.0.1", "-p", &server.port_arg(), "-c", "1", "-t", "1", "-n", "20"])
+        .args([&format!("--monitor-input={}", capture.display()), "--command=__monitor_line@__", "--hide-histogram"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("3 unreplayable line(s) skipped") && err.contains("Loaded 2 monitor commands"), "{err}");
+    assert_eq!((server.calls("set"), server.calls("get")), (10, 10));
+    assert_eq!(server.calls("subscribe") + server.calls("hello") + server.calls("monitor"), 0);
+}

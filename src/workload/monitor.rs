@@ -15,7 +15,25 @@ pub struct MonitorFile {
     /// The file line each command came from (1-based).
     pub line_of: Vec<usize>,
     pub total_lines: usize,
+    /// Lines left out as memtier 2.4 leaves them: HELLO, and the commands not answered with one
+    /// reply per request ([`UNREPLAYABLE`]).
+    pub skipped: usize,
 }
+
+/// Commands the server does not answer with exactly one reply per request: the subscribe side
+/// of pub/sub and the streams. memtier 2.4 refuses them as `--command` and skips them in a
+/// capture.
+pub const UNREPLAYABLE: [&str; 9] = [
+    "SUBSCRIBE",
+    "UNSUBSCRIBE",
+    "PSUBSCRIBE",
+    "PUNSUBSCRIBE",
+    "SSUBSCRIBE",
+    "SUNSUBSCRIBE",
+    "MONITOR",
+    "SYNC",
+    "PSYNC",
+];
 
 impl MonitorFile {
     /// Reads and splits a capture; warns on stderr about each malformed command and says how
@@ -33,6 +51,9 @@ impl MonitorFile {
                 );
             }
         }
+        if file.skipped > 0 {
+            eprintln!("{} unreplayable line(s) skipped", file.skipped);
+        }
         let valid = file.commands.iter().flatten().count();
         if valid == 0 {
             return Err(format!("error: no commands found in monitor input file: {}", path.display()));
@@ -42,7 +63,7 @@ impl MonitorFile {
     }
 
     pub fn parse(bytes: &[u8]) -> MonitorFile {
-        let mut file = MonitorFile { commands: Vec::new(), line_of: Vec::new(), total_lines: 0 };
+        let mut file = MonitorFile { commands: Vec::new(), line_of: Vec::new(), total_lines: 0, skipped: 0 };
         let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         for (n, line) in body.split(|&b| b == b'\n').enumerate() {
             if body.is_empty() {
@@ -51,7 +72,13 @@ impl MonitorFile {
             file.total_lines += 1;
             let Some(quote) = memchr::memchr(b'"', line) else { continue };
             let line = line.strip_suffix(b"\r").unwrap_or(line);
-            file.commands.push(split_args(&line[quote..]).filter(|args| !args.is_empty()));
+            let command = split_args(&line[quote..]).filter(|args| !args.is_empty());
+            let name = command.as_ref().map(|args| args[0].to_ascii_uppercase());
+            if name.is_some_and(|name| name == b"HELLO" || UNREPLAYABLE.iter().any(|u| u.as_bytes() == name)) {
+                file.skipped += 1;
+                continue;
+            }
+            file.commands.push(command);
             file.line_of.push(n + 1);
         }
         file

@@ -152,7 +152,11 @@ pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
         "data-size-list" => d.args.data_size_list = Some(parse::size_list(v)?),
         "random-data" => d.args.random_data = true,
         "expiry-range" => d.args.expiry_range = Some(parse::range(v)?),
-        "run-count" => d.args.runs = parse::positive(v)?,
+        // memtier counts runs in an unsigned int: more is refused, not wrapped.
+        "run-count" => match parse::positive(v)? {
+            runs if runs <= u64::from(u32::MAX) => d.args.runs = runs,
+            _ => return Err(format!("'{v}' is more runs than memtier_benchmark counts (at most {})", u32::MAX)),
+        },
         "out-file" => d.args.out_file = Some(v.into()),
         "json-out-file" => d.json = Some(PathBuf::from(v)),
         "hide-histogram" => d.output.hide_histogram = true,

@@ -396,6 +396,16 @@ fn command_args(commands: Vec<Arbitrary>, given: &[(&str, String)], args: &mut A
             commands.len()
         ));
     }
+    for c in &commands {
+        let name = c.text.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
+        if crate::workload::monitor::UNREPLAYABLE.contains(&name.as_str()) {
+            return Err(format!(
+                "--command '{}': {name} cannot be benchmarked: the server does not answer it with exactly one \
+                 reply per request",
+                c.text
+            ));
+        }
+    }
     for c in commands {
         let letter = c.pattern.unwrap_or('R');
         args.command.push(c.text);
