@@ -218,3 +218,40 @@ fn commands_without_one_reply_each_are_refused_and_skipped_in_a_capture() {
     assert_eq!((server.calls("set"), server.calls("get")), (10, 10));
     assert_eq!(server.calls("subscribe") + server.calls("hello") + server.calls("monitor"), 0);
 }
+
+#[test]
+fn read_preference_is_taken_where_respbench_honours_it_and_refused_in_one_line_elsewhere() {
+    let server = Server::start(&[]);
+    let port = server.port_arg();
+    let memtier = |extra: &[&str]| {
+        respbench()
+            .args(["memtier", "-s", "127.0.0.1", "-p", &port, "-c", "1", "-t", "1", "-n", "10", "--hide-histogram"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for ok in [
+        &["--read-preference=primary"][..],
+        &["--read-preference=secondaryPreferred", "--read-server=127.0.0.1:6380"],
+        &["--read-preference=secondary", "--read-preference-fallback=primary"],
+        &["--command=GET __key__", "--command-is-read"],
+    ] {
+        let out = memtier(ok);
+        assert!(out.status.success(), "{ok:?}: {}", stderr(&out));
+    }
+    for (refused, wanted) in [
+        (&["--read-preference=nearest"][..], "does not choose replicas by their latency"),
+        (&["--read-preference=secondary"], "give --read-preference-fallback=primary"),
+        (&["--read-preference=any"], "'any' (primary, secondary"),
+        (&["--read-preference-fallback=later"], "'later' (error, queue or primary)"),
+        (&["--read-server=nohost"], "'nohost' is not HOST:PORT"),
+        (&["--command=SET __key__ x", "--command-is-read"], "only the reads it knows"),
+        (&["--command-is-read"], "none was given"),
+    ] {
+        let out = memtier(refused);
+        assert_eq!(out.status.code(), Some(2), "{refused:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(wanted) && err.lines().count() == 1, "{refused:?}: {err}");
+    }
+    assert!(server.calls("get") >= 10);
+}

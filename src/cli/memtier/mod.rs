@@ -6,9 +6,11 @@
 //! `--uri` as memtier 2.3 does, `usage.rs` is its `--help`, `--version` and `--show-config`,
 //! `mix.rs` its workload options (also hidden respbench flags, which scenario files use) and
 //! what they do to the mix, `run.rs` the run with memtier's stderr lines, report and files,
-//! `save.rs` the plan in respbench's flags for `--save-scenario`, and `crash.rs` its crash
+//! `save.rs` the plan in respbench's flags for `--save-scenario`, `added.rs` the options memtier
+//! added after 2.3 that need more than a field (its exporter, read preference), and `crash.rs` its crash
 //! report.
 
+mod added;
 pub(super) mod crash;
 mod draft;
 pub(super) mod mix;

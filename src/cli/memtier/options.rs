@@ -109,6 +109,11 @@ pub(super) const OPTIONS: &[(Spec, Map)] = &[
     opt(&["prometheus-bind-addr"], true, Map::Special),
     opt(&["prometheus-run-label"], true, Map::Special),
     opt(&["prometheus-latency-buckets"], true, Map::Set),
+    // Read preference, on respbench's --read-from-replicas (cluster mode, as memtier's).
+    opt(&["read-preference"], true, Map::Special),
+    opt(&["read-preference-fallback"], true, Map::Special),
+    opt(&["read-server"], true, Map::Special),
+    opt(&["command-is-read"], false, Map::Special),
     opt(&["rate-limiting"], true, Map::Special),
     opt(&["clients-start"], true, Map::Special),
     opt(&["clients-step"], true, Map::Special),

@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use super::added;
 use super::draft::Draft;
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
 use crate::cli::dialect::{Found, Rest, scan};
@@ -97,6 +98,10 @@ struct Gathered {
     max_attempts: u32,
     backoff_factor: Option<f64>,
     jitter_us: (u64, u64),
+    /// `--read-preference` and `--read-preference-fallback`, as given.
+    read_preference: (Option<String>, Option<String>),
+    /// `--read-server`s given.
+    read_servers: usize,
     /// `--prometheus-port` and `--prometheus-bind-addr`.
     prometheus: (Option<u16>, Option<std::net::IpAddr>),
 }
@@ -182,6 +187,8 @@ impl Gathered {
             backoff_factor: None,
             jitter_us: (0, 0),
             prometheus: (None, None),
+            read_preference: (None, None),
+            read_servers: 0,
         }
     }
 
@@ -236,25 +243,14 @@ impl Gathered {
             "clients-step" => self.load.staircase[1] = Some(count(&v)?),
             "step-duration" => self.load.staircase[2] = Some(count(&v)?),
             "protocol" => protocol(&v, &mut self.draft.args)?,
-            "prometheus-port" => {
-                let port =
-                    v.parse().map_err(|_| format!("invalid value for '{long}': '{v}' is not a port (0 to 65535)"));
-                self.prometheus.0 = Some(port?);
-            }
-            "prometheus-bind-addr" => {
-                let addr = v.trim_start_matches('[').trim_end_matches(']').parse();
-                let addr = addr.map_err(|_| {
-                    format!("invalid value for '{long}': '{v}' is not a numeric IPv4 or IPv6 address (hostnames are not taken)")
-                });
-                self.prometheus.1 = Some(addr?);
-            }
-            // Every one adds a label, as memtier's.
-            "prometheus-run-label" => {
-                let label =
-                    crate::report::live::shape::label(&v).map_err(|e| format!("invalid value for '{long}': {e}"))?;
-                let labels = &mut self.draft.args.scenario.metrics_label;
-                labels.retain(|l| l.name != label.name);
-                labels.push(label);
+            "read-preference" => self.read_preference.0 = Some(v),
+            "read-preference-fallback" => self.read_preference.1 = Some(v),
+            // Parsed as memtier parses it; memtier routes reads by it in cluster mode only, where
+            // the cluster names its replicas, so it changes nothing (a note says so).
+            "read-server" => self.read_servers += usize::from(added::read_server(long, &v)?),
+            "command-is-read" => added::command_is_read(long, self.commands.last().map(|c| c.text.as_str()))?,
+            "prometheus-port" | "prometheus-bind-addr" | "prometheus-run-label" => {
+                added::prometheus(name, long, &v, &mut self.prometheus, &mut self.draft.args)?
             }
             "command-stats-breakdown" => match v.to_ascii_lowercase().as_str() {
                 "command" => self.draft.output.by_line = false,
@@ -270,7 +266,8 @@ impl Gathered {
     /// run's length, set on the plan.
     fn finish(mut self) -> Result<Run, String> {
         let mut warnings = server_args(&self.server, &mut self.given, &mut self.draft.args)?;
-        warnings.extend(exporter(self.prometheus, &mut self.draft.args));
+        warnings.extend(added::exporter(self.prometheus, &mut self.draft.args));
+        added::read_preference(&self.read_preference, &mut self.draft.args)?;
         command_args(std::mem::take(&mut self.commands), &self.given, &mut self.draft.args)?;
         let has = |name: &str| self.given.iter().any(|(n, _)| *n == name);
         let args = &mut self.draft.args;
@@ -286,6 +283,13 @@ impl Gathered {
         if !self.distinct {
             args.same_stream_per_connection = true;
             notices.push(SAME_STREAM_NOTICE.to_string());
+        }
+        if self.read_servers > 0 {
+            notices.push(
+                "--read-server changes nothing, as in memtier_benchmark: reads go to replicas in cluster mode \
+                 only, the replicas the cluster names"
+                    .to_string(),
+            );
         }
         if !self.randomize {
             args.seed = Some(CONSTANT_SEED);
@@ -318,21 +322,6 @@ impl Gathered {
         self.draft.output.given = self.given.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
         Ok(Run { draft: self.draft, warnings, notices, say_notes: self.say_notes, show_config })
     }
-}
-
-/// `--prometheus-port` (and its address): respbench's metrics endpoint in memtier's names;
-/// memtier's warning when it listens beyond loopback.
-fn exporter((port, addr): (Option<u16>, Option<std::net::IpAddr>), args: &mut Args) -> Option<String> {
-    let port = port?;
-    let ip = addr.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
-    args.scenario.metrics_listen = Some(std::net::SocketAddr::new(ip, port));
-    args.scenario.metrics_names = crate::report::live::shape::Names::Memtier;
-    (!ip.is_loopback()).then(|| {
-        format!(
-            "WARNING: Prometheus exporter bound to non-loopback address {ip}: /metrics has no authentication; \
-             make sure only trusted networks can reach it"
-        )
-    })
 }
 
 /// `--protocol`: respbench's wire protocol and RESP version, the last one given in place of

@@ -176,6 +176,14 @@ Arbitrary command:
                                  P parallel (each client its own part of the range)
       --monitor-input=FILE, --monitor-pattern=S|R   Commands from a MONITOR capture
       --scan-incremental-iteration, --scan-incremental-max-iterations=NUMBER  SCAN cursors
+      --command-is-read          The --command before it is a read (GET and its kin only)
+
+Read Preference Options (cluster mode):
+      --read-preference=MODE     primary (default) or secondaryPreferred: reads from replicas,
+                                 a slot without one from its primary; secondary with
+                                 --read-preference-fallback=primary likewise; nearest refused
+      --read-preference-fallback=error|queue|primary
+      --read-server=HOST:PORT    Taken, and changes nothing (as memtier outside cluster mode)
 
 Object Options:
   -d  --data-size=SIZE           Value size in bytes (default: 32)
