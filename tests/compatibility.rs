@@ -9,13 +9,6 @@ use std::path::Path;
 /// each must be accepted once it does; until then it may be refused as unknown. Empty when
 /// every listed option is in.
 const NOT_PARSED_YET: &[&str] = &[
-    "--realtime-latencies",
-    "--command-miss-tracking",
-    "--miss-rate-threshold",
-    "--prometheus-port",
-    "--prometheus-bind-addr",
-    "--prometheus-run-label",
-    "--prometheus-latency-buckets",
     "--retry-on-error",
     "--max-retries",
     "--retry-backoff-ms",
@@ -24,10 +17,6 @@ const NOT_PARSED_YET: &[&str] = &[
     "--max-retry-queue",
     "--failed-keys-file",
     "--connection-stage-timeout",
-    "--command-is-read",
-    "--read-preference",
-    "--read-preference-fallback",
-    "--read-server",
 ];
 
 struct Row {

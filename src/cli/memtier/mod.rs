@@ -13,6 +13,7 @@
 mod added;
 pub(super) mod crash;
 mod draft;
+mod load;
 pub(super) mod mix;
 mod options;
 pub(super) mod run;

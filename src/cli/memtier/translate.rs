@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::added;
 use super::draft::Draft;
+use super::load::{Load, load_args};
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
 use crate::cli::dialect::{Found, Rest, scan};
 use crate::cli::options::Args;
@@ -18,7 +19,6 @@ use crate::report::memtier::stats::MemtierOutput;
 /// memtier's defaults where they differ from respbench's.
 const CLIENTS_PER_THREAD: u64 = 50;
 const THREADS: u64 = 4;
-const REQUESTS_PER_CLIENT: u64 = 10_000;
 /// The seed of every client's random sequence without `--randomize`, as memtier's constant.
 const CONSTANT_SEED: u64 = 5381;
 
@@ -67,15 +67,6 @@ struct ServerOptions {
     /// `--tls-protocols`, every one given (memtier adds them up).
     tls_protocols: Vec<String>,
     family: Option<u8>,
-}
-
-/// How long the run lasts and how its clients start.
-struct Load {
-    clients: u64,
-    threads: u64,
-    requests: Option<Option<u64>>,
-    test_time: Option<u64>,
-    staircase: [Option<u64>; 3],
 }
 
 /// What the options say, gathered in order before the plan is finished.
@@ -462,61 +453,6 @@ fn server_args(
         args.tls_versions = Some(versions.map_err(|e| format!("invalid value for '--tls-protocols': {e}"))?);
     }
     Ok(notices)
-}
-
-/// `-n`, `--test-time` and the client staircase as respbench's stop condition and ramp.
-fn load_args(load: Load, args: &mut Args) -> Result<(), String> {
-    let Load { clients, threads, requests, test_time, staircase } = load;
-    let connections = clients * threads;
-    match staircase {
-        [None, None, None] => {}
-        [Some(start), Some(step), Some(secs)] => {
-            if start >= clients {
-                return Err(format!(
-                    "memtier_benchmark's --clients-start ({start}) must be less than --clients ({clients})"
-                ));
-            }
-            if requests.is_some() {
-                return Err(
-                    "memtier_benchmark's --requests cannot be used with a client staircase: use --test-time".into()
-                );
-            }
-            if test_time.is_none() {
-                return Err("memtier_benchmark's client staircase (--clients-start) needs --test-time".into());
-            }
-            // Per thread in memtier: the same share of every thread's connections in respbench.
-            args.connections_start = Some(start * threads);
-            args.connections_step = Some(step * threads);
-            args.step_duration = Some(Duration::from_secs(secs));
-        }
-        _ => {
-            return Err("memtier_benchmark's --clients-start, --clients-step and --step-duration go together".into());
-        }
-    }
-    args.requests = match (requests, test_time) {
-        (Some(_), Some(_)) => return Err("memtier_benchmark's --requests and --test-time exclude each other".into()),
-        (_, Some(secs)) => {
-            args.duration = Some(Duration::from_secs(secs));
-            None
-        }
-        (Some(None), None) => Some("allkeys".into()),
-        // -n counts per client in memtier.
-        (Some(Some(n)), None) => Some((rotations(args, n) * connections).to_string()),
-        (None, None) => Some((rotations(args, REQUESTS_PER_CLIENT) * connections).to_string()),
-    };
-    Ok(())
-}
-
-/// `-n`'s requests as respbench counts them: under `--transaction` memtier counts each command
-/// of a rotation, respbench whole rotations (units), so `-n` becomes the rotations that hold
-/// that many commands (rounded up: a rotation is never cut).
-fn rotations(args: &Args, requests: u64) -> u64 {
-    if !args.transaction {
-        return requests;
-    }
-    let ratio = |i: usize| u64::from(args.command_ratio.get(i).copied().unwrap_or(1));
-    let per_rotation: u64 = (0..args.command.len()).map(ratio).sum();
-    requests.div_ceil(per_rotation.max(1))
 }
 
 /// The plan a memtier_benchmark command line (without the program name) runs, without running
