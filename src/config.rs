@@ -174,7 +174,28 @@ pub struct Faults {
     /// Whose words the lines about the run's faults on stderr are in (a connection lost and
     /// reconnected, an error reply, a protocol error, a timeout), if any.
     pub voice: Voice,
+    /// Requests answered with an error reply that is not permanent are sent again too (up to
+    /// `retry` times), as requests lost with a connection are.
+    pub retry_errors: bool,
+    /// The wait before a request answered with an error is sent again ...
+    pub retry_backoff: Duration,
+    /// ... times this for each further try (0: the same wait each time), at most [`MAX_BACKOFF`].
+    pub retry_backoff_factor: f64,
+    /// Requests a connection may hold waiting to be sent again; when full, it sends nothing
+    /// new until one has gone. 0: `max(pipeline * 4, 64)`.
+    pub max_retry_queue: usize,
+    /// A timed run also fails when no request was answered within the connect budget
+    /// (memtier's `--connection-stage-timeout`); a counted run always does, as it would
+    /// otherwise wait for ever.
+    pub stage_bound: bool,
+    /// Every request given up (its error reply kept, or lost with its connection) is kept
+    /// for `--failed-keys`: when, its command, its key, why and how often it was tried.
+    pub failed_keys: bool,
 }
+
+/// The longest wait between reconnect attempts, or before a request is sent again, whatever
+/// the backoff factor makes of it.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// Who tells the faults of a run on stderr: respbench in its own words (the native CLI, and a
 /// front-end given `--notes`), memtier_benchmark in its words (its front-end: harnesses read
@@ -199,6 +220,12 @@ impl Default for Faults {
             connect_timeout: CONNECT_TIMEOUT,
             max_reply: crate::resp::MAX_BULK_LEN,
             voice: Voice::Respbench,
+            retry_errors: false,
+            retry_backoff: Duration::ZERO,
+            retry_backoff_factor: 0.0,
+            max_retry_queue: 0,
+            stage_bound: false,
+            failed_keys: false,
         }
     }
 }

@@ -51,6 +51,9 @@ pub struct Extras {
     /// `i % primaries`, connects to it alone, and its `{tag}` names that primary, so its whole
     /// pipeline goes there (respbench's own connections keep a link to every primary).
     pub clients_bound_to_primaries: bool,
+    /// `--retry-error-prefixes`: with [`Faults::retry_errors`](super::Faults), only error
+    /// replies that start with one of these are sent again (empty: every one not permanent).
+    pub retry_on: Vec<String>,
 }
 
 /// This process's shard: `index` of `count`, and what it was given before the split.

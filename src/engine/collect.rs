@@ -6,7 +6,7 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use super::msg::Msg;
-use super::outcome::{Outage, Outcome, Progress};
+use super::outcome::{FailedKey, Outage, Outcome, Progress};
 use super::server_stats::ServerSampler;
 use super::telemetry::ThreadCpu;
 use super::timeline::{Interval, Timeline};
@@ -66,6 +66,8 @@ pub(super) struct Collector<'c> {
     ended: Instant,
     client_threads: Vec<ThreadCpu>,
     clients: Vec<ClientStats>,
+    failed_keys: Vec<FailedKey>,
+    failed_keys_dropped: u64,
     /// What the server said it is, and the rows' names: each interval's observers see them.
     server: Option<ServerInfo>,
     command_names: Vec<String>,
@@ -105,6 +107,8 @@ impl<'c> Collector<'c> {
             ended: start,
             client_threads: vec![ThreadCpu::default(); workers],
             clients: Vec::new(),
+            failed_keys: Vec::new(),
+            failed_keys_dropped: 0,
             server,
             command_names,
             spares,
@@ -118,8 +122,10 @@ impl<'c> Collector<'c> {
         let (worker, interval, window) = match msg {
             Msg::Failed(_) => return,
             Msg::Window { worker, interval, window } => (worker, interval, window),
-            Msg::Done { worker, interval, window, ended, cpu, clients } => {
+            Msg::Done { worker, interval, window, ended, cpu, clients, failed } => {
                 self.clients.extend(clients);
+                self.failed_keys.extend(failed.0);
+                self.failed_keys_dropped += failed.1;
                 self.reported[worker].1 = true;
                 self.ended = self.ended.max(ended);
                 self.client_threads[worker] = cpu;
@@ -212,7 +218,19 @@ impl<'c> Collector<'c> {
         let mut nodes = std::mem::take(&mut self.totals.nodes);
         nodes.sort_by(|a, b| a.0.cmp(&b.0));
         self.clients.sort_by_key(|c| c.index);
+        self.failed_keys.sort_by_key(|f| f.unix_us);
+        let mut warnings = Vec::new();
+        if self.failed_keys_dropped > 0 {
+            warnings.push(format!(
+                "{} more requests were given up than --failed-keys keeps: their rows are not in the file",
+                self.failed_keys_dropped
+            ));
+        }
         Outcome {
+            retries: self.totals.retries,
+            retried_ops: self.totals.retried_ops,
+            failed_keys: self.failed_keys,
+            failed_keys_dropped: self.failed_keys_dropped,
             client_stats: self.clients,
             clock_bound_ns: self.totals.clock_bound_ns,
             stamps_refused: self.totals.stamps_refused.take(),
@@ -235,7 +253,7 @@ impl<'c> Collector<'c> {
             server_stats: None,
             server_peak_memory: None,
             server_latency: None,
-            warnings: Vec::new(),
+            warnings,
             notes: Vec::new(),
             runs: Vec::new(),
         }

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use collect::{Collector, telemetry_warnings};
 pub use msg::Msg;
-pub use outcome::{ClientShare, Outage, Outcome, Progress, RunFigures};
+pub use outcome::{ClientShare, FailedKey, Outage, Outcome, Progress, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
 use prepared::Prepared;
@@ -72,6 +72,8 @@ struct Meeting {
     abort: AtomicBool,
     /// The start instant and the warmup that follows it.
     start: OnceLock<(Instant, Duration)>,
+    /// Whether any reply came, and whether a worker gave up waiting for the first.
+    first_reply: worker::FirstReply,
 }
 
 /// When a run began measuring: which of `--runs` it is, the instant (after the warmup) and
@@ -109,7 +111,8 @@ pub fn run(
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    let (probe, prepared) = prepare(config, state.found_silent.swap(false, Ordering::SeqCst))?;
+    let found_silent = state.found_silent.swap(false, Ordering::SeqCst);
+    let (probe, prepared) = prepare(config, found_silent)?;
     let (tx, rx) = mpsc::channel();
     // Each worker's way back for the windows the collector has merged (`stats::recycle`).
     let (spares, spares_back): (Vec<_>, Vec<_>) = (0..prepared.threads).map(|_| mpsc::channel::<Window>()).unzip();
@@ -118,6 +121,7 @@ pub fn run(
         go: Barrier::new(prepared.threads + 1),
         abort: AtomicBool::new(false),
         start: OnceLock::new(),
+        first_reply: worker::FirstReply::new(found_silent),
     };
     std::thread::scope(|scope| {
         for (t, spares) in spares_back.into_iter().enumerate() {
@@ -140,7 +144,11 @@ pub fn run(
         }
         drop(tx);
         let began = start(config, run, &meeting, &rx, stop)?;
-        Ok(collect(config, probe, &prepared, began, (rx, spares), stop, observe))
+        let outcome = collect(config, probe, &prepared, began, (rx, spares), stop, observe);
+        match meeting.first_reply.missed(config) {
+            Some(e) => Err(e),
+            None => Ok(outcome),
+        }
     })
 }
 
@@ -259,6 +267,12 @@ fn drive(
         unit_row: config.unit_row(),
         server: &config.server,
         faults: config.faults,
+        retry_on: &config.extras.retry_on,
+        first_reply: (
+            (config.faults.stage_bound || !matches!(config.stop, StopAfter::Duration(_)))
+                .then(|| meeting.first_reply.deadline(start, config.faults.connect_timeout)),
+            &meeting.first_reply,
+        ),
         key_args: &prepared.key_args,
         reads: &prepared.reads,
         max_request: prepared.max_request,

@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use super::outcome::FailedKey;
 use super::telemetry::ThreadCpu;
 use crate::net::ConnectError;
 use crate::stats::{ClientStats, Window};
@@ -14,5 +15,14 @@ pub enum Msg {
     Window { worker: usize, interval: u64, window: Window },
     /// The worker stopped; `window` is its last, partial interval.
     /// `clients`: its connections' own figures, when `--client-stats` asked for them.
-    Done { worker: usize, interval: u64, window: Window, ended: Instant, cpu: ThreadCpu, clients: Vec<ClientStats> },
+    /// `failed`: the requests it gave up, for `--failed-keys`, and how many more it did not keep.
+    Done {
+        worker: usize,
+        interval: u64,
+        window: Window,
+        ended: Instant,
+        cpu: ThreadCpu,
+        clients: Vec<ClientStats>,
+        failed: (Vec<FailedKey>, u64),
+    },
 }

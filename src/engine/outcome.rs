@@ -78,6 +78,24 @@ pub struct Outcome {
     pub clock_bound_ns: u64,
     /// Why the kernel refused receive timestamps, if it did.
     pub stamps_refused: Option<String>,
+    /// Requests sent again (each time), and those answered in the end after it.
+    pub retries: u64,
+    pub retried_ops: u64,
+    /// `--failed-keys`: the requests given up, oldest first, and how many more were not kept.
+    pub failed_keys: Vec<FailedKey>,
+    pub failed_keys_dropped: u64,
+}
+
+/// A request given up (`--failed-keys`): when, its command (a row of the outcome's
+/// `command_names`), its key (empty for a command without one), why, and how often it was
+/// sent again before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedKey {
+    pub unix_us: u64,
+    pub command: usize,
+    pub key: Vec<u8>,
+    pub status: String,
+    pub retries: u16,
 }
 
 /// A span in which at least one connection was down, in seconds from the measured start.
@@ -183,6 +201,10 @@ impl Outcome {
             pooled.moved += next.moved;
             pooled.client_stats.extend(next.client_stats);
             pooled.asked += next.asked;
+            pooled.retries += next.retries;
+            pooled.retried_ops += next.retried_ops;
+            pooled.failed_keys.extend(next.failed_keys);
+            pooled.failed_keys_dropped += next.failed_keys_dropped;
             pooled.clock_bound_ns = pooled.clock_bound_ns.max(next.clock_bound_ns);
             pooled.stamps_refused = pooled.stamps_refused.or(next.stamps_refused);
             for (name, op) in next.nodes {

@@ -27,6 +27,10 @@ pub enum ConnectError {
     /// No reply within the connect timeout's deadline.
     #[error("{target} did not answer {command} within {waited:?} (--connect-timeout)")]
     Silent { target: String, command: String, waited: Duration },
+    /// The connections were made but no request of the run was answered before the connect
+    /// phase's budget ran out: the run never reached its steady state.
+    #[error("{target} accepted the connections but answered no request within {waited:?} ({flag})")]
+    NoReply { target: String, waited: Duration, flag: &'static str },
     /// The first bytes are not RESP at all: the wrong port or protocol.
     #[error("no {protocol} reply from {target}: got bytes {bytes} — {guess}")]
     NotResp { target: String, bytes: String, guess: &'static str, protocol: &'static str },

@@ -92,6 +92,8 @@ impl Window {
             nodes,
             moved,
             asked,
+            retries,
+            retried_ops,
             active_connections,
             clock_bound_ns,
             stamps_refused,
@@ -102,7 +104,8 @@ impl Window {
         down.clear();
         *connections_lost = ErrorCounts::default();
         nodes.clear();
-        for n in [reconnect_attempts, successes, moved, asked, active_connections, clock_bound_ns] {
+        for n in [reconnect_attempts, successes, moved, asked, retries, retried_ops, active_connections, clock_bound_ns]
+        {
             *n = 0;
         }
         *stamps_refused = None;
@@ -122,6 +125,8 @@ impl Window {
             nodes,
             moved,
             asked,
+            retries,
+            retried_ops,
             active_connections,
             connections_lost,
             clock_bound_ns,
@@ -137,6 +142,8 @@ impl Window {
             nodes: nodes.iter().map(|(name, op)| (name.clone(), op.map_histograms(coarse))).collect(),
             moved: *moved,
             asked: *asked,
+            retries: *retries,
+            retried_ops: *retried_ops,
             active_connections: *active_connections,
             connections_lost: connections_lost.clone(),
             clock_bound_ns: *clock_bound_ns,

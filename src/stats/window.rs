@@ -28,6 +28,10 @@ pub struct Window<H = Histogram<u64>> {
     /// Cluster redirects followed.
     pub moved: u64,
     pub asked: u64,
+    /// Requests sent again after an error reply or a dropped connection (each time), and the
+    /// requests answered in the end after one or more of those.
+    pub retries: u64,
+    pub retried_ops: u64,
     /// Connections taking part (connected or reconnecting, not given up), at most, during the
     /// interval: rises in steps under a staircase ramp. Workers' counts add up.
     pub active_connections: u64,
@@ -59,6 +63,8 @@ impl Window {
             nodes: Vec::new(),
             moved: 0,
             asked: 0,
+            retries: 0,
+            retried_ops: 0,
             active_connections: 0,
             clock_bound_ns: 0,
             stamps_refused: None,
@@ -77,6 +83,8 @@ impl Window {
         self.successes += other.successes;
         self.moved += other.moved;
         self.asked += other.asked;
+        self.retries += other.retries;
+        self.retried_ops += other.retried_ops;
         self.active_connections += other.active_connections;
         self.clock_bound_ns = self.clock_bound_ns.max(other.clock_bound_ns);
         if self.stamps_refused.is_none() {

@@ -60,6 +60,10 @@ pub fn main(args: &[OsString]) -> ExitCode {
     output.notes = notes::Notes::kept(say_notes);
     // The faults of the run in memtier's words, --notes or not: they are its stderr lines.
     config.faults.voice = crate::config::Voice::Memtier;
+    // --connection-stage-timeout (30 unless 0): no reply by the connect budget ends even a
+    // timed run, with exit 2.
+    config.faults.stage_bound =
+        !memtier.given.iter().any(|(name, value)| name == "connection-stage-timeout" && value.trim() == "0");
     for notice in notices {
         output.notes.note("memtier_benchmark", notice);
     }

@@ -10,9 +10,10 @@ use crate::cli::options::Output;
 use crate::cli::run::Ran;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::cli::signals;
-use crate::cli::usage::EXIT_FAILURE;
+use crate::cli::usage::{EXIT_FAILURE, EXIT_USAGE};
 use crate::config::Config;
 use crate::engine::{Outcome, Progress};
+use crate::net::ConnectError;
 use crate::report::live::sink::Sink;
 use crate::report::memtier::stats::{MemtierOutput, MemtierView};
 use crate::report::{self, memtier};
@@ -132,7 +133,14 @@ pub fn execute(config: &Config, output: &Output, options: &MemtierOutput, cx: &R
             let why = run::failure_message(config, &e);
             eprintln!("{gap}respbench: exit status 1 where memtier_benchmark exits 0: {why}");
             around.close(output, false);
-            return Ran::failed(ExitCode::from(EXIT_FAILURE));
+            // memtier 2.4 exits 2 when connecting and setup never reach the steady state in
+            // time (--connection-stage-timeout), which respbench's connect budget bounds.
+            let stage = matches!(
+                e,
+                run::RunError::Checks(ConnectError::Silent { .. })
+                    | run::RunError::Run(ConnectError::Silent { .. } | ConnectError::NoReply { .. })
+            );
+            return Ran::failed(ExitCode::from(if stage { EXIT_USAGE } else { EXIT_FAILURE }));
         }
     };
     drop(sinks);
@@ -178,6 +186,9 @@ fn write_reports(
     document.histograms.interval_log = interval_log;
     if let Some(path) = &output.json {
         files.push((path.clone(), document.to_json().into_bytes()));
+    }
+    if let Some(path) = &output.failed_keys {
+        files.push((path.clone(), report::run::failed_keys::csv(pooled).into_bytes()));
     }
     // Every file is tried: one that cannot be written does not cost the others.
     let mut unwritten = false;

@@ -86,6 +86,9 @@ fn write_reports(
             files.push((path, render(&doc).into_bytes()));
         }
     }
+    if let Some(path) = &output.failed_keys {
+        files.push((path, report::run::failed_keys::csv(outcome).into_bytes()));
+    }
     if let (Some(path), Some(log)) = (&output.hdr_log, hdr_log) {
         files.push((path, log.into_bytes()));
     }

@@ -40,6 +40,7 @@ impl Args {
         if self.transaction {
             self.check_transaction()?;
         }
+        extras.retry_on = self.retry_error_prefixes.iter().map(|p| p.trim().to_string()).collect();
         let commands = if self.command.is_empty() {
             self.memtier.default_mix(&crate::cli::memtier::mix::Mix {
                 set_weight,
@@ -126,6 +127,17 @@ impl Args {
             && !(f >= 1.0 && f.is_finite())
         {
             return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1"));
+        }
+        let f = self.retry_backoff_factor;
+        if !(f == 0.0 || (f >= 1.0 && f.is_finite())) {
+            return Err(format!(
+                "--retry-backoff-factor {f} must be 0 (the same wait each time) or a number of at least 1"
+            ));
+        }
+        if let Some(empty) = self.retry_error_prefixes.iter().find(|p| p.trim().is_empty()) {
+            return Err(format!(
+                "--retry-error-prefixes has an empty prefix '{empty}': expected words such as LOADING,BUSY"
+            ));
         }
         Ok(())
     }
@@ -249,7 +261,7 @@ impl Args {
             timeout: self.timeout,
             backoff_factor: self.reconnect_backoff_factor.unwrap_or(2.0),
             max_backoff: self.reconnect_backoff.max(if self.reconnect_backoff_factor.is_some() {
-                Duration::from_secs(30)
+                crate::config::MAX_BACKOFF
             } else {
                 Duration::from_millis(500)
             }),
@@ -257,6 +269,12 @@ impl Args {
             voice: crate::config::Voice::Respbench,
             connect_timeout: self.connect_timeout.unwrap_or(crate::config::CONNECT_TIMEOUT),
             max_reply: self.max_reply_size as i64,
+            retry_errors: self.retry_errors,
+            retry_backoff: self.retry_backoff.unwrap_or_default().min(crate::config::MAX_BACKOFF),
+            retry_backoff_factor: self.retry_backoff_factor,
+            max_retry_queue: self.max_retry_queue,
+            stage_bound: false,
+            failed_keys: self.failed_keys.is_some(),
         }
     }
 
@@ -276,6 +294,7 @@ impl Args {
             csv: self.csv,
             csv_timeline: self.csv_timeline,
             markdown: self.markdown,
+            failed_keys: self.failed_keys,
             label: self.label,
             runs: self.runs as usize,
             notes: crate::cli::notes::Notes::spoken(),
@@ -430,6 +449,7 @@ impl Output {
             &mut self.csv,
             &mut self.csv_timeline,
             &mut self.markdown,
+            &mut self.failed_keys,
         ];
         for path in paths.into_iter().flatten() {
             if let Some(text) = path.to_str().filter(|t| t.contains("%t")) {

@@ -112,15 +112,39 @@ pub struct Args {
     #[arg(long, value_name = "N", help_heading = "Faults")]
     pub max_reconnects: Option<u32>,
     /// Send a request in flight on a dropped connection again, up to N times, instead of
-    /// counting it failed.
+    /// counting it failed (with --retry-errors, one answered with an error too).
     #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Faults")]
     pub retry: u32,
+    /// Send a request answered with an error reply again too, under --retry's count, unless
+    /// the error is permanent (WRONGTYPE, NOAUTH, NOPERM, WRONGPASS, a syntax error, wrong
+    /// arguments, an unknown command).
+    #[arg(long, help_heading = "Faults")]
+    pub retry_errors: bool,
+    /// With --retry-errors, only error replies starting with one of these, comma-separated
+    /// (LOADING,BUSY,TRYAGAIN) [default: every error not permanent].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "retry_errors", help_heading = "Faults")]
+    pub retry_error_prefixes: Vec<String>,
+    /// Wait this long before sending a request answered with an error again [default: at once].
+    #[arg(long, value_parser = parse::duration, value_name = "D", help_heading = "Faults")]
+    pub retry_backoff: Option<Duration>,
+    /// Multiply --retry-backoff by F for each further try (0: the same wait each time; at
+    /// most 60 s).
+    #[arg(long, default_value_t = 0.0, value_name = "F", help_heading = "Faults")]
+    pub retry_backoff_factor: f64,
+    /// Requests a connection may hold waiting to be sent again; when full it sends nothing
+    /// new until one has gone [default: 0, max(pipeline x 4, 64)].
+    #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Faults")]
+    pub max_retry_queue: usize,
+    /// Write every request given up (its error reply kept, or lost with its connection) as
+    /// CSV: timestamp,command,key,status,retries.
+    #[arg(long, value_name = "FILE", help_heading = "Faults")]
+    pub failed_keys: Option<PathBuf>,
     /// A request without a reply after D fails as a timeout (its connection reconnects).
     #[arg(long = "request-timeout", alias = "timeout", value_parser = parse::duration, value_name = "D",
           help_heading = "Faults")]
     pub timeout: Option<Duration>,
     /// Multiply the wait between reconnect attempts by F after each failed one [default: 2,
-    /// up to 500 ms or D; with F given, up to 30 s].
+    /// up to 500 ms or D; with F given, up to 60 s].
     #[arg(long, value_name = "F", help_heading = "Faults")]
     pub reconnect_backoff_factor: Option<f64>,
     /// Close and reopen each connection after N replies (redis-benchmark -k 0 is N = 1).
@@ -382,6 +406,8 @@ pub struct Output {
     pub csv: Option<PathBuf>,
     pub csv_timeline: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
+    /// `--failed-keys`: the requests given up, as CSV.
+    pub failed_keys: Option<PathBuf>,
     pub label: Option<String>,
     /// Repetitions of the measured phase.
     pub runs: usize,
@@ -418,6 +444,7 @@ impl Output {
             ("--csv", &self.csv),
             ("--csv-timeline", &self.csv_timeline),
             ("--markdown", &self.markdown),
+            (if memtier { "--failed-keys-file" } else { "--failed-keys" }, &self.failed_keys),
             ("--save-scenario", &self.scenario.save_scenario),
         ]
         .into_iter()

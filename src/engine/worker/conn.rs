@@ -208,6 +208,8 @@ pub struct Conn {
     /// Cluster mode with connections bound to primaries: the node whose `{tag}` every unit
     /// takes (valkey-benchmark's client on its primary).
     pub(in crate::engine) home: Option<usize>,
+    /// Requests answered with an error, waiting to be sent again.
+    pub(super) retries: super::Retries,
 }
 
 impl Conn {
@@ -227,6 +229,7 @@ impl Conn {
             client_stats: None,
             per_node: false,
             home: None,
+            retries: super::Retries::default(),
         }
     }
 
@@ -236,7 +239,7 @@ impl Conn {
     }
 
     pub(super) fn idle(&self) -> bool {
-        self.links.iter().flatten().all(Link::idle)
+        self.links.iter().flatten().all(Link::idle) && self.retries.waiting.is_empty()
     }
 
     /// Keeps the connection's own per-second figures from now on (memtier's `--client-stats`).

@@ -108,14 +108,20 @@ impl Worker<'_> {
         let mut resend_bytes = Vec::new();
         let mut lost = 0u64;
         let mut offset = 0;
+        let status = kind.to_string();
         for req in link.inflight.drain(..) {
             let len = req.len as usize;
             if req.tries < retry {
                 resend_bytes.extend(link.journal.range(offset..offset + len));
                 resend.push_back(InFlight { tries: req.tries + 1, ..req });
+                self.window.retries += 1;
             } else if !req.asking {
                 // (An ASKING is not a request of the run: it fails with the one it preceded.)
                 lost += u64::from(count_failed(&mut self.window, self.plan, &req));
+                if self.plan.faults.failed_keys {
+                    let bytes: Vec<u8> = link.journal.range(offset..offset + len).copied().collect();
+                    self.keep_failed(&req, &bytes, &status);
+                }
                 if req.ends_unit {
                     conn.units_in_flight -= 1;
                 }
@@ -380,10 +386,20 @@ impl Worker<'_> {
         if let Some(mut io) = link.io.take() {
             self.driver.deregister(&mut io);
         }
-        let pending: Vec<InFlight> = link.inflight.drain(..).filter(|r| !r.asking).collect();
+        let pending: Vec<InFlight> = link.inflight.drain(..).collect();
         let mut lost = 0;
+        let mut offset = 0;
         for req in &pending {
+            let len = req.len as usize;
+            offset += len;
+            if req.asking {
+                continue;
+            }
             lost += u64::from(count_failed(&mut self.window, self.plan, req));
+            if self.plan.faults.failed_keys {
+                let bytes: Vec<u8> = link.journal.range(offset - len..offset).copied().collect();
+                self.keep_failed(req, &bytes, "node gone");
+            }
             if req.ends_unit {
                 conn.units_in_flight -= 1;
             }
@@ -397,6 +413,8 @@ impl Worker<'_> {
     /// Gives a connection up: whatever it still has in flight fails, and it leaves the run.
     pub(super) fn abandon(&mut self, conn: &mut Conn, kind: ErrorKind) {
         conn.drop_held();
+        let status = kind.to_string();
+        self.fail_waiting(conn, &status);
         let mut lost = 0;
         for link in conn.links.iter_mut().flatten() {
             if let Some(mut io) = link.io.take() {
@@ -408,9 +426,20 @@ impl Worker<'_> {
             if let Some(mut dialing) = link.dialing.take() {
                 self.driver.deregister_dial(dialing.dial.source());
             }
-            for req in link.inflight.drain(..).filter(|r| !r.asking) {
+            let mut offset = 0;
+            for req in link.inflight.drain(..) {
+                let len = req.len as usize;
+                offset += len;
+                if req.asking {
+                    continue;
+                }
                 lost += u64::from(count_failed(&mut self.window, self.plan, &req));
+                if self.plan.faults.failed_keys {
+                    let bytes: Vec<u8> = link.journal.range(offset - len..offset).copied().collect();
+                    self.keep_failed(&req, &bytes, &status);
+                }
             }
+            link.journal.clear();
             link.units = 0;
         }
         if lost > 0 {

@@ -39,6 +39,7 @@ impl Worker<'_> {
         for conn in conns.iter_mut().filter(|c| !c.finished) {
             conn.remaining = Some(0);
             conn.drop_held();
+            self.fail_waiting(conn, "not sent again before the run ended");
             for node in 0..conn.links.len() {
                 let late = conn.links[node].as_ref().is_some_and(|l| {
                     l.io.is_some()
@@ -88,6 +89,16 @@ impl Worker<'_> {
     fn let_go(&mut self, conn: &mut Conn) {
         conn.drop_held();
         let (measure_from, unit_row) = (self.plan.measure_from, self.plan.unit_row);
+        self.retrying -= conn.retries.waiting.len();
+        conn.retries.bytes.clear();
+        for super::retry::Waiting { req, .. } in conn.retries.waiting.drain(..) {
+            if req.intended >= measure_from {
+                self.window.ops[req.command].abandoned += 1;
+                if let (Some(row), true) = (unit_row, req.ends_unit) {
+                    self.window.ops[row].abandoned += 1;
+                }
+            }
+        }
         for link in conn.links.iter_mut().flatten() {
             if let Some(mut io) = link.io.take() {
                 self.driver.deregister(&mut io);

@@ -18,10 +18,12 @@ mod alarm;
 mod conn;
 mod due;
 mod faults;
+mod first_reply;
 mod guard;
 mod queue;
 mod ramp;
 mod read;
+mod retry;
 mod state;
 mod voice;
 
@@ -30,6 +32,8 @@ use conn::UnitCursor;
 pub use conn::{Conn, Link};
 use due::DueQueue;
 pub use ramp::join_delay;
+pub use retry::Retries;
+pub use first_reply::FirstReply;
 pub use state::WorkerPlan;
 use state::{LINKS, Worker};
 pub use voice::Said;
@@ -72,7 +76,8 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             window.connections_lost.add(ErrorKind::Io, conns.len() as u64);
             let cpu = ThreadCpu::default();
             let (ended, clients) = (Instant::now(), Vec::new());
-            let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended, cpu, clients });
+            let failed = (Vec::new(), 0);
+            let _ = tx.send(Msg::Done { worker: plan.index, interval: 0, window, ended, cpu, clients, failed });
             eprintln!("respbench: worker {} could not start its event loop: {e}", plan.index);
             return;
         }
@@ -126,7 +131,13 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         if worker.paced {
             (now, held_back) = worker.send_due_unless_stalled(&mut conns, now, held_back);
         }
+        if worker.retrying > 0 {
+            worker.send_retries(&mut conns, now);
+        }
         worker.time_out(&mut conns, now);
+        if !worker.answered {
+            worker.await_first_reply(&mut conns, now);
+        }
         if worker.down > 0 {
             for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
                 for node in 0..conn.links.len() {
@@ -175,7 +186,9 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     let window = std::mem::replace(&mut worker.window, window);
     let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
     let clients = conns.iter_mut().filter_map(|c| c.client_stats.take()).map(|s| *s).collect();
-    let _ = tx.send(Msg::Done { worker: plan.index, interval: worker.interval, window, ended: now, cpu, clients });
+    let failed = (std::mem::take(&mut worker.failed), worker.failed_dropped);
+    let (worker, interval) = (plan.index, worker.interval);
+    let _ = tx.send(Msg::Done { worker, interval, window, ended: now, cpu, clients, failed });
 }
 
 /// Under io_uring a request leaves when the submit that carries its bytes hands them to the
@@ -236,6 +249,12 @@ impl Worker<'_> {
                 wake = wake.min(retry_at);
             }
         }
+        if let (false, Some(by)) = (self.answered, self.plan.first_reply.0) {
+            wake = wake.min(by);
+        }
+        if let Some(due) = self.next_retry(conns) {
+            wake = wake.min(due);
+        }
         if let Some(timeout) = self.plan.faults.timeout {
             let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
             let oldest = links.filter(|l| l.io.is_some()).filter_map(|l| l.inflight.front()).map(|r| r.sent).min();
@@ -244,6 +263,38 @@ impl Worker<'_> {
             }
         }
         wake
+    }
+
+    /// No reply yet anywhere in the run by the connect phase's deadline, with requests waiting:
+    /// the server accepts but does not answer; the worker gives its connections up (and the
+    /// run fails with [`FirstReply::missed`]) rather than wait for ever.
+    fn await_first_reply(&mut self, conns: &mut [Conn], now: Instant) {
+        let (Some(by), shared) = self.plan.first_reply else { return };
+        if now < by {
+            return;
+        }
+        if shared.answered.load(Ordering::Relaxed) {
+            self.answered = true;
+            return;
+        }
+        let waiting = |c: &Conn| !c.finished && c.links.iter().flatten().any(|l| !l.inflight.is_empty());
+        if !conns.iter().any(waiting) {
+            return;
+        }
+        shared.missed.store(true, Ordering::SeqCst);
+        self.answered = true; // given up: nothing more to wait for
+        for conn in conns.iter_mut().filter(|c| !c.finished) {
+            self.abandon(conn, ErrorKind::Timeout);
+        }
+    }
+
+    /// A reply came: the connect phase is over for the whole run.
+    #[inline]
+    fn answered(&mut self) {
+        if !self.answered {
+            self.answered = true;
+            self.plan.first_reply.1.answered.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Requests in flight past `--request-timeout`: their link fails (and, in a counted run
@@ -284,7 +335,8 @@ const STALL: Duration = Duration::from_millis(1);
 impl<'p> Worker<'p> {
     fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>, driver: Driver) -> Worker<'p> {
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
-        let journal = plan.faults.retry > 0 || router.is_some();
+        let faults = &plan.faults;
+        let journal = faults.retry > 0 || faults.retry_errors || faults.failed_keys || router.is_some();
         let held = conns.iter().filter(|c| c.join_at.is_some()).count();
         for conn in conns.iter_mut() {
             conn.per_node = router.is_some();
@@ -308,6 +360,10 @@ impl<'p> Worker<'p> {
             rbuf: vec![0; conn::READ_BUFFER],
             deferred: Vec::new(),
             alarm: paced.then(Alarm::new),
+            answered: false,
+            retrying: 0,
+            failed: Vec::new(),
+            failed_dropped: 0,
         };
         worker.window = worker.fresh_window();
         worker
@@ -347,7 +403,8 @@ impl<'p> Worker<'p> {
         if conn.per_node {
             self.release_held(conn, now);
         }
-        while conn.room(self.plan.pipeline) && !conn.blocked() {
+        let retry_cap = self.retry_cap();
+        while conn.room(self.plan.pipeline) && !conn.blocked() && conn.retries.waiting.len() < retry_cap {
             if let Some(cursor) = conn.unit_sending.take() {
                 self.send_unit_step(conn, c, cursor, now);
                 continue;

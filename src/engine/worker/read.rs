@@ -102,6 +102,7 @@ impl Worker<'_> {
             let at = link.rstart;
             link.rstart += scanned.len;
             link.healthy = true;
+            self.answered();
             if scanned.class == ReplyClass::Push {
                 continue;
             }
@@ -130,6 +131,22 @@ impl Worker<'_> {
                 self.redirect(conn, c, (slot, &to, ask), bytes, req, now);
                 continue;
             }
+            if let ReplyClass::Error { msg_start, msg_end } = scanned.class
+                && self.plan.faults.retry_errors
+            {
+                let msg = &link.rbuf[at + msg_start..at + msg_end];
+                if self.retry_reply(&mut conn.retries, node, (&req, msg), &mut link.journal, now) {
+                    continue;
+                }
+            }
+            if let ReplyClass::Error { msg_start, msg_end } = scanned.class
+                && self.plan.faults.failed_keys
+            {
+                // Given up: its row names the key it carried and the error's first word.
+                let bytes: Vec<u8> = link.journal.range(..req.len as usize).copied().collect();
+                let status = String::from_utf8_lossy(resp::error_prefix(&link.rbuf[at + msg_start..at + msg_end]));
+                self.keep_failed(&req, &bytes, &status);
+            }
             if req.len > 0 {
                 link.journal.drain(..req.len as usize);
             }
@@ -147,6 +164,7 @@ impl Worker<'_> {
             let service = self.paced.then(|| now.saturating_duration_since(req.sent).as_nanos() as u64);
             let failed = matches!(scanned.class, ReplyClass::Error { .. });
             self.window.successes += u64::from(!failed);
+            self.window.retried_ops += u64::from(!failed && req.tries > 0);
             if let Some(row) = self.plan.unit_row {
                 conn.unit_failed |= failed;
                 if req.ends_unit {

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::alarm::Alarm;
 use super::due::DueQueue;
+use super::first_reply::FirstReply;
 use super::voice::Said;
 use crate::config::{Faults, ServerOptions};
 use crate::engine::router::Router;
@@ -31,6 +32,11 @@ pub struct WorkerPlan<'a> {
     /// How to log in again after a dropped connection.
     pub server: &'a ServerOptions,
     pub faults: Faults,
+    /// `--retry-error-prefixes`: the error replies worth another try (empty: any not permanent).
+    pub retry_on: &'a [String],
+    /// Until the run's first reply, the connect phase goes on: by then one must have come.
+    /// `None`: a timed run, bounded by its duration.
+    pub first_reply: (Option<Instant>, &'a FirstReply),
     /// Cluster mode: the argument holding each command's key, and whether it reads.
     pub key_args: &'a [Option<usize>],
     pub reads: &'a [bool],
@@ -79,4 +85,11 @@ pub(super) struct Worker<'p> {
     pub(super) deferred: Vec<usize>,
     /// Paced: wakes early by the machine's lateness, then sleeps the rest briefly.
     pub(super) alarm: Option<Alarm>,
+    /// A reply came (here, or in another worker), or this worker gave up waiting for one.
+    pub(super) answered: bool,
+    /// Requests waiting in the connections' retry queues.
+    pub(super) retrying: usize,
+    /// Requests given up, for `--failed-keys`, and those beyond what is kept.
+    pub(super) failed: Vec<crate::engine::FailedKey>,
+    pub(super) failed_dropped: u64,
 }

@@ -139,6 +139,20 @@ pub fn configuration(view: &MemtierView<'_>, run_count: usize, requests_per_clie
     put("num-slaves", json!(pair(view, "num-slaves", ':')));
     put("wait-timeout", json!(pair(view, "wait-timeout", '-')));
     put("print-all-runs", flag(view.options.print_all_runs));
+    // memtier 2.4's retry settings (the plan's values; memtier's defaults when not given).
+    let retry_on_error = c.faults.retry_errors && given(view, "retry-on-error").is_some();
+    put("retry_on_error", flag(retry_on_error));
+    let max_retries = given(view, "max-retries").and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(-1);
+    put("max_retries", json!(max_retries));
+    put("retry_backoff_ms", json!(c.faults.retry_backoff.as_millis() as u64));
+    put("retry_backoff_factor", json!(c.faults.retry_backoff_factor));
+    put("retry_on", json!(c.extras.retry_on.join(",")));
+    put("max_retry_queue", json!(c.faults.max_retry_queue));
+    put("failed_keys_file", text_or_null("failed-keys-file"));
+    put(
+        "connection_stage_timeout",
+        json!(given(view, "connection-stage-timeout").map_or(30, |_| number(view, "connection-stage-timeout"))),
+    );
     if let Some(ramp) = &c.ramp {
         // memtier counts the staircase per thread.
         put("clients_start", json!(ramp.start / threads));

@@ -188,6 +188,8 @@ pub struct Progressed {
     bytes: u64,
     latency_ns: u64,
     ops: u64,
+    retries: u64,
+    retried_ops: u64,
 }
 
 impl Progressed {
@@ -205,9 +207,20 @@ impl Progressed {
         let threads = if done >= 1.0 { 0 } else { c.threads.max(1) };
         let avg_latency = if self.ops > 0 { ms(self.latency_ns as f64 / self.ops as f64) } else { 0.0 };
         let cur_latency = if w.count > 0 { ms(w.latency_sum_ns as f64 / w.count as f64) } else { 0.0 };
+        // memtier 2.4 with --retry-on-error: the errors and retries so far, and this second's.
+        self.retries += p.window.retries;
+        self.retried_ops += p.window.retried_ops;
+        let retries = if c.faults.retry_errors {
+            format!(
+                ", errors {} (+{}) retries {} (+{}) retried_ops {}",
+                p.total_errors, w.errors, self.retries, p.window.retries, self.retried_ops
+            )
+        } else {
+            String::new()
+        };
         format!(
             "[RUN #{run} {:.0}%, {:>3} secs] {:>2} threads {:>2} conns: {:>11} ops, {:>7} (avg: {:>7}) ops/sec, \
-             {}/sec (avg: {}/sec), {:>5.2} (avg: {:>5.2}) msec latency\r",
+             {}/sec (avg: {}/sec), {:>5.2} (avg: {:>5.2}) msec latency{retries}\r",
             done * 100.0,
             secs as u64,
             threads,

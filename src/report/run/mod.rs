@@ -2,6 +2,7 @@
 //! versioned JSON, the terminal text, CSV and Markdown tables, the server's own latency; the
 //! live sinks, pages and merges build on these.
 
+pub mod failed_keys;
 pub mod json;
 pub mod server_latency;
 pub mod tables;

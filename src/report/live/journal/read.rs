@@ -201,6 +201,10 @@ fn outcome(
         nodes: totals.nodes,
         moved: totals.moved,
         asked: totals.asked,
+        retries: totals.retries,
+        retried_ops: totals.retried_ops,
+        failed_keys: Vec::new(),
+        failed_keys_dropped: 0,
         client_stats: Vec::new(),
     };
     outcome.runs = vec![outcome.figures()];
