@@ -98,6 +98,16 @@ fn connection(args: &Args, w: &mut Words) {
     w.value("--reconnect-backoff-factor", args.reconnect_backoff_factor);
     w.value("--max-reconnects", args.max_reconnects);
     w.value("--reconnect-every", args.reconnect_every);
+    w.value("--retry", (args.retry != default.retry).then_some(args.retry));
+    w.flag("--retry-errors", args.retry_errors);
+    w.value(
+        "--retry-error-prefixes",
+        (!args.retry_error_prefixes.is_empty()).then(|| args.retry_error_prefixes.join(",")),
+    );
+    w.value("--retry-backoff", args.retry_backoff.map(seconds));
+    w.value("--retry-backoff-factor", (args.retry_backoff_factor != 0.0).then_some(args.retry_backoff_factor));
+    w.value("--max-retry-queue", (args.max_retry_queue != 0).then_some(args.max_retry_queue));
+    w.value("--failed-keys", args.failed_keys.as_ref().map(|p| p.display()));
 }
 
 /// Connections, threads, the run's length, its ramp and pacing, and the shard.
@@ -191,6 +201,9 @@ mod tests {
             &["--multi-key-get=3", "--wait-ratio=2:1", "--num-slaves=0-1", "--wait-timeout=0-3", "-x", "2"],
             &["--data-size-list=10:1,100:2", "--key-zipf-exp=0.5", "--key-stddev=3", "--shard=0/2", "-n", "allkeys"],
             &["--key-prefix=", "--key-minimum=5", "--key-maximum=500", "--pipeline=4", "-a", "pw", "--select-db=2"],
+            &["--retry-on-error", "--max-retries=2", "--retry-backoff-ms=5", "--retry-backoff-factor=2"],
+            &["--retry-on-error", "--retry-on=LOADING,BUSY", "--max-retry-queue=8", "--failed-keys-file=f.csv"],
+            &["--connection-stage-timeout=3", "--connection-timeout=7"],
         ];
         for line in lines {
             let args: Vec<OsString> = line.iter().map(OsString::from).collect();

@@ -249,7 +249,9 @@ impl Gathered {
             "retry-backoff-factor" => match v.trim().parse::<f64>() {
                 Ok(f) if f == 0.0 || (f >= 1.0 && f.is_finite()) => self.retries.factor = f,
                 _ => {
-                    return Err(format!("invalid value for '{long}': '{v}' (0 for a constant backoff, or 1 and above)"));
+                    return Err(format!(
+                        "invalid value for '{long}': '{v}' (0 for a constant backoff, or 1 and above)"
+                    ));
                 }
             },
             "retry-on" => {
@@ -560,6 +562,29 @@ mod tests {
         let a = tr(&["--test-time=5"]).unwrap();
         assert_eq!((a.duration, a.requests, a.connections), (Some(Duration::from_secs(5)), None, 200));
         assert_eq!((a.seed, a.same_stream_per_connection, a.key_prefix.as_str()), (Some(5381), true, "memtier-"));
+    }
+
+    #[test]
+    fn retry_options_count_only_with_retry_on_error() {
+        let a = tr(&["--retry-on-error"]).unwrap();
+        assert_eq!((a.retry_errors, a.retry, a.retry_backoff), (true, u32::MAX, None));
+        let a =
+            tr(&["--retry-on-error", "--max-retries=0", "--retry-backoff-ms=20", "--retry-on=LOADING, BUSY"]).unwrap();
+        assert_eq!((a.retry, a.retry_backoff), (0, Some(Duration::from_millis(20))));
+        assert_eq!(a.retry_error_prefixes, ["LOADING", "BUSY"]);
+        // The master switch off: the rest change nothing.
+        let a = tr(&["--max-retries=3", "--retry-on=LOADING"]).unwrap();
+        assert_eq!((a.retry_errors, a.retry, a.retry_error_prefixes.len()), (false, 0, 0));
+        assert!(tr(&["--max-retries=-2"]).unwrap_err().contains("'-2'"));
+        assert!(tr(&["--retry-backoff-factor=0.5"]).unwrap_err().contains("'0.5'"));
+        assert!(tr(&["--retry-on=LOADING,,BUSY"]).unwrap_err().contains("--retry-on"));
+        let a = tr(&["--connection-stage-timeout=3", "--connection-timeout=7"]).unwrap();
+        assert_eq!(a.connect_timeout, Some(Duration::from_secs(3)));
+        assert_eq!(tr(&["--connection-stage-timeout=0"]).unwrap().connect_timeout, None);
+        assert_eq!(
+            tr(&["--failed-keys-file=f.csv"]).unwrap().failed_keys.as_deref(),
+            Some(std::path::Path::new("f.csv"))
+        );
     }
 
     #[test]

@@ -153,6 +153,16 @@ Test Options:
       --max-reconnect-attempts=NUM  Reconnect attempts before giving up (default: 0, unlimited)
       --reconnect-backoff-factor=NUM  Multiply the wait between attempts by NUM (default: no backoff)
       --connection-timeout=SECS  Give up connecting after SECS seconds (default: 0, none)
+      --connection-stage-timeout=SECS  Exit 2 if connecting, setup and the first reply take
+                                 longer (default: respbench's 5 s budget; 0: timed runs unbounded)
+      --retry-on-error           Send a request again after a transient error reply or a
+                                 dropped connection (not WRONGTYPE, NOAUTH, NOPERM, syntax)
+      --max-retries=N            Tries again per request (default: -1, unlimited; 0: none)
+      --retry-backoff-ms=NUM     Wait before sending again (default: 0, at once)
+      --retry-backoff-factor=NUM Multiply that wait per further try (default: 0, constant)
+      --retry-on=LIST            Only errors starting with these, comma-separated (LOADING,BUSY)
+      --max-retry-queue=NUM      Requests waiting per connection (default: 0, max(pipeline*4, 64))
+      --failed-keys-file=PATH    Write each request given up as CSV (timestamp,command,key,status,retries)
       --thread-conn-start-min-jitter-micros=NUM  Least pause between a thread's connections (default: 0)
       --thread-conn-start-max-jitter-micros=NUM  Longest pause between a thread's connections (default: 0)
       --multi-key-get=NUM        Multi-key GETs of up to NUM keys

@@ -516,6 +516,32 @@ mod tests {
     }
 
     #[test]
+    fn retry_flags_set_the_engines_retry_and_name_bad_values() {
+        let (c, out) = parse(&[
+            "--retry",
+            "3",
+            "--retry-errors",
+            "--retry-error-prefixes",
+            "LOADING,BUSY",
+            "--retry-backoff",
+            "10ms",
+            "--retry-backoff-factor",
+            "2",
+            "--failed-keys",
+            "f.csv",
+        ])
+        .unwrap();
+        assert_eq!((c.faults.retry, c.faults.retry_errors, c.faults.failed_keys), (3, true, true));
+        assert_eq!((c.faults.retry_backoff, c.faults.retry_backoff_factor), (Duration::from_millis(10), 2.0));
+        assert_eq!(c.extras.retry_on, ["LOADING", "BUSY"]);
+        assert_eq!(out.failed_keys.as_deref(), Some(Path::new("f.csv")));
+        assert!(parse(&["--retry-backoff-factor", "0.5"]).unwrap_err().contains("--retry-backoff-factor 0.5"));
+        assert!(parse(&["--retry-error-prefixes", "LOADING"]).is_err(), "needs --retry-errors");
+        let (c, _) = parse(&["--retry-backoff", "10m"]).unwrap();
+        assert_eq!(c.faults.retry_backoff, crate::config::MAX_BACKOFF);
+    }
+
+    #[test]
     fn threads_never_exceed_connections() {
         let (c, _) = parse(&["-c", "1", "--threads", "4"]).unwrap();
         assert_eq!(c.threads, 1);
