@@ -107,11 +107,12 @@ fn memtier_retry_on_error_writes_a_row_per_key_given_up_across_a_restart() {
     let mut server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let (file, json) = (dir.path().join("failed.csv"), dir.path().join("run.json"));
+    let memtier_json = dir.path().join("mb.json");
     let mut run = respbench();
     run.args(["memtier", "-p", &server.port_arg(), "-t", "1", "-c", "2", "-n", "400", "--ratio", "1:0"])
         .args(["--rate-limiting", "100", "--reconnect-on-error", "--retry-on-error", "--max-retries", "1"])
         .args(["--failed-keys-file", file.to_str().unwrap(), "--respbench-json", json.to_str().unwrap()])
-        .args(["--hide-histogram"]);
+        .args(["--hide-histogram", "--json-out-file", memtier_json.to_str().unwrap()]);
     let out = across_a_restart(&mut server, run);
     let err = stderr(&out);
     assert!(err.contains("retries") && err.contains("retried_ops"), "{err}");
@@ -121,6 +122,15 @@ fn memtier_retry_on_error_writes_a_row_per_key_given_up_across_a_restart() {
     let failed: u64 = doc["errors"].as_object().unwrap().values().filter_map(|v| v.as_u64()).sum();
     assert_eq!(rows(&file).len() as u64, failed, "{}", doc["errors"]);
     assert!(server.dbsize() > 0, "writes went through after the restart");
+    // memtier 2.4's configuration block carries the seven retry settings.
+    let config = &read_json(&memtier_json)["configuration"];
+    let expected = serde_json::json!({
+        "retry_on_error": "true", "max_retries": 1, "retry_backoff_ms": 0, "retry_backoff_factor": 0.0,
+        "retry_on": "", "max_retry_queue": 0, "failed_keys_file": file.to_str().unwrap(),
+    });
+    for (key, value) in expected.as_object().unwrap() {
+        assert_eq!(&config[key], value, "{key}");
+    }
 }
 
 #[test]

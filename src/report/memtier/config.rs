@@ -139,20 +139,30 @@ pub fn configuration(view: &MemtierView<'_>, run_count: usize, requests_per_clie
     put("num-slaves", json!(pair(view, "num-slaves", ':')));
     put("wait-timeout", json!(pair(view, "wait-timeout", '-')));
     put("print-all-runs", flag(view.options.print_all_runs));
-    // memtier 2.4's retry settings (the plan's values; memtier's defaults when not given).
-    let retry_on_error = c.faults.retry_errors && given(view, "retry-on-error").is_some();
-    put("retry_on_error", flag(retry_on_error));
-    let max_retries = given(view, "max-retries").and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(-1);
-    put("max_retries", json!(max_retries));
-    put("retry_backoff_ms", json!(c.faults.retry_backoff.as_millis() as u64));
-    put("retry_backoff_factor", json!(c.faults.retry_backoff_factor));
-    put("retry_on", json!(c.extras.retry_on.join(",")));
-    put("max_retry_queue", json!(c.faults.max_retry_queue));
-    put("failed_keys_file", text_or_null("failed-keys-file"));
-    put(
-        "connection_stage_timeout",
-        json!(given(view, "connection-stage-timeout").map_or(30, |_| number(view, "connection-stage-timeout"))),
-    );
+    // memtier 2.4's retry settings, when its command line names one (a 2.3 command line keeps
+    // 2.3's key set); the plan's values, memtier's defaults for the rest.
+    const RETRY_OPTIONS: [&str; 7] = [
+        "retry-on-error",
+        "max-retries",
+        "retry-backoff-ms",
+        "retry-backoff-factor",
+        "retry-on",
+        "max-retry-queue",
+        "failed-keys-file",
+    ];
+    if RETRY_OPTIONS.iter().any(|o| given(view, o).is_some()) {
+        put("retry_on_error", flag(c.faults.retry_errors));
+        let max_retries = given(view, "max-retries").and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(-1);
+        put("max_retries", json!(max_retries));
+        put("retry_backoff_ms", json!(c.faults.retry_backoff.as_millis() as u64));
+        put("retry_backoff_factor", json!(c.faults.retry_backoff_factor));
+        put("retry_on", json!(c.extras.retry_on.join(",")));
+        put("max_retry_queue", json!(c.faults.max_retry_queue));
+        put("failed_keys_file", text_or_null("failed-keys-file"));
+    }
+    if given(view, "connection-stage-timeout").is_some() {
+        put("connection_stage_timeout", json!(number(view, "connection-stage-timeout")));
+    }
     if let Some(ramp) = &c.ramp {
         // memtier counts the staircase per thread.
         put("clients_start", json!(ramp.start / threads));
