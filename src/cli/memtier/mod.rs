@@ -16,6 +16,7 @@ mod draft;
 mod load;
 pub(super) mod mix;
 mod options;
+mod retries;
 pub(super) mod run;
 mod save;
 mod translate;

@@ -95,21 +95,9 @@ struct Gathered {
     read_servers: usize,
     /// `--prometheus-port` and `--prometheus-bind-addr`.
     prometheus: (Option<u16>, Option<std::net::IpAddr>),
-    retries: Retries,
+    retries: super::retries::Retries,
     /// `--connection-stage-timeout` in seconds (0: off).
     stage_timeout: Option<u64>,
-}
-
-/// memtier 2.4's retry options, applied together once `--retry-on-error` says they count.
-#[derive(Default)]
-struct Retries {
-    on_error: bool,
-    /// `--max-retries`: -1 (the default) unlimited.
-    max: Option<i64>,
-    backoff_ms: u64,
-    factor: f64,
-    on: Vec<String>,
-    queue: usize,
 }
 
 /// Translates memtier's arguments (without the program name) into respbench's plan.
@@ -195,7 +183,7 @@ impl Gathered {
             prometheus: (None, None),
             read_preference: (None, None),
             read_servers: 0,
-            retries: Retries::default(),
+            retries: Default::default(),
             stage_timeout: None,
         }
     }
@@ -240,30 +228,12 @@ impl Gathered {
                 secs => self.draft.args.connect_timeout = Some(Duration::from_secs(secs)),
             },
             "connection-stage-timeout" => self.stage_timeout = Some(number(&v)?),
-            "retry-on-error" => self.retries.on_error = true,
-            "max-retries" => match v.trim().parse::<i64>() {
-                Ok(n) if n >= -1 => self.retries.max = Some(n),
-                _ => return Err(format!("invalid value for '{long}': '{v}' (-1 for unlimited, 0 or more)")),
-            },
-            "retry-backoff-ms" => self.retries.backoff_ms = number(&v)?,
-            "retry-backoff-factor" => match v.trim().parse::<f64>() {
-                Ok(f) if f == 0.0 || (f >= 1.0 && f.is_finite()) => self.retries.factor = f,
-                _ => {
-                    return Err(format!(
-                        "invalid value for '{long}': '{v}' (0 for a constant backoff, or 1 and above)"
-                    ));
-                }
-            },
-            "retry-on" => {
-                let prefixes: Vec<String> = v.split(',').map(|p| p.trim().to_string()).collect();
-                if prefixes.iter().any(String::is_empty) {
-                    return Err(format!(
-                        "invalid value for '{long}': '{v}' (error prefixes, comma-separated: LOADING,BUSY)"
-                    ));
-                }
-                self.retries.on = prefixes;
-            }
-            "max-retry-queue" => self.retries.queue = number(&v)? as usize,
+            "retry-on-error"
+            | "max-retries"
+            | "retry-backoff-ms"
+            | "retry-backoff-factor"
+            | "retry-on"
+            | "max-retry-queue" => self.retries.take(name, long, &v)?,
             "thread-conn-start-min-jitter-micros" => self.jitter_us.0 = number(&v)?,
             "thread-conn-start-max-jitter-micros" => self.jitter_us.1 = number(&v)?,
             "clients" => self.load.clients = count(&v)?,
@@ -337,20 +307,7 @@ impl Gathered {
             // Without --reconnect-on-error a failed connection stays closed, as in memtier.
             args.max_reconnects = Some(0);
         }
-        if self.retries.on_error {
-            // Error replies and requests lost with a connection, up to --max-retries times each.
-            let r = &self.retries;
-            args.retry_errors = true;
-            args.retry = match r.max.unwrap_or(-1) {
-                -1 => u32::MAX,
-                n => u32::try_from(n).unwrap_or(u32::MAX),
-            };
-            args.retry_backoff =
-                (r.backoff_ms > 0).then(|| Duration::from_millis(r.backoff_ms).min(crate::config::MAX_BACKOFF));
-            args.retry_backoff_factor = r.factor;
-            args.retry_error_prefixes.clone_from(&r.on);
-            args.max_retry_queue = r.queue;
-        }
+        self.retries.apply(args);
         // The connect phase's budget: connecting, logging in, the checks and the first reply.
         // 0 (memtier's "off") keeps respbench's own budget: nothing waits without a bound.
         if let Some(secs) = self.stage_timeout.filter(|&s| s > 0) {

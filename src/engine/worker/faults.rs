@@ -32,6 +32,7 @@ impl Worker<'_> {
         req: InFlight,
         now: Instant,
     ) {
+        self.answered();
         let router = self.router.as_mut().expect("redirects are followed in cluster mode");
         let node = if ask {
             self.window.asked += 1;

@@ -5,14 +5,18 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::conn::Conn;
+use super::state::Worker;
+use crate::stats::ErrorKind;
+
 /// The connect phase ends with the run's first reply (the steady state): shared by the
 /// workers, so that one worker's silent connections do not end a run the server answers.
 #[derive(Debug, Default)]
 pub struct FirstReply {
     /// The checks before the run found the server silent for the whole connect budget.
     spent: bool,
-    pub(super) answered: AtomicBool,
-    pub(super) missed: AtomicBool,
+    answered: AtomicBool,
+    missed: AtomicBool,
 }
 
 /// How long the run's first requests may wait for a reply when the checks before the run
@@ -39,5 +43,39 @@ impl FirstReply {
             waited: config.faults.connect_timeout,
             flag: if memtier { "--connection-stage-timeout" } else { "--connect-timeout" },
         })
+    }
+}
+
+impl Worker<'_> {
+    /// No reply yet anywhere in the run by the connect phase's deadline, with requests waiting:
+    /// the server accepts but does not answer; the worker gives its connections up (and the
+    /// run fails with [`FirstReply::missed`]) rather than wait for ever.
+    pub(super) fn await_first_reply(&mut self, conns: &mut [Conn], now: Instant) {
+        let (Some(by), shared) = self.plan.first_reply else { return };
+        if now < by {
+            return;
+        }
+        if shared.answered.load(Ordering::Relaxed) {
+            self.answered = true;
+            return;
+        }
+        let waiting = |c: &Conn| !c.finished && c.links.iter().flatten().any(|l| !l.inflight.is_empty());
+        if !conns.iter().any(waiting) {
+            return;
+        }
+        shared.missed.store(true, Ordering::SeqCst);
+        self.answered = true; // given up: nothing more to wait for
+        for conn in conns.iter_mut().filter(|c| !c.finished) {
+            self.abandon(conn, ErrorKind::Timeout);
+        }
+    }
+
+    /// A reply came: the connect phase is over for the whole run.
+    #[inline]
+    pub(super) fn answered(&mut self) {
+        if !self.answered {
+            self.answered = true;
+            self.plan.first_reply.1.answered.store(true, Ordering::Relaxed);
+        }
     }
 }

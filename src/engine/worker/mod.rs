@@ -131,13 +131,8 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         if worker.paced {
             (now, held_back) = worker.send_due_unless_stalled(&mut conns, now, held_back);
         }
-        if worker.retrying > 0 {
-            worker.send_retries(&mut conns, now);
-        }
+        worker.send_retries(&mut conns, now);
         worker.time_out(&mut conns, now);
-        if !worker.answered {
-            worker.await_first_reply(&mut conns, now);
-        }
         if worker.down > 0 {
             for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
                 for node in 0..conn.links.len() {
@@ -265,41 +260,12 @@ impl Worker<'_> {
         wake
     }
 
-    /// No reply yet anywhere in the run by the connect phase's deadline, with requests waiting:
-    /// the server accepts but does not answer; the worker gives its connections up (and the
-    /// run fails with [`FirstReply::missed`]) rather than wait for ever.
-    fn await_first_reply(&mut self, conns: &mut [Conn], now: Instant) {
-        let (Some(by), shared) = self.plan.first_reply else { return };
-        if now < by {
-            return;
-        }
-        if shared.answered.load(Ordering::Relaxed) {
-            self.answered = true;
-            return;
-        }
-        let waiting = |c: &Conn| !c.finished && c.links.iter().flatten().any(|l| !l.inflight.is_empty());
-        if !conns.iter().any(waiting) {
-            return;
-        }
-        shared.missed.store(true, Ordering::SeqCst);
-        self.answered = true; // given up: nothing more to wait for
-        for conn in conns.iter_mut().filter(|c| !c.finished) {
-            self.abandon(conn, ErrorKind::Timeout);
-        }
-    }
-
-    /// A reply came: the connect phase is over for the whole run.
-    #[inline]
-    fn answered(&mut self) {
-        if !self.answered {
-            self.answered = true;
-            self.plan.first_reply.1.answered.store(true, Ordering::Relaxed);
-        }
-    }
-
     /// Requests in flight past `--request-timeout`: their link fails (and, in a counted run
     /// without `--retry`, the connection gives up).
     fn time_out(&mut self, conns: &mut [Conn], now: Instant) {
+        if !self.answered {
+            self.await_first_reply(conns, now);
+        }
         if let Some(timeout) = self.plan.faults.timeout {
             for (c, conn) in conns.iter_mut().enumerate().filter(|(_, c)| !c.finished) {
                 for node in 0..conn.links.len() {

@@ -102,7 +102,6 @@ impl Worker<'_> {
             let at = link.rstart;
             link.rstart += scanned.len;
             link.healthy = true;
-            self.answered();
             if scanned.class == ReplyClass::Push {
                 continue;
             }
@@ -131,29 +130,12 @@ impl Worker<'_> {
                 self.redirect(conn, c, (slot, &to, ask), bytes, req, now);
                 continue;
             }
-            if let ReplyClass::Error { msg_start, msg_end } = scanned.class
-                && self.plan.faults.retry_errors
-            {
-                let msg = &link.rbuf[at + msg_start..at + msg_end];
-                if self.retry_reply(&mut conn.retries, node, (&req, msg), &mut link.journal, now) {
-                    continue;
-                }
-            }
-            if let ReplyClass::Error { msg_start, msg_end } = scanned.class
-                && self.plan.faults.failed_keys
-            {
-                // Given up: its row names the key it carried and the error's first word.
-                let bytes: Vec<u8> = link.journal.range(..req.len as usize).copied().collect();
-                let status = String::from_utf8_lossy(resp::error_prefix(&link.rbuf[at + msg_start..at + msg_end]));
-                self.keep_failed(&req, &bytes, &status);
-            }
-            if req.len > 0 {
-                link.journal.drain(..req.len as usize);
+            if self.settle(conn, node, (at, scanned.class), &req, now) {
+                continue;
             }
             if req.asking {
                 continue;
             }
-            link.served += u64::from(req.ends_unit);
             if req.ends_unit {
                 conn.units_in_flight -= 1;
             }
@@ -164,7 +146,6 @@ impl Worker<'_> {
             let service = self.paced.then(|| now.saturating_duration_since(req.sent).as_nanos() as u64);
             let failed = matches!(scanned.class, ReplyClass::Error { .. });
             self.window.successes += u64::from(!failed);
-            self.window.retried_ops += u64::from(!failed && req.tries > 0);
             if let Some(row) = self.plan.unit_row {
                 conn.unit_failed |= failed;
                 if req.ends_unit {
@@ -221,6 +202,46 @@ impl Worker<'_> {
             link.rend = 0;
         }
         true
+    }
+}
+
+impl Worker<'_> {
+    /// A reply matched to `req` (at `at` in the link's buffer): an error reply may send the
+    /// request again (true: it waits to, and is not counted now) or be kept for
+    /// `--failed-keys`; else the request's bytes leave the journal. Also ends the connect phase
+    /// and counts a request answered after being sent again, and a unit served.
+    fn settle(
+        &mut self,
+        conn: &mut Conn,
+        node: usize,
+        (at, class): (usize, ReplyClass),
+        req: &InFlight,
+        now: Instant,
+    ) -> bool {
+        self.answered();
+        let Some(link) = conn.links[node].as_mut() else { return false };
+        if let ReplyClass::Error { msg_start, msg_end } = class {
+            let msg = &link.rbuf[at + msg_start..at + msg_end];
+            if self.plan.faults.retry_errors
+                && self.retry_reply(&mut conn.retries, node, (req, msg), &mut link.journal, now)
+            {
+                return true;
+            }
+            if self.plan.faults.failed_keys {
+                // Given up: its row names the key it carried and the error's first word.
+                let bytes: Vec<u8> = link.journal.range(..req.len as usize).copied().collect();
+                let status = String::from_utf8_lossy(resp::error_prefix(msg)).into_owned();
+                self.keep_failed(req, &bytes, &status);
+            }
+        } else {
+            let measured = !req.asking && req.intended >= self.plan.measure_from;
+            self.window.retried_ops += u64::from(measured && req.tries > 0);
+        }
+        if req.len > 0 {
+            link.journal.drain(..req.len as usize);
+        }
+        link.served += u64::from(req.ends_unit && !req.asking);
+        false
     }
 }
 

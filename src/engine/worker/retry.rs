@@ -98,6 +98,9 @@ impl Worker<'_> {
 
     /// Sends again what is due of each connection's queue.
     pub(super) fn send_retries(&mut self, conns: &mut [Conn], now: Instant) {
+        if self.retrying == 0 {
+            return;
+        }
         for conn in conns.iter_mut().filter(|c| !c.finished) {
             let mut sent = false;
             while conn.retries.waiting.front().is_some_and(|w| w.due <= now) {

@@ -139,8 +139,20 @@ pub fn configuration(view: &MemtierView<'_>, run_count: usize, requests_per_clie
     put("num-slaves", json!(pair(view, "num-slaves", ':')));
     put("wait-timeout", json!(pair(view, "wait-timeout", '-')));
     put("print-all-runs", flag(view.options.print_all_runs));
-    // memtier 2.4's retry settings, when its command line names one (a 2.3 command line keeps
-    // 2.3's key set); the plan's values, memtier's defaults for the rest.
+    if let Some(ramp) = &c.ramp {
+        // memtier counts the staircase per thread.
+        put("clients_start", json!(ramp.start / threads));
+        put("clients_step", json!(ramp.step / threads));
+        put("step_duration", json!(ramp.every.as_secs()));
+    }
+    stage_and_retries(view, &mut m);
+    Value::Object(m)
+}
+
+/// memtier 2.4's retry settings, when its command line names one (a 2.3 command line keeps
+/// 2.3's key set): the plan's values, memtier's defaults for the rest; and
+/// `--connection-stage-timeout` when given.
+fn stage_and_retries(view: &MemtierView<'_>, m: &mut Map<String, Value>) {
     const RETRY_OPTIONS: [&str; 7] = [
         "retry-on-error",
         "max-retries",
@@ -150,6 +162,10 @@ pub fn configuration(view: &MemtierView<'_>, run_count: usize, requests_per_clie
         "max-retry-queue",
         "failed-keys-file",
     ];
+    let c = view.config;
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
     if RETRY_OPTIONS.iter().any(|o| given(view, o).is_some()) {
         put("retry_on_error", flag(c.faults.retry_errors));
         let max_retries = given(view, "max-retries").and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(-1);
@@ -158,16 +174,9 @@ pub fn configuration(view: &MemtierView<'_>, run_count: usize, requests_per_clie
         put("retry_backoff_factor", json!(c.faults.retry_backoff_factor));
         put("retry_on", json!(c.extras.retry_on.join(",")));
         put("max_retry_queue", json!(c.faults.max_retry_queue));
-        put("failed_keys_file", text_or_null("failed-keys-file"));
+        put("failed_keys_file", given(view, "failed-keys-file").map_or(Value::Null, |v| json!(v)));
     }
     if given(view, "connection-stage-timeout").is_some() {
         put("connection_stage_timeout", json!(number(view, "connection-stage-timeout")));
     }
-    if let Some(ramp) = &c.ramp {
-        // memtier counts the staircase per thread.
-        put("clients_start", json!(ramp.start / threads));
-        put("clients_step", json!(ramp.step / threads));
-        put("step_duration", json!(ramp.every.as_secs()));
-    }
-    Value::Object(m)
 }
