@@ -33,7 +33,9 @@ impl Retries {
             "retry-backoff-factor" => match v.trim().parse::<f64>() {
                 Ok(f) if f == 0.0 || (f >= 1.0 && f.is_finite()) => self.factor = f,
                 _ => {
-                    return Err(format!("invalid value for '{long}': '{v}' (0 for a constant backoff, or 1 and above)"));
+                    return Err(format!(
+                        "invalid value for '{long}': '{v}' (0 for a constant backoff, or 1 and above)"
+                    ));
                 }
             },
             "retry-on" => {

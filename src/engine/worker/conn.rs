@@ -209,7 +209,7 @@ pub struct Conn {
     /// takes (valkey-benchmark's client on its primary).
     pub(in crate::engine) home: Option<usize>,
     /// Requests answered with an error, waiting to be sent again.
-    pub(super) retries: super::Retries,
+    pub(super) retries: Retries,
 }
 
 impl Conn {
@@ -229,7 +229,7 @@ impl Conn {
             client_stats: None,
             per_node: false,
             home: None,
-            retries: super::Retries::default(),
+            retries: Retries::default(),
         }
     }
 
@@ -341,6 +341,22 @@ pub(super) fn shrink(link: &mut Link) {
         link.rbuf = Vec::new();
         (link.rstart, link.rend) = (0, 0);
     }
+}
+
+/// A request waiting to be sent again, its bytes in [`Retries::bytes`], in order.
+#[derive(Debug)]
+pub(super) struct Waiting {
+    pub(super) due: Instant,
+    pub(super) node: usize,
+    pub(super) req: InFlight,
+}
+
+/// A connection's requests waiting out their backoff, oldest first: they leave in order,
+/// each no earlier than it is due.
+#[derive(Debug, Default)]
+pub struct Retries {
+    pub(super) waiting: VecDeque<Waiting>,
+    pub(super) bytes: VecDeque<u8>,
 }
 
 #[cfg(test)]

@@ -91,7 +91,7 @@ impl Worker<'_> {
         let (measure_from, unit_row) = (self.plan.measure_from, self.plan.unit_row);
         self.retrying -= conn.retries.waiting.len();
         conn.retries.bytes.clear();
-        for super::retry::Waiting { req, .. } in conn.retries.waiting.drain(..) {
+        for super::conn::Waiting { req, .. } in conn.retries.waiting.drain(..) {
             if req.intended >= measure_from {
                 self.window.ops[req.command].abandoned += 1;
                 if let (Some(row), true) = (unit_row, req.ends_unit) {

@@ -32,9 +32,7 @@ use conn::UnitCursor;
 pub use conn::{Conn, Link};
 use due::DueQueue;
 pub use ramp::join_delay;
-pub use retry::Retries;
-pub use first_reply::FirstReply;
-pub use state::WorkerPlan;
+pub use state::{FirstReply, WorkerPlan};
 use state::{LINKS, Worker};
 pub use voice::Said;
 

@@ -5,9 +5,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::conn::InFlight;
+use super::conn::{Conn, InFlight, Retries, Waiting};
 use super::faults::count_failed;
-use super::{Conn, Worker};
+use super::state::Worker;
 use crate::config::MAX_BACKOFF;
 use crate::engine::FailedKey;
 use crate::stats::ErrorKind;
@@ -46,22 +46,6 @@ pub(super) fn backoff(first: Duration, factor: f64, tries: u16) -> Duration {
     }
     let secs = first.as_secs_f64() * factor.powi(i32::from(tries.min(64)));
     if secs.is_finite() { Duration::from_secs_f64(secs.min(MAX_BACKOFF.as_secs_f64())) } else { MAX_BACKOFF }
-}
-
-/// A request waiting to be sent again, its bytes in [`Retries::bytes`], in order.
-#[derive(Debug)]
-pub(super) struct Waiting {
-    pub(super) due: Instant,
-    pub(super) node: usize,
-    pub(super) req: InFlight,
-}
-
-/// A connection's requests waiting out their backoff, oldest first: they leave in order,
-/// each no earlier than it is due.
-#[derive(Debug, Default)]
-pub struct Retries {
-    pub(super) waiting: VecDeque<Waiting>,
-    pub(super) bytes: VecDeque<u8>,
 }
 
 impl Worker<'_> {
