@@ -17,6 +17,17 @@
 /// to the user as it is. It is built from the `String` its parts format (so `?` lifts one),
 /// turns back into one where a caller adds context, and reads as its message.
 macro_rules! message_error {
+    // `NAME from A, B`: also lifts the errors of the modules below it (`?` keeps their message).
+    ($(#[$doc:meta])* $name:ident from $($below:ty),+ $(,)?) => {
+        message_error!($(#[$doc])* $name);
+        $(
+            impl From<$below> for $name {
+                fn from(error: $below) -> $name {
+                    $name(error.to_string())
+                }
+            }
+        )+
+    };
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,6 +4,12 @@
 
 use std::ffi::OsString;
 
+message_error!(
+    /// A command line another tool's words cannot be read from (an option without its value,
+    /// a word that is not text); the message names it.
+    ScanError
+);
+
 /// One option a tool accepts: its names (the first is the canonical long name) and whether
 /// it takes a value.
 pub struct Spec {
@@ -38,7 +44,7 @@ pub fn scan<M>(
     table: &[(Spec, M)],
     args: &[OsString],
     rest: Rest,
-) -> Result<(Vec<Found>, Vec<String>), String> {
+) -> Result<(Vec<Found>, Vec<String>), ScanError> {
     let mut found = Vec::new();
     let mut aside = Vec::new();
     let mut i = 0;
@@ -69,10 +75,10 @@ pub fn scan<M>(
                 let (short, rest) = name.split_at(1);
                 match lookup(short) {
                     Some(index) if table[index].0.takes_value => (index, Some(rest.to_string())),
-                    _ => return Err(format!("unknown {tool} option '{arg}'")),
+                    _ => return Err(format!("unknown {tool} option '{arg}'").into()),
                 }
             }
-            None => return Err(format!("unknown {tool} option '{arg}'")),
+            None => return Err(format!("unknown {tool} option '{arg}'").into()),
         };
         let spec = &table[index].0;
         let long =
@@ -84,7 +90,7 @@ pub fn scan<M>(
                 i += 1;
                 Some(v.to_string())
             }
-            (false, Some(_)) => return Err(format!("{long} takes no value")),
+            (false, Some(_)) => return Err(format!("{long} takes no value").into()),
             (false, None) => None,
         };
         found.push(Found { index, long, value });
@@ -92,9 +98,9 @@ pub fn scan<M>(
     Ok((found, aside))
 }
 
-fn words(args: &[OsString]) -> Result<Vec<String>, String> {
+fn words(args: &[OsString]) -> Result<Vec<String>, ScanError> {
     args.iter()
-        .map(|a| a.to_str().map(String::from).ok_or_else(|| format!("the argument {a:?} is not UTF-8")))
+        .map(|a| a.to_str().map(String::from).ok_or_else(|| ScanError(format!("the argument {a:?} is not UTF-8"))))
         .collect()
 }
 
@@ -109,7 +115,7 @@ mod tests {
 
     type Scanned = (Vec<(usize, Option<String>)>, Vec<String>);
 
-    fn scan_strs(args: &[&str], rest: Rest) -> Result<Scanned, String> {
+    fn scan_strs(args: &[&str], rest: Rest) -> Result<Scanned, ScanError> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         scan("tool", TABLE, &args, rest).map(|(f, r)| (f.into_iter().map(|f| (f.index, f.value)).collect(), r))
     }

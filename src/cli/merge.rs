@@ -11,6 +11,7 @@ use clap::Parser;
 use super::parse;
 use super::results::{load_run, name_of};
 use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
+use crate::report::document::Malformed;
 use crate::report::{self, merge};
 
 /// Merges the results of a run's shards into one result.
@@ -111,7 +112,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 fn interval_log_of(
     path: &std::path::Path,
     doc: &crate::report::document::Document,
-) -> Result<Vec<crate::report::document::interval_log::LoggedInterval>, String> {
+) -> Result<Vec<crate::report::document::interval_log::LoggedInterval>, Malformed> {
     let Some(name) = doc.histograms.interval_log.as_deref().filter(|_| doc.histograms.intervals.is_empty()) else {
         return Ok(Vec::new());
     };

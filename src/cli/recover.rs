@@ -13,8 +13,9 @@ use super::files::write;
 use super::options::Output;
 use super::parse;
 use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
-use crate::report::document::Document;
+use crate::report::document::{Document, Malformed};
 use crate::report::live::journal::{self, Journal};
+use crate::report::merge::MergeError;
 use crate::report::{self, merge};
 
 /// The journal of a run whose outputs need the whole run (`--json`, else `--html`, `--csv`,
@@ -96,7 +97,7 @@ pub(crate) struct RecoverArgs {
 }
 
 /// One output's text, or why it has none.
-type Render<'a> = dyn Fn() -> Result<String, String> + 'a;
+type Render<'a> = dyn Fn() -> Result<String, MergeError> + 'a;
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let args: RecoverArgs = match parse_args(args) {
@@ -130,7 +131,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         let shown = path.display().to_string();
         std::fs::read(&path)
             .map(|bytes| (bytes, shown.clone()))
-            .map_err(|e| format!("cannot read the interval log {shown} that {what} names: {e}"))
+            .map_err(|e| Malformed(format!("cannot read the interval log {shown} that {what} names: {e}")))
     };
     let recovered = match journal::recover(&text, &what, &read_log) {
         Ok(r) => r,
@@ -165,7 +166,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let mut written = true;
     for (path, render) in outputs {
         let Some(path) = path else { continue };
-        if let Err(msg) = render().and_then(|text| write(path, &text)) {
+        let failed = match render() {
+            Ok(text) => write(path, &text).err().map(|e| e.to_string()),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(msg) = failed {
             eprintln!("respbench recover: {msg}");
             written = false;
         }

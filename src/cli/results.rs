@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use super::ab;
 use super::files::write;
 use super::usage::{EXIT_FAILURE, parse_args, usage_error};
-use crate::report::document::{Document, ResultFile, ScenarioDocument};
+use crate::config::parse::InvalidValue;
+use crate::report::document::{Document, Malformed, ResultFile, ScenarioDocument};
 use crate::report::{self, pages::chart::escape};
 use clap::Parser;
 
@@ -56,19 +57,20 @@ pub(crate) struct CompareArgs {
     verdict: super::ab::compare::VerdictFlags,
 }
 
-pub(super) fn load(path: &Path) -> Result<ResultFile, String> {
+pub(super) fn load(path: &Path) -> Result<ResultFile, Malformed> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     ResultFile::parse(&text, &path.display().to_string())
 }
 
 /// A run's result (or a merge's): a scenario's is refused, naming what takes it.
-pub(super) fn load_run(path: &Path) -> Result<Document, String> {
+pub(super) fn load_run(path: &Path) -> Result<Document, Malformed> {
     match load(path)? {
         ResultFile::Run(doc) => Ok(*doc),
         ResultFile::Scenario(_) => Err(format!(
             "{} is a scenario's result: give the results of runs here (respbench report takes a scenario's)",
             path.display()
-        )),
+        )
+        .into()),
     }
 }
 
@@ -162,15 +164,15 @@ pub(super) fn name_of(path: &Path, label: Option<&str>) -> String {
 }
 
 /// `a=1.5,b=3` into (name, dollars per hour).
-fn prices(spec: &str) -> Result<Vec<(String, f64)>, String> {
+fn prices(spec: &str) -> Result<Vec<(String, f64)>, InvalidValue> {
     spec.split(',')
-        .map(|item| {
+        .map(|item| -> Result<(String, f64), InvalidValue> {
             let (name, usd) = item
                 .split_once('=')
                 .ok_or_else(|| format!("expected NAME=USD_PER_HOUR,... such as a=1.5,b=3, got '{spec}'"))?;
             let usd: f64 = usd.trim().parse().map_err(|_| format!("'{usd}' in --price is not a price in dollars"))?;
             if !(usd > 0.0 && usd.is_finite()) {
-                return Err(format!("'{item}' in --price: the price must be above 0"));
+                return Err(format!("'{item}' in --price: the price must be above 0").into());
             }
             Ok((name.trim().to_string(), usd))
         })

@@ -3,11 +3,16 @@
 
 use std::path::Path;
 
+message_error!(
+    /// A password file that cannot be read.
+    SecretError
+);
+
 /// The variable redis-cli and redis-benchmark read the password from.
 pub const PASSWORD_VARIABLE: &str = "REDISCLI_AUTH";
 
 /// The password: `-a`, else the file's first line, else `$REDISCLI_AUTH`, else none.
-pub fn password(flag: Option<String>, file: Option<&Path>) -> Result<Option<String>, String> {
+pub fn password(flag: Option<String>, file: Option<&Path>) -> Result<Option<String>, SecretError> {
     if flag.is_some() {
         return Ok(flag);
     }
@@ -18,7 +23,7 @@ pub fn password(flag: Option<String>, file: Option<&Path>) -> Result<Option<Stri
 }
 
 /// The first line of `path`, without its line ending. The error names the file, never its content.
-fn from_file(path: &Path) -> Result<String, String> {
+fn from_file(path: &Path) -> Result<String, SecretError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         format!("--password-file {}: cannot read it ({e}); expected a file holding the password", path.display())
     })?;
@@ -27,7 +32,8 @@ fn from_file(path: &Path) -> Result<String, String> {
         return Err(format!(
             "--password-file {}: the file is empty; expected the password on its first line",
             path.display()
-        ));
+        )
+        .into());
     }
     Ok(line.to_string())
 }

@@ -6,6 +6,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::config::parse::InvalidValue;
+
 use clap::Args as ClapArgs;
 
 use crate::config::Config;
@@ -43,7 +45,7 @@ pub struct Found {
 
 impl ShardFlags {
     /// Splits `config` for this shard and sets its start instant; prints which shard it is.
-    pub fn apply(&self, config: &mut Config) -> Result<(), String> {
+    pub fn apply(&self, config: &mut Config) -> Result<(), InvalidValue> {
         if let Some(at) = self.start_at {
             let now = SystemTime::now();
             if let Ok(late) = now.duration_since(at) {
@@ -53,7 +55,8 @@ impl ShardFlags {
                          --allow-late-start to start at once",
                         unix_text(at),
                         unix_text(now)
-                    ));
+                    )
+                    .into());
                 }
                 eprintln!(
                     "respbench: --start-at {} passed {:.3} s ago: starting once connected (--allow-late-start)",
@@ -78,25 +81,25 @@ pub fn find(
     flag: Option<(u32, u32)>,
     count_flag: Option<u32>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<Found>, String> {
+) -> Result<Option<Found>, InvalidValue> {
     if let Some((index, count)) = flag {
         if count_flag.is_some_and(|c| c != count) {
-            return Err(format!("--shard {index}/{count} and --shard-count {} disagree", count_flag.unwrap()));
+            return Err(format!("--shard {index}/{count} and --shard-count {} disagree", count_flag.unwrap()).into());
         }
         return Ok((count > 1).then(|| Found { index, count, source: format!("--shard {index}/{count}") }));
     }
-    let number = |name: &str| -> Result<Option<u32>, String> {
+    let number = |name: &str| -> Result<Option<u32>, InvalidValue> {
         match env(name) {
             None => Ok(None),
             Some(v) if v.trim().is_empty() => Ok(None),
-            Some(v) => v
+            Some(v) => Ok(v
                 .trim()
                 .parse::<u32>()
                 .map(Some)
-                .map_err(|_| format!("{name}={v} in the environment is not a whole number")),
+                .map_err(|_| format!("{name}={v} in the environment is not a whole number"))?),
         }
     };
-    let pair = |index_var: &str, count_var: &str| -> Result<Option<Found>, String> {
+    let pair = |index_var: &str, count_var: &str| -> Result<Option<Found>, InvalidValue> {
         match (number(index_var)?, number(count_var)?) {
             (Some(index), Some(count)) => {
                 check(index, count, &format!("{index_var}={index} with {count_var}={count}"))?;
@@ -129,7 +132,8 @@ pub fn find(
                 return Err(format!(
                     "JOB_COMPLETION_INDEX={index} is set but not the number of shards: set RESPBENCH_SHARDS \
                      in the Job's env (its completions) or pass --shard-count"
-                ));
+                )
+                .into());
             }
         };
         check(index, count, &format!("JOB_COMPLETION_INDEX={index} with {from}"))?;
@@ -148,36 +152,37 @@ pub fn find(
         return Err(format!(
             "--shard-count {c} needs the shard's index: pass --shard I/{c} or run it as a Kubernetes Indexed \
              Job (JOB_COMPLETION_INDEX)"
-        ));
+        )
+        .into());
     }
     Ok(None)
 }
 
-fn check(index: u32, count: u32, what: &str) -> Result<(), String> {
+fn check(index: u32, count: u32, what: &str) -> Result<(), InvalidValue> {
     if count == 0 {
-        return Err(format!("{what}: the number of shards must be at least 1"));
+        return Err(format!("{what}: the number of shards must be at least 1").into());
     }
     if index >= count {
-        return Err(format!("{what}: the index must be below the number of shards (0 to {})", count - 1));
+        return Err(format!("{what}: the index must be below the number of shards (0 to {})", count - 1).into());
     }
     Ok(())
 }
 
 /// `I/N`, with I below N.
-pub(crate) fn shard_arg(v: &str) -> Result<(u32, u32), String> {
+pub(crate) fn shard_arg(v: &str) -> Result<(u32, u32), InvalidValue> {
     let expected = || format!("'{v}' is not I/N such as 0/4 (shard I of N, I from 0 to N-1)");
     let (i, n) = v.split_once('/').ok_or_else(expected)?;
     let (i, n) = (i.trim().parse::<u32>().map_err(|_| expected())?, n.trim().parse::<u32>().map_err(|_| expected())?);
     if n == 0 || i >= n {
-        return Err(format!("'{v}': I must be from 0 to N-1 and N at least 1"));
+        return Err(format!("'{v}': I must be from 0 to N-1 and N at least 1").into());
     }
     Ok((i, n))
 }
 
-pub(crate) fn shard_count(v: &str) -> Result<u32, String> {
+pub(crate) fn shard_count(v: &str) -> Result<u32, InvalidValue> {
     match v.trim().parse::<u32>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("'{v}' is not a number of shards (a whole number above 0)")),
+        _ => Err(format!("'{v}' is not a number of shards (a whole number above 0)").into()),
     }
 }
 

@@ -11,6 +11,11 @@ use crate::config::{Config, ValueSize};
 use crate::net::Session;
 use crate::resp::value::{self, Value};
 
+message_error!(
+    /// Why the values cannot be read back, or why they could not be known.
+    VerifyError
+);
+
 /// Keys per MGET.
 const BATCH: usize = 100;
 
@@ -46,7 +51,7 @@ fn read_back(config: &Config) -> ExitCode {
 }
 
 /// Whether `config`'s values can be known after the run; the error says why not.
-pub fn check(config: &Config) -> Result<(), String> {
+pub fn check(config: &Config) -> Result<(), VerifyError> {
     match &config.extras.import {
         Some(import) if import.generate_keys => {
             Err("error: --data-verify cannot know which generated key got which imported item: drop --generate-keys"
@@ -78,11 +83,11 @@ enum Expect {
 }
 
 /// Reads back every key the plan writes and compares.
-pub fn verify(config: &Config) -> Result<Verified, String> {
+pub fn verify(config: &Config) -> Result<Verified, VerifyError> {
     let mut session = Session::open(&config.server).map_err(|e| e.to_string())?;
     let mut result = Verified { keys: 0, mismatches: 0 };
     let mut batch: Vec<(Vec<u8>, Expect)> = Vec::with_capacity(BATCH);
-    let mut flush = |batch: &mut Vec<(Vec<u8>, Expect)>| -> Result<(), String> {
+    let mut flush = |batch: &mut Vec<(Vec<u8>, Expect)>| -> Result<(), VerifyError> {
         if batch.is_empty() {
             return Ok(());
         }

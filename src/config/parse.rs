@@ -38,13 +38,13 @@ pub fn fraction(s: &str) -> Result<f64, InvalidValue> {
 }
 
 /// A count that must be at least 1.
-pub fn positive(s: &str) -> Result<u64, String> {
-    at_least_one(count(s)?).map_err(|_| format!("expected at least 1, got '{s}'"))
+pub fn positive(s: &str) -> Result<u64, InvalidValue> {
+    Ok(at_least_one(count(s)?).map_err(|_| format!("expected at least 1, got '{s}'"))?)
 }
 
 /// A number that must be at least 1 (a scenario file's `pipeline = 0`, as `-P 0` is refused).
-pub fn at_least_one(n: u64) -> Result<u64, String> {
-    if n == 0 { Err(format!("expected at least 1, got '{n}'")) } else { Ok(n) }
+pub fn at_least_one(n: u64) -> Result<u64, InvalidValue> {
+    if n == 0 { Err(format!("expected at least 1, got '{n}'").into()) } else { Ok(n) }
 }
 
 /// A size in bytes: `32`, `1k`/`1KiB` (1024), `1m`/`1MiB`.
@@ -52,7 +52,7 @@ pub fn at_least_one(n: u64) -> Result<u64, String> {
 /// Our own rather than a crate's (bytesize, parse-size): those read `1kb` as 1,000 bytes, where
 /// redis-benchmark, memtier and every respbench release read it as 1,024; and the bound is the
 /// protocol's 512 MiB value limit.
-pub fn size(s: &str) -> Result<usize, String> {
+pub fn size(s: &str) -> Result<usize, InvalidValue> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
     let (digits, scale) =
@@ -67,7 +67,7 @@ pub fn size(s: &str) -> Result<usize, String> {
         digits.trim().parse().map_err(|_| format!("expected a size in bytes such as 32, 1k or 4KiB, got '{s}'"))?;
     let bytes = n.checked_mul(scale).ok_or_else(|| format!("'{s}' is too large"))?;
     if bytes > crate::resp::MAX_BULK_LEN as usize {
-        return Err(format!("'{s}' is larger than the 512 MiB a value may be"));
+        return Err(format!("'{s}' is larger than the 512 MiB a value may be").into());
     }
     Ok(bytes)
 }
@@ -101,7 +101,7 @@ pub fn duration(s: &str) -> Result<Duration, InvalidValue> {
 /// A memory size in bytes, 1024-based: `64mb`, `2GiB`, `1t`, `1048576` (a fill's target and a
 /// server's memory, beyond a value's 512 MiB). Our own for the reason `size` is: the crates read
 /// `mb` as 1,000,000 bytes, where Redis's `maxmemory` and memtier mean 1024-based units.
-pub fn memory_size(s: &str) -> Result<u64, String> {
+pub fn memory_size(s: &str) -> Result<u64, InvalidValue> {
     let lower = s.trim().to_ascii_lowercase();
     let bad = || format!("expected a size such as 64mb or 2gb, got '{s}'");
     let digits_end = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
@@ -112,12 +112,12 @@ pub fn memory_size(s: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(bad()),
+        _ => return Err(bad().into()),
     };
     let value: f64 = number.parse().map_err(|_| bad())?;
     let bytes = value * scale as f64;
     if !(1.0..1e18).contains(&bytes) {
-        return Err(bad());
+        return Err(bad().into());
     }
     Ok(bytes as u64)
 }
@@ -151,12 +151,12 @@ pub fn ratio(s: &str) -> Result<(u32, u32), InvalidValue> {
 }
 
 /// `MIN-MAX` with MIN <= MAX.
-pub fn range(s: &str) -> Result<(u64, u64), String> {
+pub fn range(s: &str) -> Result<(u64, u64), InvalidValue> {
     let bad = || format!("expected MIN-MAX such as 10-100, got '{s}'");
     let (a, b) = s.split_once('-').ok_or_else(bad)?;
     let (lo, hi) = (count(a).map_err(|_| bad())?, count(b).map_err(|_| bad())?);
     if lo > hi {
-        return Err(format!("'{s}': the minimum is above the maximum"));
+        return Err(format!("'{s}': the minimum is above the maximum").into());
     }
     Ok((lo, hi))
 }
@@ -166,7 +166,7 @@ pub fn range(s: &str) -> Result<(u64, u64), String> {
 pub struct SizeList(pub Vec<(usize, u32)>);
 
 /// `SIZE:WEIGHT,SIZE:WEIGHT,...` (`--data-size-list 32:10,1024:1`).
-pub fn size_list(s: &str) -> Result<SizeList, String> {
+pub fn size_list(s: &str) -> Result<SizeList, InvalidValue> {
     let bad = || format!("expected SIZE:WEIGHT,... such as 32:10,1024:1, got '{s}'");
     let list = s
         .split(',')
@@ -174,20 +174,20 @@ pub fn size_list(s: &str) -> Result<SizeList, String> {
             let (size_s, weight) = item.split_once(':').ok_or_else(bad)?;
             Ok((size(size_s)?, weight.trim().parse::<u32>().map_err(|_| bad())?))
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, InvalidValue>>()?;
     if list.iter().all(|(_, w)| *w == 0) {
-        return Err(format!("'{s}': at least one weight must be above 0"));
+        return Err(format!("'{s}': at least one weight must be above 0").into());
     }
     Ok(SizeList(list))
 }
 
 /// A key pattern: one letter for both commands or `SET:GET` (`R`, `G:G`, `P:P`).
 pub fn key_patterns(s: &str) -> Result<(char, char), InvalidValue> {
-    let letter = |p: &str| -> Result<char, String> {
+    let letter = |p: &str| -> Result<char, InvalidValue> {
         let up = p.trim().to_ascii_uppercase();
         match up.as_str() {
             "S" | "R" | "G" | "Z" | "P" => Ok(up.chars().next().expect("one letter")),
-            _ => Err(format!("expected key patterns from S, R, G, Z, P such as R or P:P, got '{s}'")),
+            _ => Err(format!("expected key patterns from S, R, G, Z, P such as R or P:P, got '{s}'").into()),
         }
     };
     match s.split_once(':') {
@@ -298,9 +298,9 @@ pub fn percentiles(s: &str) -> Result<Percentiles, InvalidValue> {
         .split(',')
         .map(|p| match p.trim().parse::<f64>() {
             Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
-            _ => Err(format!("'{p}' is not a percentile: expected numbers from 0 to 100, like 50,99,99.9")),
+            _ => Err(format!("'{p}' is not a percentile: expected numbers from 0 to 100, like 50,99,99.9").into()),
         })
-        .collect::<Result<Vec<f64>, String>>()?;
+        .collect::<Result<Vec<f64>, InvalidValue>>()?;
     Ok(Percentiles(list))
 }
 

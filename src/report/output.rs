@@ -159,9 +159,15 @@ fn stdout_inode() -> Option<Identity> {
     (!meta.file_type().is_char_device()).then(|| Identity::Inode(meta.dev(), meta.ino()))
 }
 
+message_error!(
+    /// Outputs that cannot all be written as asked (two on one path, a directory); the message
+    /// names the flags.
+    OutputsClash
+);
+
 /// Checks a run's outputs before it starts (`(flag, path)` each): two outputs on one path, or
 /// two on standard output, a directory or a block device: the one line to say, for exit 2.
-pub fn check(outputs: &[(&str, &Path)]) -> Result<(), String> {
+pub fn check(outputs: &[(&str, &Path)]) -> Result<(), OutputsClash> {
     let stdout = stdout_inode();
     let mut seen: Vec<(&str, &Path, Identity)> = Vec::new();
     for &(flag, path) in outputs {
@@ -173,9 +179,9 @@ pub fn check(outputs: &[(&str, &Path)]) -> Result<(), String> {
         };
         if let Some((other, _, _)) = seen.iter().find(|(_, _, seen)| same(seen)) {
             return Err(if id == Identity::Stdout {
-                format!("{other} and {flag} both name standard output (-): one output at most may go there")
+                format!("{other} and {flag} both name standard output (-): one output at most may go there").into()
             } else {
-                format!("{other} and {flag} both name {}: each output needs a path of its own", path.display())
+                format!("{other} and {flag} both name {}: each output needs a path of its own", path.display()).into()
             });
         }
         seen.push((flag, path, id));

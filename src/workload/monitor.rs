@@ -6,6 +6,11 @@ use std::path::Path;
 
 use crate::config::{ArgPart, CommandSpec, KeyPattern, MonitorPick};
 
+message_error!(
+    /// A MONITOR capture that cannot be read, or a line of it a command names that it lacks.
+    MonitorError
+);
+
 /// The commands of a capture. Like memtier, a line counts as a command from its first `"` on
 /// (the timestamp and client before it are dropped; lines without one, such as `OK`, are not
 /// commands); a command that does not split is kept as `None` so that numbering matches memtier's.
@@ -38,7 +43,7 @@ pub const UNREPLAYABLE: [&str; 9] = [
 impl MonitorFile {
     /// Reads and splits a capture; warns on stderr about each malformed command and says how
     /// many were loaded. An unreadable file, or one without commands, is an error.
-    pub fn load(path: &Path) -> Result<MonitorFile, String> {
+    pub fn load(path: &Path) -> Result<MonitorFile, MonitorError> {
         let bytes = std::fs::read(path)
             .map_err(|e| format!("error: failed to open monitor input file {}: {e}", path.display()))?;
         let file = MonitorFile::parse(&bytes);
@@ -56,7 +61,7 @@ impl MonitorFile {
         }
         let valid = file.commands.iter().flatten().count();
         if valid == 0 {
-            return Err(format!("error: no commands found in monitor input file: {}", path.display()));
+            return Err(format!("error: no commands found in monitor input file: {}", path.display()).into());
         }
         eprintln!("Loaded {valid} monitor commands from {} total lines", file.total_lines);
         Ok(file)
@@ -87,7 +92,7 @@ impl MonitorFile {
     /// A `--command` that names a line: `Some(Ok(Some(n)))` for `__monitor_lineN__` (0-based
     /// index), `Some(Ok(None))` for `__monitor_line@__`, `Some(Err)` for a placeholder that is
     /// invalid, `None` for a command that is no placeholder.
-    pub fn placeholder(&self, text: &str) -> Option<Result<Option<usize>, String>> {
+    pub fn placeholder(&self, text: &str) -> Option<Result<Option<usize>, MonitorError>> {
         let rest = text.trim().strip_prefix("__monitor_line")?;
         if rest == "@__" {
             return Some(Ok(None));
@@ -99,13 +104,15 @@ impl MonitorFile {
                 None => Err(format!(
                     "error: monitor placeholder '{text}' names line {} of the file, which is malformed",
                     self.line_of[n - 1]
-                )),
+                )
+                .into()),
             },
             _ => Err(format!(
                 "error: invalid monitor placeholder '{text}' (valid range: __monitor_line1__ to __monitor_line{}__ \
                  or __monitor_line@__)",
                 self.commands.len()
-            )),
+            )
+            .into()),
         })
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::cli::parse;
 use crate::cli::run::{self, RunContext};
+use crate::config::parse::InvalidValue;
 use crate::config::{Config, Rate};
 use crate::engine::Outcome;
 
@@ -19,19 +20,19 @@ pub struct Slo {
 }
 
 /// Parses `pNN[.N]=DURATION` (`p99=1ms`, `p99.9=500us`, `p50=0.2ms`).
-pub fn slo(s: &str) -> Result<Slo, String> {
+pub fn slo(s: &str) -> Result<Slo, InvalidValue> {
     let bad = || format!("expected a percentile and a bound such as p99=1ms or p99.9=500us, got '{s}'");
     let (p, bound) = s.split_once('=').ok_or_else(bad)?;
     let percentile: f64 = p.trim().strip_prefix(['p', 'P']).ok_or_else(bad)?.parse().map_err(|_| bad())?;
     if !(percentile > 0.0 && percentile < 100.0) {
-        return Err(format!("'{s}': the percentile must be above 0 and below 100"));
+        return Err(format!("'{s}': the percentile must be above 0 and below 100").into());
     }
     let bound = match bound.trim().strip_suffix("us") {
         Some(us) => Duration::from_secs_f64(us.parse::<f64>().map_err(|_| bad())? / 1e6),
         None => parse::duration(bound).map_err(|_| bad())?,
     };
     if bound.is_zero() {
-        return Err(bad());
+        return Err(bad().into());
     }
     Ok(Slo { percentile, bound })
 }

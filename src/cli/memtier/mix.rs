@@ -226,7 +226,7 @@ impl WorkloadFlags {
                 None => Ok(None),
             };
         };
-        MonitorFile::load(path).map(Some)
+        Ok(MonitorFile::load(path).map(Some)?)
     }
 
     /// `--scan-incremental-iteration`: the one `SCAN 0 ...` becomes two rows, memtier's

@@ -282,5 +282,5 @@ fn port(v: &str) -> Result<u16, String> {
 }
 
 fn listen(v: &str) -> Result<std::net::SocketAddr, String> {
-    crate::cli::scenario::flags::socket_addr(v)
+    Ok(crate::cli::scenario::flags::socket_addr(v)?)
 }

@@ -5,7 +5,7 @@ use super::*;
 
 impl Args {
     /// Checks what clap cannot and builds the plan.
-    pub fn into_config(mut self) -> Result<(Config, Output), String> {
+    pub fn into_config(mut self) -> Result<(Config, Output), OptionsError> {
         self.check_numbers()?;
         crate::report::live::shape::check_labels(&self.scenario.metrics_label).map_err(String::from)?;
         let stop = self.stop()?;
@@ -111,22 +111,22 @@ impl Args {
 
 impl Args {
     /// The numbers clap cannot check alone.
-    fn check_numbers(&self) -> Result<(), String> {
+    fn check_numbers(&self) -> Result<(), OptionsError> {
         if self.key_min > self.key_max {
-            return Err(format!("--key-min {} is above --key-max {}", self.key_min, self.key_max));
+            return Err(format!("--key-min {} is above --key-max {}", self.key_min, self.key_max).into());
         }
         if !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
-            return Err(format!("--zipf-exponent {} must be a number above 0", self.zipf_exponent));
+            return Err(format!("--zipf-exponent {} must be a number above 0", self.zipf_exponent).into());
         }
         if let Some(stddev) = self.key_stddev
             && !(stddev > 0.0 && stddev.is_finite())
         {
-            return Err(format!("--key-stddev {stddev} must be a number above 0"));
+            return Err(format!("--key-stddev {stddev} must be a number above 0").into());
         }
         if let Some(f) = self.reconnect_backoff_factor
             && !(f >= 1.0 && f.is_finite())
         {
-            return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1"));
+            return Err(format!("--reconnect-backoff-factor {f} must be a number of at least 1").into());
         }
         let f = self.retry_backoff_factor;
         if !(f == 0.0 || (f >= 1.0 && f.is_finite())) {
@@ -165,7 +165,7 @@ impl Args {
     }
 
     /// When the run ends: `-n N`, `-n allkeys`, `--duration`, else 100,000 requests.
-    fn stop(&self) -> Result<StopAfter, String> {
+    fn stop(&self) -> Result<StopAfter, OptionsError> {
         Ok(match (self.requests.as_deref(), self.duration) {
             (Some("allkeys"), _) => StopAfter::AllKeys,
             (Some(n), _) => {
@@ -177,7 +177,7 @@ impl Args {
     }
 
     /// The value sizes: fixed, a range or a weighted list.
-    fn values(&self) -> Result<ValueSize, String> {
+    fn values(&self) -> Result<ValueSize, OptionsError> {
         let values = match (self.data_size_range, self.data_size_list.clone()) {
             (Some((min, max)), _) => ValueSize::Range { min: min as usize, max: max as usize },
             (None, Some(list)) => ValueSize::List(list.0),
@@ -190,7 +190,7 @@ impl Args {
     }
 
     /// The server and how to log in (its fields taken out of the flags).
-    fn server_options(&mut self) -> Result<ServerOptions, String> {
+    fn server_options(&mut self) -> Result<ServerOptions, OptionsError> {
         let tls_flags = self.cacert.is_some()
             || self.cert.is_some()
             || self.sni.is_some()
@@ -316,7 +316,7 @@ impl Args {
 
 impl Args {
     /// The staircase ramp, when its three flags are given (together, with --duration).
-    fn ramp(&self, stop: &StopAfter) -> Result<Option<Ramp>, String> {
+    fn ramp(&self, stop: &StopAfter) -> Result<Option<Ramp>, OptionsError> {
         let (start, step, every) = match (self.connections_start, self.connections_step, self.step_duration) {
             (None, None, None) => return Ok(None),
             (Some(start), Some(step), Some(every)) => (start, step, every),
@@ -330,7 +330,8 @@ impl Args {
             return Err(format!(
                 "--connections-start {start} must be below --connections {}: the ramp adds connections up to it",
                 self.connections
-            ));
+            )
+            .into());
         }
         if every.is_zero() {
             return Err("--step-duration must be above 0".into());
@@ -342,12 +343,12 @@ impl Args {
     }
 
     /// A `--command` with `;` between commands: a sequence sent as one unit.
-    fn sequence(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Option<Sequence>, String> {
+    fn sequence(&self, pattern: &dyn Fn(char) -> KeyPattern) -> Result<Option<Sequence>, OptionsError> {
         let Some(text) = self.command.iter().find(|c| c.split_whitespace().any(|w| w == ";")) else {
             return Ok(None);
         };
         if self.command.len() > 1 {
-            return Err(format!("--command '{text}' is a sequence: it must be the only --command"));
+            return Err(format!("--command '{text}' is a sequence: it must be the only --command").into());
         }
         let words = crate::config::split_words(text).map_err(|e| format!("--command: {e}"))?;
         let parts = crate::config::split_sequence(&words).map_err(|e| format!("--command: {e}"))?.unwrap_or_default();
@@ -367,7 +368,7 @@ impl Args {
         &self,
         pattern: &dyn Fn(char) -> KeyPattern,
         extras: &mut crate::config::Extras,
-    ) -> Result<Vec<CommandSpec>, String> {
+    ) -> Result<Vec<CommandSpec>, OptionsError> {
         if self.ratio.is_some() {
             return Err("--ratio weighs SET and GET; with --command use --command-ratio".into());
         }
@@ -379,7 +380,8 @@ impl Args {
                 n,
                 self.command_ratio.len(),
                 self.command_key_pattern.len()
-            ));
+            )
+            .into());
         }
         let monitor = self.memtier.load_monitor(&self.command)?;
         let mut pick = None;
@@ -397,12 +399,12 @@ impl Args {
                         pick = Some(weight);
                         return None;
                     }
-                    Some(Err(e)) => return Some(Err(e)),
+                    Some(Err(e)) => return Some(Err(e.into())),
                     None => {}
                 }
                 Some(self.custom_command(text, weight, pattern(letter)))
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, OptionsError>>()?;
         if let (Some(weight), Some(file)) = (pick, &monitor) {
             let random = self.memtier.monitor_pattern == Some('R');
             extras.monitor = Some(file.pick(weight, random, &mut commands));
@@ -411,7 +413,7 @@ impl Args {
     }
 
     /// One `--command` with placeholders.
-    fn custom_command(&self, text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, String> {
+    fn custom_command(&self, text: &str, weight: u32, key_pattern: KeyPattern) -> Result<CommandSpec, OptionsError> {
         let mut spec = CommandSpec::parse(text, weight, key_pattern).map_err(|e| format!("--command: {e}"))?;
         spec.inline = self.inline;
         if self.literal_rand_int {
@@ -422,7 +424,8 @@ impl Args {
             return Err(format!(
                 "--command '{text}' has {rand_ints} __rand_int__: at most {} are supported",
                 crate::workload::MAX_RAND_INTS
-            ));
+            )
+            .into());
         }
         Ok(spec)
     }

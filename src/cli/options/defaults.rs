@@ -5,7 +5,7 @@
 
 use clap::{CommandFactory, FromArgMatches};
 
-use super::Args;
+use super::{Args, OptionsError};
 
 impl Default for Args {
     fn default() -> Self {
@@ -22,7 +22,7 @@ impl Default for Args {
 impl Args {
     /// The defaults, with `RESPBENCH_IO` checked as clap checks it at a command line: a value it
     /// does not know is an error naming it (a front-end that plans without clap calls this).
-    pub fn checked_default() -> Result<Args, String> {
+    pub fn checked_default() -> Result<Args, OptionsError> {
         use clap::ValueEnum;
         if let Some(v) = std::env::var("RESPBENCH_IO").ok().filter(|v| !v.is_empty()) {
             crate::config::IoChoice::from_str(&v, false)

@@ -8,10 +8,18 @@ use std::time::Duration;
 use clap::{ArgAction, Parser};
 
 use super::parse;
+use crate::config::parse::InvalidValue;
 use crate::config::{
     ArgPart, CommandSpec, Config, Faults, KeyPattern, KeyRange, Ramp, Rate, ReadFrom, Sequence, ServerOptions,
     StopAfter, Target, TlsOptions, ValueSize,
 };
+
+message_error!(
+    /// Flags that do not make a plan (a value out of range, two that conflict); the message
+    /// names them.
+    OptionsError from InvalidValue, super::secrets::SecretError, crate::workload::monitor::MonitorError,
+        crate::net::driver::IoUnavailable, crate::workload::Unsendable, super::verify::VerifyError
+);
 
 /// A load generator and benchmark for Redis-protocol servers.
 #[derive(Debug, Clone, Parser)]
@@ -361,18 +369,18 @@ pub struct Args {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsVersions(pub Vec<u16>);
 
-pub(crate) fn parse_tls_versions(s: &str) -> Result<TlsVersions, String> {
+pub(crate) fn parse_tls_versions(s: &str) -> Result<TlsVersions, InvalidValue> {
     let versions = s
         .split(',')
         .map(|v| match v.trim().to_ascii_lowercase().trim_start_matches("tlsv") {
             "1.2" => Ok(0x0303),
             "1.3" => Ok(0x0304),
             "1" | "1.0" | "1.1" => {
-                Err(format!("TLS version '{v}' is not offered: respbench (rustls) speaks TLS 1.2 and 1.3 only"))
+                Err(format!("TLS version '{v}' is not offered: respbench (rustls) speaks TLS 1.2 and 1.3 only").into())
             }
-            _ => Err(format!("'{v}' is not a TLS version: expected 1.2, 1.3 or both (1.2,1.3)")),
+            _ => Err(format!("'{v}' is not a TLS version: expected 1.2, 1.3 or both (1.2,1.3)").into()),
         })
-        .collect::<Result<Vec<u16>, String>>()?;
+        .collect::<Result<Vec<u16>, InvalidValue>>()?;
     Ok(TlsVersions(versions))
 }
 
@@ -467,7 +475,7 @@ pub mod session_flags;
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<(Config, Output), String> {
+    fn parse(args: &[&str]) -> Result<(Config, Output), OptionsError> {
         let mut argv = vec!["respbench"];
         argv.extend_from_slice(args);
         Args::try_parse_from(argv).map_err(|e| e.to_string())?.into_config()

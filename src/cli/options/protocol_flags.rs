@@ -4,8 +4,10 @@
 
 use clap::Args as ClapArgs;
 
+use super::OptionsError;
 use crate::codec::Protocol;
 use crate::config::Config;
+use crate::config::parse::InvalidValue;
 
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct ProtocolFlags {
@@ -16,13 +18,14 @@ pub struct ProtocolFlags {
     pub protocol: Protocol,
 }
 
-fn parse_protocol(s: &str) -> Result<Protocol, String> {
-    Protocol::from_name(s)
-        .ok_or_else(|| format!("--protocol '{s}' is not one of: resp, memcache-text, memcache-binary, memcache-meta"))
+fn parse_protocol(s: &str) -> Result<Protocol, InvalidValue> {
+    Ok(Protocol::from_name(s).ok_or_else(|| {
+        format!("--protocol '{s}' is not one of: resp, memcache-text, memcache-binary, memcache-meta")
+    })?)
 }
 
 /// The usage errors of a memcached run's plan (none for RESP).
-pub fn check(config: &Config) -> Result<(), String> {
+pub fn check(config: &Config) -> Result<(), OptionsError> {
     let protocol = config.server.session.protocol;
     if !protocol.is_memcache() {
         return Ok(());
@@ -30,16 +33,16 @@ pub fn check(config: &Config) -> Result<(), String> {
     let name = protocol.name();
     let server = &config.server;
     if server.resp3 {
-        return Err(format!("--resp3 is a RESP option: --protocol {name} has no RESP3"));
+        return Err(format!("--resp3 is a RESP option: --protocol {name} has no RESP3").into());
     }
     if config.cluster.is_some() {
-        return Err(format!("--cluster is Redis Cluster's: --protocol {name} talks to one memcached"));
+        return Err(format!("--cluster is Redis Cluster's: --protocol {name} talks to one memcached").into());
     }
     if server.db.is_some() {
-        return Err(format!("--db selects a Redis database: memcached has none (--protocol {name})"));
+        return Err(format!("--db selects a Redis database: memcached has none (--protocol {name})").into());
     }
     if server.session.tracking {
-        return Err(format!("--enable-tracking is RESP's client-side caching: --protocol {name} has none"));
+        return Err(format!("--enable-tracking is RESP's client-side caching: --protocol {name} has none").into());
     }
     match (protocol, &server.user, &server.password) {
         (Protocol::MemcacheBinary, None, Some(_)) => Err(
@@ -47,7 +50,8 @@ pub fn check(config: &Config) -> Result<(), String> {
                 .into(),
         ),
         (Protocol::MemcacheText | Protocol::MemcacheMeta, _, Some(_)) => {
-            Err(format!("--protocol {name} has no login: memcached's SASL works over --protocol memcache-binary"))
+            Err(format!("--protocol {name} has no login: memcached's SASL works over --protocol memcache-binary")
+                .into())
         }
         _ => Ok(()),
     }

@@ -4,6 +4,7 @@
 
 use clap::Args as ClapArgs;
 
+use crate::config::parse::InvalidValue;
 use crate::net::driver::IoChoice;
 
 #[derive(Debug, Clone, Default, ClapArgs)]
@@ -47,10 +48,10 @@ pub struct SessionFlags {
 }
 
 /// `--client-share-warning`: a percentage from 0 to 100, kept as a fraction.
-fn share_percent(s: &str) -> Result<f64, String> {
+fn share_percent(s: &str) -> Result<f64, InvalidValue> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(p) if (0.0..=100.0).contains(&p) => Ok(p / 100.0),
-        _ => Err(format!("'{s}' is not a percentage from 0 to 100")),
+        _ => Err(format!("'{s}' is not a percentage from 0 to 100").into()),
     }
 }
 

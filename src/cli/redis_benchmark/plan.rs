@@ -138,7 +138,7 @@ impl<'t> Reading<'t> {
         let (spec, map) = &OPTIONS[index];
         let v = value.unwrap_or_default();
         let invalid = |e: String| format!("invalid value for '{long}': {e}");
-        let count = |v: &str| parse::positive(v).map_err(invalid);
+        let count = |v: &str| parse::positive(v).map_err(|e| invalid(e.0));
         let name = spec.names[0];
         match map {
             Map::Set(set) => set(&mut self.args, &v).map_err(invalid)?,

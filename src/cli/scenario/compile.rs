@@ -10,7 +10,7 @@ use toml::Spanned;
 use super::keys;
 use super::plan::{Setting, Value};
 use super::schema::{self, Kind, Phase};
-use super::{Loaded, Overrides, Step, Tool, kind_name, locate};
+use super::{Loaded, Overrides, ScenarioError, Step, Tool, kind_name, locate};
 use crate::config::parse;
 
 impl Loaded {
@@ -25,23 +25,23 @@ impl Loaded {
     }
 
     /// Every step of every phase, in order.
-    pub fn compile(&self, overrides: &Overrides) -> Result<Vec<Step>, String> {
+    pub fn compile(&self, overrides: &Overrides) -> Result<Vec<Step>, ScenarioError> {
         let scale = overrides.scale.or(self.scenario.scale).unwrap_or(1.0);
         if !(scale > 0.0 && scale.is_finite()) {
-            return Err(self.at_key("scale", &format!("scale {scale} must be a number above 0")));
+            return Err(self.at_key("scale", &format!("scale {scale} must be a number above 0")).into());
         }
         let target = self.target_settings(overrides)?;
         let mut steps = Vec::new();
         for (index, spanned) in self.scenario.phases.iter().enumerate() {
             let phase = merge(&self.scenario.defaults, spanned.get_ref());
             let Some(kind) = phase.kind else {
-                return Err(self.at(spanned, "the phase has no 'kind' (fill, warmup, run, steps or capacity)"));
+                return Err(self.at(spanned, "the phase has no 'kind' (fill, warmup, run, steps or capacity)").into());
             };
             let name = phase.name.clone().unwrap_or_else(|| format!("{}-{}", kind_name(kind), index + 1));
             let compiled = Compiler { loaded: self, phase: &phase, scale }.phase(kind)?;
             let repeat = phase.repeat.unwrap_or(1);
             if repeat == 0 {
-                return Err(self.at(spanned, "repeat 0: a phase runs at least once"));
+                return Err(self.at(spanned, "repeat 0: a phase runs at least once").into());
             }
             for r in 0..repeat {
                 for (suffix, tool, settings) in &compiled {
@@ -59,7 +59,7 @@ impl Loaded {
     }
 
     /// The connection settings, the password read from where the file points.
-    fn target_settings(&self, overrides: &Overrides) -> Result<Vec<Setting>, String> {
+    fn target_settings(&self, overrides: &Overrides) -> Result<Vec<Setting>, ScenarioError> {
         let t = &self.scenario.target;
         let mut out = Vec::new();
         let mut push = |key: &'static str, text: Option<String>| {
@@ -80,7 +80,7 @@ impl Loaded {
         push("sni", t.sni.clone());
         push("db", t.db.map(|n| n.to_string()));
         let password = match (&t.password_env, &t.password_file) {
-            (Some(_), Some(file)) => return Err(self.at(file, "password_env and password_file: give one")),
+            (Some(_), Some(file)) => return Err(self.at(file, "password_env and password_file: give one").into()),
             (Some(var), None) => Some(
                 std::env::var(var.get_ref())
                     .map_err(|_| self.at(var, &format!("the environment variable '{}' is not set", var.get_ref())))?,
@@ -93,7 +93,7 @@ impl Loaded {
             (None, None) => None,
         };
         if t.user.is_some() && password.is_none() {
-            return Err(self.at_key("user", "a user needs password_env or password_file"));
+            return Err(self.at_key("user", "a user needs password_env or password_file").into());
         }
         push("user", t.user.clone());
         if let Some(password) = password {
@@ -169,7 +169,7 @@ impl Setting {
 }
 
 impl Compiler<'_> {
-    fn phase(&self, kind: Kind) -> Result<Compiled, String> {
+    fn phase(&self, kind: Kind) -> Result<Compiled, ScenarioError> {
         let p = self.phase;
         let mut out = Vec::new();
         let mix = self.lookup(&p.mix, &self.loaded.scenario.mixes, "mixes")?;
@@ -228,7 +228,7 @@ impl Compiler<'_> {
     }
 
     /// A fill: every key of the range once, or (a memory target) `respbench fill`.
-    fn fill(&self, mut out: Vec<Setting>) -> Result<Compiled, String> {
+    fn fill(&self, mut out: Vec<Setting>) -> Result<Compiled, ScenarioError> {
         let p = self.phase;
         let Some(target) = &p.memory_target else {
             out.push(Setting::new("phase", "kind", "allkeys"));
@@ -250,7 +250,7 @@ impl Compiler<'_> {
     }
 
     /// How long or how much a run measures, and how its requests arrive.
-    fn load(&self, out: &mut Vec<Setting>) -> Result<(), String> {
+    fn load(&self, out: &mut Vec<Setting>) -> Result<(), ScenarioError> {
         let p = self.phase;
         match &p.requests {
             Some(n) if n != "allkeys" => {
@@ -279,7 +279,7 @@ impl Compiler<'_> {
     }
 
     /// A capacity search's objective and bounds.
-    fn search(&self, out: &mut Vec<Setting>) -> Result<(), String> {
+    fn search(&self, out: &mut Vec<Setting>) -> Result<(), ScenarioError> {
         let p = self.phase;
         if let Some(slo) = &p.slo {
             crate::cli::capacity::slo(slo).map_err(|e| self.here(&format!("slo: {e}")))?;
@@ -298,7 +298,7 @@ impl Compiler<'_> {
     }
 
     /// A staircase: one run per rate, or per connection count.
-    fn steps(&self, base: &[Setting], free: Setting) -> Result<Compiled, String> {
+    fn steps(&self, base: &[Setting], free: Setting) -> Result<Compiled, ScenarioError> {
         let p = self.phase;
         let mut out = Vec::new();
         for rate in &p.rates {
@@ -317,16 +317,16 @@ impl Compiler<'_> {
             out.push((format!(" c {c}"), Tool::Native, s));
         }
         if out.is_empty() {
-            return Err(self.here("a steps phase needs 'rates' or 'connection_steps'"));
+            return Err(self.here("a steps phase needs 'rates' or 'connection_steps'").into());
         }
         Ok(out)
     }
 
     /// The phase's value sizes.
-    fn values(&self, out: &mut Vec<Setting>) -> Result<(), String> {
+    fn values(&self, out: &mut Vec<Setting>) -> Result<(), ScenarioError> {
         let Some(v) = self.lookup(&self.phase.values, &self.loaded.scenario.values, "values")? else { return Ok(()) };
         let name = self.phase.values.as_ref().expect("looked up");
-        let bad = |key: &str, e: String| self.loaded.at(name, &format!("values {key}: {e}"));
+        let bad = |key: &str, e: parse::InvalidValue| self.loaded.at(name, &format!("values {key}: {e}"));
         if let Some(size) = &v.size {
             parse::size(size).map_err(|e| bad("size", e))?;
             out.push(Setting::new("values", "size", size));
@@ -357,7 +357,7 @@ impl Compiler<'_> {
         name: &Option<Spanned<String>>,
         table: &'t std::collections::BTreeMap<String, T>,
         what: &str,
-    ) -> Result<Option<&'t T>, String> {
+    ) -> Result<Option<&'t T>, ScenarioError> {
         let Some(name) = name else { return Ok(None) };
         match table.get(name.get_ref()) {
             Some(t) => Ok(Some(t)),
@@ -368,7 +368,10 @@ impl Compiler<'_> {
                 } else {
                     format!("defined: {}", known.join(", "))
                 };
-                Err(self.loaded.at(name, &format!("'{}' is not defined under [{what}] ({known})", name.get_ref())))
+                Err(self
+                    .loaded
+                    .at(name, &format!("'{}' is not defined under [{what}] ({known})", name.get_ref()))
+                    .into())
             }
         }
     }
@@ -399,12 +402,12 @@ impl Compiler<'_> {
         }
     }
 
-    fn mix(&self, out: &mut Vec<Setting>, mix: &schema::Mix) -> Result<(), String> {
+    fn mix(&self, out: &mut Vec<Setting>, mix: &schema::Mix) -> Result<(), ScenarioError> {
         let keyspaces = &self.loaded.scenario.keyspaces;
         if mix.commands.is_empty() {
             let (set, get) = (mix.set.unwrap_or(0), mix.get.unwrap_or(0));
             if set + get == 0 {
-                return Err(self.here("a mix needs 'set' and 'get' weights or 'commands'"));
+                return Err(self.here("a mix needs 'set' and 'get' weights or 'commands'").into());
             }
             out.push(Setting::new("mixes", "set", format!("{set}:{get}")));
             if let Some(ks) = self.lookup(&mix.keyspace, keyspaces, "keyspaces")? {
@@ -416,7 +419,7 @@ impl Compiler<'_> {
             return Ok(());
         }
         if mix.set.is_some() || mix.get.is_some() {
-            return Err(self.here("a mix has 'set'/'get' weights or 'commands', not both"));
+            return Err(self.here("a mix has 'set'/'get' weights or 'commands', not both").into());
         }
         // One key range per run: the commands' keyspaces may differ only in distribution.
         let mut range: Option<(&Spanned<String>, &schema::Keyspace)> = None;
@@ -431,14 +434,17 @@ impl Compiler<'_> {
             match range {
                 None => range = Some((name, ks)),
                 Some((first, r)) if (&r.prefix, r.min, r.max) != (&ks.prefix, ks.min, ks.max) => {
-                    return Err(self.loaded.at(
-                        name,
-                        &format!(
-                            "keyspaces '{}' and '{}' have different ranges: one run draws from one key range",
-                            first.get_ref(),
-                            name.get_ref()
-                        ),
-                    ));
+                    return Err(self
+                        .loaded
+                        .at(
+                            name,
+                            &format!(
+                                "keyspaces '{}' and '{}' have different ranges: one run draws from one key range",
+                                first.get_ref(),
+                                name.get_ref()
+                            ),
+                        )
+                        .into());
                 }
                 Some(_) => {}
             }
@@ -465,7 +471,7 @@ impl Compiler<'_> {
     }
 
     /// A request count scaled, as shown (the file's text when not scaled).
-    fn scaled_count(&self, n: &str) -> Result<String, String> {
+    fn scaled_count(&self, n: &str) -> Result<String, ScenarioError> {
         let count = parse::count(n).map_err(|e| self.here(&format!("requests: {e}")))?;
         Ok(if self.scale == 1.0 {
             n.to_string()
@@ -475,7 +481,7 @@ impl Compiler<'_> {
     }
 
     /// A duration scaled, as shown (checked, and the file's text when not scaled).
-    fn scaled_duration(&self, d: &str) -> Result<String, String> {
+    fn scaled_duration(&self, d: &str) -> Result<String, ScenarioError> {
         let parsed = parse::duration(d).map_err(|e| self.here(&format!("'{d}': {e}")))?;
         if self.scale == 1.0 {
             return Ok(d.to_string());

@@ -10,9 +10,11 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::ScenarioError;
 use crate::cli::run::RunContext;
+use crate::config::parse::InvalidValue;
 use crate::report::live::metrics::Live;
-use crate::report::live::push::{self, PushLabel, PushTarget, PushUrl};
+use crate::report::live::push::{self, PushError, PushLabel, PushTarget, PushUrl};
 use crate::report::live::shape::{self, Buckets, MetricsLabel, Names, Shape};
 
 #[derive(Debug, Clone, Default, Args)]
@@ -128,11 +130,11 @@ pub fn given(cmd: &clap::Command, matches: &clap::ArgMatches) -> Vec<Given> {
 impl ScenarioFlags {
     /// `respbench fill` and `capacity` take the run's flags but not `--save-scenario`: a
     /// one-line refusal.
-    pub fn refuse_in(&self, subcommand: &str) -> Result<(), String> {
+    pub fn refuse_in(&self, subcommand: &str) -> Result<(), ScenarioError> {
         if self.save_scenario.is_some() {
             return Err(format!(
                 "--save-scenario is not available with respbench {subcommand}: write a {subcommand} phase in a scenario file"
-            ));
+            ).into());
         }
         Ok(())
     }
@@ -140,7 +142,7 @@ impl ScenarioFlags {
     /// `respbench fill` and `capacity`: serves `--metrics-listen` (and pushes `--metrics-push`),
     /// which every engine run of the fill or search feeds, unless the context already hands them
     /// an endpoint (a scenario's). The endpoint it started, if any.
-    pub fn serve_metrics(&self, cx: &RunContext<'_>) -> Result<Option<Arc<Live>>, String> {
+    pub fn serve_metrics(&self, cx: &RunContext<'_>) -> Result<Option<Arc<Live>>, PushError> {
         match cx.metrics {
             None => self.open_metrics(1),
             Some(_) => Ok(None),
@@ -149,7 +151,7 @@ impl ScenarioFlags {
 
     /// This command line's own live metrics: `--metrics-listen`, `--metrics-push`, or both, over
     /// `runs` runs.
-    pub fn open_metrics(&self, runs: usize) -> Result<Option<Arc<Live>>, String> {
+    pub fn open_metrics(&self, runs: usize) -> Result<Option<Arc<Live>>, PushError> {
         push::open(self.metrics_listen, self.push.target(), self.metrics_shape(runs))
     }
 
@@ -173,6 +175,6 @@ impl ScenarioFlags {
     }
 }
 
-pub(crate) fn socket_addr(s: &str) -> Result<SocketAddr, String> {
-    s.parse().map_err(|_| format!("expected an address and port such as 127.0.0.1:9100, got '{s}'"))
+pub(crate) fn socket_addr(s: &str) -> Result<SocketAddr, InvalidValue> {
+    Ok(s.parse().map_err(|_| format!("expected an address and port such as 127.0.0.1:9100, got '{s}'"))?)
 }

@@ -18,6 +18,12 @@ pub(crate) use plan::Planned;
 pub use plan::{PlanError, Setting, Step, Tool, Value};
 pub use schema::{Kind, Phase, Price, Scenario};
 
+message_error!(
+    /// A scenario file that cannot be read or planned, or a plan that cannot be saved as one;
+    /// the message names the file, line and key.
+    ScenarioError from crate::cli::options::OptionsError
+);
+
 /// A scenario file as read: its text (kept in the result, with its hash) and its contents.
 pub struct Loaded {
     pub path: PathBuf,
@@ -86,7 +92,7 @@ impl Loaded {
 }
 
 /// Reads and checks a scenario file; every error is one line naming the file, line, column and key.
-pub fn load(path: &Path) -> Result<Loaded, String> {
+pub fn load(path: &Path) -> Result<Loaded, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {}: {e}", path.display()))?;
     let scenario: Scenario = toml::from_str(&text).map_err(|e| {
         let msg = e.message().trim().replace('\n', " ");
@@ -97,16 +103,16 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
     })?;
     let loaded = Loaded { path: path.to_path_buf(), text, scenario };
     if loaded.scenario.phases.is_empty() {
-        return Err(format!("{}: no [[phase]]: a scenario runs at least one phase", path.display()));
+        return Err(format!("{}: no [[phase]]: a scenario runs at least one phase", path.display()).into());
     }
     if let Some(price) = &loaded.scenario.price
         && !(price.get_ref().per_hour > 0.0 && price.get_ref().per_hour.is_finite())
     {
         let msg = format!("price per_hour {} must be a price above 0", price.get_ref().per_hour);
-        return Err(loaded.at_key("per_hour", &msg));
+        return Err(loaded.at_key("per_hour", &msg).into());
     }
     if loaded.scenario.defaults.kind.is_some() {
-        return Err(loaded.at_key("[defaults]", "'kind' belongs to a [[phase]], not to [defaults]"));
+        return Err(loaded.at_key("[defaults]", "'kind' belongs to a [[phase]], not to [defaults]").into());
     }
     Ok(loaded)
 }

@@ -8,6 +8,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory, FromArgMatches};
 
+use super::ScenarioError;
 use super::schema::Kind;
 use crate::cli::capacity::CapacityArgs;
 use crate::cli::fill::FillArgs;
@@ -57,12 +58,12 @@ impl Step {
 
     /// The plan this step runs, as `respbench` with the step's settings would build it. A fill
     /// up to a memory target and a capacity search are several runs, not one plan.
-    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::options::Output), String> {
+    pub fn plan(&self) -> Result<(crate::config::Config, crate::cli::options::Output), ScenarioError> {
         match self.planned() {
-            Ok(Planned::Native(args)) => args.into_config(),
+            Ok(Planned::Native(args)) => Ok(args.into_config()?),
             Ok(Planned::Fill(_)) => Err("a fill up to a memory target is several runs, not one plan".into()),
             Ok(Planned::Capacity(_)) => Err("a capacity search is several runs, not one plan".into()),
-            Err(e) => Err(e.msg),
+            Err(e) => Err(e.msg.into()),
         }
     }
 }

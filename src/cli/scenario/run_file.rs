@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::{ArgAction, Parser};
 use sha2::{Digest, Sha256};
 
-use super::{Loaded, Overrides, Planned, Step, Tool};
+use super::{Loaded, Overrides, Planned, ScenarioError, Step, Tool};
 use crate::cli::parse;
 use crate::cli::run::RunContext;
 use crate::cli::usage::{EXIT_FAILURE, parse_args, usage_error};
@@ -180,12 +180,14 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 
 /// Every step planned as the command line would plan it, before anything runs: a mistake in
 /// the last phase must not cost the hour the first ones take. A mistake is said at its key.
-fn check(loaded: &Loaded, steps: Vec<Step>) -> Result<Vec<Step>, String> {
+fn check(loaded: &Loaded, steps: Vec<Step>) -> Result<Vec<Step>, ScenarioError> {
     for step in &steps {
         let checked = match step.planned() {
             Ok(Planned::Native(args)) => {
-                let outputs = |(_, output): (_, crate::cli::options::Output)| report::output::check(&output.files());
-                args.into_config().and_then(outputs).map_err(|msg| super::PlanError { key: None, msg })
+                let outputs = |(_, output): (_, crate::cli::options::Output)| {
+                    report::output::check(&output.files()).map_err(|e| e.0)
+                };
+                args.into_config().map_err(|e| e.0).and_then(outputs).map_err(|msg| super::PlanError { key: None, msg })
             }
             Ok(_) => Ok(()),
             Err(e) => Err(e),

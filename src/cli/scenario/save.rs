@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use toml::Spanned;
 
+use super::ScenarioError;
 use super::flags::Given;
 use super::schema::{Distribution, Keyspace, Mix, Phase, Scenario, Target, Values};
 use crate::cli::options::Args;
@@ -53,7 +54,7 @@ impl Draft {
 
     /// The file's text for a run with `seed` (the one it drew when it was given none, so the
     /// file replays the same streams); `shown` is the command line the user typed.
-    pub fn text(&mut self, shown: &[OsString], seed: u64) -> Result<String, String> {
+    pub fn text(&mut self, shown: &[OsString], seed: u64) -> Result<String, ScenarioError> {
         for phase in &mut self.scenario.phases {
             phase.get_mut().seed.get_or_insert(seed);
         }
@@ -87,7 +88,7 @@ pub fn from_runs(
     runs: &[(String, Args)],
     seed: u64,
     notes: &mut Vec<String>,
-) -> Result<String, String> {
+) -> Result<String, ScenarioError> {
     let mut all: Option<Scenario> = None;
     for (name, args) in runs {
         let mut quiet = Vec::new();
@@ -106,7 +107,7 @@ pub fn from_runs(
     render(&all, shown)
 }
 
-fn render(sc: &Scenario, argv: &[OsString]) -> Result<String, String> {
+fn render(sc: &Scenario, argv: &[OsString]) -> Result<String, ScenarioError> {
     let body = toml::to_string_pretty(sc).map_err(|e| format!("cannot write the scenario: {e}"))?;
     let shown: Vec<String> = mask(argv);
     Ok(format!("# Saved by respbench from:\n#   {}\n# Run it with: respbench run FILE.toml\n\n{body}", shown.join(" ")))

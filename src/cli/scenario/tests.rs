@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn compile(text: &str, scale: Option<f64>) -> Result<Vec<Step>, String> {
+fn compile(text: &str, scale: Option<f64>) -> Result<Vec<Step>, ScenarioError> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.toml");
     std::fs::write(&path, text).unwrap();

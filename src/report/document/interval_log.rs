@@ -21,6 +21,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag};
 
+use super::Malformed;
 use crate::stats::{COMPACT_DIGITS, LatencyParts, OpStats, Window, coarse, widen};
 
 /// What each histogram of a row is: response and service time, then the latency's parts.
@@ -225,7 +226,7 @@ impl LoggedInterval {
 
 /// The intervals of a log's text, in order (`what` names it in errors). A last line cut short
 /// (the run was killed while writing it) is left out.
-pub fn read(text: &[u8], what: &str) -> Result<Vec<LoggedInterval>, String> {
+pub fn read(text: &[u8], what: &str) -> Result<Vec<LoggedInterval>, Malformed> {
     let whole = text.iter().rposition(|&b| b == b'\n').map_or(&text[..0], |end| &text[..=end]);
     let mut out: Vec<LoggedInterval> = Vec::new();
     for entry in IntervalLogIterator::new(whole) {

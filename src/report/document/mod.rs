@@ -42,7 +42,7 @@ struct Kind {
 
 impl ResultFile {
     /// Reads a result file's text; `Err` says why it is none (`what` names it).
-    pub fn parse(text: &str, what: &str) -> Result<ResultFile, String> {
+    pub fn parse(text: &str, what: &str) -> Result<ResultFile, Malformed> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("{what} is not a respbench result (invalid JSON: {e})"))?;
         let invalid = |e: serde_json::Error| format!("{what} is not a respbench result ({e})");
@@ -52,7 +52,9 @@ impl ResultFile {
         }
         let ours = kind.tool.as_ref().and_then(|t| t.get("name")).and_then(|n| n.as_str()) == Some("respbench");
         if !ours || kind.schema_version.as_ref().and_then(|v| v.as_u64()).is_none() {
-            return Err(format!("{what} is not a respbench result (no tool.name \"respbench\" and schema_version)"));
+            return Err(
+                format!("{what} is not a respbench result (no tool.name \"respbench\" and schema_version)").into()
+            );
         }
         Ok(ResultFile::Run(Box::new(serde_json::from_value(value).map_err(invalid)?)))
     }

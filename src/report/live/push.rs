@@ -18,7 +18,7 @@ use super::metrics::{Follower, Live};
 
 message_error!(
     /// A push target that cannot be read or reached.
-    PushError
+    PushError from super::metrics::ServeError
 );
 
 /// The job name when `--metrics-push-job` is not given.
@@ -140,7 +140,7 @@ pub fn open(
     listen: Option<SocketAddr>,
     push: Option<PushTarget>,
     shape: super::shape::Shape,
-) -> Result<Option<Arc<Live>>, String> {
+) -> Result<Option<Arc<Live>>, PushError> {
     let live = match (listen, &push) {
         (None, None) => return Ok(None),
         (Some(addr), _) => Live::serve(addr, shape)?,

@@ -14,6 +14,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::time::Duration;
 
+use super::push::PushError;
 use crate::engine::Progress;
 
 /// Where the metrics go (`--statsd-host` and friends).
@@ -46,7 +47,7 @@ pub struct Statsd {
 
 impl Statsd {
     /// Resolves the host and opens the UDP socket.
-    pub fn open(options: &Options, percentiles: &[f64]) -> Result<Statsd, String> {
+    pub fn open(options: &Options, percentiles: &[f64]) -> Result<Statsd, PushError> {
         let resolve = |port: u16| {
             (options.host.as_str(), port)
                 .to_socket_addrs()

@@ -2,5 +2,5 @@
 
 message_error!(
     /// Results that do not belong together, or a part of one that does not read.
-    MergeError
+    MergeError from crate::report::document::Malformed
 );

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::error::MergeError;
 use super::figures::{count_only, op_stats};
 use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
 use crate::report::document::{Configuration, Document as ResultDocument, Malformed, ValueSizeConfig};
@@ -51,7 +52,7 @@ pub struct Options {
 }
 
 /// memtier's JSON of the merged document `doc`.
-pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, String> {
+pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, MergeError> {
     let config = &doc.configuration;
     let names = row_names(doc);
     let histograms = &doc.histograms;

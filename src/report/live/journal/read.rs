@@ -22,7 +22,7 @@ pub struct Recovered {
 }
 
 /// Reads the interval log a journal names: its bytes and how to name it in errors.
-pub type ReadLog<'a> = dyn Fn(&str) -> Result<(Vec<u8>, String), String> + 'a;
+pub type ReadLog<'a> = dyn Fn(&str) -> Result<(Vec<u8>, String), Malformed> + 'a;
 
 /// One run's lines.
 #[derive(Default)]
