@@ -39,7 +39,7 @@ pub fn fraction(s: &str) -> Result<f64, InvalidValue> {
 
 /// A count that must be at least 1.
 pub fn positive(s: &str) -> Result<u64, InvalidValue> {
-    Ok(at_least_one(count(s)?).map_err(|_| format!("expected at least 1, got '{s}'"))?)
+    at_least_one(count(s)?).map_err(|_| InvalidValue(format!("expected at least 1, got '{s}'")))
 }
 
 /// A number that must be at least 1 (a scenario file's `pipeline = 0`, as `-P 0` is refused).

@@ -176,5 +176,5 @@ impl ScenarioFlags {
 }
 
 pub(crate) fn socket_addr(s: &str) -> Result<SocketAddr, InvalidValue> {
-    Ok(s.parse().map_err(|_| format!("expected an address and port such as 127.0.0.1:9100, got '{s}'"))?)
+    s.parse().map_err(|_| InvalidValue(format!("expected an address and port such as 127.0.0.1:9100, got '{s}'")))
 }
