@@ -26,6 +26,11 @@ pub use target::{MemoryTarget, fraction, memory_target};
 
 pub use crate::config::parse::memory_size;
 
+message_error!(
+    /// Why a fill stopped: the server's memory could not be read, or a pass failed.
+    FillError
+);
+
 /// Fills a key range, or the server up to a memory target, every key exactly once.
 #[derive(Debug, Parser)]
 #[command(name = "respbench fill", version, disable_help_flag = true, max_term_width = 100)]

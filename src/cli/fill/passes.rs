@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::FillError;
 use super::probe::Probe;
 use super::target::MemoryTarget;
 use crate::cli::run::{self, Plan, RunContext};
@@ -41,7 +42,7 @@ fn pass(
     done_before: u64,
     total: u64,
     cx: &RunContext<'_>,
-) -> Result<bool, String> {
+) -> Result<bool, FillError> {
     if to < from {
         return Ok(false);
     }
@@ -57,7 +58,9 @@ fn pass(
     let outcome = result.pooled();
     if outcome.errors.total() > 0 {
         let kinds: Vec<String> = outcome.errors.sorted().iter().map(|(k, n)| format!("{k} {n}")).collect();
-        return Err(format!("the fill got errors ({}): the key range is not completely written", kinds.join(", ")));
+        return Err(
+            format!("the fill got errors ({}): the key range is not completely written", kinds.join(", ")).into()
+        );
     }
     Ok(outcome.interrupted)
 }
@@ -76,7 +79,7 @@ fn progress_bar(done: u64, total: u64, rate: f64) -> String {
 }
 
 /// Fills the configuration's key range in one pass, reading the server's memory before and after.
-pub(super) fn fill_range(config: &mut Config, cx: &RunContext<'_>) -> Result<FillResult, String> {
+pub(super) fn fill_range(config: &mut Config, cx: &RunContext<'_>) -> Result<FillResult, FillError> {
     let started = Instant::now();
     let (min, max) = (config.keys.min, config.keys.max);
     let mut probe = Probe::open(config)?;
@@ -107,7 +110,7 @@ pub(super) fn fill_to_target(
     target: MemoryTarget,
     memory: Option<u64>,
     cx: &RunContext<'_>,
-) -> Result<FillResult, String> {
+) -> Result<FillResult, FillError> {
     let started = Instant::now();
     let mut probe = Probe::open(config)?;
     let no_info =
@@ -126,14 +129,16 @@ pub(super) fn fill_to_target(
     if maxmemory > 0 && target_bytes > maxmemory {
         return Err(format!(
             "the target {target_bytes} bytes is above the server's maxmemory {maxmemory}: filling it would evict keys"
-        ));
+        )
+        .into());
     }
     // What eviction counts: replica output buffers swell and drain while a fill replicates.
     let used_before = first.counted_memory;
     if used_before >= target_bytes {
         return Err(format!(
             "used_memory is already {used_before} bytes, at or above the target {target_bytes}: nothing to fill"
-        ));
+        )
+        .into());
     }
     let room = target_bytes - used_before;
     let start_key = config.keys.min;
@@ -167,7 +172,8 @@ pub(super) fn fill_to_target(
                 now.evicted - first.evicted,
                 now.used_memory,
                 now.maxmemory
-            ));
+            )
+            .into());
         }
         per_key = (now.counted_memory.saturating_sub(used_before) as f64 / filled as f64).max(1.0);
         total_estimate = (room as f64 / per_key) as u64;

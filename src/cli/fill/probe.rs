@@ -1,6 +1,7 @@
 //! What a fill reads of the server's memory: INFO (used memory, maxmemory, evictions) and
 //! `CONFIG GET maxmemory`, of one server or summed over a cluster's primaries.
 
+use super::FillError;
 use crate::config::Config;
 use crate::engine::Info;
 use crate::net::Session;
@@ -12,7 +13,7 @@ pub(super) struct Probe {
 }
 
 impl Probe {
-    pub(super) fn open(config: &Config) -> Result<Probe, String> {
+    pub(super) fn open(config: &Config) -> Result<Probe, FillError> {
         let mut seed = Session::open(&config.server).map_err(|e| e.to_string())?;
         if config.cluster.is_none() {
             return Ok(Probe { sessions: vec![seed] });
@@ -20,8 +21,8 @@ impl Probe {
         let shards = crate::net::cluster::shards(&mut seed, &config.server).map_err(|e| e.to_string())?;
         let sessions = shards
             .iter()
-            .map(|shard| Session::open(&shard.primary.options(&config.server)).map_err(|e| e.to_string()))
-            .collect::<Result<Vec<_>, String>>()?;
+            .map(|shard| Session::open(&shard.primary.options(&config.server)).map_err(|e| FillError(e.to_string())))
+            .collect::<Result<Vec<_>, FillError>>()?;
         Ok(Probe { sessions })
     }
 
