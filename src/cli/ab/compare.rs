@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::AbError;
 use super::{drawn_seed, settings};
 use crate::cli::usage::{EXIT_FAILURE, usage_error};
 use crate::report::ab::{self, AbDocument, Judging, Metric, Side};
@@ -55,7 +56,7 @@ pub struct Verdicts {
 
 impl VerdictFlags {
     /// Refuses what cannot be written for several results before anything is judged.
-    pub fn check(&self, results: usize) -> Result<(), String> {
+    pub fn check(&self, results: usize) -> Result<(), AbError> {
         if results > 2 && (self.json.is_some() || self.markdown.is_some() || self.fail_on_regression.is_some()) {
             return Err("--json, --markdown and --fail-on-regression judge two results: give exactly two".into());
         }
@@ -86,7 +87,7 @@ impl VerdictFlags {
 }
 
 /// One side from a result (or a scenario's phase): its runs, pooled figures and price.
-fn side(name: &str, what: &str, doc: &Document, price: Option<(f64, String)>) -> Result<Side, String> {
+fn side(name: &str, what: &str, doc: &Document, price: Option<(f64, String)>) -> Result<Side, AbError> {
     let (runs, pooled) = ab::from_document::runs_of(doc).map_err(|e| format!("{name}: {e}"))?;
     let source = format!("{what} ({} run{})", runs.len(), if runs.len() == 1 { "" } else { "s" });
     Ok(Side::new(name.to_string(), source, price, runs, pooled))
@@ -120,7 +121,7 @@ pub fn of_runs(
     results: &[(String, Document)],
     prices: &[(String, f64)],
     flags: &VerdictFlags,
-) -> Result<Verdicts, String> {
+) -> Result<Verdicts, AbError> {
     if flags.phase.is_some() {
         return Err("--phase picks a phase of scenario results; these are results of runs".into());
     }
@@ -150,7 +151,7 @@ pub fn of_phases(
     results: &[(String, ScenarioDocument)],
     prices: &[(String, f64)],
     flags: &VerdictFlags,
-) -> Result<Verdicts, String> {
+) -> Result<Verdicts, AbError> {
     let price = |name: &str, doc: &ScenarioDocument| match prices.iter().find(|(n, _)| n == name) {
         Some((_, usd)) => Some((*usd, "USD".to_string())),
         None => doc.scenario.price.as_ref().map(|p| (p.per_hour, p.currency.clone())),
@@ -191,7 +192,8 @@ pub fn of_phases(
             names(first),
             results[1].0,
             names(&results[1].1)
-        ));
+        )
+        .into());
     }
     if flags.json.is_some() && out.docs.len() > 1 {
         let phases: Vec<&str> = out.docs.iter().filter_map(|d| d.phase.as_deref()).collect();
@@ -199,7 +201,8 @@ pub fn of_phases(
             "--json writes one verdict and {} phases are in both results ({}): pick one with --phase NAME",
             phases.len(),
             phases.join(", ")
-        ));
+        )
+        .into());
     }
     Ok(out)
 }

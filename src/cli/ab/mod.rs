@@ -16,9 +16,16 @@ use clap::Parser;
 use super::parse;
 use super::run::RunContext;
 use super::usage::{EXIT_FAILURE, parse_args, usage_error};
+use crate::config::parse::InvalidValue;
 use crate::report::ab::stats::{Method, Settings};
 use crate::report::ab::{self, AbDocument, Judging, Metric, Side};
 use crate::report::document::Tool;
+
+message_error!(
+    /// A side that cannot be planned, rounds that could not run, or results that cannot be
+    /// compared; the message names the side or the file.
+    AbError from crate::cli::options::OptionsError, crate::cli::scenario::ScenarioError
+);
 
 /// Interleaved A/B rounds with paired statistics and a verdict.
 #[derive(Debug, Parser)]
@@ -95,24 +102,24 @@ enum MethodArg {
     Bootstrap,
 }
 
-fn percent_between_0_and_100(s: &str) -> Result<f64, String> {
+fn percent_between_0_and_100(s: &str) -> Result<f64, InvalidValue> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
         Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
-        _ => Err(format!("expected a percentage above 0 and below 100 such as 95, got '{s}'")),
+        _ => Err(format!("expected a percentage above 0 and below 100 such as 95, got '{s}'").into()),
     }
 }
 
-fn non_negative_percent(s: &str) -> Result<f64, String> {
+fn non_negative_percent(s: &str) -> Result<f64, InvalidValue> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
         Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("expected a percentage of 0 or more such as 2, got '{s}'")),
+        _ => Err(format!("expected a percentage of 0 or more such as 2, got '{s}'").into()),
     }
 }
 
-fn parse_price(s: &str) -> Result<f64, String> {
+fn parse_price(s: &str) -> Result<f64, InvalidValue> {
     match s.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("expected a price per hour above 0 such as 0.126, got '{s}'")),
+        _ => Err(format!("expected a price per hour above 0 such as 0.126, got '{s}'").into()),
     }
 }
 
@@ -140,7 +147,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     let side = |flag: &str, letter: &str, flags: &Option<String>, file: &Option<PathBuf>| match (flags, file) {
         (Some(flags), _) => sides::from_flags(flag, letter, flags),
         (None, Some(path)) => sides::from_file(&format!("{flag}-file"), path),
-        (None, None) => Err(format!("give {flag} FLAGS or {flag}-file FILE.toml")),
+        (None, None) => Err(AbError(format!("give {flag} FLAGS or {flag}-file FILE.toml"))),
     };
     let (mut a, mut b) = match (side("--a", "A", &args.a, &args.a_file), side("--b", "B", &args.b, &args.b_file)) {
         (Ok(a), Ok(b)) => (a, b),

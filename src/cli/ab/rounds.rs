@@ -5,6 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
+use super::AbError;
 use crate::cli::notes::Notes;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::config::Config;
@@ -59,7 +60,7 @@ pub fn run(
     seed: u64,
     cx: &RunContext<'_>,
     each_pair: &mut dyn FnMut(&Rounds),
-) -> Result<Rounds, String> {
+) -> Result<Rounds, AbError> {
     let mut rng = Rng::derive(seed, 0x0ab0);
     let mut rounds = Rounds {
         figures: [Vec::new(), Vec::new()],

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
+use super::AbError;
 use crate::cli::options::Args;
 use crate::config::{Config, StopAfter};
 
@@ -22,7 +23,7 @@ pub struct Side {
 }
 
 /// `--a FLAGS` (`flag` names it in messages).
-pub fn from_flags(flag: &str, letter: &str, flags: &str) -> Result<Side, String> {
+pub fn from_flags(flag: &str, letter: &str, flags: &str) -> Result<Side, AbError> {
     let words = shlex::split(flags)
         .ok_or_else(|| format!("{flag} '{flags}': unbalanced quotes (give the side's flags as one shell word)"))?;
     let argv = std::iter::once(OsString::from("respbench")).chain(words.iter().map(OsString::from));
@@ -36,7 +37,7 @@ pub fn from_flags(flag: &str, letter: &str, flags: &str) -> Result<Side, String>
 }
 
 /// What ab decides for both sides, refused in one side's flags.
-fn refuse_own_flags(flag: &str, args: &Args) -> Result<(), String> {
+fn refuse_own_flags(flag: &str, args: &Args) -> Result<(), AbError> {
     let run_length = [
         (args.requests.is_some(), "-n/--requests"),
         (args.duration.is_some(), "--duration"),
@@ -46,7 +47,7 @@ fn refuse_own_flags(flag: &str, args: &Args) -> Result<(), String> {
     if let Some((_, name)) = run_length.iter().find(|(given, _)| *given) {
         return Err(format!(
             "{flag} gives {name}: ab sets every round's length and warm-up (--rounds, --round-duration, --warmup after ab)"
-        ));
+        ).into());
     }
     // The files a run writes: the output flags that take a FILE.
     let cmd = <Args as clap::CommandFactory>::command();
@@ -61,13 +62,14 @@ fn refuse_own_flags(flag: &str, args: &Args) -> Result<(), String> {
         return Err(format!(
             "{flag} gives {}: ab writes one comparison (--json, --markdown, --html after ab)",
             file.flag
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
 /// `--a-file FILE.toml`: the scenario's one measured phase, its `[price]` with it.
-pub fn from_file(flag: &str, path: &Path) -> Result<Side, String> {
+pub fn from_file(flag: &str, path: &Path) -> Result<Side, AbError> {
     let loaded = crate::cli::scenario::load(path)?;
     let steps = loaded.compile(&crate::cli::scenario::Overrides::default())?;
     let measured: Vec<_> = steps.iter().filter(|s| s.kind == crate::cli::scenario::Kind::Run).collect();
@@ -79,14 +81,16 @@ pub fn from_file(flag: &str, path: &Path) -> Result<Side, String> {
                 "{flag} {}: phase '{}' is not a run: ab runs one measured phase per side (fill or warm up beforehand)",
                 path.display(),
                 other.label
-            ));
+            )
+            .into());
         }
         (many, None) => {
             return Err(format!(
                 "{flag} {}: {} measured phases: ab runs one per side (kind = \"run\", repeat 1)",
                 path.display(),
                 many.len()
-            ));
+            )
+            .into());
         }
     };
     let (config, _output) = step.plan().map_err(|e| format!("{flag} {}: {e}", path.display()))?;
