@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::SpecError;
 use super::summary::{Summary, Verdict};
 use crate::cli::ab::compare::{VerdictFlags, of_runs};
 use crate::cli::results::load_run;
@@ -68,7 +69,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 }
 
 /// A summary and the directory its files are in.
-fn load(path: &Path) -> Result<(PathBuf, Summary), String> {
+fn load(path: &Path) -> Result<(PathBuf, Summary), SpecError> {
     let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
     let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let summary: Summary =
@@ -85,7 +86,7 @@ fn judge(
     b_dir: &Path,
     b_files: &[String],
     flags: &VerdictFlags,
-) -> Result<(String, bool), String> {
+) -> Result<(String, bool), SpecError> {
     let result = |dir: &Path, files: &[String]| {
         let name = files
             .iter()

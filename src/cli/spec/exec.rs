@@ -5,6 +5,7 @@
 
 use std::process::ExitCode;
 
+use super::SpecError;
 use super::plan::{Spec, Step, Steps};
 use super::summary::{CheckFigures, Parameter, SpecResult, Verdict};
 use crate::cli::exit;
@@ -25,7 +26,7 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn open(config: &Config) -> Result<Server, String> {
+    pub fn open(config: &Config) -> Result<Server, SpecError> {
         let mut seed = Session::open(&config.server).map_err(|e| e.to_string())?;
         let info = ServerInfo::query(&mut seed);
         let mut sessions = vec![seed];
@@ -58,17 +59,17 @@ impl Server {
     }
 
     /// `CONFIG GET name` on the first node: `None` when the server has no such parameter.
-    pub fn config_get(&mut self, name: &str) -> Result<Option<String>, String> {
+    pub fn config_get(&mut self, name: &str) -> Result<Option<String>, SpecError> {
         let reply = self.sessions[0].call(&[b"CONFIG", b"GET", name.as_bytes()]).map_err(|e| e.to_string())?;
         let pairs = match value::parse(&reply.0) {
             Some(Value::Array(items)) => items,
-            _ => return Err(format!("CONFIG GET {name}: the reply is not a list")),
+            _ => return Err(format!("CONFIG GET {name}: the reply is not a list").into()),
         };
         Ok(pairs.chunks(2).find(|p| p[0].as_str() == Some(name)).and_then(|p| p.get(1)?.as_str().map(str::to_string)))
     }
 
     /// `CONFIG SET name value` on every node.
-    fn config_set(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn config_set(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
         for session in &mut self.sessions {
             session.call(&[b"CONFIG", b"SET", name.as_bytes(), value.as_bytes()]).map_err(|e| e.to_string())?;
         }
@@ -76,17 +77,17 @@ impl Server {
     }
 
     /// One init command, to the first node.
-    fn send(&mut self, words: &[String]) -> Result<(), String> {
+    fn send(&mut self, words: &[String]) -> Result<(), SpecError> {
         let args: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
         match self.sessions[0].call(&args) {
             Ok(_) => Ok(()),
-            Err(CallError::Server(msg)) => Err(msg),
-            Err(e) => Err(e.to_string()),
+            Err(CallError::Server(msg)) => Err(msg.into()),
+            Err(e) => Err(e.to_string().into()),
         }
     }
 
     /// `FLUSHALL` on every node.
-    pub fn flush(&mut self) -> Result<(), String> {
+    pub fn flush(&mut self) -> Result<(), SpecError> {
         for session in &mut self.sessions {
             session.call(&[b"FLUSHALL"]).map_err(|e| format!("FLUSHALL: {e}"))?;
         }
@@ -94,7 +95,7 @@ impl Server {
     }
 
     /// Keys in every database of every node (`INFO keyspace`).
-    pub fn keys(&mut self) -> Result<u64, String> {
+    pub fn keys(&mut self) -> Result<u64, SpecError> {
         let mut total = 0;
         for session in &mut self.sessions {
             let reply = session.call(&[b"INFO", b"keyspace"]).map_err(|e| format!("INFO keyspace: {e}"))?;
@@ -209,14 +210,14 @@ pub fn run_spec(
     if options.flushall
         && let Err(e) = server.flush()
     {
-        return failed(result, e);
+        return failed(result, e.to_string());
     }
     let mut set = Vec::new();
-    let mut outcome = Err(String::new());
+    let mut outcome = Err(SpecError(String::new()));
     for p in &result.parameters {
         eprintln!("respbench: {}: CONFIG SET {} '{}' (was '{}')", spec.name, p.name, p.value, p.old);
         if let Err(e) = server.config_set(&p.name, &p.value) {
-            outcome = Err(format!("CONFIG SET {} '{}': {e}", p.name, p.value));
+            outcome = Err(SpecError(format!("CONFIG SET {} '{}': {e}", p.name, p.value)));
             break;
         }
         set.push(p.clone());
@@ -231,7 +232,7 @@ pub fn run_spec(
             result.files = files.iter().map(|(p, _)| p.display().to_string()).collect();
             (result, files)
         }
-        Err(why) => failed(result, why),
+        Err(why) => failed(result, why.0),
     }
 }
 
@@ -273,12 +274,12 @@ fn setup_and_run(
     server: &mut Server,
     result: &mut SpecResult,
     (runs, cx): (usize, &RunContext<'_>),
-) -> Result<(Document, String), String> {
+) -> Result<(Document, String), SpecError> {
     if let Some(preload) = &steps.preload {
         eprintln!("respbench: {}: preload: {}", spec.name, preload.describe());
         let outcome = run::measure(&preload.config, cx).map_err(|e| format!("preload: {e}"))?;
         if let Some(why) = exit::failure(&preload.config, &outcome, &preload.output) {
-            return Err(format!("preload: {why}"));
+            return Err(format!("preload: {why}").into());
         }
         result.preload_ops = Some(crate::stats::total(&outcome.ops).count);
     }
@@ -290,7 +291,7 @@ fn setup_and_run(
         let passed = found == expected.keys;
         result.check = Some(CheckFigures { expected: expected.keys, written: expected.written, found, passed });
         if !passed {
-            return Err(format!("keyspace check: expected {} keys, the server holds {found}", expected.keys));
+            return Err(format!("keyspace check: expected {} keys, the server holds {found}", expected.keys).into());
         }
     }
     eprintln!("respbench: {}: client: {}", spec.name, steps.client.describe());
@@ -303,7 +304,7 @@ fn client(
     result: &mut SpecResult,
     runs: usize,
     cx: &RunContext<'_>,
-) -> Result<(Document, String), String> {
+) -> Result<(Document, String), SpecError> {
     let (config, output) = (&step.config, &step.output);
     let runs = runs.max(output.runs);
     let mut line = LiveLine::new(runs, false);
@@ -324,7 +325,7 @@ fn client(
     result.errors = Some(doc.totals.errors + doc.totals.failed);
     if let Some(why) = exit::failure(config, &pooled, output) {
         // Replies that were errors are not the specification's throughput: no figures.
-        return Err(why);
+        return Err(why.into());
     }
     result.ops_per_sec = Some(doc.totals.ops_per_sec);
     result.p50_ms = Some(doc.totals.latency_us.p50_us / 1000.0);

@@ -25,6 +25,12 @@ use crate::report;
 use plan::{Filter, Shape, Spec};
 use summary::{SpecResult, Summary, Verdict};
 
+message_error!(
+    /// A specification that cannot be read or planned, or a server step that failed; the
+    /// message names which.
+    SpecError from crate::cli::options::OptionsError, crate::report::document::Malformed, super::ab::AbError
+);
+
 /// Runs benchmark specification files (redis-benchmarks-specification's YAML) against the server.
 #[derive(Debug, Parser)]
 #[command(name = "respbench spec", version, disable_help_flag = true, max_term_width = 100)]
@@ -155,7 +161,7 @@ impl Args {
 
 /// The files named, directories read for their `*.yml` and `*.yaml` (sorted; the exporter
 /// defaults file `defaults.yml` is not a specification).
-fn spec_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+fn spec_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, SpecError> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -170,7 +176,7 @@ fn spec_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         } else if path.exists() {
             out.push(path.clone());
         } else {
-            return Err(format!("{}: no such file or directory", path.display()));
+            return Err(format!("{}: no such file or directory", path.display()).into());
         }
     }
     Ok(out)
@@ -254,7 +260,9 @@ fn run_all(args: &SpecArgs, config: &crate::config::Config, specs: Vec<Spec>, cx
     let count = specs.len();
     for (i, spec) in specs.iter().enumerate() {
         let result = match &spec.steps {
-            Err(why) => SpecResult { verdict: Verdict::Refused, reason: Some(why.clone()), ..SpecResult::new(spec) },
+            Err(why) => {
+                SpecResult { verdict: Verdict::Refused, reason: Some(why.to_string()), ..SpecResult::new(spec) }
+            }
             Ok(steps) => {
                 let (result, files) = exec::run_spec(spec, steps, &mut server, &options, cx);
                 if !write_files(&files) {

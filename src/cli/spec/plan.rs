@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::SpecError;
 use super::schema::{self, SpecFile, Tool};
 use crate::cli::memtier::{Translated, translate};
 use crate::cli::options::Output;
@@ -25,7 +26,7 @@ pub struct Spec {
     pub commands: Vec<String>,
     pub topologies: Vec<String>,
     pub priority: i64,
-    pub steps: Result<Steps, String>,
+    pub steps: Result<Steps, SpecError>,
 }
 
 /// The steps of a specification, in the order they run.
@@ -65,12 +66,14 @@ pub struct Shape {
 
 /// Reads the file and builds its steps; `Err` is bad input (one line, exit 2), a refusal is
 /// `Ok` with `steps: Err(reason)`.
-pub fn build(file: PathBuf, shape: &Shape) -> Result<Spec, String> {
+pub fn build(file: PathBuf, shape: &Shape) -> Result<Spec, SpecError> {
     let spec = schema::load(&file)?;
     let parameters = schema::parameters(&spec.dbconfig.parameters).map_err(|e| format!("{}: {e}", file.display()))?;
     let init = schema::init_commands(&spec.dbconfig).map_err(|e| format!("{}: {e}", file.display()))?;
     if spec.clientconfig.is_none() && spec.clientconfigs.is_none() {
-        return Err(format!("{}: clientconfig: expected a client configuration (tool, arguments)", file.display()));
+        return Err(
+            format!("{}: clientconfig: expected a client configuration (tool, arguments)", file.display()).into()
+        );
     }
     let steps = steps(&spec, parameters, init, shape);
     let SpecFile { name, groups, commands, topologies, priority, .. } = spec;
@@ -82,26 +85,27 @@ fn steps(
     parameters: Vec<(String, String)>,
     init: Vec<Vec<String>>,
     shape: &Shape,
-) -> Result<Steps, String> {
+) -> Result<Steps, SpecError> {
     if let Some(clients) = &spec.clientconfigs {
         let tools: Vec<&str> = clients.iter().map(|c| c.tool.as_str()).collect();
         return Err(format!(
             "several clients run together (clientconfigs: {}) are not supported yet",
             tools.join(", ")
-        ));
+        )
+        .into());
     }
     let client = spec.clientconfig.as_ref().expect("checked by build");
     if client.tool != MEMTIER {
-        return Err(format!("client tool {}: respbench stands in for {MEMTIER} only", client.tool));
+        return Err(format!("client tool {}: respbench stands in for {MEMTIER} only", client.tool).into());
     }
     let db = &spec.dbconfig;
     if let Some(preload) = &db.preload_tool
         && preload.tool != MEMTIER
     {
-        return Err(format!("preload tool {}: respbench stands in for {MEMTIER} only", preload.tool));
+        return Err(format!("preload tool {}: respbench stands in for {MEMTIER} only", preload.tool).into());
     }
     if let Some(dataset) = &db.dataset {
-        return Err(format!("dbconfig.dataset: loading an RDB file ({dataset}) is not supported"));
+        return Err(format!("dbconfig.dataset: loading an RDB file ({dataset}) is not supported").into());
     }
     let preload = db.preload_tool.as_ref().map(|t| step("dbconfig.preload_tool", t, shape, false)).transpose()?;
     let client = step("clientconfig", client, shape, true)?;
@@ -120,7 +124,7 @@ fn steps(
 
 /// A memtier command line built by the memtier front-end, aimed at respbench's server and
 /// shortened; a line the front-end refuses is refused with its reason.
-fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, String> {
+fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, SpecError> {
     let words = shlex::split(&tool.arguments)
         .ok_or_else(|| format!("{field}.arguments: the quotes are not balanced"))?
         .into_iter()
@@ -129,7 +133,7 @@ fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, S
     let refused = |e: String| format!("{field}.arguments: {e}");
     let run = match translate(&words).map_err(refused)? {
         Translated::Run(run) => run,
-        Translated::Print(_) => return Err(refused("they ask for help or the version, not a run".into())),
+        Translated::Print(_) => return Err(refused("they ask for help or the version, not a run".into()).into()),
     };
     let (mut config, output, memtier) = run.draft.into_plan().map_err(refused)?;
     config.server = shape.server.clone();
@@ -229,7 +233,7 @@ pub struct Filter {
 impl Filter {
     /// `PATTERN`, `name=PATTERN`, `group=G`, `command=C`, `topology=T`, `priority=N`,
     /// `priority=A-B`, `priority=..B`, `priority=A..`.
-    pub fn add(&mut self, text: &str) -> Result<(), String> {
+    pub fn add(&mut self, text: &str) -> Result<(), SpecError> {
         let Some((kind, value)) = text.split_once('=') else {
             self.names.push(text.to_string());
             return Ok(());
@@ -244,7 +248,8 @@ impl Filter {
             _ => {
                 return Err(format!(
                     "--filter '{text}': expected PATTERN or name=, group=, command=, topology= or priority="
-                ));
+                )
+                .into());
             }
         }
         Ok(())
@@ -263,7 +268,7 @@ impl Filter {
     }
 }
 
-fn priority_range(text: &str) -> Result<(i64, i64), String> {
+fn priority_range(text: &str) -> Result<(i64, i64), SpecError> {
     let bad = || format!("--filter priority={text}: expected N, A-B, ..B or A..");
     let num = |s: &str, default: i64| if s.is_empty() { Ok(default) } else { s.trim().parse().map_err(|_| bad()) };
     if let Some((a, b)) = text.split_once("..").or_else(|| text.split_once('-')) {

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::SpecError;
 use serde::Deserialize;
 use serde_norway::Value;
 
@@ -58,7 +59,7 @@ pub struct Tool {
 }
 
 /// Reads and checks one file: its YAML, its version and every field's type.
-pub fn load(path: &Path) -> Result<SpecFile, String> {
+pub fn load(path: &Path) -> Result<SpecFile, SpecError> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
     let spec: SpecFile =
@@ -66,10 +67,10 @@ pub fn load(path: &Path) -> Result<SpecFile, String> {
     let version = match &spec.version {
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.clone(),
-        other => return Err(format!("{shown}: version: expected a number such as 0.4, got {}", kind(other))),
+        other => return Err(format!("{shown}: version: expected a number such as 0.4, got {}", kind(other)).into()),
     };
     if !KNOWN_VERSIONS.contains(&version.as_str()) {
-        return Err(format!("{shown}: version: expected {}, got {version}", KNOWN_VERSIONS.join(" or ")));
+        return Err(format!("{shown}: version: expected {}, got {version}", KNOWN_VERSIONS.join(" or ")).into());
     }
     parameters(&spec.dbconfig.parameters).map_err(|e| format!("{shown}: {e}"))?;
     init_commands(&spec.dbconfig).map_err(|e| format!("{shown}: {e}"))?;
@@ -78,7 +79,7 @@ pub fn load(path: &Path) -> Result<SpecFile, String> {
 
 /// `dbconfig.configuration-parameters` as names and values, in the file's order. A value
 /// written `'""'` (an empty argument on a server's command line) is the empty string.
-pub fn parameters(map: &serde_norway::Mapping) -> Result<Vec<(String, String)>, String> {
+pub fn parameters(map: &serde_norway::Mapping) -> Result<Vec<(String, String)>, SpecError> {
     let field = "dbconfig.configuration-parameters";
     map.iter()
         .map(|(k, v)| {
@@ -99,7 +100,7 @@ pub fn parameters(map: &serde_norway::Mapping) -> Result<Vec<(String, String)>, 
 /// `dbconfig.init_commands` and `init_lua` as the commands to send, each a list of words: a
 /// line with a double quote is split as a shell would (`"SETBIT" "users" "1" "1"`), one without
 /// at white space, as the Redis project's runner does; each Lua script is `EVAL script 0`.
-pub fn init_commands(db: &DbConfig) -> Result<Vec<Vec<String>>, String> {
+pub fn init_commands(db: &DbConfig) -> Result<Vec<Vec<String>>, SpecError> {
     let mut out = Vec::new();
     let field = "dbconfig.init_commands";
     let lines = match &db.init_commands {
@@ -117,11 +118,13 @@ pub fn init_commands(db: &DbConfig) -> Result<Vec<Vec<String>>, String> {
                 .map(|w| scalar(w).ok_or_else(|| format!("{field}[{i}]: expected words as strings, got {}", kind(w))))
                 .collect::<Result<_, _>>()?,
             other => {
-                return Err(format!("{field}[{i}]: expected a command line or a list of words, got {}", kind(other)));
+                return Err(
+                    format!("{field}[{i}]: expected a command line or a list of words, got {}", kind(other)).into()
+                );
             }
         };
         if words.is_empty() {
-            return Err(format!("{field}[{i}]: expected a command, got an empty line"));
+            return Err(format!("{field}[{i}]: expected a command, got an empty line").into());
         }
         out.push(words);
     }
@@ -132,7 +135,9 @@ pub fn init_commands(db: &DbConfig) -> Result<Vec<Vec<String>>, String> {
     };
     for (i, script) in scripts.iter().enumerate() {
         let Value::String(text) = script else {
-            return Err(format!("dbconfig.init_lua[{i}]: expected a Lua script as a string, got {}", kind(script)));
+            return Err(
+                format!("dbconfig.init_lua[{i}]: expected a Lua script as a string, got {}", kind(script)).into()
+            );
         };
         out.push(vec!["EVAL".into(), text.clone(), "0".into()]);
     }
