@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::MemtierError;
 use crate::cli::options::{Args, Output};
 use crate::config::Config;
 use crate::report::memtier::stats::MemtierOutput;
@@ -22,7 +23,7 @@ pub struct Draft {
 impl Draft {
     /// respbench's checks over the plan, and memtier's outputs beside it: the `Config`, the
     /// `Output` and memtier's own outputs a run takes.
-    pub(crate) fn into_plan(self) -> Result<(Config, Output, MemtierOutput), String> {
+    pub(crate) fn into_plan(self) -> Result<(Config, Output, MemtierOutput), MemtierError> {
         let Draft { args, output: memtier, json } = self;
         let client_stats = memtier.client_stats.is_some();
         let (mut config, mut output) = args.into_config()?;

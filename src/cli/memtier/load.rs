@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::MemtierError;
 use crate::cli::options::Args;
 
 /// memtier's default `--requests`, per client.
@@ -18,7 +19,7 @@ pub(super) struct Load {
 }
 
 /// `-n`, `--test-time` and the client staircase as respbench's stop condition and ramp.
-pub(super) fn load_args(load: Load, args: &mut Args) -> Result<(), String> {
+pub(super) fn load_args(load: Load, args: &mut Args) -> Result<(), MemtierError> {
     let Load { clients, threads, requests, test_time, staircase } = load;
     let connections = clients * threads;
     match staircase {
@@ -27,7 +28,8 @@ pub(super) fn load_args(load: Load, args: &mut Args) -> Result<(), String> {
             if start >= clients {
                 return Err(format!(
                     "memtier_benchmark's --clients-start ({start}) must be less than --clients ({clients})"
-                ));
+                )
+                .into());
             }
             if requests.is_some() {
                 return Err(

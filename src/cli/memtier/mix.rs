@@ -8,8 +8,15 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use crate::cli::parse;
+use crate::config::parse::InvalidValue;
 use crate::config::{ArgPart, CommandSpec, Extras, Import, KeyPattern, ScanFollow};
 use crate::workload::monitor::MonitorFile;
+
+message_error!(
+    /// memtier's mix options that cannot make a command mix (a pattern, an import, a MONITOR
+    /// capture); the message names the option.
+    MixError from InvalidValue, crate::workload::import::ImportError, crate::workload::monitor::MonitorError
+);
 
 /// The flags, flattened into respbench's own.
 #[derive(Debug, Clone, Default, ClapArgs)]
@@ -65,22 +72,22 @@ pub struct WorkloadFlags {
     pub memtier_slices: bool,
 }
 
-pub(super) fn size_pattern(s: &str) -> Result<char, String> {
+pub(super) fn size_pattern(s: &str) -> Result<char, InvalidValue> {
     match s {
         "R" | "S" => Ok(s.as_bytes()[0] as char),
-        _ => Err(format!("expected R (random) or S (sequential, by key), got '{s}'")),
+        _ => Err(format!("expected R (random) or S (sequential, by key), got '{s}'").into()),
     }
 }
 
-pub(super) fn monitor_pattern(s: &str) -> Result<char, String> {
+pub(super) fn monitor_pattern(s: &str) -> Result<char, InvalidValue> {
     match s {
         "S" | "s" | "R" | "r" => Ok(s.to_ascii_uppercase().as_bytes()[0] as char),
-        _ => Err(format!("expected S (sequential) or R (random), got '{s}'")),
+        _ => Err(format!("expected S (sequential) or R (random), got '{s}'").into()),
     }
 }
 
 /// `SET:WAIT`, either may be 0 (`1:0` sends no WAIT).
-pub(super) fn wait_ratio(s: &str) -> Result<(u32, u32), String> {
+pub(super) fn wait_ratio(s: &str) -> Result<(u32, u32), InvalidValue> {
     let bad = || format!("expected SET:WAIT weights such as 10:1, got '{s}'");
     let (a, b) = s.split_once(':').ok_or_else(bad)?;
     Ok((a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?))
@@ -110,13 +117,13 @@ impl WorkloadFlags {
     }
 
     /// Checks what goes with what; `commands` says whether --command was given.
-    pub fn check(&self, commands: bool, cluster: bool, size_range: bool) -> Result<(), String> {
+    pub fn check(&self, commands: bool, cluster: bool, size_range: bool) -> Result<(), MixError> {
         if self.scan_incremental_iteration && !commands {
             // memtier's words: the cursor is followed only in a --command's SCAN.
             return Err("--scan-incremental-iteration requires --command with a SCAN command.".into());
         }
         if commands && let Some(flag) = self.mix_only() {
-            return Err(format!("{flag} shapes the SET/GET mix: it cannot be used with --command"));
+            return Err(format!("{flag} shapes the SET/GET mix: it cannot be used with --command").into());
         }
         if cluster {
             for (on, flag) in [
@@ -126,7 +133,7 @@ impl WorkloadFlags {
                 (self.scan_incremental_iteration, "--scan-incremental-iteration"),
             ] {
                 if on {
-                    return Err(format!("{flag} is not supported in cluster mode"));
+                    return Err(format!("{flag} is not supported in cluster mode").into());
                 }
             }
         }
@@ -140,7 +147,7 @@ impl WorkloadFlags {
 
     /// The extras these flags ask for (the import file read), before the MONITOR and SCAN
     /// ones are filled in.
-    pub fn extras(&self, commands: bool) -> Result<Extras, String> {
+    pub fn extras(&self, commands: bool) -> Result<Extras, MixError> {
         let import = match &self.data_import {
             Some(_) if commands => return Err("--data-import writes with SET: it cannot be used with --command".into()),
             Some(path) => Some(Import {
@@ -160,7 +167,7 @@ impl WorkloadFlags {
 
     /// The SET/GET mix with memtier's variations: SETRANGE/GETRANGE at `--data-offset`, MGET
     /// of `--multi-key-get` keys, WAIT after SETs at `--wait-ratio`.
-    pub fn default_mix(&self, mix: &Mix) -> Result<Vec<CommandSpec>, String> {
+    pub fn default_mix(&self, mix: &Mix) -> Result<Vec<CommandSpec>, MixError> {
         let offset = self.data_offset.filter(|&o| o > 0);
         let (set_weight, mut get_weight) = (mix.set_weight, mix.get_weight);
         // memtier's last MGET of a cycle carries the keys left of the GET ratio (1:10 with
@@ -196,7 +203,8 @@ impl WorkloadFlags {
             if sets == 0 || set_weight == 0 {
                 return Err(format!(
                     "--wait-ratio {sets}:{waits}: WAITs follow SETs, so the SET side and the SET weight must be above 0"
-                ));
+                )
+                .into());
             }
             // SET:GET stays as it was, and SET:WAIT becomes sets:waits.
             let too_large = || "--wait-ratio and --ratio give weights too large to mix".to_string();
@@ -219,10 +227,12 @@ impl WorkloadFlags {
 
     /// The `--monitor-input` capture, loaded when given; a `__monitor_line` placeholder without
     /// one is an error.
-    pub fn load_monitor(&self, commands: &[String]) -> Result<Option<MonitorFile>, String> {
+    pub fn load_monitor(&self, commands: &[String]) -> Result<Option<MonitorFile>, MixError> {
         let Some(path) = &self.monitor_input else {
             return match commands.iter().find(|c| c.trim().starts_with("__monitor_line")) {
-                Some(c) => Err(format!("error: --command {c} replays a MONITOR capture: give it with --monitor-input")),
+                Some(c) => {
+                    Err(format!("error: --command {c} replays a MONITOR capture: give it with --monitor-input").into())
+                }
                 None => Ok(None),
             };
         };
@@ -237,7 +247,7 @@ impl WorkloadFlags {
         mut commands: Vec<CommandSpec>,
         pipeline: u64,
         extras: &mut Extras,
-    ) -> Result<Vec<CommandSpec>, String> {
+    ) -> Result<Vec<CommandSpec>, MixError> {
         if !self.scan_incremental_iteration {
             if self.scan_incremental_max_iterations.is_some() {
                 return Err("--scan-incremental-max-iterations needs --scan-incremental-iteration".into());
@@ -245,7 +255,7 @@ impl WorkloadFlags {
             return Ok(commands);
         }
         if pipeline != 1 {
-            return Err(format!("error: --scan-incremental-iteration requires --pipeline 1, not {pipeline}"));
+            return Err(format!("error: --scan-incremental-iteration requires --pipeline 1, not {pipeline}").into());
         }
         if commands.len() != 1 || extras.monitor.is_some() || commands[0].name != "SCAN" || commands[0].args.len() < 2 {
             return Err("error: --scan-incremental-iteration requires exactly one --command, a SCAN with its cursor                         (\"SCAN 0 [MATCH pattern] [COUNT count] [TYPE type]\")"

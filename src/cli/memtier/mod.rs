@@ -34,6 +34,14 @@ use super::run::RunContext;
 use super::usage::EXIT_USAGE;
 use super::{notes, signals};
 
+message_error!(
+    /// A memtier_benchmark command line that cannot run as memtier would run it; the message
+    /// names the option.
+    MemtierError from crate::cli::options::OptionsError, crate::config::parse::InvalidValue,
+        crate::cli::dialect::ScanError, crate::workload::monitor::MonitorError,
+        crate::report::live::push::PushError, crate::report::live::shape::ShapeError, mix::MixError
+);
+
 /// A memtier command line (without the program name), run: what `respbench memtier ARGS` and
 /// the binary run as `memtier_benchmark` do.
 pub fn main(args: &[OsString]) -> ExitCode {

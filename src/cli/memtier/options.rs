@@ -5,10 +5,12 @@
 
 use std::path::PathBuf;
 
+use super::MemtierError;
 use super::draft::Draft;
 use super::mix;
 use crate::cli::dialect::Spec;
 use crate::cli::parse;
+use crate::config::parse::InvalidValue;
 use crate::report::live::{push, shape};
 
 /// What one memtier option does.
@@ -148,7 +150,7 @@ pub(super) const OPTIONS: &[(Spec, Map)] = &[
 
 /// Sets the field a [`Map::Set`] option (`name`, its long name) carries its value into, through
 /// the value parser respbench's own flag uses; `Err` says why the value is wrong.
-pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
+pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), MemtierError> {
     match name {
         "unix-socket" => d.args.socket = Some(v.into()),
         "ratio" => d.args.ratio = Some(parse::ratio(v)?),
@@ -169,7 +171,7 @@ pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
         // memtier counts runs in an unsigned int: more is refused, not wrapped.
         "run-count" => match parse::positive(v)? {
             runs if runs <= u64::from(u32::MAX) => d.args.runs = runs,
-            _ => return Err(format!("'{v}' is more runs than memtier_benchmark counts (at most {})", u32::MAX)),
+            _ => return Err(format!("'{v}' is more runs than memtier_benchmark counts (at most {})", u32::MAX).into()),
         },
         "out-file" => d.args.out_file = Some(v.into()),
         "json-out-file" => d.json = Some(PathBuf::from(v)),
@@ -186,12 +188,12 @@ pub(super) fn set(d: &mut Draft, name: &str, v: &str) -> Result<(), String> {
             d.output.miss_tracking_off = match v {
                 "auto" => false,
                 "off" => true,
-                _ => return Err(format!("'{v}' is not a miss tracking mode (auto or off)")),
+                _ => return Err(format!("'{v}' is not a miss tracking mode (auto or off)").into()),
             }
         }
         "miss-rate-threshold" => match v.parse::<f64>() {
             Ok(pct) if (0.0..=100.0).contains(&pct) => d.output.miss_rate_threshold = Some(pct),
-            _ => return Err(format!("'{v}' is not a percentage (0 to 100)")),
+            _ => return Err(format!("'{v}' is not a percentage (0 to 100)").into()),
         },
         "tls-skip-verify" => d.args.tls_skip_verify = true,
         "cert" => d.args.cert = Some(v.into()),
@@ -269,18 +271,18 @@ const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Sp
     (Spec { names, takes_value }, map)
 }
 
-fn number(v: &str) -> Result<f64, String> {
-    v.parse().map_err(|_| format!("'{v}' is not a number"))
+fn number(v: &str) -> Result<f64, InvalidValue> {
+    v.parse().map_err(|_| InvalidValue(format!("'{v}' is not a number")))
 }
 
 /// A UDP or HTTP port: 1 to 65535.
-fn port(v: &str) -> Result<u16, String> {
+fn port(v: &str) -> Result<u16, InvalidValue> {
     match v.parse::<u16>() {
         Ok(p) if p > 0 => Ok(p),
-        _ => Err(format!("'{v}' is not a port (1 to 65535)")),
+        _ => Err(format!("'{v}' is not a port (1 to 65535)").into()),
     }
 }
 
-fn listen(v: &str) -> Result<std::net::SocketAddr, String> {
-    Ok(crate::cli::scenario::flags::socket_addr(v)?)
+fn listen(v: &str) -> Result<std::net::SocketAddr, InvalidValue> {
+    crate::cli::scenario::flags::socket_addr(v)
 }

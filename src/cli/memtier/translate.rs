@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use super::MemtierError;
 use super::added;
 use super::draft::Draft;
 use super::load::{Load, load_args};
@@ -101,7 +102,7 @@ struct Gathered {
 }
 
 /// Translates memtier's arguments (without the program name) into respbench's plan.
-pub fn translate(args: &[OsString]) -> Result<Translated, String> {
+pub fn translate(args: &[OsString]) -> Result<Translated, MemtierError> {
     let mut g = Gathered::new();
     // memtier's getopt moves the words that are not options to the end, and memtier never
     // reads them: they change nothing (a note says which, with --notes).
@@ -141,15 +142,15 @@ pub fn translate(args: &[OsString]) -> Result<Translated, String> {
 }
 
 /// The options that need another, or exclude one, as respbench's fields they set do.
-fn relations(given: &[(&str, String)]) -> Result<(), String> {
+fn relations(given: &[(&str, String)]) -> Result<(), MemtierError> {
     let has = |name: &str| given.iter().any(|(n, _)| *n == name);
     // memtier's exporter is the metrics endpoint: --metrics-linger keeps it too.
     let listens = |name: &str| has(name) || (name == "metrics-listen" && has("prometheus-port"));
     if let Some((a, b)) = REQUIRES.iter().find(|(a, b)| has(a) && !listens(b)) {
-        return Err(format!("memtier_benchmark's --{a} needs --{b}"));
+        return Err(format!("memtier_benchmark's --{a} needs --{b}").into());
     }
     if let Some((a, b)) = CONFLICTS.iter().find(|(a, b)| has(a) && has(b)) {
-        return Err(format!("memtier_benchmark's --{a} cannot be used with --{b}"));
+        return Err(format!("memtier_benchmark's --{a} cannot be used with --{b}").into());
     }
     Ok(())
 }
@@ -190,7 +191,7 @@ impl Gathered {
 
     /// One option the translation takes care of (`name`, its long name; `long` as written);
     /// `Some` is text to print instead of a run (`--help`, `--version`).
-    fn special(&mut self, name: &str, long: &str, v: String) -> Result<Option<String>, String> {
+    fn special(&mut self, name: &str, long: &str, v: String) -> Result<Option<String>, MemtierError> {
         let number =
             |v: &str| v.parse::<u64>().map_err(|_| format!("invalid value for '{long}': '{v}' is not a number"));
         let count = |v: &str| crate::cli::parse::positive(v).map_err(|e| format!("invalid value for '{long}': {e}"));
@@ -220,7 +221,7 @@ impl Gathered {
             }
             "reconnect-backoff-factor" => match v.parse::<f64>() {
                 Ok(f) if f > 0.0 && f.is_finite() => self.backoff_factor = Some(f),
-                _ => return Err(format!("invalid value for '{long}': '{v}' is not a number above 0")),
+                _ => return Err(format!("invalid value for '{long}': '{v}' is not a number above 0").into()),
             },
             // 0 leaves what an earlier one set, as the flag it becomes is not passed for 0.
             "connection-timeout" => match number(&v)? {
@@ -267,7 +268,7 @@ impl Gathered {
 
     /// What the options say together: the server, the commands, memtier's defaults and the
     /// run's length, set on the plan.
-    fn finish(mut self) -> Result<Run, String> {
+    fn finish(mut self) -> Result<Run, MemtierError> {
         let mut warnings = server_args(&self.server, &mut self.given, &mut self.draft.args)?;
         warnings.extend(added::exporter(self.prometheus, &mut self.draft.args));
         added::read_preference(&self.read_preference, &mut self.draft.args)?;
@@ -336,7 +337,7 @@ impl Gathered {
 
 /// `--protocol`: respbench's wire protocol and RESP version, the last one given in place of
 /// any earlier.
-fn protocol(v: &str, args: &mut Args) -> Result<(), String> {
+fn protocol(v: &str, args: &mut Args) -> Result<(), MemtierError> {
     use crate::codec::Protocol;
     let (resp3, wire) = match v {
         "redis" | "resp2" => (false, Protocol::Resp),
@@ -346,7 +347,8 @@ fn protocol(v: &str, args: &mut Args) -> Result<(), String> {
         other => {
             return Err(format!(
                 "invalid value for --protocol: '{other}' (redis, resp2, resp3, memcache_text or memcache_binary)"
-            ));
+            )
+            .into());
         }
     };
     (args.resp3, args.wire.protocol) = (resp3, wire);
@@ -354,9 +356,9 @@ fn protocol(v: &str, args: &mut Args) -> Result<(), String> {
 }
 
 /// `--command-ratio` or `--command-key-pattern` (`option`), set on the last `--command`.
-fn attach(commands: &mut [Arbitrary], option: &str, v: String) -> Result<(), String> {
+fn attach(commands: &mut [Arbitrary], option: &str, v: String) -> Result<(), MemtierError> {
     let Some(last) = commands.last_mut() else {
-        return Err(format!("memtier_benchmark's {option} '{v}' sets the --command before it: none was given"));
+        return Err(format!("memtier_benchmark's {option} '{v}' sets the --command before it: none was given").into());
     };
     if option == "--command-ratio" {
         let ratio = v.parse::<u32>();
@@ -369,7 +371,8 @@ fn attach(commands: &mut [Arbitrary], option: &str, v: String) -> Result<(), Str
                 return Err(format!(
                     "invalid value for '--command-key-pattern': '{v}' (one of R, S, G, Z, P) for '{}'",
                     last.text
-                ));
+                )
+                .into());
             }
         }
     }
@@ -379,7 +382,7 @@ fn attach(commands: &mut [Arbitrary], option: &str, v: String) -> Result<(), Str
 /// The `--command`s, each with its own ratio and key pattern (respbench matches them by
 /// position). memtier's rules: the key pattern and ratio go with each command, not
 /// `--key-pattern`/`--ratio`, and P (each client its slice of the range) is all or none.
-fn command_args(commands: Vec<Arbitrary>, given: &[(&str, String)], args: &mut Args) -> Result<(), String> {
+fn command_args(commands: Vec<Arbitrary>, given: &[(&str, String)], args: &mut Args) -> Result<(), MemtierError> {
     if commands.is_empty() {
         return Ok(());
     }
@@ -393,7 +396,8 @@ fn command_args(commands: Vec<Arbitrary>, given: &[(&str, String)], args: &mut A
         return Err(format!(
             "memtier_benchmark's parallel key pattern (P) must be given to every --command: {parallel} of {} have it",
             commands.len()
-        ));
+        )
+        .into());
     }
     for c in &commands {
         let name = c.text.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
@@ -402,7 +406,8 @@ fn command_args(commands: Vec<Arbitrary>, given: &[(&str, String)], args: &mut A
                 "--command '{}': {name} cannot be benchmarked: the server does not answer it with exactly one \
                  reply per request",
                 c.text
-            ));
+            )
+            .into());
         }
     }
     for c in commands {
@@ -421,7 +426,7 @@ fn server_args(
     server: &ServerOptions,
     given: &mut Vec<(&'static str, String)>,
     args: &mut Args,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, MemtierError> {
     let (mut host, mut port) = (server.host.clone(), server.port.clone());
     let (mut authenticate, mut db, mut tls) = (server.authenticate.clone(), server.select_db.clone(), server.tls);
     let mut notices = Vec::new();
@@ -476,7 +481,7 @@ fn server_args(
 
 /// The plan a memtier_benchmark command line (without the program name) runs, without running
 /// it: what `respbench memtier ARGS` would hand the engine.
-pub fn plan(args: &[OsString]) -> Result<crate::config::Config, String> {
+pub fn plan(args: &[OsString]) -> Result<crate::config::Config, MemtierError> {
     match translate(args)? {
         Translated::Run(run) => run.draft.into_plan().map(|(config, _, _)| config),
         Translated::Print(_) => Err("the command line asks for help or the version, not a run".into()),
@@ -484,25 +489,25 @@ pub fn plan(args: &[OsString]) -> Result<crate::config::Config, String> {
 }
 
 /// `-4`/`-6`: the host's first address of that family, so that respbench connects to it.
-fn resolve(host: &str, family: u8) -> Result<String, String> {
+fn resolve(host: &str, family: u8) -> Result<String, MemtierError> {
     use std::net::ToSocketAddrs;
     let addrs = (host, 0).to_socket_addrs().map_err(|e| format!("cannot resolve '{host}': {e}"))?;
     addrs
         .map(|a| a.ip())
         .find(|ip| if family == 4 { ip.is_ipv4() } else { ip.is_ipv6() })
         .map(|ip| ip.to_string())
-        .ok_or_else(|| format!("'{host}' has no IPv{family} address (asked for by -{family})"))
+        .ok_or_else(|| MemtierError(format!("'{host}' has no IPv{family} address (asked for by -{family})")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn tr(args: &[&str]) -> Result<Args, String> {
+    fn tr(args: &[&str]) -> Result<Args, MemtierError> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         match translate(&args)? {
             Translated::Run(run) => Ok(run.draft.args),
-            Translated::Print(text) => Err(text),
+            Translated::Print(text) => Err(text.into()),
         }
     }
 

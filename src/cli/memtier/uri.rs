@@ -3,6 +3,8 @@
 //! names of `--host`, `--port`, `--authenticate` and `--select-db` and keeps the others, with
 //! memtier's warnings; `--authenticate`'s `user:password`, `:password` and `password` forms.
 
+use crate::config::parse::InvalidValue;
+
 /// What a memtier `--uri` names; `None` where it says nothing.
 #[derive(Debug, Default, PartialEq)]
 pub struct Uri {
@@ -17,13 +19,13 @@ pub struct Uri {
 /// Reads a URI as memtier does: the scheme is `redis` or `rediss`, credentials end at the first
 /// `@` and split at their first `:`, an empty host keeps `--host`. A bracketed IPv6 host
 /// (`[::1]:6379`) is read too, which memtier cannot.
-pub fn parse(uri: &str) -> Result<Uri, String> {
+pub fn parse(uri: &str) -> Result<Uri, InvalidValue> {
     let bad = |why: String| format!("invalid --uri '{uri}': {why} (expected redis://[user:password@]host[:port][/db])");
     let (scheme, rest) = uri.split_once("://").ok_or_else(|| bad("no scheme://".into()))?;
     let tls = match scheme {
         "redis" => false,
         "rediss" => true,
-        other => return Err(bad(format!("the scheme '{other}' is not redis or rediss"))),
+        other => return Err(bad(format!("the scheme '{other}' is not redis or rediss")).into()),
     };
     let (credentials, rest) = match rest.split_once('@') {
         // memtier passes `user:password` on as --authenticate would, and a password alone too.
@@ -45,7 +47,7 @@ pub fn parse(uri: &str) -> Result<Uri, String> {
     let port = match port {
         Some(p) => match p.parse::<u16>() {
             Ok(n) if n > 0 => Some(n),
-            _ => return Err(bad(format!("the port '{p}' is not a number in 1-65535"))),
+            _ => return Err(bad(format!("the port '{p}' is not a number in 1-65535")).into()),
         },
         None => None,
     };

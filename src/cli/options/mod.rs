@@ -18,7 +18,8 @@ message_error!(
     /// Flags that do not make a plan (a value out of range, two that conflict); the message
     /// names them.
     OptionsError from InvalidValue, super::secrets::SecretError, crate::workload::monitor::MonitorError,
-        crate::net::driver::IoUnavailable, crate::workload::Unsendable, super::verify::VerifyError
+        crate::net::driver::IoUnavailable, crate::workload::Unsendable, super::verify::VerifyError,
+        super::memtier::mix::MixError
 );
 
 /// A load generator and benchmark for Redis-protocol servers.

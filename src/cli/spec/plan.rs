@@ -130,7 +130,7 @@ fn step(field: &str, tool: &Tool, shape: &Shape, client: bool) -> Result<Step, S
         .into_iter()
         .map(OsString::from)
         .collect::<Vec<_>>();
-    let refused = |e: String| format!("{field}.arguments: {e}");
+    let refused = |e: crate::cli::memtier::MemtierError| format!("{field}.arguments: {e}");
     let run = match translate(&words).map_err(refused)? {
         Translated::Run(run) => run,
         Translated::Print(_) => return Err(refused("they ask for help or the version, not a run".into()).into()),
