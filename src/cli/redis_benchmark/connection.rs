@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use super::BenchmarkError;
 use crate::cli::options::Args;
 use crate::cli::parse;
 use crate::config::Target;
@@ -26,7 +27,7 @@ pub struct Connection {
 impl Connection {
     /// Applies one option (its short or long name, as in the option table) if it is a server
     /// option; `Ok(false)` for any other.
-    pub fn apply(&mut self, name: &str, value: &str) -> Result<bool, String> {
+    pub fn apply(&mut self, name: &str, value: &str) -> Result<bool, BenchmarkError> {
         let text = Some(value.to_string());
         match name {
             "h" => self.host = text,
@@ -51,7 +52,7 @@ impl Connection {
     }
 
     /// The parts the URI has, over what was set before.
-    fn uri(&mut self, value: &str) -> Result<(), String> {
+    fn uri(&mut self, value: &str) -> Result<(), BenchmarkError> {
         let uri = parse::uri(value).map_err(|e| format!("invalid value for '-u': {e}"))?;
         let present = Present::of(value);
         match uri.target {

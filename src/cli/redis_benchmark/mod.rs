@@ -25,6 +25,13 @@ use plan::{Parsed, Plan, plan};
 use suite::Test;
 use words::usage_error;
 
+message_error!(
+    /// A redis-benchmark command line that cannot run as the tool would run it, or tests that
+    /// cannot be saved as a scenario; the message names the option or the test.
+    BenchmarkError from crate::cli::options::OptionsError, crate::config::parse::InvalidValue,
+        crate::cli::dialect::ScanError, crate::cli::scenario::ScenarioError
+);
+
 /// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
 /// answers to (`redis-benchmark` or `valkey-benchmark`).
 pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
@@ -106,11 +113,11 @@ pub struct PlannedTest {
 /// The tests a redis-benchmark (or valkey-benchmark, as `tool` says) command line (without the
 /// program name) runs, in order, without running them: what `respbench redis-benchmark ARGS`
 /// hands the engine, test by test. `-l` (loop) and `-I` (idle) are not planned as tests.
-pub fn plan_tests(tool: &str, args: &[OsString]) -> Result<Vec<PlannedTest>, String> {
+pub fn plan_tests(tool: &str, args: &[OsString]) -> Result<Vec<PlannedTest>, BenchmarkError> {
     let plan = match plan(tool, args)? {
         Parsed::Run(plan) => plan,
         Parsed::Print(_) => return Err("the command line asks for help or the version, not a run".into()),
-        Parsed::Refused(words) => return Err(words),
+        Parsed::Refused(words) => return Err(words.into()),
     };
     if plan.idle {
         return Err("-I opens idle connections: there is no test to plan".into());
@@ -268,7 +275,7 @@ mod tests {
     use crate::config::{ArgPart, StopAfter};
     use suite::SUITE;
 
-    fn plan_of(args: &[&str]) -> Result<Plan, String> {
+    fn plan_of(args: &[&str]) -> Result<Plan, BenchmarkError> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         match plan("redis-benchmark", &args)? {
             Parsed::Run(plan) => Ok(*plan),

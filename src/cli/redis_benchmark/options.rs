@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::cli::dialect::Spec;
 use crate::cli::options::{Args, ReadFromArg};
 use crate::cli::{parse, shard};
+use crate::config::parse::InvalidValue;
 
 /// What one redis-benchmark option becomes.
 pub enum Map {
@@ -19,7 +20,7 @@ pub enum Map {
 }
 
 /// Sets one field of respbench's flags from an option's value.
-pub type Setter = fn(&mut Args, &str) -> Result<(), String>;
+pub type Setter = fn(&mut Args, &str) -> Result<(), InvalidValue>;
 
 const fn opt(names: &'static [&'static str], takes_value: bool, map: Map) -> (Spec, Map) {
     (Spec { names, takes_value }, map)
@@ -260,12 +261,12 @@ pub const OPTIONS: &[(Spec, Map)] = &[
 ];
 
 /// `--rfr`: no, yes or all.
-fn read_from(v: &str) -> Result<ReadFromArg, String> {
+fn read_from(v: &str) -> Result<ReadFromArg, InvalidValue> {
     match v {
         "no" => Ok(ReadFromArg::No),
         "yes" => Ok(ReadFromArg::Yes),
         "all" => Ok(ReadFromArg::All),
-        _ => Err(format!("expected no, yes or all, got '{v}'")),
+        _ => Err(format!("expected no, yes or all, got '{v}'").into()),
     }
 }
 

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::time::Duration;
 
+use super::BenchmarkError;
 use super::connection::Connection;
 use super::options::{self, Map, OPTIONS};
 use super::suite::{self, Test};
@@ -16,6 +17,7 @@ use super::words;
 use crate::cli::dialect::{Found, Rest, scan};
 use crate::cli::options::Args;
 use crate::cli::{notes::Notes, parse};
+use crate::config::parse::InvalidValue;
 use crate::config::{Config, StopAfter, Voice};
 
 /// The whole command line, understood.
@@ -48,7 +50,7 @@ pub enum Parsed {
 }
 
 /// Reads the command line (without the program name) of `tool`.
-pub fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, String> {
+pub fn plan(tool: &str, args: &[OsString]) -> Result<Parsed, BenchmarkError> {
     let (found, mut command) = scan(tool, OPTIONS, args, Rest::Command)?;
     let mut reading = Reading::new(tool)?;
     for found in found {
@@ -98,7 +100,7 @@ struct Reading<'t> {
 
 impl<'t> Reading<'t> {
     /// respbench's defaults with the tool's: 3-byte values, one thread, keys without a prefix.
-    fn new(tool: &'t str) -> Result<Reading<'t>, String> {
+    fn new(tool: &'t str) -> Result<Reading<'t>, BenchmarkError> {
         let mut args = Args::checked_default()?;
         args.data_size = 3;
         args.threads = Some(1);
@@ -134,15 +136,17 @@ impl<'t> Reading<'t> {
 
     /// Applies one option; `Some` is what to do instead of running (help, version, a refusal
     /// in the tool's words).
-    fn apply(&mut self, Found { index, long, value }: Found) -> Result<Option<Parsed>, String> {
+    fn apply(&mut self, Found { index, long, value }: Found) -> Result<Option<Parsed>, BenchmarkError> {
         let (spec, map) = &OPTIONS[index];
         let v = value.unwrap_or_default();
-        let invalid = |e: String| format!("invalid value for '{long}': {e}");
-        let count = |v: &str| parse::positive(v).map_err(|e| invalid(e.0));
+        let invalid = |e: InvalidValue| format!("invalid value for '{long}': {e}");
+        let count = |v: &str| parse::positive(v).map_err(invalid);
         let name = spec.names[0];
         match map {
             Map::Set(set) => set(&mut self.args, &v).map_err(invalid)?,
-            Map::Unsupported(what) => return Err(format!("{}'s {long} is not supported yet ({what})", self.tool)),
+            Map::Unsupported(what) => {
+                return Err(format!("{}'s {long} is not supported yet ({what})", self.tool).into());
+            }
             Map::Special if self.server.apply(name, &v)? => {}
             Map::Special => match name {
                 // valkey-benchmark's parser refuses the second of the two, whichever it is.
@@ -157,11 +161,16 @@ impl<'t> Reading<'t> {
                 "k" if v == "1" => {}
                 // A new connection for every request.
                 "k" if v == "0" => self.args.reconnect_every = Some(1),
-                "k" => return Err(format!("invalid value for '-k': '{v}' (expected 1 to keep alive, 0 to reconnect)")),
+                "k" => {
+                    return Err(
+                        format!("invalid value for '-k': '{v}' (expected 1 to keep alive, 0 to reconnect)").into()
+                    );
+                }
                 "num-functions" | "num-keys-in-fcall" if self.tool != "valkey-benchmark" => {
                     return Err(format!(
                         "{long} sets valkey-benchmark's FUNCTION LOAD and FCALL tests: run as valkey-benchmark"
-                    ));
+                    )
+                    .into());
                 }
                 "num-functions" => self.functions.count = count(&v)? as u32,
                 "num-keys-in-fcall" => {
@@ -172,7 +181,8 @@ impl<'t> Reading<'t> {
                 "e" => eprintln!("{}", words::SHOW_ERRORS_WARNING),
                 "dataset" => self.dataset = Some(v.into()),
                 "maxdocs" => {
-                    let n: i64 = v.trim().parse().map_err(|_| invalid(format!("'{v}' is not a whole number")))?;
+                    let n: i64 =
+                        v.trim().parse().map_err(|_| invalid(format!("'{v}' is not a whole number").into()))?;
                     self.maxdocs = (n > 0).then_some(n as usize);
                 }
                 "fuzz" | "fuzz-mode" | "fuzz-loglevel" if self.tool != "valkey-benchmark" => {
@@ -217,7 +227,7 @@ impl<'t> Reading<'t> {
     }
 
     /// The plan: the flags checked and turned into the run's configuration, and the tests.
-    fn into_plan(mut self, command: &[String]) -> Result<Parsed, String> {
+    fn into_plan(mut self, command: &[String]) -> Result<Parsed, BenchmarkError> {
         self.finish_flags()?;
         let save = self.args.scenario.save_scenario.clone().map(|path| {
             let mut args = self.args.clone();
@@ -248,7 +258,7 @@ impl<'t> Reading<'t> {
         if let Some(path) = &self.dataset {
             match dataset(path, self.maxdocs, &tests, command, !(self.quiet || self.csv)) {
                 Ok(d) => base.extras.dataset = Some(std::sync::Arc::new(d)),
-                Err(words) => return Ok(Parsed::Refused(words)),
+                Err(words) => return Ok(Parsed::Refused(words.0)),
             }
         }
         let mut requests = self.requests;
@@ -277,7 +287,7 @@ impl<'t> Reading<'t> {
 
     /// What the options leave to the end: the server, the cipher lists, how long each test runs,
     /// the key range, how TLS is verified, and the checks respbench's parser would make.
-    fn finish_flags(&mut self) -> Result<(), String> {
+    fn finish_flags(&mut self) -> Result<(), BenchmarkError> {
         let args = &mut self.args;
         self.server.set(args);
         args.tls |= self.server.tls;
@@ -303,6 +313,11 @@ impl<'t> Reading<'t> {
     }
 }
 
+message_error!(
+    /// What the tool itself says on stderr when it refuses a run (exit 1, not a usage error).
+    Refusal
+);
+
 /// valkey-benchmark's `--dataset`: the file read for the fields the command names, or what
 /// valkey-benchmark says on stderr (exit 1) when it cannot be used. `verbose`: its loading
 /// lines on stderr (not under `-q` or `--csv`).
@@ -312,15 +327,15 @@ fn dataset(
     tests: &[Test],
     command: &[String],
     verbose: bool,
-) -> Result<crate::config::dataset::Dataset, String> {
+) -> Result<crate::config::dataset::Dataset, Refusal> {
     use crate::config::dataset::{Dataset, fields_named};
     let example = "Example: SET doc:__rand_int__ \"__field:content__\"";
     if command.is_empty() {
-        return Err(format!("Error: Dataset mode requires a command with field placeholders\n{example}"));
+        return Err(format!("Error: Dataset mode requires a command with field placeholders\n{example}").into());
     }
     let commands: Vec<_> = tests.iter().flat_map(|t| t.commands.iter().cloned()).collect();
     if fields_named(&commands).is_empty() {
-        return Err(format!("Error: Dataset mode requires at least one field placeholder\n{example}"));
+        return Err(format!("Error: Dataset mode requires at least one field placeholder\n{example}").into());
     }
     if command.iter().any(|w| w.contains("__data__")) {
         return Err("Error: __data__ placeholders cannot be used with --dataset option".into());
@@ -365,8 +380,8 @@ fn valkey_units(tests: &[Test], requests: u64, base: &mut Config) -> u64 {
 }
 
 /// A whole number of seconds (`10`), or a duration with its unit (`10s`, `500ms`).
-fn seconds(v: &str) -> Result<Duration, String> {
-    let bad = |_| format!("expected a duration above 0 such as 10 (seconds), 10s or 500ms, got '{v}'");
+fn seconds(v: &str) -> Result<Duration, InvalidValue> {
+    let bad = |_| InvalidValue(format!("expected a duration above 0 such as 10 (seconds), 10s or 500ms, got '{v}'"));
     if v.parse::<u64>().is_ok() {
         return parse::duration(&format!("{v}s")).map_err(bad);
     }

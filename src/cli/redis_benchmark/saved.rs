@@ -5,6 +5,7 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+use super::BenchmarkError;
 use super::plan::Plan;
 use super::words::usage_error;
 use crate::config::{ArgPart, CommandSpec, StopAfter};
@@ -30,7 +31,7 @@ pub fn save_scenario(plan: &Plan, tool: &str, typed: &[OsString]) -> Option<Exit
 }
 
 /// The scenario's text and the notes for the user.
-fn scenario_text(plan: &Plan, tool: &str, typed: &[OsString]) -> Result<(String, Vec<String>), String> {
+fn scenario_text(plan: &Plan, tool: &str, typed: &[OsString]) -> Result<(String, Vec<String>), BenchmarkError> {
     if plan.idle {
         return Err("-I opens idle connections: there is no test to save".into());
     }
@@ -68,12 +69,13 @@ fn scenario_text(plan: &Plan, tool: &str, typed: &[OsString]) -> Result<(String,
             return Err(format!(
                 "the {} test loads a library first, which a scenario cannot say: leave it out with -t",
                 test.name
-            ));
+            )
+            .into());
         }
         let mut args = base.clone();
         let text = match &test.sequence {
             Some(steps) => {
-                let parts: Result<Vec<String>, String> = steps
+                let parts: Result<Vec<String>, BenchmarkError> = steps
                     .iter()
                     .map(|s| {
                         let words = words_of(&test.commands[s.command])?;
@@ -103,7 +105,7 @@ fn has_rand_int(spec: &CommandSpec) -> bool {
 }
 
 /// A command as `--command` takes it: placeholders by name, words with spaces quoted.
-fn words_of(spec: &CommandSpec) -> Result<String, String> {
+fn words_of(spec: &CommandSpec) -> Result<String, BenchmarkError> {
     const ORDINALS: [&str; 9] = ["1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th"];
     let mut words = Vec::new();
     for arg in &spec.args {
@@ -118,11 +120,11 @@ fn words_of(spec: &CommandSpec) -> Result<String, String> {
                 ArgPart::RandInt => word.push_str("__rand_int__"),
                 ArgPart::RandShared(i) => word.push_str(&format!("__rand_{}__", ORDINALS[usize::from(*i)])),
                 ArgPart::Tag => word.push_str("{tag}"),
-                other => return Err(format!("{}: {other:?} cannot be written in a scenario", spec.name)),
+                other => return Err(format!("{}: {other:?} cannot be written in a scenario", spec.name).into()),
             }
         }
         words.push(match (word.contains('"'), word.contains('\'')) {
-            (true, true) => return Err(format!("{}: an argument holds both kinds of quote", spec.name)),
+            (true, true) => return Err(format!("{}: an argument holds both kinds of quote", spec.name).into()),
             _ if !word.is_empty() && !word.contains(char::is_whitespace) && !word.contains(['"', '\'']) => word,
             (true, false) => format!("'{word}'"),
             _ => format!("\"{word}\""),

@@ -2,6 +2,7 @@
 //! after the options, compiled into what the engine sends (`saved` writes them back as a
 //! scenario).
 
+use super::BenchmarkError;
 use crate::config::{CommandSpec, KeyPattern, Sequence};
 
 /// One test of the run: a name and what it sends.
@@ -85,7 +86,7 @@ pub fn suite(
     random: bool,
     cluster: bool,
     functions: Option<Functions>,
-) -> Result<Vec<Test>, String> {
+) -> Result<Vec<Test>, BenchmarkError> {
     let wanted: Option<Vec<String>> = selected.map(|s| s.split(',').map(|t| t.trim().to_ascii_lowercase()).collect());
     let extra: &[(&str, &str)] = if functions.is_some() { &FUNCTION_TESTS } else { &[] };
     let known_name =
@@ -96,7 +97,7 @@ pub fn suite(
         let mut known: Vec<&str> = SUITE.iter().flat_map(|(_, names, _)| names.iter().copied()).collect();
         known.extend(extra.iter().map(|(_, n)| *n));
         known.dedup();
-        return Err(format!("-t: unknown test '{unknown}'; the tests are {}", known.join(", ")));
+        return Err(format!("-t: unknown test '{unknown}'; the tests are {}", known.join(", ")).into());
     }
     let tests = SUITE
         .iter()
@@ -158,7 +159,7 @@ pub fn suite(
 }
 
 /// A command given after the options; `;` between commands makes a sequence.
-pub fn custom(words: &[String], random: bool) -> Result<Test, String> {
+pub fn custom(words: &[String], random: bool) -> Result<Test, BenchmarkError> {
     let name = words.join(" ");
     match crate::config::split_sequence(words)? {
         Some(parts) => {
