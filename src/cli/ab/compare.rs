@@ -108,8 +108,8 @@ fn verdict(a: Side, b: Side, docs: [&Document; 2], flags: &VerdictFlags, hint: &
         ..AbDocument::default()
     };
     ab::judge(&mut doc, &judging, flags.fail_on_regression);
-    for c in doc.changes.iter_mut().filter(|c| c.change.is_none()) {
-        if let Some(note) = c.note.as_mut().filter(|n| n.contains("runs on each side")) {
+    for c in doc.changes.iter_mut().filter(|c| c.too_few_runs) {
+        if let Some(note) = c.note.as_mut() {
             note.push_str(&format!(" ({hint})"));
         }
     }

@@ -173,6 +173,10 @@ pub struct Change {
     pub verdict: String,
     /// Why: within the noise threshold, or why no verdict is possible.
     pub note: Option<String>,
+    /// No verdict because each side had fewer runs than the method needs (more would give
+    /// one): what a comparison of saved results hints at; not written.
+    #[serde(skip)]
+    pub too_few_runs: bool,
 }
 
 /// `--fail-on-regression PCT` and what it found.
@@ -317,9 +321,10 @@ fn change(doc: &AbDocument, judging: &Judging, metric: Metric) -> Change {
                     Some(format!("a real change, but under the {} % noise threshold", judging.settings.noise * 100.0));
             }
         }
-        Err(Impossible(why)) => {
+        Err(why) => {
             out.verdict = "no verdict".into();
-            out.note = Some(why);
+            out.too_few_runs = matches!(why, Impossible::TooFewRuns(_));
+            out.note = Some(why.to_string());
         }
     }
     out

@@ -63,9 +63,16 @@ pub struct Change {
     pub within_noise: bool,
 }
 
-/// A verdict that cannot be given, and why.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Impossible(pub String);
+/// A verdict that cannot be given, and why (the message says it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Impossible {
+    /// Each side has fewer runs than the method needs: more runs would give a verdict.
+    #[error("{0}")]
+    TooFewRuns(String),
+    /// Too few round pairs, or a figure with no ratio.
+    #[error("{0}")]
+    Other(String),
+}
 
 /// Interleaved rounds: `a[i]` and `b[i]` were measured side by side.
 pub fn paired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Change, Impossible> {
@@ -77,7 +84,7 @@ pub fn paired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Chan
             let dist = signed_rank_distribution(n);
             let k = order_statistic(&dist, alpha).ok_or_else(|| {
                 let need = (1..=200).find(|&m| order_statistic(&signed_rank_distribution(m), alpha).is_some());
-                Impossible(format!(
+                Impossible::Other(format!(
                     "the exact signed-rank test at {} needs at least {} round pairs; there are {n}",
                     percent(s.confidence),
                     need.map_or("more".into(), |m| m.to_string())
@@ -93,7 +100,7 @@ pub fn paired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Chan
         }
         Method::Bootstrap { resamples, seed } => {
             if n < 3 {
-                return Err(Impossible(format!("the bootstrap needs at least 3 round pairs; there are {n}")));
+                return Err(Impossible::Other(format!("the bootstrap needs at least 3 round pairs; there are {n}")));
             }
             let mut rng = Rng::derive(seed, 0xab);
             let means = (0..resamples.max(1))
@@ -116,7 +123,7 @@ pub fn unpaired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Ch
             let dist = rank_sum_distribution(m, n);
             let k = order_statistic(&dist, alpha).ok_or_else(|| {
                 let need = (1..=100).find(|&r| order_statistic(&rank_sum_distribution(r, r), alpha).is_some());
-                Impossible(format!(
+                Impossible::TooFewRuns(format!(
                     "the exact rank-sum test at {} needs at least {} runs on each side; A has {m}, B has {n}",
                     percent(s.confidence),
                     need.map_or("more".into(), |r| r.to_string())
@@ -127,7 +134,7 @@ pub fn unpaired(a: &[f64], b: &[f64], better: Better, s: &Settings) -> Result<Ch
         }
         Method::Bootstrap { resamples, seed } => {
             if m < 3 || n < 3 {
-                return Err(Impossible(format!(
+                return Err(Impossible::TooFewRuns(format!(
                     "the bootstrap needs at least 3 runs on each side; A has {m}, B has {n}"
                 )));
             }
@@ -157,7 +164,7 @@ fn logs(v: &[f64], side: &str) -> Result<Vec<f64>, Impossible> {
             if x > 0.0 && x.is_finite() {
                 Ok(x.ln())
             } else {
-                Err(Impossible(format!("{side}'s round {} measured {x}, which has no ratio", i + 1)))
+                Err(Impossible::Other(format!("{side}'s round {} measured {x}, which has no ratio", i + 1)))
             }
         })
         .collect()
@@ -312,8 +319,10 @@ mod tests {
     #[test]
     fn paired_needs_enough_pairs_and_says_how_many() {
         let err = paired(&[1.0; 5], &[2.0; 5], Better::Higher, &EXACT).unwrap_err();
-        assert!(err.0.contains("at least 6 round pairs; there are 5"), "{}", err.0);
-        assert!(paired(&[1.0, 0.0, 1.0], &[1.0; 3], Better::Higher, &EXACT).unwrap_err().0.contains("round 2"));
+        assert!(err.to_string().contains("at least 6 round pairs; there are 5"), "{err}");
+        assert!(
+            paired(&[1.0, 0.0, 1.0], &[1.0; 3], Better::Higher, &EXACT).unwrap_err().to_string().contains("round 2")
+        );
     }
 
     #[test]
@@ -337,7 +346,10 @@ mod tests {
         assert!(close(c.estimate, 0.10f64.exp() - 1.0));
         assert_eq!(c.verdict, Verdict::Faster);
         let one = unpaired(&[1.0], &[2.0], Better::Higher, &EXACT).unwrap_err();
-        assert!(one.0.contains("at least 4 runs on each side; A has 1, B has 1"), "{}", one.0);
+        assert!(
+            matches!(&one, Impossible::TooFewRuns(why) if why.contains("at least 4 runs on each side; A has 1, B has 1")),
+            "{one}"
+        );
     }
 
     /// Rounds on a drifting machine with neighbours that come and go: each round's throughput
