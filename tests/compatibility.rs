@@ -118,7 +118,7 @@ fn the_valkey_rows_are_what_its_front_end_parses() {
         match respbench::cli::redis_benchmark::plan_tests("valkey-benchmark", args) {
             Ok(_) => Ok(()),
             Err(e) if e.contains("asks for help or the version") || e.contains("opens idle connections") => Ok(()),
-            Err(e) => Err(e),
+            Err(e) => Err(e.to_string()),
         }
     });
 }

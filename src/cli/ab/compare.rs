@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::AbError;
+use super::error::AbError;
 use super::{drawn_seed, settings};
 use crate::cli::usage::{EXIT_FAILURE, usage_error};
 use crate::report::ab::{self, AbDocument, Judging, Metric, Side};

@@ -3,8 +3,10 @@
 //! (`report::ab`), written as text, JSON, Markdown and HTML; `--fail-on-regression` for CI.
 
 pub(super) mod compare;
+mod error;
 mod rounds;
 mod sides;
+pub use error::AbError;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -20,12 +22,6 @@ use crate::config::parse::InvalidValue;
 use crate::report::ab::stats::{Method, Settings};
 use crate::report::ab::{self, AbDocument, Judging, Metric, Side};
 use crate::report::document::Tool;
-
-message_error!(
-    /// A side that cannot be planned, rounds that could not run, or results that cannot be
-    /// compared; the message names the side or the file.
-    AbError from crate::cli::options::OptionsError, crate::cli::scenario::ScenarioError
-);
 
 /// Interleaved A/B rounds with paired statistics and a verdict.
 #[derive(Debug, Parser)]

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::AbError;
+use super::error::AbError;
 use crate::cli::notes::Notes;
 use crate::cli::run::{self, Plan, RunContext};
 use crate::config::Config;

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use super::AbError;
+use super::error::AbError;
 use crate::cli::options::Args;
 use crate::config::{Config, StopAfter};
 

@@ -18,6 +18,7 @@ use crate::report;
 use crate::report::document::FillResult;
 use passes::{fill_range, fill_to_target};
 
+mod error;
 mod passes;
 mod probe;
 mod target;
@@ -25,11 +26,6 @@ mod target;
 pub use target::{MemoryTarget, fraction, memory_target};
 
 pub use crate::config::parse::memory_size;
-
-message_error!(
-    /// Why a fill stopped: the server's memory could not be read, or a pass failed.
-    FillError
-);
 
 /// Fills a key range, or the server up to a memory target, every key exactly once.
 #[derive(Debug, Parser)]

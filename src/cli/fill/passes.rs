@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::FillError;
+use super::error::FillError;
 use super::probe::Probe;
 use super::target::MemoryTarget;
 use crate::cli::run::{self, Plan, RunContext};

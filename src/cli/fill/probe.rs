@@ -1,7 +1,7 @@
 //! What a fill reads of the server's memory: INFO (used memory, maxmemory, evictions) and
 //! `CONFIG GET maxmemory`, of one server or summed over a cluster's primaries.
 
-use super::FillError;
+use super::error::FillError;
 use crate::config::Config;
 use crate::engine::Info;
 use crate::net::Session;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::MemtierError;
+use super::error::MemtierError;
 use crate::cli::options::{Args, Output};
 use crate::config::Config;
 use crate::report::memtier::stats::MemtierOutput;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::MemtierError;
+use super::error::MemtierError;
 use crate::cli::options::Args;
 
 /// memtier's default `--requests`, per client.

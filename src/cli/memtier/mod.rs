@@ -13,6 +13,7 @@
 mod added;
 pub(super) mod crash;
 mod draft;
+mod error;
 mod load;
 pub(super) mod mix;
 mod options;
@@ -22,6 +23,7 @@ mod save;
 mod translate;
 mod uri;
 mod usage;
+pub use error::MemtierError;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -33,14 +35,6 @@ pub use translate::{Run, Translated, plan, translate};
 use super::run::RunContext;
 use super::usage::EXIT_USAGE;
 use super::{notes, signals};
-
-message_error!(
-    /// A memtier_benchmark command line that cannot run as memtier would run it; the message
-    /// names the option.
-    MemtierError from crate::cli::options::OptionsError, crate::config::parse::InvalidValue,
-        crate::cli::dialect::ScanError, crate::workload::monitor::MonitorError,
-        crate::report::live::push::PushError, crate::report::live::shape::ShapeError, mix::MixError
-);
 
 /// A memtier command line (without the program name), run: what `respbench memtier ARGS` and
 /// the binary run as `memtier_benchmark` do.

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use super::MemtierError;
 use super::draft::Draft;
+use super::error::MemtierError;
 use super::mix;
 use crate::cli::dialect::Spec;
 use crate::cli::parse;

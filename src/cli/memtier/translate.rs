@@ -8,9 +8,9 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::MemtierError;
 use super::added;
 use super::draft::Draft;
+use super::error::MemtierError;
 use super::load::{Load, load_args};
 use super::options::{self, CONFLICTS, Map, OPTIONS, REQUIRES};
 use crate::cli::dialect::{Found, Rest, scan};

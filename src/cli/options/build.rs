@@ -103,7 +103,7 @@ impl Args {
         super::protocol_flags::check(&config)?;
         crate::workload::Workload::check(&config)?;
         if output.verify || output.verify_only {
-            crate::cli::verify::check(&config)?;
+            crate::cli::verify::check(&config).map_err(|e| OptionsError::from(e.0))?;
         }
         Ok((config, output))
     }
@@ -132,12 +132,14 @@ impl Args {
         if !(f == 0.0 || (f >= 1.0 && f.is_finite())) {
             return Err(format!(
                 "--retry-backoff-factor {f} must be 0 (the same wait each time) or a number of at least 1"
-            ));
+            )
+            .into());
         }
         if let Some(empty) = self.retry_error_prefixes.iter().find(|p| p.trim().is_empty()) {
             return Err(format!(
                 "--retry-error-prefixes has an empty prefix '{empty}': expected words such as LOADING,BUSY"
-            ));
+            )
+            .into());
         }
         Ok(())
     }

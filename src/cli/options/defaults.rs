@@ -5,7 +5,7 @@
 
 use clap::{CommandFactory, FromArgMatches};
 
-use super::{Args, OptionsError};
+use super::{Args, error::OptionsError};
 
 impl Default for Args {
     fn default() -> Self {

@@ -14,14 +14,6 @@ use crate::config::{
     StopAfter, Target, TlsOptions, ValueSize,
 };
 
-message_error!(
-    /// Flags that do not make a plan (a value out of range, two that conflict); the message
-    /// names them.
-    OptionsError from InvalidValue, super::secrets::SecretError, crate::workload::monitor::MonitorError,
-        crate::net::driver::IoUnavailable, crate::workload::Unsendable, super::verify::VerifyError,
-        super::memtier::mix::MixError
-);
-
 /// A load generator and benchmark for Redis-protocol servers.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -469,8 +461,10 @@ impl Output {
 
 mod build;
 mod defaults;
+pub(crate) mod error;
 pub mod protocol_flags;
 pub mod session_flags;
+pub use error::OptionsError;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 
 use clap::Args as ClapArgs;
 
-use super::OptionsError;
+use super::error::OptionsError;
 use crate::codec::Protocol;
 use crate::config::Config;
 use crate::config::parse::InvalidValue;

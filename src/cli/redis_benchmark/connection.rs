@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::BenchmarkError;
+use super::error::BenchmarkError;
 use crate::cli::options::Args;
 use crate::cli::parse;
 use crate::config::Target;

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod connection;
+mod error;
 mod fuzz;
 mod options;
 mod plan;
@@ -16,6 +17,7 @@ mod save;
 mod saved;
 mod suite;
 mod words;
+pub use error::BenchmarkError;
 
 use super::usage::EXIT_FAILURE;
 use crate::config::Config;
@@ -24,13 +26,6 @@ use crate::stats::OpStats;
 use plan::{Parsed, Plan, plan};
 use suite::Test;
 use words::usage_error;
-
-message_error!(
-    /// A redis-benchmark command line that cannot run as the tool would run it, or tests that
-    /// cannot be saved as a scenario; the message names the option or the test.
-    BenchmarkError from crate::cli::options::OptionsError, crate::config::parse::InvalidValue,
-        crate::cli::dialect::ScanError, crate::cli::scenario::ScenarioError
-);
 
 /// `respbench redis-benchmark ARGS` (ARGS without the program name); `tool` is the name it
 /// answers to (`redis-benchmark` or `valkey-benchmark`).

@@ -9,8 +9,8 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::time::Duration;
 
-use super::BenchmarkError;
 use super::connection::Connection;
+use super::error::BenchmarkError;
 use super::options::{self, Map, OPTIONS};
 use super::suite::{self, Test};
 use super::words;
@@ -186,7 +186,7 @@ impl<'t> Reading<'t> {
                     self.maxdocs = (n > 0).then_some(n as usize);
                 }
                 "fuzz" | "fuzz-mode" | "fuzz-loglevel" if self.tool != "valkey-benchmark" => {
-                    return Err(format!("{long} is valkey-benchmark's fuzzer: run as valkey-benchmark"));
+                    return Err(format!("{long} is valkey-benchmark's fuzzer: run as valkey-benchmark").into());
                 }
                 "fuzz" => self.fuzz = true,
                 "fuzz-mode" => {

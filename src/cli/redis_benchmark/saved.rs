@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use super::BenchmarkError;
+use super::error::BenchmarkError;
 use super::plan::Plan;
 use super::words::usage_error;
 use crate::config::{ArgPart, CommandSpec, StopAfter};

@@ -2,7 +2,7 @@
 //! after the options, compiled into what the engine sends (`saved` writes them back as a
 //! scenario).
 
-use super::BenchmarkError;
+use super::error::BenchmarkError;
 use crate::config::{CommandSpec, KeyPattern, Sequence};
 
 /// One test of the run: a name and what it sends.

@@ -10,7 +10,7 @@ use toml::Spanned;
 use super::keys;
 use super::plan::{Setting, Value};
 use super::schema::{self, Kind, Phase};
-use super::{Loaded, Overrides, ScenarioError, Step, Tool, kind_name, locate};
+use super::{Loaded, Overrides, Step, Tool, error::ScenarioError, kind_name, locate};
 use crate::config::parse;
 
 impl Loaded {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::ScenarioError;
+use super::error::ScenarioError;
 use crate::cli::run::RunContext;
 use crate::config::parse::InvalidValue;
 use crate::report::live::metrics::Live;

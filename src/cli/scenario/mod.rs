@@ -18,12 +18,6 @@ pub(crate) use plan::Planned;
 pub use plan::{PlanError, Setting, Step, Tool, Value};
 pub use schema::{Kind, Phase, Price, Scenario};
 
-message_error!(
-    /// A scenario file that cannot be read or planned, or a plan that cannot be saved as one;
-    /// the message names the file, line and key.
-    ScenarioError from crate::cli::options::OptionsError
-);
-
 /// A scenario file as read: its text (kept in the result, with its hash) and its contents.
 pub struct Loaded {
     pub path: PathBuf,
@@ -117,7 +111,9 @@ pub fn load(path: &Path) -> Result<Loaded, ScenarioError> {
     Ok(loaded)
 }
 
+mod error;
 #[cfg(test)]
 // unsafe: one test sets an environment variable (set_var is unsafe in edition 2024).
 #[allow(unsafe_code)]
 mod tests;
+pub use error::ScenarioError;

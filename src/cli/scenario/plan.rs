@@ -8,7 +8,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory, FromArgMatches};
 
-use super::ScenarioError;
+use super::error::ScenarioError;
 use super::schema::Kind;
 use crate::cli::capacity::CapacityArgs;
 use crate::cli::fill::FillArgs;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::{ArgAction, Parser};
 use sha2::{Digest, Sha256};
 
-use super::{Loaded, Overrides, Planned, ScenarioError, Step, Tool};
+use super::{Loaded, Overrides, Planned, Step, Tool, error::ScenarioError};
 use crate::cli::parse;
 use crate::cli::run::RunContext;
 use crate::cli::usage::{EXIT_FAILURE, parse_args, usage_error};

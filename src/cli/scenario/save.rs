@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use toml::Spanned;
 
-use super::ScenarioError;
+use super::error::ScenarioError;
 use super::flags::Given;
 use super::schema::{Distribution, Keyspace, Mix, Phase, Scenario, Target, Values};
 use crate::cli::options::Args;

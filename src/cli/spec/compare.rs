@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::SpecError;
+use super::error::SpecError;
 use super::summary::{Summary, Verdict};
 use crate::cli::ab::compare::{VerdictFlags, of_runs};
 use crate::cli::results::load_run;

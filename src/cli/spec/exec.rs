@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use super::SpecError;
+use super::error::SpecError;
 use super::plan::{Spec, Step, Steps};
 use super::summary::{CheckFigures, Parameter, SpecResult, Verdict};
 use crate::cli::exit;

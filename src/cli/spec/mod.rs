@@ -5,10 +5,12 @@
 //! refused, `exec.rs` runs them, `summary.rs` is the summary in its formats.
 
 mod compare;
+mod error;
 mod exec;
 mod plan;
 mod schema;
 mod summary;
+pub use error::SpecError;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -24,12 +26,6 @@ use super::usage::{EXIT_FAILURE, EXIT_USAGE, parse_args, usage_error};
 use crate::report;
 use plan::{Filter, Shape, Spec};
 use summary::{SpecResult, Summary, Verdict};
-
-message_error!(
-    /// A specification that cannot be read or planned, or a server step that failed; the
-    /// message names which.
-    SpecError from crate::cli::options::OptionsError, crate::report::document::Malformed, super::ab::AbError
-);
 
 /// Runs benchmark specification files (redis-benchmarks-specification's YAML) against the server.
 #[derive(Debug, Parser)]

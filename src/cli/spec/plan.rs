@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::SpecError;
+use super::error::SpecError;
 use super::schema::{self, SpecFile, Tool};
 use crate::cli::memtier::{Translated, translate};
 use crate::cli::options::Output;

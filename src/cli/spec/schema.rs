@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::SpecError;
+use super::error::SpecError;
 use serde::Deserialize;
 use serde_norway::Value;
 
