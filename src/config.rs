@@ -185,8 +185,8 @@ pub struct Faults {
     /// new until one has gone. 0: `max(pipeline * 4, 64)`.
     pub max_retry_queue: usize,
     /// A timed run also fails when no request was answered within the connect budget
-    /// (memtier's `--connection-stage-timeout`); a counted run always does, as it would
-    /// otherwise wait for ever.
+    /// (memtier's `--connection-stage-timeout`); a counted run without `--request-timeout`
+    /// always does, as it would otherwise wait for ever (with one, its requests time out).
     pub stage_bound: bool,
     /// Every request given up (its error reply kept, or lost with its connection) is kept
     /// for `--failed-keys`: when, its command, its key, why and how often it was tried.

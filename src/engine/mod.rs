@@ -269,8 +269,10 @@ fn drive(
         faults: config.faults,
         retry_on: &config.extras.retry_on,
         first_reply: (
-            (config.faults.stage_bound || !matches!(config.stop, StopAfter::Duration(_)))
-                .then(|| meeting.first_reply.deadline(start, config.faults.connect_timeout)),
+            // A counted run with --request-timeout ends by itself: its requests time out.
+            (config.faults.stage_bound
+                || (!matches!(config.stop, StopAfter::Duration(_)) && config.faults.timeout.is_none()))
+            .then(|| meeting.first_reply.deadline(start, config.faults.connect_timeout)),
             &meeting.first_reply,
         ),
         key_args: &prepared.key_args,
