@@ -47,13 +47,15 @@ def run(argv):
     return wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def prefill(port, value):
-    """respbench's keys (key:0..99) and redis-/valkey-benchmark's (key:%012d), each VALUE bytes."""
-    subprocess.run([bench.RESPBENCH, "-p", str(port), "-n", "allkeys", "--key-min", "0", "--key-max",
-                    str(KEYS - 1), "-d", str(value), "-q", "-c", "4"], check=True, stdout=subprocess.DEVNULL)
+def prefill(port, value, keys=KEYS, tls=()):
+    """respbench's keys (key:0..keys-1) and redis-/valkey-benchmark's (key:%012d), each VALUE
+    bytes; `tls`: the connection options both respbench and redis-cli take (`--tls --cacert CA`)."""
+    subprocess.run([bench.RESPBENCH, "-p", str(port), *tls, "-n", "allkeys", "--key-min", "0", "--key-max",
+                    str(keys - 1), "-d", str(value), "-q", "-c", "4"], check=True, stdout=subprocess.DEVNULL)
     script = ("for i=0,%d do redis.call('SET', string.format('key:%%012d', i), string.rep('x', %d)) end return 1"
-              % (KEYS - 1, value))
-    subprocess.run(["redis-cli", "-p", str(port), "EVAL", script, "0"], check=True, stdout=subprocess.DEVNULL)
+              % (keys - 1, value))
+    subprocess.run(["redis-cli", *tls, "-p", str(port), "EVAL", script, "0"], check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def size_clients(port, op, value, requests, core):

@@ -19,7 +19,6 @@ Usage: scripts/bench_tls.py [--runs N] [--requests N] [--pipelines 1,16] [--hand
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (ports, cores, the binaries' paths)
-from bench_sizes import run  # noqa: E402  (one process's wall, CPU and peak memory)
+from bench_sizes import medians_of, prefill  # noqa: E402  (shared with the sizes table)
 
 KEYS = 100_000
 VALUE = 100
@@ -114,18 +113,6 @@ def handshake_clients(port, ca, requests, core):
     return out
 
 
-def medians(clients, runs, requests):
-    rows = {}
-    for r in range(runs):
-        tools = list(clients.items())
-        if r % 2:
-            tools.reverse()
-        for name, argv in tools:
-            wall, user, sys_, _rss = run(argv)
-            rows.setdefault(name, []).append((requests / wall, (user + sys_) / requests * 1e6))
-    return {n: tuple(statistics.median(x[i] for x in v) for i in range(2)) for n, v in rows.items()}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 3)))
@@ -143,18 +130,13 @@ def main():
     port = bench.free_port()
     server = start_tls_server(port, server_core, workdir, ca, cert, key)
     try:
-        subprocess.run([bench.RESPBENCH, "-p", str(port), "--tls", "--cacert", ca, "-n", "allkeys", "--key-min", "0",
-                        "--key-max", str(KEYS - 1), "-d", str(VALUE), "-q"], check=True, stdout=subprocess.DEVNULL)
-        script = ("for i=0,%d do redis.call('SET', string.format('key:%%012d', i), string.rep('x', %d)) end "
-                  "return 1" % (KEYS - 1, VALUE))
-        subprocess.run(["redis-cli", "--tls", "--cacert", ca, "-p", str(port), "EVAL", script, "0"], check=True,
-                       stdout=subprocess.DEVNULL)
+        prefill(port, VALUE, KEYS, ("--tls", "--cacert", ca))
         for pipeline in (int(p) for p in args.pipelines.split(",")):
-            m = medians(get_clients(port, ca, args.requests, pipeline, client_core), args.runs, args.requests)
+            m = medians_of(get_clients(port, ca, args.requests, pipeline, client_core), args.runs, args.requests)
             print(f"\nGETs over TLS, {VALUE}-byte values, {CONNECTIONS} connections, pipeline {pipeline}, "
                   f"{args.requests} requests, median of {args.runs} runs")
             print(f"{'client':<22}{'ops/s':>12}{'CPU us/req':>12}")
-            for name, (ops, cpu) in m.items():
+            for name, (ops, cpu, *_rest) in m.items():
                 print(f"{name:<22}{ops:>12.0f}{cpu:>12.2f}")
             peers = {n: v for n, v in m.items() if not n.startswith(("respbench", "TLS floor"))}
             for name in (n for n in m if n.startswith("respbench")):
@@ -164,12 +146,12 @@ def main():
                     parts.append(f"{m[name][1] / peers[cheapest][1]:.2f}x the cheapest peer ({cheapest})")
                 print(f"TLS, pipeline {pipeline}, {name}: CPU per request " + "; ".join(parts))
         print("Targets: at most 0.6x the cheapest peer at pipeline 1 and 16, and within 1.15x the TLS floor.")
-        m = medians(handshake_clients(port, ca, args.handshake_requests, client_core), args.runs,
+        m = medians_of(handshake_clients(port, ca, args.handshake_requests, client_core), args.runs,
                     args.handshake_requests)
         print(f"\nA reconnect every 10 requests over TLS (a handshake each), 10 connections, "
               f"{args.handshake_requests} requests, median of {args.runs} runs")
         print(f"{'client':<28}{'handshakes/s':>14}{'CPU us/req':>12}")
-        for name, (ops, cpu) in m.items():
+        for name, (ops, cpu, *_rest) in m.items():
             print(f"{name:<28}{ops / 10:>14.0f}{cpu:>12.2f}")
         if "memtier_benchmark" in m:
             for name in (n for n in m if n.startswith("respbench")):
