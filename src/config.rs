@@ -8,6 +8,7 @@ mod command;
 pub mod dataset;
 mod extras;
 pub mod parse;
+pub mod role;
 mod shard;
 mod target;
 pub use command::{

@@ -63,6 +63,9 @@ pub enum ArgPart {
     /// `__field:NAME__` (`__field:NAME:base64__` decoded): the field of the dataset's row this
     /// command takes (`--dataset`).
     Field(FieldRef),
+    /// A pub/sub role's message stamp: the publisher, its sequence number and its send time,
+    /// in fixed width, which a subscriber reads back (`workload::stamp`).
+    Stamp,
 }
 
 /// A dataset field a command names: the header's name, and whether its values are base64 to

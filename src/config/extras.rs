@@ -54,6 +54,8 @@ pub struct Extras {
     /// `--retry-error-prefixes`: with [`Faults::retry_errors`](super::Faults), only error
     /// replies that start with one of these are sent again (empty: every one not permanent).
     pub retry_on: Vec<String>,
+    /// `--role`: the run's client groups (`config::role`); empty: the command line's own mix.
+    pub roles: Vec<super::role::Role>,
 }
 
 /// This process's shard: `index` of `count`, and what it was given before the split.

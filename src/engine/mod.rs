@@ -15,6 +15,7 @@ mod outcome;
 mod pacer;
 mod preflight;
 mod prepared;
+pub mod pubsub;
 mod router;
 mod server_latency;
 mod server_stats;
@@ -105,6 +106,23 @@ impl RunState {
 /// Runs the plan once. `stop` ends it early (SIGINT); `observe` sees every completed interval.
 /// `run` numbers the run among `--runs`; `state` is what the benchmark's runs share.
 pub fn run(
+    config: &Config,
+    state: &RunState,
+    run: usize,
+    stop: &AtomicBool,
+    observe: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, ConnectError> {
+    // A pub/sub role's subscribers listen before its publishers (the run's connections) start.
+    let listeners = pubsub::listen(config)?;
+    let mut outcome = drive_all(config, state, run, stop, observe)?;
+    if let (Some(listeners), Some(publish)) = (listeners, outcome.ops.first()) {
+        outcome.messages = Some(listeners.finish(publish.count - publish.errors, publish.hits));
+    }
+    Ok(outcome)
+}
+
+/// The run's own connections, from preparing to collecting.
+fn drive_all(
     config: &Config,
     state: &RunState,
     run: usize,

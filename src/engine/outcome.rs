@@ -84,6 +84,8 @@ pub struct Outcome {
     /// `--failed-keys`: the requests given up, oldest first, and how many more were not kept.
     pub failed_keys: Vec<FailedKey>,
     pub failed_keys_dropped: u64,
+    /// A pub/sub role: what its messages did (`engine::pubsub`).
+    pub messages: Option<super::pubsub::Messages>,
 }
 
 /// A request given up (`--failed-keys`): when, its command (a row of the outcome's

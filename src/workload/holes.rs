@@ -23,3 +23,6 @@ pub(super) const HOLE_MULTI: usize = HOLES;
 /// Column `c` of the dataset's row (`__field:NAME__`) is hole `HOLE_FIELD + c`: far above the
 /// multi-key holes, filled from the row the request takes.
 pub(super) const HOLE_FIELD: usize = 1 << 20;
+/// A pub/sub message's stamp ([`ArgPart::Stamp`](crate::config::ArgPart)), just below the
+/// dataset's columns.
+pub(super) const HOLE_STAMP: usize = HOLE_FIELD - 1;

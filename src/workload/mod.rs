@@ -11,6 +11,7 @@ pub mod import;
 mod keys;
 pub mod monitor;
 pub mod rng;
+pub mod stamp;
 mod stream;
 
 use crate::config::dataset::{Dataset, DatasetError};
@@ -19,7 +20,7 @@ use crate::resp::{Part, ReplyClass, Template};
 pub use holes::MAX_RAND_INTS;
 use holes::{
     HOLE_BETWEEN, HOLE_CURSOR, HOLE_DATA, HOLE_EXPIRY, HOLE_FIELD, HOLE_KEY, HOLE_MULTI, HOLE_RAND_INT, HOLE_SHARED,
-    HOLE_TAG, HOLES, MAX_BETWEEN,
+    HOLE_STAMP, HOLE_TAG, HOLES, MAX_BETWEEN,
 };
 pub use keys::KeyGen;
 use rng::Rng;
@@ -48,6 +49,8 @@ struct Draws {
     cursor: bool,
     /// A dataset field appears: the request takes the next row.
     fields: bool,
+    /// A pub/sub stamp appears: the request takes the next sequence number and the clock.
+    stamp: bool,
 }
 
 /// How a command's reply counts as hits and misses.
@@ -61,6 +64,9 @@ enum ReadKind {
     Empty,
     /// Each element of the array is a hit or a miss (MGET): null or empty is a miss.
     Multi,
+    /// The integer reply is a count, added to the hits: the receivers a pub/sub role's
+    /// PUBLISH reached.
+    Count,
 }
 
 /// The compiled mix, read-only and shared by every worker.
@@ -199,6 +205,7 @@ impl Workload {
             .commands
             .iter()
             .map(|c| match c.name.as_str() {
+                _ if c.args.iter().flatten().any(|p| *p == ArgPart::Stamp) => ReadKind::Count,
                 _ if !c.reads => ReadKind::No,
                 "MGET" => ReadKind::Multi,
                 "GETRANGE" => ReadKind::Empty,
@@ -238,7 +245,7 @@ impl Workload {
     /// Whether command `i` is a read whose null reply is a miss.
     #[inline]
     pub fn is_read(&self, i: usize) -> bool {
-        self.reads[i] != ReadKind::No
+        !matches!(self.reads[i], ReadKind::No | ReadKind::Count)
     }
 
     /// The hits and misses in command `i`'s reply `reply` of class `class` (a value or a null):
@@ -249,6 +256,7 @@ impl Workload {
             (ReadKind::No, _) => (0, 0),
             // Before Nil: a memcached multi-key get that missed every key reads as a miss.
             (ReadKind::Multi, _) => self.protocol.hits_misses_multi(reply, u64::from(self.draws[i].multi_keys)),
+            (ReadKind::Count, _) => (integer(reply).unwrap_or(0), 0),
             (_, ReplyClass::Nil) => (0, 1),
             (ReadKind::Empty, _) if reply.starts_with(b"$0\r\n") => (0, 1),
             _ => (1, 0),
@@ -355,6 +363,10 @@ fn arg_parts(
                 d.cursor = true;
                 parts.push(Part::Hole(HOLE_CURSOR));
             }
+            ArgPart::Stamp => {
+                d.stamp = true;
+                parts.push(Part::Hole(HOLE_STAMP));
+            }
             ArgPart::Field(field) => {
                 d.fields = true;
                 // `check` refused a field the dataset does not keep.
@@ -364,6 +376,13 @@ fn arg_parts(
         }
     }
     parts
+}
+
+/// The value of an integer reply (`:5\r\n`).
+fn integer(reply: &[u8]) -> Option<u64> {
+    let digits = reply.strip_prefix(b":")?;
+    let end = memchr::memchr(b'\r', digits)?;
+    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
 /// memtier's `--data-size-pattern S`: key `key` of `lo..=hi` gets a size spread evenly over

@@ -46,6 +46,9 @@ pub struct RequestGen {
     /// (prefix and digits, written when asked for: cluster routing).
     unit_key: Option<u64>,
     unit_key_name: Vec<u8>,
+    /// A pub/sub role's publisher: this connection's number and its next message's sequence.
+    publisher: u32,
+    published: u64,
 }
 
 /// A count the connections share without sharing anything: connection `offset` of `stride`
@@ -107,6 +110,8 @@ impl RequestGen {
             rows: interleaved,
             unit_key: None,
             unit_key_name: Vec::with_capacity(config.keys.prefix.len() + 20),
+            publisher: conn_index as u32,
+            published: 0,
         }
     }
 
@@ -295,6 +300,7 @@ impl RequestGen {
             && !draws.cursor
             && multi == 0
             && !draws.fields
+            && !draws.stamp
         {
             // The common case (SET, GET): no random numbers to draw or buffer.
             workload.templates[cmd].encode(out, &fixed);
@@ -324,9 +330,17 @@ impl RequestGen {
             }
             holes[HOLE_CURSOR] = if self.cursor.is_empty() { b"0" } else { &self.cursor };
             holes[HOLE_BETWEEN..].copy_from_slice(&between);
+            let mut stamp = [0; stamp::STAMP_LEN];
+            if draws.stamp {
+                self.published += 1;
+                let sent_ns = stamp::now();
+                stamp::Stamp { publisher: self.publisher, seq: self.published, sent_ns }.write(&mut stamp);
+            }
             let (digits, ends) = (&self.multi_digits, &self.multi_ends);
             workload.templates[cmd].encode_with(out, |i| {
-                if i >= HOLE_FIELD {
+                if i == HOLE_STAMP {
+                    &stamp
+                } else if i >= HOLE_FIELD {
                     &row[i - HOLE_FIELD]
                 } else if i < HOLE_MULTI {
                     holes[i]

@@ -97,6 +97,10 @@ impl Args {
             config.extras.dataset = Some(std::sync::Arc::new(dataset));
         }
         self.shards.apply(&mut config)?;
+        if !self.role.is_empty() && self.runs > 1 {
+            return Err("--runs cannot be used with --role: a role's messages are counted over one run".into());
+        }
+        crate::config::role::apply(&mut config, std::mem::take(&mut self.role))?;
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);
         output.name_for_shard(config.extras.shard.as_ref());

@@ -273,6 +273,12 @@ pub struct Args {
     /// A pause of MIN-MAX microseconds between the connections each thread opens.
     #[arg(long, value_parser = parse::range, value_name = "MIN-MAX", hide = true)]
     pub connect_jitter_us: Option<(u64, u64)>,
+    /// A client group of the run, NAME:KIND:KEY=VALUE,... (pubsub: channels, subscribers,
+    /// publishers, rate, mode=subscribe|psubscribe|ssubscribe, size); the run's own mix does
+    /// not run.
+    #[arg(long, value_parser = crate::config::role::parse, value_name = "NAME:KIND:SETTINGS",
+          help_heading = "Workload")]
+    pub role: Vec<crate::config::role::Role>,
     /// memtier's workload options (hidden: the memtier front-end sets them, scenario files may give them).
     #[command(flatten)]
     pub memtier: super::memtier::mix::WorkloadFlags,

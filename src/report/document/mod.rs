@@ -10,6 +10,7 @@ pub mod histo;
 pub mod interval_log;
 mod parts;
 mod result;
+pub mod roles;
 pub mod scenario;
 
 use serde::Deserialize;

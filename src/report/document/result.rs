@@ -58,6 +58,9 @@ pub struct Document {
     /// did not end (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovered: Option<Recovery>,
+    /// `--role`: each role's plan and figures (absent without roles).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<super::roles::RoleReport>,
 }
 
 /// Where a recovered result came from and how far the journal went.

@@ -165,6 +165,7 @@ pub fn frame(config: &Config, label: Option<&str>) -> Document {
             requested_unix_ms: at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0,
             offset_ms: 0.0,
         }),
+        roles: crate::report::document::roles::planned(config),
         ..Document::default()
     }
 }
@@ -222,6 +223,7 @@ pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning
         start.offset_ms = outcome.started_unix_ms as f64 - start.requested_unix_ms;
     }
     doc.histograms = crate::report::document::histo::Histograms::of(outcome, open_loop);
+    crate::report::document::roles::measured(&mut doc.roles, &doc.totals, outcome.messages.as_ref());
     doc
 }
 

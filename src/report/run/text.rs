@@ -110,6 +110,9 @@ impl Format for Table {
         if config.extras.transaction || total.aborts > 0 {
             aborts(&mut out, outcome, &total, secs);
         }
+        if !config.extras.roles.is_empty() {
+            out.push_str(&crate::report::document::roles::text(&crate::report::run::json::document(run).roles));
+        }
         if let Some(line) = client_share_line(&total) {
             out.push_str(&line);
         }

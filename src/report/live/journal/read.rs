@@ -192,6 +192,7 @@ fn outcome(
         // The latency's parts come back from the interval log; the clock's bound is the run's end's.
         clock_bound_ns: 0,
         stamps_refused: None,
+        messages: None,
         warnings: ended.warnings,
         notes: Vec::new(),
         runs: Vec::new(),

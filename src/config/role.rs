@@ -1,0 +1,219 @@
+//! Roles: client groups of one run whose figures only mean something together (publishers and
+//! the subscribers that must receive every message). `--role NAME:KIND:KEY=VALUE,...` names a
+//! role; the rest of the command line (server, duration, interval, outputs) holds for every
+//! role. A run without `--role` is one role, the command line's own mix, as it always was.
+//!
+//! A pub/sub role's publishers are the run's own connections, driven by the one engine (its
+//! PUBLISH is the mix, its channels the key range, its rate the run's); its subscribers are
+//! listeners the engine opens beside them (`engine::pubsub`).
+
+use std::time::Duration;
+
+use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
+
+message_error!(
+    /// A `--role` that cannot be run as written: the line names the role and the fix.
+    RoleError
+);
+
+/// One client group of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Role {
+    pub name: String,
+    pub kind: RoleKind,
+}
+
+/// What a role does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RoleKind {
+    PubSub(PubSub),
+}
+
+/// How subscribers listen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listen {
+    /// `SUBSCRIBE` to every channel by name.
+    Subscribe,
+    /// `PSUBSCRIBE` to one pattern that matches every channel of the role.
+    Psubscribe,
+    /// `SSUBSCRIBE` (sharded pub/sub, `SPUBLISH`): in cluster mode, on the node owning each
+    /// channel's slot.
+    Ssubscribe,
+}
+
+impl Listen {
+    pub fn name(self) -> &'static str {
+        match self {
+            Listen::Subscribe => "subscribe",
+            Listen::Psubscribe => "psubscribe",
+            Listen::Ssubscribe => "ssubscribe",
+        }
+    }
+}
+
+/// N channels x M subscribers, fed by publishers (closed loop, or at `rate` per second).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PubSub {
+    pub channels: u64,
+    pub subscribers: usize,
+    pub publishers: usize,
+    /// Publishes per second over all publishers; `None`: closed loop.
+    pub rate: Option<f64>,
+    pub listen: Listen,
+    /// Bytes of filler after the stamp each message carries.
+    pub size: usize,
+}
+
+impl PubSub {
+    /// Channel `n` (1-based) of role `name`.
+    pub fn channel(name: &str, n: u64) -> String {
+        format!("{name}:{n}")
+    }
+}
+
+/// The `--role` flag's value: `NAME:KIND[:KEY=VALUE,...]`.
+pub fn parse(text: &str) -> Result<Role, RoleError> {
+    let mut parts = text.splitn(3, ':');
+    let name = parts.next().unwrap_or_default();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(
+            format!("--role '{text}': a role starts with its name (no spaces), as in news:pubsub:channels=10").into()
+        );
+    }
+    let Some(kind) = parts.next().filter(|k| !k.is_empty()) else {
+        return Err(format!(
+            "--role {name} names nothing to do: give it a kind and its figures, as in \
+             {name}:pubsub:channels=10,subscribers=5,rate=1000"
+        )
+        .into());
+    };
+    let settings = parts.next().unwrap_or_default();
+    match kind {
+        "pubsub" => pubsub(name, settings).map(|p| Role { name: name.into(), kind: RoleKind::PubSub(p) }),
+        other => Err(format!("--role {name}: unknown kind '{other}' (expected pubsub)").into()),
+    }
+}
+
+fn pubsub(name: &str, settings: &str) -> Result<PubSub, RoleError> {
+    let mut p = PubSub { channels: 1, subscribers: 1, publishers: 1, rate: None, listen: Listen::Subscribe, size: 0 };
+    for setting in settings.split(',').filter(|s| !s.is_empty()) {
+        let Some((key, value)) = setting.split_once('=') else {
+            return Err(format!("--role {name}: '{setting}' is not KEY=VALUE (as in channels=10)").into());
+        };
+        let count = |what: &str| -> Result<u64, RoleError> {
+            value.parse::<u64>().map_err(|_| format!("--role {name}: {what}={value} is not a whole number").into())
+        };
+        match key {
+            "channels" => p.channels = count("channels")?,
+            "subscribers" => p.subscribers = count("subscribers")? as usize,
+            "publishers" => p.publishers = count("publishers")? as usize,
+            "size" => p.size = count("size")? as usize,
+            "rate" => {
+                let rate = super::parse::positive(value)
+                    .map_err(|e| format!("--role {name}: rate={value}: {e} (publishes per second)"))?;
+                p.rate = Some(rate as f64);
+            }
+            "mode" => {
+                p.listen = match value {
+                    "subscribe" => Listen::Subscribe,
+                    "psubscribe" => Listen::Psubscribe,
+                    "ssubscribe" => Listen::Ssubscribe,
+                    _ => {
+                        return Err(format!(
+                            "--role {name}: mode={value} (expected subscribe, psubscribe or ssubscribe)"
+                        )
+                        .into());
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "--role {name}: unknown setting '{key}' (expected channels, subscribers, publishers, rate, \
+                     mode or size)"
+                )
+                .into());
+            }
+        }
+    }
+    if p.channels == 0 {
+        return Err(format!("--role {name} has no channels: give it channels=N (N at least 1)").into());
+    }
+    if p.publishers == 0 {
+        return Err(format!(
+            "--role {name} has subscribers but no publishers: give it publishers=N (N at least 1), or run \
+             the subscribers with a role that publishes"
+        )
+        .into());
+    }
+    if p.subscribers == 0 {
+        return Err(
+            format!("--role {name} has publishers but no subscribers: give it subscribers=M (M at least 1)").into()
+        );
+    }
+    Ok(p)
+}
+
+/// Makes `config` run `roles`: a pub/sub role's publishers become the run's connections, its
+/// PUBLISH (SPUBLISH for `mode=ssubscribe`) the mix, its channels the key range, walked in
+/// order by every publisher, and its rate the run's. The command line's own mix does not run.
+pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
+    if roles.len() > 1 {
+        let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
+        return Err(format!(
+            "--role {}: one role per run for now: run the others as runs of their own",
+            names.join(", ")
+        )
+        .into());
+    }
+    let Some(role) = roles.into_iter().next() else { return Ok(()) };
+    let RoleKind::PubSub(p) = &role.kind;
+    if config.warmup > Duration::ZERO {
+        return Err(format!(
+            "--role {}: --warmup cannot be used with a pub/sub role: every message is counted",
+            role.name
+        )
+        .into());
+    }
+    let publish: &[u8] = if p.listen == Listen::Ssubscribe { b"SPUBLISH" } else { b"PUBLISH" };
+    let mut payload = vec![ArgPart::Stamp];
+    if p.size > 0 {
+        payload.push(ArgPart::Data);
+    }
+    let args = vec![vec![ArgPart::Lit(publish.to_vec())], vec![ArgPart::Key], payload];
+    let name = String::from_utf8_lossy(publish).into_owned();
+    config.commands =
+        vec![CommandSpec { name, args, reads: false, weight: 1, key_pattern: KeyPattern::Sequential, inline: false }];
+    config.sequence = None;
+    config.connections = p.publishers;
+    config.threads = config.threads.clamp(1, p.publishers);
+    config.keys = KeyRange { prefix: format!("{}:", role.name), min: 1, max: p.channels };
+    config.values = ValueSize::Fixed(p.size);
+    config.rate = p.rate.map(|per_sec| Rate { per_sec, poisson: false });
+    config.ramp = None;
+    config.extras.roles = vec![role];
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pubsub_role_reads_its_settings() {
+        let role = parse("news:pubsub:channels=10,subscribers=5,rate=1000,mode=psubscribe").unwrap();
+        assert_eq!(role.name, "news");
+        let RoleKind::PubSub(p) = role.kind;
+        assert_eq!((p.channels, p.subscribers, p.publishers, p.rate), (10, 5, 1, Some(1000.0)));
+        assert_eq!(p.listen, Listen::Psubscribe);
+    }
+
+    #[test]
+    fn a_role_with_nothing_to_do_is_named_with_the_fix() {
+        let e = parse("news").unwrap_err().to_string();
+        assert!(e.starts_with("--role news names nothing to do"), "{e}");
+        let e = parse("news:pubsub:publishers=0").unwrap_err().to_string();
+        assert!(e.contains("news has subscribers but no publishers: give it publishers=N"), "{e}");
+        let e = parse("news:queue").unwrap_err().to_string();
+        assert!(e.contains("unknown kind 'queue'"), "{e}");
+    }
+}

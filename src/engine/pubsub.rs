@@ -1,0 +1,410 @@
+//! A pub/sub role's subscribers: listeners the engine opens beside its publishers (the run's
+//! own connections, whose PUBLISH carries a stamp, `workload::stamp`). Each subscriber is
+//! subscribed to every channel before the publishers start; each of its connections (one, or
+//! in cluster mode with SSUBSCRIBE one per node owning some of the channels) is read by a
+//! thread of its own, which keeps its own tally (no state shared per message) and reads each
+//! message in place: publish-to-delivery latency from the stamp's send time, duplicates and
+//! out-of-order deliveries per channel and publisher, and the connection's end if the server
+//! drops it. After the publishers stop, the listeners wait for what is still on its way, at
+//! most [`DRAIN`], and the tallies are added up into [`Messages`].
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::config::role::{Listen, PubSub, RoleKind};
+use crate::config::{Config, ServerOptions};
+use crate::net::{ConnectError, Session, Stream};
+use crate::resp::{self, ReplyClass};
+use crate::stats::LatencySummary;
+use crate::workload::stamp::{self, Stamp};
+
+/// The longest the listeners wait, after the publishers stop, for messages still on their way.
+const DRAIN: Duration = Duration::from_secs(2);
+/// How often a blocked read looks up to see whether the run is over.
+const TICK: Duration = Duration::from_millis(50);
+/// The most channel-and-publisher pairs a subscriber keeps a sequence for.
+pub const MAX_STREAMS: u64 = 1 << 22;
+
+/// What a pub/sub role's messages did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct Messages {
+    /// PUBLISH (SPUBLISH) requests the server answered without an error.
+    pub published: u64,
+    /// Published times the subscribers, each subscribed to every channel.
+    pub expected_deliveries: u64,
+    /// The receivers the server's PUBLISH replies reported, added up.
+    pub fanout_reported: u64,
+    /// Messages the subscribers received, duplicates included.
+    pub delivered: u64,
+    /// Expected deliveries that never arrived.
+    pub lost: u64,
+    /// Messages a subscriber received again (the same publisher's sequence number twice).
+    pub duplicated: u64,
+    /// Messages received after a later one of the same channel and publisher.
+    pub out_of_order: u64,
+    /// From the publisher's send (the stamp in the payload) to the subscriber's read.
+    pub delivery_latency: LatencySummary,
+    /// Subscribers the server disconnected during the run, each with why.
+    pub dropped_subscribers: Vec<String>,
+}
+
+/// One subscriber connection's own figures.
+struct Tally {
+    subscriber: usize,
+    delivered: u64,
+    duplicated: u64,
+    out_of_order: u64,
+    latency: Histogram<u64>,
+    /// Why the server's end closed, if it did before the run was over.
+    dropped: Option<String>,
+}
+
+/// What the listeners and the run share: the deliveries so far (added once per read, not per
+/// message), and when the listeners stop.
+struct Shared {
+    delivered: AtomicU64,
+    stop: AtomicBool,
+}
+
+/// A pub/sub role's subscribers, listening.
+pub struct Listeners {
+    role: PubSub,
+    threads: Vec<JoinHandle<Tally>>,
+    shared: Arc<Shared>,
+    /// The server's count of clients dropped for their output buffer, before the run.
+    dropped_for_buffer: Option<u64>,
+    control: Option<Session>,
+}
+
+/// The pub/sub role of `config`, if it has one.
+pub fn role(config: &Config) -> Option<&PubSub> {
+    config
+        .extras
+        .roles
+        .iter()
+        .map(|r| match &r.kind {
+            RoleKind::PubSub(p) => p,
+        })
+        .next()
+}
+
+/// Opens and subscribes every subscriber of `config`'s pub/sub role (none without one), each
+/// confirmed by the server before this returns, so that the publishers' first message has
+/// every receiver.
+pub fn listen(config: &Config) -> Result<Option<Listeners>, ConnectError> {
+    let Some(p) = role(config) else { return Ok(None) };
+    let prefix = config.keys.prefix.clone();
+    let channels: Vec<String> = (1..=p.channels).map(|n| format!("{prefix}{n}")).collect();
+    let mut control = Session::open(&config.server)?;
+    let places = places(config, p, &channels, &mut control)?;
+    let dropped_for_buffer = buffer_drops(&mut control);
+    let shared = Arc::new(Shared { delivered: AtomicU64::new(0), stop: AtomicBool::new(false) });
+    let streams = (p.channels * config.connections as u64).min(MAX_STREAMS) as usize;
+    let mut threads = Vec::new();
+    for subscriber in 0..p.subscribers {
+        for (server, names) in &places {
+            let mut session = Session::open(server)?;
+            subscribe(&mut session, p.listen, &prefix, names)?;
+            let shared = Arc::clone(&shared);
+            let publishers = config.connections;
+            let max_reply = config.faults.max_reply;
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("respbench-sub{subscriber}"))
+                    .spawn(move || read(session, subscriber, (streams, publishers), max_reply, &shared))
+                    .expect("a subscriber thread starts"),
+            );
+        }
+    }
+    Ok(Some(Listeners { role: p.clone(), threads, shared, dropped_for_buffer, control: Some(control) }))
+}
+
+/// Where a subscriber listens, and to what: the server and every channel (or the role's
+/// pattern); with SSUBSCRIBE in cluster mode, each node owning channels, and those.
+fn places(
+    config: &Config,
+    p: &PubSub,
+    channels: &[String],
+    control: &mut Session,
+) -> Result<Vec<(ServerOptions, Vec<String>)>, ConnectError> {
+    if p.listen == Listen::Psubscribe {
+        return Ok(vec![(config.server.clone(), vec![format!("{}*", config.keys.prefix)])]);
+    }
+    if p.listen != Listen::Ssubscribe || config.cluster.is_none() {
+        return Ok(vec![(config.server.clone(), channels.to_vec())]);
+    }
+    let shards = crate::net::cluster::serving(control, &config.server)?;
+    let mut places: Vec<(ServerOptions, Vec<String>)> = Vec::new();
+    for channel in channels {
+        let slot = crate::net::cluster::slot(channel.as_bytes());
+        let Some(shard) = shards.iter().find(|s| s.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&slot))) else {
+            continue;
+        };
+        let server = shard.primary.options(&config.server);
+        match places.iter_mut().find(|(s, _)| *s == server) {
+            Some((_, names)) => names.push(channel.clone()),
+            None => places.push((server, vec![channel.clone()])),
+        }
+    }
+    Ok(places)
+}
+
+/// Sends the subscription and reads its confirmations, one per channel or pattern.
+fn subscribe(session: &mut Session, listen: Listen, _prefix: &str, names: &[String]) -> Result<(), ConnectError> {
+    let verb: &[u8] = match listen {
+        Listen::Subscribe => b"SUBSCRIBE",
+        Listen::Psubscribe => b"PSUBSCRIBE",
+        Listen::Ssubscribe => b"SSUBSCRIBE",
+    };
+    let mut args: Vec<&[u8]> = vec![verb];
+    args.extend(names.iter().map(|n| n.as_bytes()));
+    let mut out = Vec::new();
+    resp::encode_command(&mut out, &args);
+    let target = session.target().to_string();
+    let io = |source| ConnectError::Io { target: target.clone(), source };
+    session.stream.write_all(&out).map_err(io)?;
+    let (mut buf, mut end, mut confirmed) = (vec![0; 64 * 1024], 0, 0);
+    while confirmed < names.len() {
+        if end == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = session.stream.read(&mut buf[end..]).map_err(io)?;
+        if n == 0 {
+            return Err(io(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        end += n;
+        let mut at = 0;
+        while let Ok(Some(s)) = resp::scan(&buf[at..end]) {
+            if let ReplyClass::Error { msg_start, msg_end } = s.class {
+                let message = String::from_utf8_lossy(&buf[at + msg_start..at + msg_end]).into_owned();
+                let command = String::from_utf8_lossy(verb).into_owned();
+                return Err(ConnectError::Refused { target, command, message });
+            }
+            confirmed += 1;
+            at += s.len;
+        }
+        buf.copy_within(at..end, 0);
+        end -= at;
+    }
+    Ok(())
+}
+
+/// A subscriber connection's reading, until the run is over or the server drops it.
+fn read(
+    mut session: Session,
+    subscriber: usize,
+    (streams, publishers): (usize, usize),
+    max_reply: i64,
+    shared: &Shared,
+) -> Tally {
+    let mut tally = Tally {
+        subscriber,
+        delivered: 0,
+        duplicated: 0,
+        out_of_order: 0,
+        latency: crate::stats::histogram(),
+        dropped: None,
+    };
+    // The last sequence number seen per channel and publisher.
+    let mut last = vec![0u64; streams];
+    set_tick(&session.stream);
+    let limits = resp::Limits { max_bulk: max_reply };
+    let (mut buf, mut end) = (vec![0u8; 64 * 1024], 0);
+    while !shared.stop.load(Ordering::Relaxed) {
+        if end == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match session.stream.read(&mut buf[end..]) {
+            Ok(0) => {
+                tally.dropped = Some("the server closed its connection".into());
+                break;
+            }
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                tally.dropped = Some(format!("its connection failed: {e}"));
+                break;
+            }
+        };
+        end += n;
+        let now = stamp::now();
+        let (mut at, before) = (0, tally.delivered);
+        loop {
+            match resp::scan_within(&buf[at..end], limits) {
+                Ok(Some(s)) => {
+                    if let Some((channel, payload)) = message(&buf[at..at + s.len]) {
+                        tally.count(channel, payload, now, &mut last, publishers);
+                    }
+                    at += s.len;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tally.dropped = Some(format!("the server sent what is not RESP: {e}"));
+                    return tally;
+                }
+            }
+        }
+        buf.copy_within(at..end, 0);
+        end -= at;
+        shared.delivered.fetch_add(tally.delivered - before, Ordering::Relaxed);
+    }
+    tally
+}
+
+impl Tally {
+    /// One message on `channel` (its number after the role's prefix) received at `now`.
+    #[inline]
+    fn count(&mut self, channel: &[u8], payload: &[u8], now: u64, last: &mut [u64], publishers: usize) {
+        let Some(stamp) = Stamp::read(payload) else { return };
+        self.delivered += 1;
+        let _ = self.latency.record(now.saturating_sub(stamp.sent_ns).max(1));
+        let number =
+            channel.rsplit(|&b| b == b':').next().and_then(|d| std::str::from_utf8(d).ok()?.parse::<u64>().ok());
+        let Some(index) = number
+            .map(|n| (n.saturating_sub(1) * publishers as u64 + u64::from(stamp.publisher)) as usize)
+            .filter(|&i| i < last.len())
+        else {
+            return;
+        };
+        let seen = &mut last[index];
+        if stamp.seq == *seen {
+            self.duplicated += 1;
+        } else if stamp.seq < *seen {
+            self.out_of_order += 1;
+        } else {
+            *seen = stamp.seq;
+        }
+    }
+}
+
+/// The channel and payload of a pub/sub message (`message`, `smessage`, `pmessage`), RESP2
+/// array or RESP3 push; `None` for anything else (a subscription's confirmation).
+fn message(reply: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (&kind, rest) = reply.split_first()?;
+    if kind != b'*' && kind != b'>' {
+        return None;
+    }
+    let line = memchr::memmem::find(rest, b"\r\n")?;
+    let count: usize = std::str::from_utf8(&rest[..line]).ok()?.parse().ok()?;
+    let mut at = &rest[line + 2..];
+    let mut next = || -> Option<&[u8]> {
+        let body = at.strip_prefix(b"$")?;
+        let line = memchr::memmem::find(body, b"\r\n")?;
+        let len: usize = std::str::from_utf8(&body[..line]).ok()?.parse().ok()?;
+        let value = body.get(line + 2..line + 2 + len)?;
+        at = body.get(line + 4 + len..)?;
+        Some(value)
+    };
+    match (next()?, count) {
+        (b"message" | b"smessage", 3) => Some((next()?, next()?)),
+        (b"pmessage", 4) => {
+            next()?;
+            Some((next()?, next()?))
+        }
+        _ => None,
+    }
+}
+
+/// Blocked reads wake every [`TICK`] to see whether the run is over.
+fn set_tick(stream: &Stream) {
+    let _ = match stream {
+        Stream::Tcp(s) => s.set_read_timeout(Some(TICK)),
+        Stream::Unix(s) => s.set_read_timeout(Some(TICK)),
+        Stream::Tls(s) => s.sock.set_read_timeout(Some(TICK)),
+    };
+}
+
+/// The server's count of clients it disconnected for their output buffer, if INFO has one.
+fn buffer_drops(control: &mut Session) -> Option<u64> {
+    let info = control.call(&[b"INFO", b"stats"]).ok()?;
+    let text = String::from_utf8_lossy(info.text()).into_owned();
+    text.lines().find_map(|l| l.strip_prefix("client_output_buffer_limit_disconnections:")?.trim().parse().ok())
+}
+
+impl Listeners {
+    /// Once the publishers stopped, having published `published` and the server having
+    /// reported `fanout` receivers: waits for what is still on its way (at most [`DRAIN`]),
+    /// stops the listeners and adds up their tallies.
+    pub fn finish(mut self, published: u64, fanout: u64) -> Messages {
+        let expected = published * self.role.subscribers as u64;
+        let until = Instant::now() + DRAIN;
+        while self.shared.delivered.load(Ordering::Relaxed) < expected
+            && Instant::now() < until
+            && !self.threads.iter().all(JoinHandle::is_finished)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        let tallies: Vec<Tally> = self.threads.drain(..).filter_map(|t| t.join().ok()).collect();
+        let mut latency = crate::stats::histogram();
+        let mut m =
+            Messages { published, expected_deliveries: expected, fanout_reported: fanout, ..Messages::default() };
+        for t in &tallies {
+            m.delivered += t.delivered;
+            m.duplicated += t.duplicated;
+            m.out_of_order += t.out_of_order;
+            latency.add(&t.latency).expect("same bounds");
+        }
+        m.lost = expected.saturating_sub(m.delivered - m.duplicated);
+        m.delivery_latency = LatencySummary::of(&latency);
+        let dropped: Vec<&Tally> = tallies.iter().filter(|t| t.dropped.is_some()).collect();
+        let for_buffer = match (self.dropped_for_buffer, self.control.as_mut().and_then(buffer_drops)) {
+            (Some(before), Some(after)) => Some(after.saturating_sub(before)),
+            _ => None,
+        };
+        for t in dropped {
+            let why = t.dropped.as_deref().unwrap_or_default();
+            let because = match for_buffer {
+                Some(n) if n >= 1 => format!(
+                    "{why}: dropped for its output buffer (the server counted {n} such disconnection(s); see \
+                     client-output-buffer-limit pubsub)"
+                ),
+                _ => why.to_string(),
+            };
+            m.dropped_subscribers.push(format!("subscriber {}: {because}", t.subscriber + 1));
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_read_in_both_protocols() {
+        let resp2 = b"*3\r\n$7\r\nmessage\r\n$6\r\nnews:3\r\n$5\r\nhello\r\n";
+        assert_eq!(message(resp2), Some((&b"news:3"[..], &b"hello"[..])));
+        let resp3 = b">4\r\n$8\r\npmessage\r\n$5\r\nnews*\r\n$6\r\nnews:1\r\n$2\r\nhi\r\n";
+        assert_eq!(message(resp3), Some((&b"news:1"[..], &b"hi"[..])));
+        let confirmation = b"*3\r\n$9\r\nsubscribe\r\n$6\r\nnews:1\r\n:1\r\n";
+        assert_eq!(message(confirmation), None);
+    }
+
+    #[test]
+    fn a_tally_tells_duplicates_and_disorder() {
+        let mut t = Tally {
+            subscriber: 0,
+            delivered: 0,
+            duplicated: 0,
+            out_of_order: 0,
+            latency: crate::stats::histogram(),
+            dropped: None,
+        };
+        let mut last = vec![0; 4];
+        let mut payload = [0; stamp::STAMP_LEN];
+        for seq in [1, 3, 3, 2] {
+            Stamp { publisher: 1, seq, sent_ns: 5 }.write(&mut payload);
+            t.count(b"news:2", &payload, 10, &mut last, 2);
+        }
+        assert_eq!((t.delivered, t.duplicated, t.out_of_order), (4, 1, 1));
+        assert_eq!(last, vec![0, 0, 0, 3]);
+    }
+}

@@ -1,0 +1,114 @@
+//! The result per role: each role's plan, its own requests' figures and, for a pub/sub role,
+//! what its messages did. A run without `--role` has no roles and the result has no `roles`.
+
+use std::fmt::Write as _;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::OpSummary;
+use crate::config::Config;
+use crate::config::role::RoleKind;
+use crate::engine::pubsub::Messages;
+
+/// One role of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct RoleReport {
+    pub name: String,
+    /// `pubsub`.
+    pub kind: String,
+    /// The role's own connections (a pub/sub role's publishers).
+    pub connections: usize,
+    /// Publishes per second asked for; absent in closed loop.
+    pub rate_per_sec: Option<f64>,
+    /// A pub/sub role: its channels, subscribers and how they listen.
+    pub channels: Option<u64>,
+    pub subscribers: Option<usize>,
+    pub mode: Option<String>,
+    /// The role's requests (a pub/sub role's PUBLISH), as the totals count them.
+    pub totals: OpSummary,
+    /// A pub/sub role: what its messages did.
+    pub messages: Option<Messages>,
+}
+
+/// The roles `config` plans, their figures not yet filled in.
+pub fn planned(config: &Config) -> Vec<RoleReport> {
+    config
+        .extras
+        .roles
+        .iter()
+        .map(|role| match &role.kind {
+            RoleKind::PubSub(p) => RoleReport {
+                name: role.name.clone(),
+                kind: "pubsub".into(),
+                connections: p.publishers,
+                rate_per_sec: p.rate,
+                channels: Some(p.channels),
+                subscribers: Some(p.subscribers),
+                mode: Some(p.listen.name().into()),
+                ..RoleReport::default()
+            },
+        })
+        .collect()
+}
+
+/// The roles' figures: with one role, the run's totals are the role's.
+pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, messages: Option<&Messages>) {
+    if let [role] = roles {
+        role.totals = totals.clone();
+        role.messages = messages.cloned();
+    }
+}
+
+/// The roles as the text report shows them, after the table: nothing without roles.
+pub fn text(roles: &[RoleReport]) -> String {
+    let mut out = String::new();
+    for role in roles {
+        let ms = |us: f64| us / 1000.0;
+        let l = &role.totals.latency_us;
+        let _ = writeln!(
+            out,
+            "Role {} ({}): {} publisher(s), {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}",
+            role.name,
+            role.kind,
+            role.connections,
+            role.totals.count,
+            role.totals.ops_per_sec,
+            ms(l.p50_us),
+            ms(l.p99_us),
+            ms(l.p999_us)
+        );
+        let Some(m) = &role.messages else { continue };
+        let _ = writeln!(
+            out,
+            "  messages: {} published on {} channel(s) to {} subscriber(s) ({}): {} expected deliveries, {} delivered, \
+             {} lost, {} duplicated, {} out of order; the server reported {} receivers",
+            m.published,
+            role.channels.unwrap_or(0),
+            role.subscribers.unwrap_or(0),
+            role.mode.as_deref().unwrap_or(""),
+            m.expected_deliveries,
+            m.delivered,
+            m.lost,
+            m.duplicated,
+            m.out_of_order,
+            m.fanout_reported
+        );
+        let d = &m.delivery_latency;
+        let _ = writeln!(
+            out,
+            "  delivery latency (publish to subscriber), ms: avg {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} max {:.3}",
+            ms(d.mean_us),
+            ms(d.p50_us),
+            ms(d.p90_us),
+            ms(d.p99_us),
+            ms(d.p999_us),
+            ms(d.max_us)
+        );
+        for dropped in &m.dropped_subscribers {
+            let _ = writeln!(out, "  DROPPED: {dropped}");
+        }
+    }
+    out
+}
