@@ -110,7 +110,7 @@ pub fn listen(config: &Config) -> Result<Option<Listeners>, ConnectError> {
     for subscriber in 0..p.subscribers {
         for (server, names) in &places {
             let mut session = Session::open(server)?;
-            subscribe(&mut session, p.listen, &prefix, names)?;
+            subscribe(&mut session, p.listen, names)?;
             let shared = Arc::clone(&shared);
             let publishers = config.connections;
             let max_reply = config.faults.max_reply;
@@ -156,16 +156,23 @@ fn places(
 }
 
 /// Sends the subscription and reads its confirmations, one per channel or pattern.
-fn subscribe(session: &mut Session, listen: Listen, _prefix: &str, names: &[String]) -> Result<(), ConnectError> {
+fn subscribe(session: &mut Session, listen: Listen, names: &[String]) -> Result<(), ConnectError> {
     let verb: &[u8] = match listen {
         Listen::Subscribe => b"SUBSCRIBE",
         Listen::Psubscribe => b"PSUBSCRIBE",
         Listen::Ssubscribe => b"SSUBSCRIBE",
     };
-    let mut args: Vec<&[u8]> = vec![verb];
-    args.extend(names.iter().map(|n| n.as_bytes()));
     let mut out = Vec::new();
-    resp::encode_command(&mut out, &args);
+    if listen == Listen::Ssubscribe {
+        // One channel a command: a sharded subscription's channels must share a slot.
+        for name in names {
+            resp::encode_command(&mut out, &[verb, name.as_bytes()]);
+        }
+    } else {
+        let mut args: Vec<&[u8]> = vec![verb];
+        args.extend(names.iter().map(|n| n.as_bytes()));
+        resp::encode_command(&mut out, &args);
+    }
     let target = session.target().to_string();
     let io = |source| ConnectError::Io { target: target.clone(), source };
     session.stream.write_all(&out).map_err(io)?;

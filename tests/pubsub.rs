@@ -1,0 +1,175 @@
+//! A pub/sub role against a real redis-server: every publish reaches every subscriber, a
+//! subscriber killed mid-run shows as its lost deliveries, SSUBSCRIBE in a 3-primary cluster
+//! delivers every message, and a role that cannot run is one line and exit 2.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// The one role of a result.
+fn role(json: &Value) -> &Value {
+    let roles = json["roles"].as_array().expect("a roles array");
+    assert_eq!(roles.len(), 1, "{roles:?}");
+    &roles[0]
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
+}
+
+#[test]
+fn ten_channels_five_subscribers_get_every_publish_five_times() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let out = run_ok(
+        &server,
+        &[
+            "--role",
+            "news:pubsub:channels=10,subscribers=5,rate=1000",
+            "--duration",
+            "2s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let doc = read_json(&json);
+    let role = role(&doc);
+    let m = &role["messages"];
+    let published = count(m, "published");
+    assert!(published > 1000, "{m}");
+    assert_eq!(count(m, "expected_deliveries"), 5 * published, "{m}");
+    assert_eq!(count(m, "delivered"), 5 * published, "{m}");
+    assert_eq!(count(m, "fanout_reported"), 5 * published, "{m}");
+    assert_eq!((count(m, "lost"), count(m, "duplicated"), count(m, "out_of_order")), (0, 0, 0), "{m}");
+    assert!(m["delivery_latency"]["p99_us"].as_f64().unwrap() > 0.0, "{m}");
+    assert!(role["totals"]["latency_us"]["p99_us"].as_f64().unwrap() > 0.0, "{role}");
+    assert_eq!(count(&role["totals"], "count"), doc["totals"]["count"].as_u64().unwrap());
+    let text = stdout(&out);
+    assert!(text.contains("Role news (pubsub): 1 publisher(s)"), "{text}");
+    assert!(text.contains("delivery latency (publish to subscriber)"), "{text}");
+}
+
+#[test]
+fn pattern_subscribers_over_resp3_get_every_publish() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    run_ok(
+        &server,
+        &[
+            "-3",
+            "--role",
+            "feed:pubsub:channels=4,subscribers=3,publishers=2,mode=psubscribe,size=100",
+            "-n",
+            "2000",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let doc = read_json(&json);
+    let m = &role(&doc)["messages"];
+    assert_eq!(count(m, "published"), 2000, "{m}");
+    assert_eq!(count(m, "delivered"), 6000, "{m}");
+    assert_eq!(count(m, "lost"), 0, "{m}");
+}
+
+#[test]
+fn a_subscriber_killed_mid_run_shows_as_its_lost_deliveries() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut command = respbench();
+    command.args(["-p", &server.port_arg(), "--role", "news:pubsub:channels=10,subscribers=5,rate=1000"]);
+    command.args(["--duration", "2s", "--json", json.to_str().unwrap()]);
+    let run = Watched::spawn(command);
+    // Once the run's subscribers are counted on the server and publishing has begun.
+    wait_for("5 subscribers of news:1", Duration::from_secs(20), || {
+        server.cli(&["PUBSUB", "NUMSUB", "news:1"]).lines().last() == Some("5")
+    });
+    server.wait_calls("publish", 100);
+    let list = server.cli(&["CLIENT", "LIST", "TYPE", "pubsub"]);
+    let id = list.lines().next().and_then(|l| l.split_whitespace().next()).and_then(|f| f.strip_prefix("id="));
+    let killed = server.cli(&["CLIENT", "KILL", "TYPE", "pubsub", "ID", id.expect("a pubsub client")]);
+    assert_eq!(killed.trim(), "1");
+    let out = run.finish();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let m = &role(&doc)["messages"];
+    let (published, delivered, lost) = (count(m, "published"), count(m, "delivered"), count(m, "lost"));
+    assert!(lost > 0, "{m}");
+    assert_eq!(delivered + lost, 5 * published, "{m}");
+    assert!(count(m, "fanout_reported") < 5 * published, "{m}");
+    let dropped = m["dropped_subscribers"].as_array().unwrap();
+    assert_eq!(dropped.len(), 1, "{m}");
+    assert!(dropped[0].as_str().unwrap().contains("the server closed its connection"), "{m}");
+    assert!(stdout(&out).contains("DROPPED: subscriber"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_role_with_nothing_to_do_or_no_publishers_is_one_line_and_exit_2() {
+    let server = Server::start(&[]);
+    for (role, says) in [
+        ("news", "--role news names nothing to do: give it a kind"),
+        ("news:pubsub:subscribers=5,publishers=0", "--role news has subscribers but no publishers: give it publishers=N"),
+    ] {
+        let out = run(&server, &["--role", role, "-n", "10"]);
+        assert_eq!(out.status.code(), Some(2), "{role}");
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}
+
+/// 3 primaries, no replicas, joined on loopback.
+fn cluster() -> Vec<Server> {
+    let nodes: Vec<Server> = (0..3)
+        .map(|_| Server::start(&["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]))
+        .collect();
+    let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+    let out = Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cluster create: {}", String::from_utf8_lossy(&out.stdout));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !nodes.iter().all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok")) {
+        assert!(Instant::now() < deadline, "the cluster did not settle");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nodes
+}
+
+#[test]
+fn sharded_subscribers_in_a_cluster_get_every_message() {
+    let nodes = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    run_ok(
+        &nodes[0],
+        &[
+            "--cluster",
+            "--role",
+            "shard:pubsub:channels=12,subscribers=2,publishers=3,mode=ssubscribe",
+            "-n",
+            "1200",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let doc = read_json(&json);
+    let m = &role(&doc)["messages"];
+    assert_eq!(count(m, "published"), 1200, "{m}");
+    assert_eq!(count(m, "delivered"), 2400, "{m}");
+    assert_eq!(count(m, "lost"), 0, "{m}");
+    // The channels spread over the primaries, each published to on its owner.
+    let publishing = nodes.iter().filter(|n| n.calls("spublish") > 0).count();
+    assert_eq!(publishing, 3);
+}
