@@ -16,6 +16,9 @@ message_error!(
     RoleError
 );
 
+/// The most channel-and-publisher pairs a subscriber keeps a sequence number for.
+pub const MAX_STREAMS: u64 = 1 << 22;
+
 /// One client group of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Role {
@@ -145,6 +148,14 @@ fn pubsub(name: &str, settings: &str) -> Result<PubSub, RoleError> {
         )
         .into());
     }
+    if p.channels.saturating_mul(p.publishers as u64) > MAX_STREAMS {
+        return Err(format!(
+            "--role {name}: {} channels x {} publishers is above {MAX_STREAMS}, the most a subscriber keeps \
+             in order: fewer channels or publishers",
+            p.channels, p.publishers
+        )
+        .into());
+    }
     if p.subscribers == 0 {
         return Err(
             format!("--role {name} has publishers but no subscribers: give it subscribers=M (M at least 1)").into()
@@ -167,6 +178,11 @@ pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
     }
     let Some(role) = roles.into_iter().next() else { return Ok(()) };
     let RoleKind::PubSub(p) = &role.kind;
+    if config.server.session.protocol != crate::codec::Protocol::Resp {
+        return Err(
+            format!("--role {}: a pub/sub role needs a Redis-protocol server (drop --protocol)", role.name).into()
+        );
+    }
     if config.warmup > Duration::ZERO {
         return Err(format!(
             "--role {}: --warmup cannot be used with a pub/sub role: every message is counted",

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::config::role::{Listen, PubSub, RoleKind};
+use crate::config::role::{Listen, MAX_STREAMS, PubSub, RoleKind};
 use crate::config::{Config, ServerOptions};
 use crate::net::{ConnectError, Session, Stream};
 use crate::resp::{self, ReplyClass};
@@ -27,8 +27,6 @@ use crate::workload::stamp::{self, Stamp};
 const DRAIN: Duration = Duration::from_secs(2);
 /// How often a blocked read looks up to see whether the run is over.
 const TICK: Duration = Duration::from_millis(50);
-/// The most channel-and-publisher pairs a subscriber keeps a sequence for.
-pub const MAX_STREAMS: u64 = 1 << 22;
 
 /// What a pub/sub role's messages did.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -373,7 +371,11 @@ impl Listeners {
                     "{why}: dropped for its output buffer (the server counted {n} such disconnection(s); see \
                      client-output-buffer-limit pubsub)"
                 ),
-                _ => why.to_string(),
+                Some(_) => format!("{why} (not for its output buffer: the server counted no such disconnection)"),
+                None => format!(
+                    "{why} (whether for its output buffer is unknown: this server's INFO stats has no \
+                     client_output_buffer_limit_disconnections)"
+                ),
             };
             m.dropped_subscribers.push(format!("subscriber {}: {because}", t.subscriber + 1));
         }

@@ -100,6 +100,9 @@ impl Args {
         if !self.role.is_empty() && self.runs > 1 {
             return Err("--runs cannot be used with --role: a role's messages are counted over one run".into());
         }
+        if !self.role.is_empty() && self.scenario.save_scenario.is_some() {
+            return Err("--save-scenario cannot be used with --role: scenario files do not hold roles".into());
+        }
         crate::config::role::apply(&mut config, std::mem::take(&mut self.role))?;
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);

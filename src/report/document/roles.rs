@@ -96,16 +96,20 @@ pub fn text(roles: &[RoleReport]) -> String {
             m.fanout_reported
         );
         let d = &m.delivery_latency;
-        let _ = writeln!(
-            out,
-            "  delivery latency (publish to subscriber), ms: avg {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} max {:.3}",
-            ms(d.mean_us),
-            ms(d.p50_us),
-            ms(d.p90_us),
-            ms(d.p99_us),
-            ms(d.p999_us),
-            ms(d.max_us)
-        );
+        if m.delivered == 0 {
+            out.push_str("  delivery latency: no message was delivered\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "  delivery latency (publish to subscriber), ms: avg {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} max {:.3}",
+                ms(d.mean_us),
+                ms(d.p50_us),
+                ms(d.p90_us),
+                ms(d.p99_us),
+                ms(d.p999_us),
+                ms(d.max_us)
+            );
+        }
         for dropped in &m.dropped_subscribers {
             let _ = writeln!(out, "  DROPPED: {dropped}");
         }
