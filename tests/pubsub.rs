@@ -21,22 +21,24 @@ fn count(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
 }
 
+/// The README's Roles section's first command line, split into its arguments.
+fn readme_line() -> Vec<String> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("### Roles").expect("a Roles section")..];
+    let line = section.lines().find(|l| l.starts_with("respbench ")).expect("a respbench line");
+    line.split_whitespace().skip(1).map(String::from).collect()
+}
+
 #[test]
 fn ten_channels_five_subscribers_get_every_publish_five_times() {
+    // The README's line, as written, with -p added.
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    let out = run_ok(
-        &server,
-        &[
-            "--role",
-            "news:pubsub:channels=10,subscribers=5,rate=1000",
-            "--duration",
-            "2s",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
+    let args = readme_line();
+    assert!(args.join(" ").contains("news:pubsub:channels=10,subscribers=5,rate=1000 --duration 2s"), "{args:?}");
+    let out = respbench().current_dir(dir.path()).args(["-p", &server.port_arg()]).args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = dir.path().join("news.json");
     let doc = read_json(&json);
     let role = role(&doc);
     let m = &role["messages"];
@@ -59,7 +61,7 @@ fn ten_channels_five_subscribers_get_every_publish_five_times() {
 fn pattern_subscribers_over_resp3_get_every_publish() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
+    let (json, markdown) = (dir.path().join("out.json"), dir.path().join("out.md"));
     run_ok(
         &server,
         &[
@@ -70,11 +72,16 @@ fn pattern_subscribers_over_resp3_get_every_publish() {
             "2000",
             "--json",
             json.to_str().unwrap(),
+            "--markdown",
+            markdown.to_str().unwrap(),
         ],
     );
     let doc = read_json(&json);
     let m = &role(&doc)["messages"];
     assert_eq!(count(m, "published"), 2000, "{m}");
+    let table = std::fs::read_to_string(&markdown).unwrap();
+    assert!(table.contains("| feed | pubsub | 2000 |"), "{table}");
+    assert!(table.contains(" 2000 | 6000 | 0 | 0 | 0 |"), "{table}");
     assert_eq!(count(m, "delivered"), 6000, "{m}");
     assert_eq!(count(m, "lost"), 0, "{m}");
 }

@@ -116,3 +116,47 @@ pub fn text(roles: &[RoleReport]) -> String {
     }
     out
 }
+
+/// The roles as a Markdown table, after the summary: nothing without roles.
+pub fn markdown(roles: &[RoleReport]) -> String {
+    if roles.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n| Role | Kind | Requests | Ops/sec | p99 ms | Published | Delivered | Lost | Duplicated | Out of order | \
+         Delivery p50 ms | Delivery p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for role in roles {
+        let t = &role.totals;
+        let _ = write!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.3} |",
+            role.name,
+            role.kind,
+            t.count,
+            t.ops_per_sec,
+            t.latency_us.p99_us / 1000.0
+        );
+        match &role.messages {
+            Some(m) if m.delivered > 0 => {
+                let d = &m.delivery_latency;
+                let _ = writeln!(
+                    out,
+                    " {} | {} | {} | {} | {} | {:.3} | {:.3} |",
+                    m.published,
+                    m.delivered,
+                    m.lost,
+                    m.duplicated,
+                    m.out_of_order,
+                    d.p50_us / 1000.0,
+                    d.p99_us / 1000.0
+                );
+            }
+            Some(m) => {
+                let _ = writeln!(out, " {} | 0 | {} | 0 | 0 | — | — |", m.published, m.lost);
+            }
+            None => out.push_str(" — | — | — | — | — | — | — |\n"),
+        }
+    }
+    out
+}

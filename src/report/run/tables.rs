@@ -92,6 +92,7 @@ pub fn markdown(doc: &Document) -> String {
             op.errors
         );
     }
+    out.push_str(&crate::report::document::roles::markdown(&doc.roles));
     out
 }
 
