@@ -15,6 +15,15 @@ fn zero_padded(buf: &mut [u8; RAND_WIDTH], n: u64) {
     buf[RAND_WIDTH - text.len()..].copy_from_slice(text);
 }
 
+/// A pub/sub message's stamp: `publisher`'s next sequence number, sent now.
+#[inline]
+fn next_stamp(published: &mut u64, publisher: u32) -> [u8; stamp::STAMP_LEN] {
+    *published += 1;
+    let mut out = [0; stamp::STAMP_LEN];
+    stamp::Stamp { publisher, seq: *published, sent_ns: stamp::now() }.write(&mut out);
+    out
+}
+
 /// One connection's request stream: its own random stream, key walkers and mix position.
 #[derive(Debug)]
 pub struct RequestGen {
@@ -330,12 +339,8 @@ impl RequestGen {
             }
             holes[HOLE_CURSOR] = if self.cursor.is_empty() { b"0" } else { &self.cursor };
             holes[HOLE_BETWEEN..].copy_from_slice(&between);
-            let mut stamp = [0; stamp::STAMP_LEN];
-            if draws.stamp {
-                self.published += 1;
-                let sent_ns = stamp::now();
-                stamp::Stamp { publisher: self.publisher, seq: self.published, sent_ns }.write(&mut stamp);
-            }
+            let stamp =
+                if draws.stamp { next_stamp(&mut self.published, self.publisher) } else { [0; stamp::STAMP_LEN] };
             let (digits, ends) = (&self.multi_digits, &self.multi_ends);
             workload.templates[cmd].encode_with(out, |i| {
                 if i == HOLE_STAMP {
