@@ -119,6 +119,27 @@ fn a_subscriber_killed_mid_run_shows_as_its_lost_deliveries() {
 }
 
 #[test]
+fn subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails() {
+    // A message larger than the client's 16 KiB reply buffer goes past a 1 KiB limit at once.
+    let server = Server::start(&["--client-output-buffer-limit", "pubsub 1kb 1kb 0"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let role_arg = "big:pubsub:subscribers=2,size=20000";
+    let out = run(&server, &["--role", role_arg, "-n", "20", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no message was delivered: 20 published, all 40 expected deliveries lost"));
+    let doc = read_json(&json);
+    let m = &role(&doc)["messages"];
+    assert_eq!((count(m, "delivered"), count(m, "lost")), (0, 40), "{m}");
+    let dropped = m["dropped_subscribers"].as_array().unwrap();
+    assert_eq!(dropped.len(), 2, "{m}");
+    // Named as dropped for its output buffer where the server counts such disconnections
+    // (Redis 7.2 and later, Valkey); where it does not, the line says so.
+    assert!(dropped.iter().all(|d| d.as_str().unwrap().contains("output buffer")), "{m}");
+    assert!(stdout(&out).contains("delivery latency: no message was delivered"), "{}", stdout(&out));
+}
+
+#[test]
 fn a_role_with_nothing_to_do_or_no_publishers_is_one_line_and_exit_2() {
     let server = Server::start(&[]);
     for (role, says) in [

@@ -45,6 +45,13 @@ pub fn failure(config: &Config, outcome: &Outcome, output: &Output) -> Option<St
             )
         });
     }
+    // A pub/sub role's publishes succeeded, yet no subscriber received one.
+    if let Some(m) = outcome.messages.as_ref().filter(|m| m.published > 0 && m.delivered == 0) {
+        return Some(format!(
+            "no message was delivered: {} published, all {} expected deliveries lost",
+            m.published, m.expected_deliveries
+        ));
+    }
     let rate = failed as f64 / (ok + failed) as f64;
     if output.fail_on_errors && failed > 0 {
         return Some(format!("{failed} requests failed ({:.3}%) and --fail-on-errors is set", rate * 100.0));
