@@ -61,7 +61,7 @@ fn ten_channels_five_subscribers_get_every_publish_five_times() {
 fn pattern_subscribers_over_resp3_get_every_publish() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let (json, markdown) = (dir.path().join("out.json"), dir.path().join("out.md"));
+    let (json, markdown, html) = (dir.path().join("out.json"), dir.path().join("out.md"), dir.path().join("out.html"));
     run_ok(
         &server,
         &[
@@ -74,11 +74,15 @@ fn pattern_subscribers_over_resp3_get_every_publish() {
             json.to_str().unwrap(),
             "--markdown",
             markdown.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
     );
     let doc = read_json(&json);
     let m = &role(&doc)["messages"];
     assert_eq!(count(m, "published"), 2000, "{m}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Roles</h2>") && page.contains("<td>feed</td><td>pubsub</td><td>2000</td>"), "{page}");
     let table = std::fs::read_to_string(&markdown).unwrap();
     assert!(table.contains("| feed | pubsub | 2000 |"), "{table}");
     assert!(table.contains(" 2000 | 6000 | 0 | 0 | 0 |"), "{table}");

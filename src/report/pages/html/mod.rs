@@ -9,6 +9,7 @@ use crate::report::document::{Document, OpSummary, Point};
 
 mod labelled;
 mod parts;
+mod roles;
 mod series;
 mod server_latency;
 
@@ -298,6 +299,7 @@ pub fn render(doc: &Document) -> String {
     let (server, target) = heading(&mut b, doc);
     b.push_str("<h2>Summary</h2>");
     summary_table(&mut b, doc);
+    roles::html(&mut b, doc);
     if let Some(rate) = &doc.rate {
         let _ = write!(
             b,
