@@ -54,6 +54,12 @@ fn ten_channels_five_subscribers_get_every_publish_five_times() {
     assert_eq!(count(&role["totals"], "count"), doc["totals"]["count"].as_u64().unwrap());
     let text = stdout(&out);
     assert!(text.contains("Role news (pubsub): 1 publisher(s)"), "{text}");
+    // Merging is refused rather than wrong: the messages keep no histogram yet.
+    let copy = dir.path().join("copy.json");
+    std::fs::copy(&json, &copy).unwrap();
+    let merged = respbench().arg("merge").args([&json, &copy]).output().unwrap();
+    assert_eq!(merged.status.code(), Some(2));
+    assert!(stderr(&merged).contains("a result with roles (--role) cannot be merged exactly yet"));
     assert!(text.contains("delivery latency (publish to subscriber)"), "{text}");
 }
 

@@ -85,6 +85,10 @@ fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), MergeEr
                 format!("{}: its interval log {log} holds no interval: it cannot be merged exactly", i.name).into()
             );
         }
+        if !i.doc.roles.is_empty() {
+            // A role's messages keep no histogram to merge their delivery latency by.
+            return Err(format!("{}: a result with roles (--role) cannot be merged exactly yet", i.name).into());
+        }
         if i.doc.histograms.totals.latency.is_empty() {
             return Err(format!(
                 "{} has no histograms (written by an older respbench): it cannot be merged exactly",
