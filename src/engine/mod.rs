@@ -116,7 +116,8 @@ pub fn run(
     let listeners = pubsub::listen(config)?;
     let mut outcome = drive_all(config, state, run, stop, observe)?;
     if let (Some(listeners), Some(publish)) = (listeners, outcome.ops.first()) {
-        outcome.messages = Some(listeners.finish(publish.count - publish.errors, publish.hits));
+        let stopped = stop.load(Ordering::SeqCst);
+        outcome.messages = Some(listeners.finish(publish.count - publish.errors, publish.hits, stopped));
     }
     Ok(outcome)
 }

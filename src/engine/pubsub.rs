@@ -25,6 +25,8 @@ use crate::workload::stamp::{self, Stamp};
 
 /// The longest the listeners wait, after the publishers stop, for messages still on their way.
 const DRAIN: Duration = Duration::from_secs(2);
+/// The same after a stop signal, as the run's own replies in flight get.
+const DRAIN_STOPPED: Duration = Duration::from_millis(200);
 /// How often a blocked read looks up to see whether the run is over.
 const TICK: Duration = Duration::from_millis(50);
 
@@ -337,9 +339,10 @@ impl Listeners {
     /// Once the publishers stopped, having published `published` and the server having
     /// reported `fanout` receivers: waits for what is still on its way (at most [`DRAIN`]),
     /// stops the listeners and adds up their tallies.
-    pub fn finish(mut self, published: u64, fanout: u64) -> Messages {
+    /// After a stop signal, the wait is [`DRAIN_STOPPED`].
+    pub fn finish(mut self, published: u64, fanout: u64, stopped: bool) -> Messages {
         let expected = published * self.role.subscribers as u64;
-        let until = Instant::now() + DRAIN;
+        let until = Instant::now() + if stopped { DRAIN_STOPPED } else { DRAIN };
         while self.shared.delivered.load(Ordering::Relaxed) < expected
             && Instant::now() < until
             && !self.threads.iter().all(JoinHandle::is_finished)
@@ -380,6 +383,13 @@ impl Listeners {
             m.dropped_subscribers.push(format!("subscriber {}: {because}", t.subscriber + 1));
         }
         m
+    }
+}
+
+impl Drop for Listeners {
+    /// Listeners of a run that could not start (or did not finish) stop reading too.
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
     }
 }
 
