@@ -9,6 +9,7 @@ pub mod dataset;
 mod extras;
 pub mod parse;
 pub mod role;
+pub mod role_plan;
 mod shard;
 mod target;
 pub use command::{

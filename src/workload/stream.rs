@@ -233,6 +233,30 @@ impl RequestGen {
         self.encode_tagged(cmd, out, b"")
     }
 
+    /// A memtier import's command: the file's items in order for its SET and GET; false for
+    /// any other command, which the mix encodes.
+    fn encode_imported(&mut self, cmd: usize, key: u64, out: &mut Vec<u8>, tag: &[u8]) -> bool {
+        let Some(import) = &self.workload.import else { return false };
+        if cmd == import.set {
+            // The file's items in order (wrapping), keyed by the file or by the generator.
+            let item = self.import_next;
+            self.import_next = (item + 1) % import.sets.len();
+            let mut digits = itoa::Buffer::new();
+            let mut expiry = itoa::Buffer::new();
+            let expiry: &[u8] = match self.workload.expiry {
+                Some((lo, hi)) => expiry.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
+                None => b"",
+            };
+            import.sets[item].encode(out, &[digits.format(key).as_bytes(), b"", expiry, tag]);
+            return true;
+        }
+        if Some(cmd) == import.get {
+            import.gets[(key % import.gets.len() as u64) as usize].encode(out, &[]);
+            return true;
+        }
+        false
+    }
+
     /// Like [`encode`](Self::encode), with `{tag}` filled with `tag` (cluster mode).
     #[inline]
     pub fn encode_tagged(&mut self, cmd: usize, out: &mut Vec<u8>, tag: &[u8]) -> u64 {
@@ -246,24 +270,8 @@ impl RequestGen {
             Some(key) => key,
             None => self.keys[self.key_of[cmd]].next(&mut self.rng),
         };
-        if let Some(import) = &self.workload.import {
-            if cmd == import.set {
-                // The file's items in order (wrapping), keyed by the file or by the generator.
-                let item = self.import_next;
-                self.import_next = (item + 1) % import.sets.len();
-                let mut digits = itoa::Buffer::new();
-                let mut expiry = itoa::Buffer::new();
-                let expiry: &[u8] = match self.workload.expiry {
-                    Some((lo, hi)) => expiry.format(lo + self.rng.below(hi - lo + 1)).as_bytes(),
-                    None => b"",
-                };
-                import.sets[item].encode(out, &[digits.format(key).as_bytes(), b"", expiry, tag]);
-                return key;
-            }
-            if Some(cmd) == import.get {
-                import.gets[(key % import.gets.len() as u64) as usize].encode(out, &[]);
-                return key;
-            }
+        if self.encode_imported(cmd, key, out, tag) {
+            return key;
         }
         let multi = usize::from(self.workload.draws[cmd].multi_keys);
         if multi > 0 {

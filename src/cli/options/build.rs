@@ -103,7 +103,7 @@ impl Args {
         if !self.role.is_empty() && self.scenario.save_scenario.is_some() {
             return Err("--save-scenario cannot be used with --role: scenario files do not hold roles".into());
         }
-        crate::config::role::apply(&mut config, std::mem::take(&mut self.role))?;
+        crate::config::role_plan::apply(&mut config, std::mem::take(&mut self.role))?;
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);
         output.name_for_shard(config.extras.shard.as_ref());

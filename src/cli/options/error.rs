@@ -5,5 +5,5 @@ message_error!(
     /// names them.
     OptionsError from crate::config::parse::InvalidValue, crate::cli::secrets::SecretError, crate::workload::monitor::MonitorError,
         crate::net::driver::IoUnavailable, crate::workload::Unsendable,
-        crate::cli::memtier::mix::MixError
+        crate::cli::memtier::mix::MixError, crate::config::role::RoleError
 );

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::OpSummary;
+use super::parts::OpSummary;
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::engine::pubsub::Messages;
