@@ -89,8 +89,6 @@ bench: deps release
 # Paced (--rate) cost per request against closed loop at 50 to 10,000 connections.
 bench-openloop: deps release
 	@python3 scripts/openloop_bench.py
-	@python3 scripts/bench_sizes.py
-	@python3 scripts/bench_tls.py
 
 clean:
 	$(CARGO) clean
