@@ -54,13 +54,16 @@ fn ten_channels_five_subscribers_get_every_publish_five_times() {
     assert_eq!(count(&role["totals"], "count"), doc["totals"]["count"].as_u64().unwrap());
     let text = stdout(&out);
     assert!(text.contains("Role news (pubsub): 1 publisher(s)"), "{text}");
-    // Merging is refused rather than wrong: the messages keep no histogram yet.
-    let copy = dir.path().join("copy.json");
-    std::fs::copy(&json, &copy).unwrap();
-    let merged = respbench().arg("merge").args([&json, &copy]).output().unwrap();
-    assert_eq!(merged.status.code(), Some(2));
-    assert!(stderr(&merged).contains("a result with roles (--role) cannot be merged exactly yet"));
+    // Counted per interval by arrival: the intervals add up to the run's deliveries, each
+    // with its delivery latency.
+    let over_time = role["over_time"].as_array().expect("over_time");
+    assert!(over_time.len() >= 2, "{role}");
+    let per_interval: u64 = over_time.iter().map(|p| count(&p["counts"], "delivered")).sum();
+    assert_eq!(per_interval, 5 * published, "{role}");
+    assert!(over_time.iter().any(|p| p["latency_us"]["p99_us"].as_f64().unwrap_or(0.0) > 0.0), "{role}");
     assert!(text.contains("delivery latency (publish to subscriber)"), "{text}");
+    let page = std::fs::read_to_string(dir.path().join("news.html")).unwrap();
+    assert!(page.contains("Delivery latency over time"), "{page}");
 }
 
 #[test]
@@ -213,4 +216,42 @@ fn sharded_subscribers_in_a_cluster_get_every_message() {
     // The channels spread over the primaries, each published to on its owner.
     let publishing = nodes.iter().filter(|n| n.calls("spublish") > 0).count();
     assert_eq!(publishing, 3);
+}
+
+#[test]
+fn two_role_shards_merge_into_their_sums() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let shard = |name: &str| {
+        let json = dir.path().join(name);
+        let role = "news:pubsub:channels=3,subscribers=2,publishers=2";
+        run_ok(&server, &["--role", role, "-n", "600", "--json", json.to_str().unwrap()]);
+        json
+    };
+    let (a, b) = (shard("a.json"), shard("b.json"));
+    let merged = dir.path().join("merged.json");
+    let out = respbench().arg("merge").args([&a, &b]).arg("--json").arg(&merged).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (a, b, m) = (read_json(&a), read_json(&b), read_json(&merged));
+    let (ra, rb, rm) = (&role(&a)["messages"], &role(&b)["messages"], &role(&m)["messages"]);
+    for key in
+        ["published", "expected_deliveries", "fanout_reported", "delivered", "lost", "duplicated", "out_of_order"]
+    {
+        assert_eq!(count(rm, key), count(ra, key) + count(rb, key), "{key}: {rm}");
+    }
+    assert_eq!(count(rm, "delivered"), 2400, "{rm}");
+    assert_eq!(count(&role(&m)["totals"], "count"), 1200);
+    assert_eq!(role(&m)["connections"].as_u64(), Some(4));
+    // The merged delivery histogram holds every delivery of both shards.
+    let text = m["histograms"]["roles"]["news"]["delivery"].as_str().expect("a delivery histogram");
+    let bytes = base64_decode(text);
+    let h: hdrhistogram::Histogram<u64> =
+        hdrhistogram::serialization::Deserializer::new().deserialize(&mut std::io::Cursor::new(bytes)).unwrap();
+    assert_eq!(h.len(), 2400);
+    assert!(rm["delivery_latency"]["p99_us"].as_f64().unwrap() > 0.0, "{rm}");
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
 }

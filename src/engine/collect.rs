@@ -12,7 +12,7 @@ use super::telemetry::ThreadCpu;
 use super::timeline::{Interval, Timeline};
 use crate::config::{Config, StopAfter};
 use crate::net::ServerInfo;
-use crate::stats::{ClientStats, OpStats, Window};
+use crate::stats::{ClientStats, OpStats, RolePoint, RoleWindow, Window};
 
 /// Server CPU share above which a run gets a warning (the cloud guides' rule: keep it under 80 %).
 pub const SERVER_CPU_WARNING: f64 = 0.8;
@@ -79,6 +79,52 @@ pub(super) struct Collector<'c> {
     total: OpStats,
     /// Connections' down spans so far, merged into outages as they come.
     outages: Vec<Outage>,
+    /// The run's role, when its listeners hand in intervals beside the workers.
+    role: Option<RoleFeed>,
+}
+
+/// A role's listeners as the collector hears them: like the workers, an interval is complete
+/// once every listener has moved past it.
+pub(super) struct RoleFeed {
+    name: String,
+    /// Per listener: the highest interval handed in, and whether it has stopped.
+    reported: Vec<(Option<u64>, bool)>,
+    /// Intervals handed in by some listeners, not yet complete.
+    pending: BTreeMap<u64, RoleWindow>,
+    /// An interval with nothing counted, of the role's kind.
+    empty: RoleWindow,
+    /// Over the whole run, and per completed interval.
+    total: RoleWindow,
+    series: Vec<RolePoint>,
+}
+
+impl RoleFeed {
+    /// The role `name`, heard from `listeners` listeners, its intervals like `empty`.
+    pub(super) fn new(name: String, listeners: usize, empty: RoleWindow) -> RoleFeed {
+        let reported = vec![(None, false); listeners];
+        RoleFeed { name, reported, pending: BTreeMap::new(), total: empty.clone(), empty, series: Vec::new() }
+    }
+
+    fn passed(&self, index: u64) -> bool {
+        self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l >= index))
+    }
+
+    /// What the listeners counted up to interval `index` (everything left, for the last).
+    fn take(&mut self, index: u64, last: bool) -> RoleWindow {
+        let mut window = self.empty.clone();
+        let later = if last { BTreeMap::new() } else { self.pending.split_off(&(index + 1)) };
+        for w in std::mem::replace(&mut self.pending, later).values() {
+            window.add(w);
+        }
+        window
+    }
+}
+
+/// What the collector hands back about the role: its run's figures and its intervals.
+pub(super) struct RoleOutcome {
+    pub name: String,
+    pub total: RoleWindow,
+    pub series: Vec<RolePoint>,
 }
 
 impl<'c> Collector<'c> {
@@ -89,6 +135,7 @@ impl<'c> Collector<'c> {
         start: Instant,
         started_unix_ms: u64,
         (server, command_names): (Option<ServerInfo>, Vec<String>),
+        role: Option<RoleFeed>,
     ) -> Collector<'c> {
         let workers = spares.len();
         Collector {
@@ -115,12 +162,41 @@ impl<'c> Collector<'c> {
             merged: None,
             total: OpStats::default(),
             outages: Vec::new(),
+            role,
+        }
+    }
+
+    /// Whether every worker has stopped (a role's listeners may still be reading).
+    pub(super) fn workers_done(&self) -> bool {
+        self.reported.iter().all(|(_, done)| *done)
+    }
+
+    /// The requests the server answered without an error, and the hits they counted, so far.
+    pub(super) fn answered(&self) -> (u64, u64) {
+        self.totals.ops.first().map_or((0, 0), |op| (op.count - op.errors, op.hits))
+    }
+
+    /// A role's listener's interval.
+    fn deliveries(&mut self, listener: usize, interval: u64, window: RoleWindow, last: bool) {
+        let Some(role) = self.role.as_mut() else { return };
+        role.total.add(&window);
+        role.reported[listener] = (Some(interval), last);
+        match role.pending.get_mut(&interval) {
+            Some(w) => w.add(&window),
+            None => {
+                role.pending.insert(interval, window);
+            }
         }
     }
 
     pub(super) fn take(&mut self, msg: Msg, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
         let (worker, interval, window) = match msg {
             Msg::Failed(_) => return,
+            Msg::Deliveries { listener, interval, window, last } => {
+                self.deliveries(listener, interval, window, last);
+                self.complete_ready(sampler, observe);
+                return;
+            }
             Msg::Window { worker, interval, window } => (worker, interval, window),
             Msg::Done { worker, interval, window, ended, cpu, clients, failed } => {
                 self.clients.extend(clients);
@@ -153,10 +229,16 @@ impl<'c> Collector<'c> {
     /// Moves every interval all workers have handed in (or that a finished worker will never
     /// hand in) into the timeline, oldest first.
     fn complete_ready(&mut self, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
-        let all_done = self.reported.iter().all(|(_, done)| *done);
+        let listened = self.role.as_ref().is_none_or(|r| r.reported.iter().all(|(_, done)| *done));
+        let all_done = self.workers_done() && listened;
         while let Some((&index, _)) = self.pending.first_key_value() {
-            let complete =
-                all_done || self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l >= index));
+            // The workers' last interval waits for the listeners' last: what arrives after
+            // the publishers stopped is counted in it.
+            let final_wait = self.role.is_some() && self.workers_done() && self.pending.len() == 1;
+            let complete = all_done
+                || (self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l >= index))
+                    && self.role.as_ref().is_none_or(|r| r.passed(index))
+                    && !final_wait);
             if !complete {
                 break;
             }
@@ -185,6 +267,12 @@ impl<'c> Collector<'c> {
             };
             let total_errors = self.totals.ops.iter().map(|o| o.errors).sum();
             let started_unix_ms = self.started_unix_ms;
+            let last = all_done && self.pending.is_empty();
+            let role = self.role.as_mut().map(|r| {
+                let window = r.take(index, last);
+                r.series.push(window.point((self.run, index), span));
+                (r.name.as_str(), window)
+            });
             let (server, command_names) = (self.server.as_ref(), &self.command_names[..]);
             observe(&Progress {
                 interval: &interval,
@@ -198,6 +286,7 @@ impl<'c> Collector<'c> {
                 time_left,
                 server,
                 command_names,
+                role: role.as_ref().map(|(name, w)| (*name, w)),
             });
             // One kept for the next interval; more (intervals that waited on a late worker)
             // are let go, so that a moment behind does not hold their memory for the run.
@@ -209,8 +298,11 @@ impl<'c> Collector<'c> {
         }
     }
 
-    pub(super) fn finish(mut self, interrupted: bool) -> Outcome {
+    pub(super) fn finish(mut self, interrupted: bool) -> (Outcome, Option<RoleOutcome>) {
         for (_, done) in self.reported.iter_mut() {
+            *done = true;
+        }
+        for (_, done) in self.role.iter_mut().flat_map(|r| r.reported.iter_mut()) {
             *done = true;
         }
         self.complete_ready(&mut None, &mut |_| {});
@@ -226,7 +318,8 @@ impl<'c> Collector<'c> {
                 self.failed_keys_dropped
             ));
         }
-        Outcome {
+        let role = self.role.take().map(|r| RoleOutcome { name: r.name, total: r.total, series: r.series });
+        let outcome = Outcome {
             retries: self.totals.retries,
             retried_ops: self.totals.retried_ops,
             failed_keys: self.failed_keys,
@@ -257,6 +350,9 @@ impl<'c> Collector<'c> {
             warnings,
             notes: Vec::new(),
             runs: Vec::new(),
-        }
+            role_series: Vec::new(),
+            role_total: None,
+        };
+        (outcome, role)
     }
 }

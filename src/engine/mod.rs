@@ -83,6 +83,8 @@ struct Began {
     run: usize,
     measure_from: Instant,
     started_unix_ms: u64,
+    /// What came before the start other than a failure (a role's listener that stopped).
+    early: Vec<Msg>,
 }
 
 /// What one benchmark's runs (its `--runs`, and nothing beyond) share: the messages its workers
@@ -112,14 +114,7 @@ pub fn run(
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    // A pub/sub role's subscribers listen before its publishers (the run's connections) start.
-    let listeners = pubsub::listen(config)?;
-    let mut outcome = drive_all(config, state, run, stop, observe)?;
-    if let (Some(listeners), Some(publish)) = (listeners, outcome.ops.first()) {
-        let stopped = stop.load(Ordering::SeqCst);
-        outcome.messages = Some(listeners.finish(publish.count - publish.errors, publish.hits, stopped));
-    }
-    Ok(outcome)
+    drive_all(config, state, run, stop, observe)
 }
 
 /// The run's own connections, from preparing to collecting.
@@ -133,6 +128,8 @@ fn drive_all(
     let found_silent = state.found_silent.swap(false, Ordering::SeqCst);
     let (probe, prepared) = prepare(config, found_silent)?;
     let (tx, rx) = mpsc::channel();
+    // A pub/sub role's subscribers listen before its publishers (the run's connections) start.
+    let listeners = pubsub::listen(config, &tx)?;
     // Each worker's way back for the windows the collector has merged (`stats::recycle`).
     let (spares, spares_back): (Vec<_>, Vec<_>) = (0..prepared.threads).map(|_| mpsc::channel::<Window>()).unzip();
     let meeting = Meeting {
@@ -163,7 +160,7 @@ fn drive_all(
         }
         drop(tx);
         let began = start(config, run, &meeting, &rx, stop)?;
-        let outcome = collect(config, probe, &prepared, began, (rx, spares), stop, observe);
+        let outcome = collect(config, (probe, listeners), &prepared, began, (rx, spares), stop, observe);
         match meeting.first_reply.missed(config) {
             Some(e) => Err(e),
             None => Ok(outcome),
@@ -224,10 +221,13 @@ fn start(
     stop: &AtomicBool,
 ) -> Result<Began, ConnectError> {
     meeting.connected.wait();
-    let mut failure = None;
+    let (mut failure, mut early) = (None, Vec::new());
     while let Ok(msg) = rx.try_recv() {
-        if let Msg::Failed(e) = msg {
-            failure.get_or_insert(e);
+        match msg {
+            Msg::Failed(e) => {
+                failure.get_or_insert(e);
+            }
+            other => early.push(other),
         }
     }
     meeting.abort.store(failure.is_some(), Ordering::SeqCst);
@@ -245,7 +245,7 @@ fn start(
         return Err(e);
     }
     let started_unix_ms = (wall + warmup).duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    Ok(Began { run, measure_from: start + warmup, started_unix_ms })
+    Ok(Began { run, measure_from: start + warmup, started_unix_ms, early })
 }
 
 /// One worker thread's run: gives each connection its pacer (and its place in a staircase),
@@ -308,9 +308,9 @@ fn drive(
 /// then adds the server's figures over the run and the warnings they call for.
 fn collect(
     config: &Config,
-    mut probe: Probe,
+    (mut probe, listeners): (Probe, Option<pubsub::Listeners>),
     prepared: &Prepared,
-    Began { run, measure_from, started_unix_ms }: Began,
+    Began { run, measure_from, started_unix_ms, early }: Began,
     (rx, spares): (Receiver<Msg>, Vec<Sender<Window>>),
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
@@ -318,7 +318,15 @@ fn collect(
     let sampler = &mut probe.sampler;
     let names = prepared.workload.names().to_vec();
     let about = (probe.server.take(), names);
-    let mut collector = Collector::new(config, run, spares, measure_from, started_unix_ms, about);
+    let feed = listeners.as_ref().map(|l| {
+        l.begin(measure_from);
+        let name = config.extras.roles.first().map(|r| r.name.clone()).unwrap_or_default();
+        collect::RoleFeed::new(name, l.count(), crate::stats::RoleWindow::Messages(Default::default()))
+    });
+    let mut collector = Collector::new(config, run, spares, measure_from, started_unix_ms, about, feed);
+    for msg in early {
+        collector.take(msg, sampler, observe);
+    }
     let mut begun = false;
     loop {
         let now = Instant::now();
@@ -334,13 +342,33 @@ fn collect(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         }
+        // The listeners hold the channel open: the workers' end is the loop's.
+        if listeners.is_some() && collector.workers_done() {
+            break;
+        }
     }
+    // The listeners read what is still on its way, then hand in their last intervals.
+    let (published, fanout) = collector.answered();
+    let ended = listeners.map(|l| {
+        let role = l.role.clone();
+        let dropped = l.finish(published, stop.load(Ordering::SeqCst));
+        while let Ok(msg) = rx.try_recv() {
+            collector.take(msg, sampler, observe);
+        }
+        (role, dropped)
+    });
     let server_stats = sampler.as_mut().and_then(|s| {
         s.sample();
         s.overall()
     });
     let server_latency = measure(config, probe.silent.as_deref(), sampler.as_mut());
-    let mut outcome = collector.finish(stop.load(Ordering::SeqCst));
+    let (mut outcome, role) = collector.finish(stop.load(Ordering::SeqCst));
+    if let (Some((p, dropped)), Some(role)) = (ended, role) {
+        let crate::stats::RoleWindow::Messages(received) = &role.total;
+        outcome.messages = Some(pubsub::Messages::of(&p, (published, fanout), received, dropped));
+        outcome.role_total = Some((role.name, role.total));
+        outcome.role_series = role.series;
+    }
     // Clients connected is a gauge best read while the load runs, not after it.
     outcome.server_stats = server_stats.map(|mut s| {
         let during = outcome.timeline.iter().filter_map(|i| i.server.map(|x| x.connected_clients)).max();

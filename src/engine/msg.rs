@@ -5,9 +5,9 @@ use std::time::Instant;
 use super::outcome::FailedKey;
 use super::telemetry::ThreadCpu;
 use crate::net::ConnectError;
-use crate::stats::{ClientStats, Window};
+use crate::stats::{ClientStats, RoleWindow, Window};
 
-/// What a worker sends the collector.
+/// What a worker (or a role's listener) sends the collector.
 pub enum Msg {
     /// The worker's connections could not be made ready.
     Failed(ConnectError),
@@ -25,4 +25,7 @@ pub enum Msg {
         clients: Vec<ClientStats>,
         failed: (Vec<FailedKey>, u64),
     },
+    /// A role's listener's figures for one interval (`pubsub`); `last`: it has stopped, and
+    /// this is its last, partial interval.
+    Deliveries { listener: usize, interval: u64, window: RoleWindow, last: bool },
 }

@@ -86,6 +86,10 @@ pub struct Outcome {
     pub failed_keys_dropped: u64,
     /// A pub/sub role: what its messages did (`engine::pubsub`).
     pub messages: Option<super::pubsub::Messages>,
+    /// A role whose listeners count beside the requests: its name and what they counted over
+    /// the run (lossless), and per interval of the timeline.
+    pub role_total: Option<(String, crate::stats::RoleWindow)>,
+    pub role_series: Vec<crate::stats::RolePoint>,
 }
 
 /// A request given up (`--failed-keys`): when, its command (a row of the outcome's
@@ -271,6 +275,9 @@ pub struct Progress<'a> {
     pub server: Option<&'a ServerInfo>,
     /// The names of the window's rows (the commands, then a sequence's unit row).
     pub command_names: &'a [String],
+    /// The run's role, by name, and what its listeners counted in the interval (a role
+    /// without listeners, or a run without roles: `None`).
+    pub role: Option<(&'a str, &'a crate::stats::RoleWindow)>,
 }
 
 /// The client's part of p99 (see [`Outcome::client_share`]).

@@ -5,22 +5,25 @@
 //! thread of its own, which keeps its own tally (no state shared per message) and reads each
 //! message in place: publish-to-delivery latency from the stamp's send time, duplicates and
 //! out-of-order deliveries per channel and publisher, and the connection's end if the server
-//! drops it. After the publishers stop, the listeners wait for what is still on its way, at
-//! most [`DRAIN`], and the tallies are added up into [`Messages`].
+//! drops it. Each listener hands the collector its interval's [`Deliveries`] as its clock
+//! passes the interval's end (as a worker hands in its window), so that the messages are
+//! counted in the run's own intervals. After the publishers stop, the listeners wait for what
+//! is still on its way, at most [`DRAIN`], and hand in their last interval; the collector's
+//! sums are the role's [`Messages`].
 
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-
+use super::msg::Msg;
 use crate::config::role::{Listen, MAX_STREAMS, PubSub, RoleKind};
 use crate::config::{Config, ServerOptions};
 use crate::net::{ConnectError, Session, Stream};
 use crate::resp::{self, ReplyClass};
-use crate::stats::LatencySummary;
+use crate::stats::{Deliveries, LatencySummary, RoleWindow};
 use crate::workload::stamp::{self, Stamp};
 
 /// The longest the listeners wait, after the publishers stop, for messages still on their way.
@@ -54,27 +57,51 @@ pub struct Messages {
     pub dropped_subscribers: Vec<String>,
 }
 
-/// One subscriber connection's own figures.
+impl Messages {
+    /// The role's messages from what its subscribers received over the run (`received`), the
+    /// publishes the server answered, the receivers it reported and the subscribers it dropped.
+    pub fn of(role: &PubSub, (published, fanout): (u64, u64), received: &Deliveries, dropped: Vec<String>) -> Messages {
+        let expected = published * role.subscribers as u64;
+        Messages {
+            published,
+            expected_deliveries: expected,
+            fanout_reported: fanout,
+            delivered: received.delivered,
+            lost: expected.saturating_sub(received.delivered - received.duplicated),
+            duplicated: received.duplicated,
+            out_of_order: received.out_of_order,
+            delivery_latency: LatencySummary::of(&received.latency_ns),
+            dropped_subscribers: dropped,
+        }
+    }
+}
+
+/// One subscriber connection's own figures: its interval's messages, handed to the collector
+/// as the interval ends.
 struct Tally {
     subscriber: usize,
-    delivered: u64,
-    duplicated: u64,
-    out_of_order: u64,
-    latency: Histogram<u64>,
+    /// This listener among all of the role's, as the collector counts them.
+    listener: usize,
+    /// The interval `window` counts, on the run's clock.
+    interval: u64,
+    window: Deliveries,
     /// Why the server's end closed, if it did before the run was over.
     dropped: Option<String>,
 }
 
 /// What the listeners and the run share: the deliveries so far (added once per read, not per
-/// message), and when the listeners stop.
+/// message), when the run's measured phase began (stamp clock; `u64::MAX` before) and its
+/// interval, and when the listeners stop.
 struct Shared {
     delivered: AtomicU64,
+    start_ns: AtomicU64,
+    interval_ns: u64,
     stop: AtomicBool,
 }
 
 /// A pub/sub role's subscribers, listening.
 pub struct Listeners {
-    role: PubSub,
+    pub(super) role: PubSub,
     threads: Vec<JoinHandle<Tally>>,
     shared: Arc<Shared>,
     /// The server's count of clients dropped for their output buffer, before the run.
@@ -96,28 +123,34 @@ pub fn role(config: &Config) -> Option<&PubSub> {
 
 /// Opens and subscribes every subscriber of `config`'s pub/sub role (none without one), each
 /// confirmed by the server before this returns, so that the publishers' first message has
-/// every receiver.
-pub fn listen(config: &Config) -> Result<Option<Listeners>, ConnectError> {
+/// every receiver. Each listener hands its intervals to the collector through `tx`.
+pub(super) fn listen(config: &Config, tx: &Sender<Msg>) -> Result<Option<Listeners>, ConnectError> {
     let Some(p) = role(config) else { return Ok(None) };
     let prefix = config.keys.prefix.clone();
     let channels: Vec<String> = (1..=p.channels).map(|n| format!("{prefix}{n}")).collect();
     let mut control = Session::open(&config.server)?;
     let places = places(config, p, &channels, &mut control)?;
     let dropped_for_buffer = buffer_drops(&mut control);
-    let shared = Arc::new(Shared { delivered: AtomicU64::new(0), stop: AtomicBool::new(false) });
+    let shared = Arc::new(Shared {
+        delivered: AtomicU64::new(0),
+        start_ns: AtomicU64::new(u64::MAX),
+        interval_ns: (config.interval.as_nanos() as u64).max(1),
+        stop: AtomicBool::new(false),
+    });
     let streams = (p.channels * config.connections as u64).min(MAX_STREAMS) as usize;
     let mut threads = Vec::new();
     for subscriber in 0..p.subscribers {
         for (server, names) in &places {
             let mut session = Session::open(server)?;
             subscribe(&mut session, p.listen, names)?;
-            let shared = Arc::clone(&shared);
+            let (shared, tx) = (Arc::clone(&shared), tx.clone());
             let publishers = config.connections;
             let max_reply = config.faults.max_reply;
+            let tally = Tally::new(subscriber, threads.len());
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("respbench-sub{subscriber}"))
-                    .spawn(move || read(session, subscriber, (streams, publishers), max_reply, &shared))
+                    .spawn(move || read(session, tally, (streams, publishers), max_reply, (&shared, &tx)))
                     .expect("a subscriber thread starts"),
             );
         }
@@ -202,22 +235,30 @@ fn subscribe(session: &mut Session, listen: Listen, names: &[String]) -> Result<
     Ok(())
 }
 
-/// A subscriber connection's reading, until the run is over or the server drops it.
+/// A subscriber connection's reading, until the run is over or the server drops it; its last
+/// interval is handed to the collector as it ends.
 fn read(
+    session: Session,
+    mut tally: Tally,
+    streams: (usize, usize),
+    max_reply: i64,
+    (shared, tx): (&Shared, &Sender<Msg>),
+) -> Tally {
+    receive(session, &mut tally, streams, max_reply, (shared, tx));
+    let window = std::mem::take(&mut tally.window);
+    let (listener, interval) = (tally.listener, tally.interval);
+    let _ = tx.send(Msg::Deliveries { listener, interval, window: RoleWindow::Messages(window), last: true });
+    tally
+}
+
+/// Reads messages into `tally` until the run is over or the server drops the connection.
+fn receive(
     mut session: Session,
-    subscriber: usize,
+    tally: &mut Tally,
     (streams, publishers): (usize, usize),
     max_reply: i64,
-    shared: &Shared,
-) -> Tally {
-    let mut tally = Tally {
-        subscriber,
-        delivered: 0,
-        duplicated: 0,
-        out_of_order: 0,
-        latency: crate::stats::histogram(),
-        dropped: None,
-    };
+    (shared, tx): (&Shared, &Sender<Msg>),
+) {
     // The last sequence number seen per channel and publisher.
     let mut last = vec![0u64; streams];
     set_tick(&session.stream);
@@ -227,7 +268,9 @@ fn read(
         if end == buf.len() {
             buf.resize(buf.len() * 2, 0);
         }
-        let n = match session.stream.read(&mut buf[end..]) {
+        let read = session.stream.read(&mut buf[end..]);
+        tally.pass(stamp::now(), shared, tx);
+        let n = match read {
             Ok(0) => {
                 tally.dropped = Some("the server closed its connection".into());
                 break;
@@ -242,7 +285,7 @@ fn read(
         };
         end += n;
         let now = stamp::now();
-        let (mut at, before) = (0, tally.delivered);
+        let (mut at, before) = (0, tally.window.delivered);
         loop {
             match resp::scan_within(&buf[at..end], limits) {
                 Ok(Some(s)) => {
@@ -254,24 +297,40 @@ fn read(
                 Ok(None) => break,
                 Err(e) => {
                     tally.dropped = Some(format!("the server sent what is not RESP: {e}"));
-                    return tally;
+                    return;
                 }
             }
         }
         buf.copy_within(at..end, 0);
         end -= at;
-        shared.delivered.fetch_add(tally.delivered - before, Ordering::Relaxed);
+        shared.delivered.fetch_add(tally.window.delivered - before, Ordering::Relaxed);
     }
-    tally
 }
 
 impl Tally {
+    fn new(subscriber: usize, listener: usize) -> Tally {
+        Tally { subscriber, listener, interval: 0, window: Deliveries::default(), dropped: None }
+    }
+
+    /// Hands the collector the interval under way once `now` is past its end (nothing before
+    /// the measured phase began).
+    fn pass(&mut self, now: u64, shared: &Shared, tx: &Sender<Msg>) {
+        let start = shared.start_ns.load(Ordering::Relaxed);
+        let index = if now < start { 0 } else { (now - start) / shared.interval_ns };
+        if index > self.interval {
+            let window = RoleWindow::Messages(std::mem::take(&mut self.window));
+            let _ = tx.send(Msg::Deliveries { listener: self.listener, interval: self.interval, window, last: false });
+            self.interval = index;
+        }
+    }
+
     /// One message on `channel` (its number after the role's prefix) received at `now`.
     #[inline]
     fn count(&mut self, channel: &[u8], payload: &[u8], now: u64, last: &mut [u64], publishers: usize) {
         let Some(stamp) = Stamp::read(payload) else { return };
-        self.delivered += 1;
-        let _ = self.latency.record(now.saturating_sub(stamp.sent_ns).max(1));
+        let w = &mut self.window;
+        w.delivered += 1;
+        let _ = w.latency_ns.record(now.saturating_sub(stamp.sent_ns).max(1));
         let number =
             channel.rsplit(|&b| b == b':').next().and_then(|d| std::str::from_utf8(d).ok()?.parse::<u64>().ok());
         let Some(index) = number
@@ -282,9 +341,9 @@ impl Tally {
         };
         let seen = &mut last[index];
         if stamp.seq == *seen {
-            self.duplicated += 1;
+            w.duplicated += 1;
         } else if stamp.seq < *seen {
-            self.out_of_order += 1;
+            w.out_of_order += 1;
         } else {
             *seen = stamp.seq;
         }
@@ -336,11 +395,22 @@ fn buffer_drops(control: &mut Session) -> Option<u64> {
 }
 
 impl Listeners {
-    /// Once the publishers stopped, having published `published` and the server having
-    /// reported `fanout` receivers: waits for what is still on its way (at most [`DRAIN`]),
-    /// stops the listeners and adds up their tallies.
+    /// The listeners of the run's measured phase, which began at `at`: their intervals are the
+    /// run's from then on.
+    pub(super) fn begin(&self, at: Instant) {
+        self.shared.start_ns.store(stamp::since(at), Ordering::Relaxed);
+    }
+
+    /// How many listeners hand in intervals.
+    pub(super) fn count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Once the publishers stopped, having published `published`: waits for what is still on
+    /// its way (at most [`DRAIN`]), stops the listeners, each handing in its last interval,
+    /// and says which subscribers the server dropped, and why.
     /// After a stop signal, the wait is [`DRAIN_STOPPED`].
-    pub fn finish(mut self, published: u64, fanout: u64, stopped: bool) -> Messages {
+    pub(super) fn finish(mut self, published: u64, stopped: bool) -> Vec<String> {
         let expected = published * self.role.subscribers as u64;
         let until = Instant::now() + if stopped { DRAIN_STOPPED } else { DRAIN };
         while self.shared.delivered.load(Ordering::Relaxed) < expected
@@ -351,23 +421,12 @@ impl Listeners {
         }
         self.shared.stop.store(true, Ordering::Relaxed);
         let tallies: Vec<Tally> = self.threads.drain(..).filter_map(|t| t.join().ok()).collect();
-        let mut latency = crate::stats::histogram();
-        let mut m =
-            Messages { published, expected_deliveries: expected, fanout_reported: fanout, ..Messages::default() };
-        for t in &tallies {
-            m.delivered += t.delivered;
-            m.duplicated += t.duplicated;
-            m.out_of_order += t.out_of_order;
-            latency.add(&t.latency).expect("same bounds");
-        }
-        m.lost = expected.saturating_sub(m.delivered - m.duplicated);
-        m.delivery_latency = LatencySummary::of(&latency);
-        let dropped: Vec<&Tally> = tallies.iter().filter(|t| t.dropped.is_some()).collect();
         let for_buffer = match (self.dropped_for_buffer, self.control.as_mut().and_then(buffer_drops)) {
             (Some(before), Some(after)) => Some(after.saturating_sub(before)),
             _ => None,
         };
-        for t in dropped {
+        let mut dropped = Vec::new();
+        for t in tallies.iter().filter(|t| t.dropped.is_some()) {
             let why = t.dropped.as_deref().unwrap_or_default();
             let because = match for_buffer {
                 Some(n) if n >= 1 => format!(
@@ -380,9 +439,9 @@ impl Listeners {
                      client_output_buffer_limit_disconnections)"
                 ),
             };
-            m.dropped_subscribers.push(format!("subscriber {}: {because}", t.subscriber + 1));
+            dropped.push(format!("subscriber {}: {because}", t.subscriber + 1));
         }
-        m
+        dropped
     }
 }
 
@@ -409,21 +468,14 @@ mod tests {
 
     #[test]
     fn a_tally_tells_duplicates_and_disorder() {
-        let mut t = Tally {
-            subscriber: 0,
-            delivered: 0,
-            duplicated: 0,
-            out_of_order: 0,
-            latency: crate::stats::histogram(),
-            dropped: None,
-        };
+        let mut t = Tally::new(0, 0);
         let mut last = vec![0; 4];
         let mut payload = [0; stamp::STAMP_LEN];
         for seq in [1, 3, 3, 2] {
             Stamp { publisher: 1, seq, sent_ns: 5 }.write(&mut payload);
             t.count(b"news:2", &payload, 10, &mut last, 2);
         }
-        assert_eq!((t.delivered, t.duplicated, t.out_of_order), (4, 1, 1));
+        assert_eq!((t.window.delivered, t.window.duplicated, t.window.out_of_order), (4, 1, 1));
         assert_eq!(last, vec![0, 0, 0, 3]);
     }
 }

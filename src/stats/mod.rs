@@ -3,6 +3,7 @@
 
 mod clients;
 mod compact;
+mod deliveries;
 mod errors;
 mod latency;
 mod op;
@@ -16,6 +17,7 @@ mod window;
 
 pub use clients::{ClientStats, RowSecond};
 pub use compact::{COMPACT_DIGITS, Recorded, Summarized, coarse, widen};
+pub use deliveries::{Deliveries, RolePoint, RoleWindow};
 pub use errors::{ErrorCounts, ErrorKind, Loss, UnknownErrorKind};
 pub use latency::LatencySummary;
 pub(crate) use latency::histogram;

@@ -1,5 +1,10 @@
 //! The result per role: each role's plan, its own requests' figures and, for a pub/sub role,
 //! what its messages did. A run without `--role` has no roles and the result has no `roles`.
+//!
+//! Every output reads a role from here: its kind's object (`messages` for a pub/sub role) for
+//! the formats that show it whole, and [`RoleReport::figures`], the role's figures named once,
+//! for the flat ones (CSV, Prometheus, StatsD, memtier's JSON). A kind of role adds its object
+//! to [`RoleReport`] and its figures to [`RoleReport::figures`].
 
 use std::fmt::Write as _;
 
@@ -10,6 +15,7 @@ use super::parts::OpSummary;
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::engine::pubsub::Messages;
+use crate::stats::RolePoint;
 
 /// One role of the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -30,6 +36,63 @@ pub struct RoleReport {
     pub totals: OpSummary,
     /// A pub/sub role: what its messages did.
     pub messages: Option<Messages>,
+    /// What the role's listeners counted in each interval of the timeline (a pub/sub role:
+    /// messages delivered and their delivery latency, by when they arrived).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub over_time: Vec<RolePoint>,
+}
+
+/// One of a role's figures: a count, or a latency in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure {
+    Count(u64),
+    Ms(f64),
+}
+
+impl RoleReport {
+    /// The role's own figures, each by the one name every flat output gives it, in order:
+    /// a pub/sub role's `published`, `expected_deliveries`, `delivered`, `lost`, `duplicated`,
+    /// `out_of_order` and, when something was delivered, `delivery_p50_ms`, `delivery_p99_ms`,
+    /// `delivery_p999_ms`. A figure that was not measured is left out, never written as 0.
+    pub fn figures(&self) -> Vec<(&'static str, Figure)> {
+        let mut out = Vec::new();
+        if let Some(m) = &self.messages {
+            out.extend([
+                ("published", Figure::Count(m.published)),
+                ("expected_deliveries", Figure::Count(m.expected_deliveries)),
+                ("delivered", Figure::Count(m.delivered)),
+                ("lost", Figure::Count(m.lost)),
+                ("duplicated", Figure::Count(m.duplicated)),
+                ("out_of_order", Figure::Count(m.out_of_order)),
+            ]);
+            if m.delivered > 0 {
+                let d = &m.delivery_latency;
+                out.extend([
+                    ("delivery_p50_ms", Figure::Ms(d.p50_us / 1000.0)),
+                    ("delivery_p99_ms", Figure::Ms(d.p99_us / 1000.0)),
+                    ("delivery_p999_ms", Figure::Ms(d.p999_us / 1000.0)),
+                ]);
+            }
+        }
+        out
+    }
+}
+
+impl Figure {
+    /// As a plain number (a count exactly, a latency in milliseconds to the microsecond).
+    pub fn text(self) -> String {
+        match self {
+            Figure::Count(n) => n.to_string(),
+            Figure::Ms(ms) => format!("{ms:.3}"),
+        }
+    }
+
+    pub fn value(self) -> f64 {
+        match self {
+            Figure::Count(n) => n as f64,
+            Figure::Ms(ms) => ms,
+        }
+    }
 }
 
 /// The roles `config` plans, their figures not yet filled in.
@@ -53,11 +116,13 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
         .collect()
 }
 
-/// The roles' figures: with one role, the run's totals are the role's.
-pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, messages: Option<&Messages>) {
+/// The roles' figures: with one role, the run's totals are the role's, and what its
+/// listeners counted over the run and per interval.
+pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, outcome: &crate::engine::Outcome) {
     if let [role] = roles {
         role.totals = totals.clone();
-        role.messages = messages.cloned();
+        role.messages = outcome.messages.clone();
+        role.over_time = outcome.role_series.clone();
     }
 }
 

@@ -12,6 +12,7 @@ pub mod memtier;
 mod clock;
 mod figures;
 mod input;
+mod roles;
 mod timeline;
 
 use std::collections::BTreeMap;
@@ -84,10 +85,6 @@ fn check(inputs: &[Input]) -> Result<(BTreeMap<u64, &str>, Vec<String>), MergeEr
             return Err(
                 format!("{}: its interval log {log} holds no interval: it cannot be merged exactly", i.name).into()
             );
-        }
-        if !i.doc.roles.is_empty() {
-            // A role's messages keep no histogram to merge their delivery latency by.
-            return Err(format!("{}: a result with roles (--role) cannot be merged exactly yet", i.name).into());
         }
         if i.doc.histograms.totals.latency.is_empty() {
             return Err(format!(
@@ -221,6 +218,8 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, MergeError
     }
     doc.shard = None;
     doc.start = start(inputs);
+    let (roles, role_histograms) = roles::merge(inputs, &clock, &doc.totals)?;
+    doc.roles = roles;
     doc.histograms = Histograms {
         encoding: histo::ENCODING.into(),
         unit: "nanoseconds".into(),
@@ -230,6 +229,7 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, MergeError
         nodes: sums.nodes.iter().map(|(n, r)| (n.clone(), Pair::of(&r.op()))).collect(),
         interval_log: None,
         intervals: timeline.histograms,
+        roles: role_histograms,
     };
     doc.time_series = timeline.points;
     doc.merged_from = Some(inputs.iter().map(merged_from).collect());

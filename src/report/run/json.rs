@@ -223,7 +223,7 @@ pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning
         start.offset_ms = outcome.started_unix_ms as f64 - start.requested_unix_ms;
     }
     doc.histograms = crate::report::document::histo::Histograms::of(outcome, open_loop);
-    crate::report::document::roles::measured(&mut doc.roles, &doc.totals, outcome.messages.as_ref());
+    crate::report::document::roles::measured(&mut doc.roles, &doc.totals, outcome);
     doc
 }
 

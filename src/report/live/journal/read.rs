@@ -193,6 +193,8 @@ fn outcome(
         clock_bound_ns: 0,
         stamps_refused: None,
         messages: None,
+        role_total: None,
+        role_series: Vec::new(),
         warnings: ended.warnings,
         notes: Vec::new(),
         runs: Vec::new(),

@@ -1,0 +1,91 @@
+//! Messages a role's listeners received in one interval (or a whole run): the seam by which a
+//! role's own figures reach the collector, the live outputs and the result beside the run's
+//! request windows. A pub/sub role's subscribers fill [`Deliveries`].
+
+use hdrhistogram::Histogram;
+
+use super::histogram;
+
+/// Pub/sub messages received: how many, how many again or out of order, and each one's
+/// publish-to-delivery latency (nanoseconds, 3 significant digits).
+#[derive(Debug, Clone)]
+pub struct Deliveries {
+    pub delivered: u64,
+    pub duplicated: u64,
+    pub out_of_order: u64,
+    pub latency_ns: Histogram<u64>,
+}
+
+impl Default for Deliveries {
+    fn default() -> Deliveries {
+        Deliveries { delivered: 0, duplicated: 0, out_of_order: 0, latency_ns: histogram() }
+    }
+}
+
+impl Deliveries {
+    /// Adds `other`'s messages to these.
+    pub fn add(&mut self, other: &Deliveries) {
+        self.delivered += other.delivered;
+        self.duplicated += other.duplicated;
+        self.out_of_order += other.out_of_order;
+        self.latency_ns.add(&other.latency_ns).expect("same bounds");
+    }
+}
+
+/// One role's figures in one interval, as the collector hands them to the live outputs: one
+/// variant per kind of role whose listeners count beside the run's requests.
+#[derive(Debug, Clone)]
+pub enum RoleWindow {
+    /// A pub/sub role's subscribers.
+    Messages(Deliveries),
+}
+
+impl RoleWindow {
+    /// The interval's counts by the name every output gives them (`delivered`, ...).
+    pub fn counts(&self) -> Vec<(&'static str, u64)> {
+        match self {
+            RoleWindow::Messages(d) => {
+                vec![("delivered", d.delivered), ("duplicated", d.duplicated), ("out_of_order", d.out_of_order)]
+            }
+        }
+    }
+
+    /// The interval's latency histogram and its name (`delivery`), if the kind keeps one.
+    pub fn latency(&self) -> Option<(&'static str, &Histogram<u64>)> {
+        match self {
+            RoleWindow::Messages(d) => Some(("delivery", &d.latency_ns)),
+        }
+    }
+
+    /// Adds `other` (of the same kind) to this.
+    pub fn add(&mut self, other: &RoleWindow) {
+        match (self, other) {
+            (RoleWindow::Messages(a), RoleWindow::Messages(b)) => a.add(b),
+        }
+    }
+}
+
+/// One interval of a role's own figures, as the result's timeline keeps them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct RolePoint {
+    pub run: usize,
+    pub index: u64,
+    pub start_secs: f64,
+    pub duration_secs: f64,
+    /// The interval's counts by name (a pub/sub role: `delivered`, `duplicated`,
+    /// `out_of_order`, by the time its subscribers read the messages).
+    pub counts: std::collections::BTreeMap<String, u64>,
+    /// The interval's latency (a pub/sub role: publish to delivery); absent when nothing was
+    /// counted, and from a merged result (its shards' intervals keep no histogram).
+    pub latency_us: Option<super::LatencySummary>,
+}
+
+impl RoleWindow {
+    /// The interval `(run, index)` spanning `(start_secs, duration_secs)`, summarised.
+    pub fn point(&self, (run, index): (usize, u64), (start_secs, duration_secs): (f64, f64)) -> RolePoint {
+        let counts = self.counts().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let latency_us = self.latency().filter(|(_, h)| !h.is_empty()).map(|(_, h)| super::LatencySummary::of(h));
+        RolePoint { run, index, start_secs, duration_secs, counts, latency_us }
+    }
+}
