@@ -306,3 +306,20 @@ fn report_and_compare_reject_bad_input_on_one_line() {
         assert_eq!(stderr(&out).lines().count(), 1, "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn a_pubsub_roles_html_report_shows_its_delivery_latency_over_time_in_chromium() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("news.html");
+    let role = "news:pubsub:channels=10,subscribers=5,rate=1000";
+    run_ok(&server, &["--role", role, "--duration", "2s", "--html", html.to_str().unwrap()]);
+    let dom = assert_renders_cleanly(&html, "pubsub", &["delivery-latency", "deliveries"]);
+    let text = visible_text(&dom);
+    assert!(text.contains("Delivery latency over time: news (publish to subscriber)"), "{text}");
+    // One point per interval of the 2 s run, for each of p50, p99 and p99.9.
+    let found = charts(&dom);
+    let (_, series) = found.iter().find(|(id, _)| id == "delivery-latency").unwrap();
+    assert_eq!(series.len(), 3, "{series:?}");
+    assert!(series.iter().all(|&n| n >= 2), "{series:?}");
+}

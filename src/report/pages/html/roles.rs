@@ -1,10 +1,12 @@
 //! The HTML report's roles: each role's requests and, for a pub/sub role, its messages and
-//! their delivery latency. Nothing without roles.
+//! their delivery latency, over the run and over time. Nothing without roles.
 
 use std::fmt::Write;
 
-use super::super::chart::escape;
+use super::super::chart::{self, Chart, Series, XAxis, escape};
 use crate::report::document::Document;
+use crate::report::document::roles::RoleReport;
+use crate::stats::LatencySummary;
 
 /// The roles section, after the summary.
 pub(super) fn html(b: &mut String, doc: &Document) {
@@ -49,5 +51,49 @@ pub(super) fn html(b: &mut String, doc: &Document) {
         for dropped in &m.dropped_subscribers {
             let _ = write!(b, "<p>Dropped: {}</p>", escape(dropped));
         }
+    }
+    for role in doc.roles.iter().filter(|r| r.messages.is_some()) {
+        over_time(b, role);
+    }
+}
+
+/// A pub/sub role's delivery latency per interval (by when the messages arrived), and its
+/// deliveries per second; a merged result, whose intervals keep no latency, shows the
+/// deliveries only.
+fn over_time(b: &mut String, role: &RoleReport) {
+    let points = &role.over_time;
+    let end = |p: &crate::stats::RolePoint| p.start_secs + p.duration_secs;
+    let latency = |name: &str, figure: fn(&LatencySummary) -> f64| Series {
+        name: name.into(),
+        points: points.iter().filter_map(|p| p.latency_us.as_ref().map(|l| (end(p), figure(l) / 1000.0))).collect(),
+    };
+    let series: Vec<Series> =
+        vec![latency("p50", |l| l.p50_us), latency("p99", |l| l.p99_us), latency("p99.9", |l| l.p999_us)];
+    if series.iter().any(|s| !s.points.is_empty()) {
+        let title = format!("Delivery latency over time: {} (publish to subscriber)", role.name);
+        b.push_str(&chart::svg(&Chart {
+            id: "delivery-latency",
+            title: &title,
+            x_label: "seconds",
+            y_label: "ms",
+            x_axis: XAxis::Linear,
+            series,
+        }));
+    }
+    let rate = |p: &crate::stats::RolePoint| {
+        let n = p.counts.get("delivered").copied().unwrap_or(0);
+        (p.duration_secs > 0.0).then(|| (end(p), n as f64 / p.duration_secs))
+    };
+    let delivered = Series { name: "delivered".into(), points: points.iter().filter_map(rate).collect() };
+    if !delivered.points.is_empty() {
+        let title = format!("Deliveries over time: {}", role.name);
+        b.push_str(&chart::svg(&Chart {
+            id: "deliveries",
+            title: &title,
+            x_label: "seconds",
+            y_label: "messages/s",
+            x_axis: XAxis::Linear,
+            series: vec![delivered],
+        }));
     }
 }
