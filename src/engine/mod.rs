@@ -365,7 +365,7 @@ fn collect(
     let (mut outcome, role) = collector.finish(stop.load(Ordering::SeqCst));
     if let (Some((p, dropped)), Some(role)) = (ended, role) {
         let crate::stats::RoleWindow::Messages(received) = &role.total;
-        outcome.messages = Some(pubsub::Messages::of(&p, (published, fanout), received, dropped));
+        outcome.messages = Some(pubsub::Messages::of(p.subscribers, (published, fanout), received, dropped));
         outcome.role_total = Some((role.name, role.total));
         outcome.role_series = role.series;
     }

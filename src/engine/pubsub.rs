@@ -58,10 +58,15 @@ pub struct Messages {
 }
 
 impl Messages {
-    /// The role's messages from what its subscribers received over the run (`received`), the
+    /// The role's messages from what its `subscribers` received over the run (`received`), the
     /// publishes the server answered, the receivers it reported and the subscribers it dropped.
-    pub fn of(role: &PubSub, (published, fanout): (u64, u64), received: &Deliveries, dropped: Vec<String>) -> Messages {
-        let expected = published * role.subscribers as u64;
+    pub fn of(
+        subscribers: usize,
+        (published, fanout): (u64, u64),
+        received: &Deliveries,
+        dropped: Vec<String>,
+    ) -> Messages {
+        let expected = published * subscribers as u64;
         Messages {
             published,
             expected_deliveries: expected,
@@ -329,8 +334,7 @@ impl Tally {
     fn count(&mut self, channel: &[u8], payload: &[u8], now: u64, last: &mut [u64], publishers: usize) {
         let Some(stamp) = Stamp::read(payload) else { return };
         let w = &mut self.window;
-        w.delivered += 1;
-        let _ = w.latency_ns.record(now.saturating_sub(stamp.sent_ns).max(1));
+        w.record(now.saturating_sub(stamp.sent_ns).max(1));
         let number =
             channel.rsplit(|&b| b == b':').next().and_then(|d| std::str::from_utf8(d).ok()?.parse::<u64>().ok());
         let Some(index) = number

@@ -14,11 +14,13 @@ pub struct Deliveries {
     pub duplicated: u64,
     pub out_of_order: u64,
     pub latency_ns: Histogram<u64>,
+    /// The latencies' exact sum (the histogram's buckets round them).
+    pub latency_sum_ns: u64,
 }
 
 impl Default for Deliveries {
     fn default() -> Deliveries {
-        Deliveries { delivered: 0, duplicated: 0, out_of_order: 0, latency_ns: histogram() }
+        Deliveries { delivered: 0, duplicated: 0, out_of_order: 0, latency_ns: histogram(), latency_sum_ns: 0 }
     }
 }
 
@@ -29,6 +31,15 @@ impl Deliveries {
         self.duplicated += other.duplicated;
         self.out_of_order += other.out_of_order;
         self.latency_ns.add(&other.latency_ns).expect("same bounds");
+        self.latency_sum_ns += other.latency_sum_ns;
+    }
+
+    /// One message received `latency_ns` after its send.
+    #[inline]
+    pub fn record(&mut self, latency_ns: u64) {
+        self.delivered += 1;
+        self.latency_sum_ns += latency_ns;
+        let _ = self.latency_ns.record(latency_ns);
     }
 }
 
@@ -54,6 +65,51 @@ impl RoleWindow {
     pub fn latency(&self) -> Option<(&'static str, &Histogram<u64>)> {
         match self {
             RoleWindow::Messages(d) => Some(("delivery", &d.latency_ns)),
+        }
+    }
+
+    /// The exact sum of the latencies [`latency`](Self::latency) holds, in nanoseconds.
+    pub fn latency_sum_ns(&self) -> u64 {
+        match self {
+            RoleWindow::Messages(d) => d.latency_sum_ns,
+        }
+    }
+
+    /// The window of kind `kind` with `counts` (by the names [`counts`](Self::counts) gives)
+    /// and `latency` (its exact sum `sum_ns`), as a journal keeps it; `None` for a kind this
+    /// respbench does not know.
+    pub fn of(
+        kind: &str,
+        counts: &std::collections::BTreeMap<String, u64>,
+        latency: Option<Histogram<u64>>,
+        sum_ns: u64,
+    ) -> Option<RoleWindow> {
+        let count = |name: &str| counts.get(name).copied().unwrap_or(0);
+        match kind {
+            "pubsub" => Some(RoleWindow::Messages(Deliveries {
+                delivered: count("delivered"),
+                duplicated: count("duplicated"),
+                out_of_order: count("out_of_order"),
+                latency_ns: latency.unwrap_or_else(histogram),
+                latency_sum_ns: sum_ns,
+            })),
+            _ => None,
+        }
+    }
+
+    /// The same at the timeline's compact precision (what a journal writes).
+    pub fn coarse(&self) -> RoleWindow {
+        match self {
+            RoleWindow::Messages(d) => {
+                RoleWindow::Messages(Deliveries { latency_ns: super::coarse(&d.latency_ns), ..d.clone() })
+            }
+        }
+    }
+
+    /// The kind's name, as the result's `kind` says it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RoleWindow::Messages(_) => "pubsub",
         }
     }
 

@@ -56,6 +56,10 @@ struct State {
     finished: bool,
     /// What memtier's exporter shows beside the above (`prometheus.rs`).
     memtier: MemtierTotals,
+    /// `--role`: each role's counts so far by (role, kind, figure), and its own latencies
+    /// (a pub/sub role's delivery latency) by (role, name).
+    role_counts: BTreeMap<(String, &'static str, &'static str), u64>,
+    role_latency: BTreeMap<(String, &'static str), (Histogram<u64>, u64)>,
 }
 
 /// What follows the values as they change (`--metrics-push`'s pusher, `report::live::push`).
@@ -217,6 +221,20 @@ impl Live {
         s.memtier.ops += total;
         s.memtier.connection_errors += w.connections_lost.sorted().into_iter().map(|(_, n)| n).sum::<u64>();
         s.memtier.connections = w.active_connections;
+        if let Some((role, window)) = p.role {
+            let published = w.ops.first().map_or(0, |op| op.count - op.errors);
+            let kind = window.kind();
+            *s.role_counts.entry((role.to_string(), kind, "published")).or_default() += published;
+            for (figure, n) in window.counts() {
+                *s.role_counts.entry((role.to_string(), kind, figure)).or_default() += n;
+            }
+            if let Some((what, h)) = window.latency() {
+                let entry =
+                    s.role_latency.entry((role.to_string(), what)).or_insert_with(|| (Histogram::new_from(h), 0));
+                let _ = entry.0.add(h);
+                entry.1 += window.latency_sum_ns();
+            }
+        }
         if let Some(server) = &p.interval.server {
             s.server_cpu = Some(server.cpu.total);
             s.server_memory = Some(server.used_memory_bytes);
@@ -228,6 +246,17 @@ impl Live {
         if let Some(p) = self.push.get() {
             p.updated();
         }
+    }
+
+    /// A run ended: a role's figures only its end knows (a pub/sub role's lost messages).
+    pub fn run_ended(&self, outcome: &crate::engine::Outcome) {
+        let Some(m) = &outcome.messages else { return };
+        let Some((role, window)) = &outcome.role_total else { return };
+        let mut s = self.lock();
+        *s.role_counts.entry((role.clone(), window.kind(), "lost")).or_default() += m.lost;
+        *s.role_counts.entry((role.clone(), window.kind(), "expected_deliveries")).or_default() +=
+            m.expected_deliveries;
+        self.publish(&s);
     }
 
     /// Every value is final: a scrape from now on sees the end of the run.
@@ -400,6 +429,37 @@ fn encode(s: &State) -> String {
         "Share of the last interval each client worker thread ran or waited for a core (1 = it set the pace)",
         busy,
     );
+    if !s.role_counts.is_empty() {
+        let roles = Family::<Labels, Counter>::default();
+        for ((role, kind, figure), n) in &s.role_counts {
+            let labels = vec![
+                ("role".into(), role.clone()),
+                ("kind".into(), kind.to_string()),
+                ("figure".into(), figure.to_string()),
+            ];
+            roles.get_or_create(&labels).inc_by(*n);
+        }
+        registry.register(
+            "role_messages",
+            "--role: a role's messages so far, by role and figure (a pub/sub role: published, delivered, \
+             duplicated, out_of_order; expected_deliveries and lost once the run has ended)",
+            roles,
+        );
+        registry.register(
+            "role_latency_seconds",
+            "--role: a role's own latency, by role and name (a pub/sub role: delivery, from the publisher's \
+             send to the subscriber's read)",
+            Latency(
+                s.role_latency
+                    .iter()
+                    .map(|((role, what), (h, sum))| {
+                        let labels = vec![("role".into(), role.clone()), ("latency".into(), what.to_string())];
+                        (labels, snapshot(h, *sum, &s.shape.buckets))
+                    })
+                    .collect(),
+            ),
+        );
+    }
     registry.register("intervals", "Intervals completed", {
         let c = Counter::<u64>::default();
         c.inc_by(s.intervals);

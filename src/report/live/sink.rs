@@ -33,6 +33,12 @@ impl Sink for Arc<Live> {
     fn interval(&mut self, _run: usize, progress: &Progress) {
         Live::interval(self, progress);
     }
+
+    fn run_ended(&mut self, _run: usize, outcome: Option<&Outcome>) {
+        if let Some(outcome) = outcome {
+            Live::run_ended(self, outcome);
+        }
+    }
 }
 
 /// `--statsd-host`: memtier's gauges, and its start and end events.
@@ -46,7 +52,10 @@ impl Sink for Statsd {
         Statsd::interval(self, progress);
     }
 
-    fn run_ended(&mut self, run: usize, _outcome: Option<&Outcome>) {
+    fn run_ended(&mut self, run: usize, outcome: Option<&Outcome>) {
+        if let Some(outcome) = outcome {
+            self.roles_ended(outcome);
+        }
         Statsd::run_ended(self, run);
     }
 }

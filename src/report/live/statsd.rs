@@ -122,6 +122,35 @@ impl Statsd {
                 self.send(&name, &format!("{ms:.6}"), "g");
             }
         }
+        if let Some((role, w)) = p.role {
+            self.role(role, w, window.ops.first().map_or(0, |op| op.count - op.errors));
+        }
+    }
+
+    /// `--role`: the role's interval, as gauges beside memtier's: `role.NAME.published`,
+    /// `role.NAME.delivered`, `role.NAME.duplicated`, `role.NAME.out_of_order` (this interval's
+    /// counts) and `role.NAME.delivery_p50_ms`, `_p99_ms`, `_p99_9_ms` when something arrived.
+    fn role(&mut self, name: &str, w: &crate::stats::RoleWindow, published: u64) {
+        let at = format!("role.{}", sanitise(name, "-_"));
+        self.gauge(&format!("{at}.published"), published as i64);
+        for (figure, n) in w.counts() {
+            self.gauge(&format!("{at}.{figure}"), n as i64);
+        }
+        if let Some((what, h)) = w.latency().filter(|(_, h)| !h.is_empty()) {
+            for (pct, tag) in [(50.0, "p50"), (99.0, "p99"), (99.9, "p99_9")] {
+                let ms = h.value_at_quantile(pct / 100.0) as f64 / 1e6;
+                self.send(&format!("{at}.{what}_{tag}_ms"), &format!("{ms:.6}"), "g");
+            }
+        }
+    }
+
+    /// A run ended with roles: what only its end knows, `role.NAME.lost` and
+    /// `role.NAME.expected_deliveries` over the run.
+    pub fn roles_ended(&mut self, outcome: &crate::engine::Outcome) {
+        let (Some(m), Some((name, _))) = (&outcome.messages, &outcome.role_total) else { return };
+        let at = format!("role.{}", sanitise(name, "-_"));
+        self.gauge(&format!("{at}.lost"), m.lost as i64);
+        self.gauge(&format!("{at}.expected_deliveries"), m.expected_deliveries as i64);
     }
 
     /// A run ended: memtier's "Benchmark Completed" event, and the rates back to zero so the

@@ -33,6 +33,32 @@ pub fn csv_summary(doc: &Document) -> String {
             op.errors
         );
     }
+    out.push_str(&roles_csv(doc));
+    out
+}
+
+/// `--role`: after the summary, a blank line and a table of the roles' own figures, one row per
+/// role and one column per figure (empty where a role's kind has no such figure or measured
+/// none).
+fn roles_csv(doc: &Document) -> String {
+    let rows: Vec<_> = doc.roles.iter().map(|r| (r, r.figures())).collect();
+    let mut names: Vec<&str> = Vec::new();
+    for (name, _) in rows.iter().flat_map(|(_, f)| f) {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\nrole,kind,{}\n", names.join(","));
+    for (role, figures) in &rows {
+        let cells: Vec<String> = names
+            .iter()
+            .map(|n| figures.iter().find(|(f, _)| f == n).map(|(_, v)| v.text()).unwrap_or_default())
+            .collect();
+        let _ = writeln!(out, "{},{},{}", field(&role.name), field(&role.kind), cells.join(","));
+    }
     out
 }
 

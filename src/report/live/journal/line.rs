@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Outage, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
 use crate::report::document::Document;
-use crate::stats::OpStats;
+use crate::stats::{OpStats, RoleWindow};
 
 /// What the header's `journal` field says.
 pub const MAGIC: &str = "respbench journal";
@@ -64,6 +64,33 @@ pub(crate) struct IntervalLine {
     pub window_connections: u64,
     pub server_sample: Option<ServerSample>,
     pub active_connections: Option<u64>,
+    /// `--role`: what the role's listeners counted in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<RoleLine>,
+}
+
+/// A role's interval: its counts by name, and its own latency (at the interval log's
+/// precision, encoded as the result's histograms are) with the latencies' exact sum.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct RoleLine {
+    pub name: String,
+    pub kind: String,
+    pub counts: BTreeMap<String, u64>,
+    pub latency: Option<String>,
+    pub latency_sum_ns: u64,
+}
+
+impl RoleLine {
+    pub(super) fn of(name: &str, w: &RoleWindow) -> RoleLine {
+        RoleLine {
+            name: name.to_string(),
+            kind: w.kind().to_string(),
+            counts: w.counts().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
+            latency: w.latency().map(|(_, h)| crate::report::document::histo::encode(h)),
+            latency_sum_ns: w.latency_sum_ns(),
+        }
+    }
 }
 
 /// One row of an interval: its counters (its histograms are in the interval log).

@@ -22,14 +22,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use self::line::{Header, IntervalLine, Line, OpLine, RunEnded};
+use self::line::{Header, IntervalLine, Line, OpLine, RoleLine, RunEnded};
 pub use self::line::{MAGIC, VERSION};
 pub use self::read::{Recovered, recover};
 use crate::config::Config;
 use crate::engine::{Outcome, Progress, ServerSample};
 use crate::net::ServerInfo;
 use crate::report::document::interval_log::LogWriter;
-use crate::stats::Window;
+use crate::stats::{RoleWindow, Window};
 
 /// The journal of a run being written: a live output (`report::live::sink::Sink`).
 pub struct Journal {
@@ -65,6 +65,8 @@ struct Pending {
     server: Option<ServerInfo>,
     /// The rows' names (the interval log tags every row by its name).
     names: Vec<String>,
+    /// The run's role and what its listeners counted in the interval.
+    role: Option<(String, RoleWindow)>,
 }
 
 /// The writer thread's side: the files, and what happened to them.
@@ -151,6 +153,7 @@ impl Pending {
             window_connections: w.active_connections,
             server_sample: i.server,
             active_connections: i.active_connections,
+            role: self.role.as_ref().map(|(name, w)| RoleLine::of(name, w)),
         }
     }
 }
@@ -314,6 +317,7 @@ impl Journal {
             start: p.start,
             server: if first { p.server.cloned() } else { None },
             names: p.command_names.to_vec(),
+            role: p.role.map(|(name, w)| (name.to_string(), w.coarse())),
         };
         self.send(Work::Interval(Box::new(pending)));
     }

@@ -8,11 +8,13 @@ use crate::report::document::Malformed;
 use std::time::{Duration, Instant};
 
 use super::line::{Header, IntervalLine, Line, MAGIC, OpLine, RunEnded, VERSION};
+use crate::engine::pubsub::Messages;
 use crate::engine::{Interval, Outage, Outcome, Timeline};
+use crate::report::document::histo;
 use crate::report::document::histo::IntervalHistograms;
 use crate::report::document::interval_log::{self, LoggedInterval};
 use crate::report::document::{Document, Recovery};
-use crate::stats::{ErrorKind, OpStats, Window};
+use crate::stats::{ErrorKind, OpStats, RolePoint, RoleWindow, Window};
 
 /// A journal's result and what became of its lines.
 pub struct Recovered {
@@ -53,7 +55,9 @@ pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recover
             )
             .into());
         }
-        let (o, h) = outcome(run, lines, &intervals).map_err(|e| format!("{what}: run {}: {e}", run + 1))?;
+        let subscribers = header.frame.roles.first().and_then(|r| r.subscribers).unwrap_or(0);
+        let (o, h) =
+            outcome(run, lines, &intervals, subscribers).map_err(|e| format!("{what}: run {}: {e}", run + 1))?;
         outcomes.push(o);
         inline.extend(h);
     }
@@ -140,6 +144,7 @@ fn outcome(
     run: usize,
     lines: RunLines,
     logged: &[LoggedInterval],
+    subscribers: usize,
 ) -> Result<(Outcome, Vec<IntervalHistograms>), Malformed> {
     let first = &lines.intervals[0];
     let (started_unix_ms, server, names) = (first.started_unix_ms, first.server.clone(), first.command_names.clone());
@@ -150,7 +155,9 @@ fn outcome(
     // Down spans come back on a clock of their own: only their distances matter.
     let base = Instant::now();
     let at = |secs: f64| base + Duration::from_secs_f64(secs.max(0.0));
+    let mut role = Role::default();
     for (line, logged) in lines.intervals.into_iter().zip(logged) {
+        role.add(&line)?;
         let window = window(&line, (logged, &names), unit_row, &at)?;
         totals.merge(&window);
         inline.push(IntervalHistograms::of(run, line.index, &window.total(), names.iter().zip(&window.ops)));
@@ -211,7 +218,43 @@ fn outcome(
         client_stats: Vec::new(),
     };
     outcome.runs = vec![outcome.figures()];
+    role.into(&mut outcome, subscribers);
     Ok((outcome, inline))
+}
+
+/// A role's intervals, as its journal lines give them back.
+#[derive(Default)]
+struct Role {
+    total: Option<(String, RoleWindow)>,
+    series: Vec<RolePoint>,
+}
+
+impl Role {
+    fn add(&mut self, line: &IntervalLine) -> Result<(), Malformed> {
+        let Some(r) = &line.role else { return Ok(()) };
+        let latency = r.latency.as_deref().map(histo::decode).transpose()?.map(|h| crate::stats::widen(&h));
+        let Some(window) = RoleWindow::of(&r.kind, &r.counts, latency, r.latency_sum_ns) else {
+            return Err(format!("interval {}: role {} of an unknown kind '{}'", line.index, r.name, r.kind).into());
+        };
+        let span = (line.start_secs, line.duration_secs);
+        self.series.push(window.point((line.run, line.index), span));
+        match self.total.as_mut() {
+            Some((_, total)) => total.add(&window),
+            None => self.total = Some((r.name.clone(), window)),
+        }
+        Ok(())
+    }
+
+    /// The role's figures in `outcome`: its messages from the journaled intervals (those of the
+    /// interval under way when the run was killed are not in them, on either side).
+    fn into(self, outcome: &mut Outcome, subscribers: usize) {
+        let Some((name, total)) = self.total else { return };
+        let answered = outcome.ops.first().map_or((0, 0), |op| (op.count - op.errors, op.hits));
+        let RoleWindow::Messages(received) = &total;
+        outcome.messages = Some(Messages::of(subscribers, answered, received, Vec::new()));
+        outcome.role_total = Some((name, total));
+        outcome.role_series = self.series;
+    }
 }
 
 /// An interval's window from its line and its histograms in the interval log.
