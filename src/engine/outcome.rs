@@ -85,7 +85,7 @@ pub struct Outcome {
     pub failed_keys: Vec<FailedKey>,
     pub failed_keys_dropped: u64,
     /// A pub/sub role: what its messages did (`engine::pubsub`).
-    pub messages: Option<super::pubsub::Messages>,
+    pub messages: Option<crate::stats::Messages>,
     /// A role whose listeners count beside the requests: its name and what they counted over
     /// the run (lossless), and per interval of the timeline.
     pub role_total: Option<(String, crate::stats::RoleWindow)>,

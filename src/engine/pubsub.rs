@@ -23,7 +23,7 @@ use crate::config::role::{Listen, MAX_STREAMS, PubSub, RoleKind};
 use crate::config::{Config, ServerOptions};
 use crate::net::{ConnectError, Session, Stream};
 use crate::resp::{self, ReplyClass};
-use crate::stats::{Deliveries, LatencySummary, RoleWindow};
+use crate::stats::{Deliveries, RoleWindow};
 use crate::workload::stamp::{self, Stamp};
 
 /// The longest the listeners wait, after the publishers stop, for messages still on their way.
@@ -33,53 +33,7 @@ const DRAIN_STOPPED: Duration = Duration::from_millis(200);
 /// How often a blocked read looks up to see whether the run is over.
 const TICK: Duration = Duration::from_millis(50);
 
-/// What a pub/sub role's messages did.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(default)]
-pub struct Messages {
-    /// PUBLISH (SPUBLISH) requests the server answered without an error.
-    pub published: u64,
-    /// Published times the subscribers, each subscribed to every channel.
-    pub expected_deliveries: u64,
-    /// The receivers the server's PUBLISH replies reported, added up.
-    pub fanout_reported: u64,
-    /// Messages the subscribers received, duplicates included.
-    pub delivered: u64,
-    /// Expected deliveries that never arrived.
-    pub lost: u64,
-    /// Messages a subscriber received again (the same publisher's sequence number twice).
-    pub duplicated: u64,
-    /// Messages received after a later one of the same channel and publisher.
-    pub out_of_order: u64,
-    /// From the publisher's send (the stamp in the payload) to the subscriber's read.
-    pub delivery_latency: LatencySummary,
-    /// Subscribers the server disconnected during the run, each with why.
-    pub dropped_subscribers: Vec<String>,
-}
-
-impl Messages {
-    /// The role's messages from what its `subscribers` received over the run (`received`), the
-    /// publishes the server answered, the receivers it reported and the subscribers it dropped.
-    pub fn of(
-        subscribers: usize,
-        (published, fanout): (u64, u64),
-        received: &Deliveries,
-        dropped: Vec<String>,
-    ) -> Messages {
-        let expected = published * subscribers as u64;
-        Messages {
-            published,
-            expected_deliveries: expected,
-            fanout_reported: fanout,
-            delivered: received.delivered,
-            lost: expected.saturating_sub(received.delivered - received.duplicated),
-            duplicated: received.duplicated,
-            out_of_order: received.out_of_order,
-            delivery_latency: LatencySummary::of(&received.latency_ns),
-            dropped_subscribers: dropped,
-        }
-    }
-}
+pub use crate::stats::Messages;
 
 /// One subscriber connection's own figures: its interval's messages, handed to the collector
 /// as the interval ends.

@@ -4,7 +4,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::histogram;
+use super::latency::{LatencySummary, histogram};
 
 /// Pub/sub messages received: how many, how many again or out of order, and each one's
 /// publish-to-delivery latency (nanoseconds, 3 significant digits).
@@ -101,7 +101,7 @@ impl RoleWindow {
     pub fn coarse(&self) -> RoleWindow {
         match self {
             RoleWindow::Messages(d) => {
-                RoleWindow::Messages(Deliveries { latency_ns: super::coarse(&d.latency_ns), ..d.clone() })
+                RoleWindow::Messages(Deliveries { latency_ns: super::compact::coarse(&d.latency_ns), ..d.clone() })
             }
         }
     }
@@ -134,14 +134,62 @@ pub struct RolePoint {
     pub counts: std::collections::BTreeMap<String, u64>,
     /// The interval's latency (a pub/sub role: publish to delivery); absent when nothing was
     /// counted, and from a merged result (its shards' intervals keep no histogram).
-    pub latency_us: Option<super::LatencySummary>,
+    pub latency_us: Option<LatencySummary>,
 }
 
 impl RoleWindow {
     /// The interval `(run, index)` spanning `(start_secs, duration_secs)`, summarised.
     pub fn point(&self, (run, index): (usize, u64), (start_secs, duration_secs): (f64, f64)) -> RolePoint {
         let counts = self.counts().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        let latency_us = self.latency().filter(|(_, h)| !h.is_empty()).map(|(_, h)| super::LatencySummary::of(h));
+        let latency_us = self.latency().filter(|(_, h)| !h.is_empty()).map(|(_, h)| LatencySummary::of(h));
         RolePoint { run, index, start_secs, duration_secs, counts, latency_us }
+    }
+}
+
+/// What a pub/sub role's messages did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct Messages {
+    /// PUBLISH (SPUBLISH) requests the server answered without an error.
+    pub published: u64,
+    /// Published times the subscribers, each subscribed to every channel.
+    pub expected_deliveries: u64,
+    /// The receivers the server's PUBLISH replies reported, added up.
+    pub fanout_reported: u64,
+    /// Messages the subscribers received, duplicates included.
+    pub delivered: u64,
+    /// Expected deliveries that never arrived.
+    pub lost: u64,
+    /// Messages a subscriber received again (the same publisher's sequence number twice).
+    pub duplicated: u64,
+    /// Messages received after a later one of the same channel and publisher.
+    pub out_of_order: u64,
+    /// From the publisher's send (the stamp in the payload) to the subscriber's read.
+    pub delivery_latency: LatencySummary,
+    /// Subscribers the server disconnected during the run, each with why.
+    pub dropped_subscribers: Vec<String>,
+}
+
+impl Messages {
+    /// The role's messages from what its `subscribers` received over the run (`received`), the
+    /// publishes the server answered, the receivers it reported and the subscribers it dropped.
+    pub fn of(
+        subscribers: usize,
+        (published, fanout): (u64, u64),
+        received: &Deliveries,
+        dropped: Vec<String>,
+    ) -> Messages {
+        let expected = published * subscribers as u64;
+        Messages {
+            published,
+            expected_deliveries: expected,
+            fanout_reported: fanout,
+            delivered: received.delivered,
+            lost: expected.saturating_sub(received.delivered - received.duplicated),
+            duplicated: received.duplicated,
+            out_of_order: received.out_of_order,
+            delivery_latency: LatencySummary::of(&received.latency_ns),
+            dropped_subscribers: dropped,
+        }
     }
 }

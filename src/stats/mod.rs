@@ -17,9 +17,10 @@ mod window;
 
 pub use clients::{ClientStats, RowSecond};
 pub use compact::{COMPACT_DIGITS, Recorded, Summarized, coarse, widen};
-pub use deliveries::{Deliveries, RolePoint, RoleWindow};
+pub use deliveries::{Deliveries, Messages, RolePoint, RoleWindow};
 pub use errors::{ErrorCounts, ErrorKind, Loss, UnknownErrorKind};
 pub use latency::LatencySummary;
+#[cfg(test)]
 pub(crate) use latency::histogram;
 pub use op::{CompactOp, OpStats, total};
 pub(crate) use packed::{Reader, Writer};
