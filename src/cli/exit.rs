@@ -52,6 +52,13 @@ pub fn failure(config: &Config, outcome: &Outcome, output: &Output) -> Option<St
             m.published, m.expected_deliveries
         ));
     }
+    // A tracking role's reader served a value the server had invalidated.
+    if let Some(t) = outcome.tracking.as_ref().filter(|t| t.stale_reads > 0) {
+        return Some(format!(
+            "{} stale reads: a reader served a value from its cache after the server had invalidated it",
+            t.stale_reads
+        ));
+    }
     let rate = failed as f64 / (ok + failed) as f64;
     if output.fail_on_errors && failed > 0 {
         return Some(format!("{failed} requests failed ({:.3}%) and --fail-on-errors is set", rate * 100.0));

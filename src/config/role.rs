@@ -5,7 +5,11 @@
 //!
 //! A pub/sub role's publishers are the run's own connections, driven by the one engine (its
 //! PUBLISH is the mix, its channels the key range, its rate the run's); its subscribers are
-//! listeners the engine opens beside them (`engine::pubsub`).
+//! listeners the engine opens beside them (`engine::pubsub`). A tracking role's writers are
+//! the run's connections too (SET with a stamp); its cached readers are listeners
+//! (`engine::tracking`).
+
+pub mod tracking;
 
 message_error!(
     /// A `--role` that cannot be run as written: the line names the role and the fix.
@@ -26,6 +30,7 @@ pub struct Role {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RoleKind {
     PubSub(PubSub),
+    Tracking(tracking::Tracking),
 }
 
 /// How subscribers listen.
@@ -89,7 +94,8 @@ pub fn parse(text: &str) -> Result<Role, RoleError> {
     let settings = parts.next().unwrap_or_default();
     match kind {
         "pubsub" => pubsub(name, settings).map(|p| Role { name: name.into(), kind: RoleKind::PubSub(p) }),
-        other => Err(format!("--role {name}: unknown kind '{other}' (expected pubsub)").into()),
+        "tracking" => tracking::parse(name, settings).map(|t| Role { name: name.into(), kind: RoleKind::Tracking(t) }),
+        other => Err(format!("--role {name}: unknown kind '{other}' (expected pubsub or tracking)").into()),
     }
 }
 
@@ -168,7 +174,7 @@ mod tests {
     fn a_pubsub_role_reads_its_settings() {
         let role = parse("news:pubsub:channels=10,subscribers=5,rate=1000,mode=psubscribe").unwrap();
         assert_eq!(role.name, "news");
-        let RoleKind::PubSub(p) = role.kind;
+        let RoleKind::PubSub(p) = role.kind else { panic!("a pub/sub role") };
         assert_eq!((p.channels, p.subscribers, p.publishers, p.rate), (10, 5, 1, Some(1000.0)));
         assert_eq!(p.listen, Listen::Psubscribe);
     }

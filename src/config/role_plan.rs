@@ -3,12 +3,15 @@
 
 use std::time::Duration;
 
-use super::role::{Listen, Role, RoleError, RoleKind};
+use super::role::{Listen, PubSub, Role, RoleError, RoleKind};
+
+mod tracking;
 use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
 
 /// Makes `config` run `roles`: a pub/sub role's publishers become the run's connections, its
 /// PUBLISH (SPUBLISH for `mode=ssubscribe`) the mix, its channels the key range, walked in
-/// order by every publisher, and its rate the run's. The command line's own mix does not run.
+/// order by every publisher, and its rate the run's; a tracking role's writers likewise, with
+/// SET (`role_plan::tracking`). The command line's own mix does not run.
 pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
     if roles.len() > 1 {
         let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
@@ -19,7 +22,14 @@ pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
         .into());
     }
     let Some(role) = roles.into_iter().next() else { return Ok(()) };
-    let RoleKind::PubSub(p) = &role.kind;
+    match &role.kind {
+        RoleKind::PubSub(p) => pubsub(config, &p.clone(), role),
+        RoleKind::Tracking(t) => tracking::apply(config, &t.clone(), role),
+    }
+}
+
+/// A pub/sub role's plan (see [`apply`]).
+fn pubsub(config: &mut Config, p: &PubSub, role: Role) -> Result<(), RoleError> {
     if config.server.session.protocol != crate::codec::Protocol::Resp {
         return Err(
             format!("--role {}: a pub/sub role needs a Redis-protocol server (drop --protocol)", role.name).into()

@@ -235,6 +235,7 @@ impl<'c> Collector<'c> {
             clock_bound_ns: self.totals.clock_bound_ns,
             stamps_refused: self.totals.stamps_refused.take(),
             messages: None,
+            tracking: None,
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
             connections_lost: self.totals.connections_lost,

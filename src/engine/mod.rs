@@ -24,6 +24,7 @@ mod start_at;
 #[allow(unsafe_code)]
 mod telemetry;
 mod timeline;
+pub mod tracking;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -114,7 +115,10 @@ pub fn run(
 ) -> Result<Outcome, ConnectError> {
     // A pub/sub role's subscribers listen before its publishers (the run's connections) start.
     let listeners = pubsub::listen(config)?;
+    // A tracking role's readers likewise, each tracking before the first write.
+    let readers = tracking::listen(config)?;
     let mut outcome = drive_all(config, state, run, stop, observe)?;
+    outcome.tracking = readers.map(tracking::Readers::finish);
     if let (Some(listeners), Some(publish)) = (listeners, outcome.ops.first()) {
         let stopped = stop.load(Ordering::SeqCst);
         outcome.messages = Some(listeners.finish(publish.count - publish.errors, publish.hits, stopped));

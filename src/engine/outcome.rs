@@ -86,6 +86,8 @@ pub struct Outcome {
     pub failed_keys_dropped: u64,
     /// A pub/sub role: what its messages did (`engine::pubsub`).
     pub messages: Option<super::pubsub::Messages>,
+    /// A tracking role: what its cached readers did (`engine::tracking`).
+    pub tracking: Option<super::tracking::Figures>,
 }
 
 /// A request given up (`--failed-keys`): when, its command (a row of the outcome's

@@ -109,6 +109,7 @@ fn run(run: usize, intervals: u64) -> Outcome {
         clock_bound_ns: 1500,
         stamps_refused: None,
         messages: None,
+        tracking: None,
     };
     o.runs = vec![RunFigures { errors: o.total().errors, ..o.figures() }];
     o

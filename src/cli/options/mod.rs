@@ -274,7 +274,8 @@ pub struct Args {
     #[arg(long, value_parser = parse::range, value_name = "MIN-MAX", hide = true)]
     pub connect_jitter_us: Option<(u64, u64)>,
     /// A client group of the run, NAME:KIND:KEY=VALUE,... (pubsub: channels, subscribers,
-    /// publishers, rate, mode=subscribe|psubscribe|ssubscribe, size); the run's own mix does
+    /// publishers, rate, mode=subscribe|psubscribe|ssubscribe, size; tracking: writers, readers,
+    /// keys, rate, reads, mode=default|bcast|optin, prefix, cache, size); the run's own mix does
     /// not run.
     #[arg(long, value_parser = crate::config::role::parse, value_name = "NAME:KIND:SETTINGS",
           help_heading = "Workload")]

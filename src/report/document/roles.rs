@@ -10,6 +10,7 @@ use super::parts::OpSummary;
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::engine::pubsub::Messages;
+use crate::engine::tracking::Figures;
 
 /// One role of the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -30,6 +31,12 @@ pub struct RoleReport {
     pub totals: OpSummary,
     /// A pub/sub role: what its messages did.
     pub messages: Option<Messages>,
+    /// A tracking role: its keys, cached readers and each reader's cache size (keys).
+    pub keys: Option<u64>,
+    pub readers: Option<usize>,
+    pub cache: Option<usize>,
+    /// A tracking role: what its cached readers did.
+    pub tracking: Option<Figures>,
 }
 
 /// The roles `config` plans, their figures not yet filled in.
@@ -49,6 +56,17 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
                 mode: Some(p.listen.name().into()),
                 ..RoleReport::default()
             },
+            RoleKind::Tracking(t) => RoleReport {
+                name: role.name.clone(),
+                kind: "tracking".into(),
+                connections: t.writers,
+                rate_per_sec: t.rate,
+                mode: Some(t.mode.name().into()),
+                keys: Some(t.keys),
+                readers: Some(t.readers),
+                cache: Some(t.cache),
+                ..RoleReport::default()
+            },
         })
         .collect()
 }
@@ -61,6 +79,13 @@ pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, messages: Option<&
     }
 }
 
+/// A tracking role's figures: with one role, the run's readers are the role's.
+pub fn tracked(roles: &mut [RoleReport], tracking: Option<&Figures>) {
+    if let [role] = roles {
+        role.tracking = tracking.cloned();
+    }
+}
+
 /// The roles as the text report shows them, after the table: nothing without roles.
 pub fn text(roles: &[RoleReport]) -> String {
     let mut out = String::new();
@@ -69,16 +94,18 @@ pub fn text(roles: &[RoleReport]) -> String {
         let l = &role.totals.latency_us;
         let _ = writeln!(
             out,
-            "Role {} ({}): {} publisher(s), {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}",
+            "Role {} ({}): {} {}, {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}",
             role.name,
             role.kind,
             role.connections,
+            if role.tracking.is_some() { "writer(s)" } else { "publisher(s)" },
             role.totals.count,
             role.totals.ops_per_sec,
             ms(l.p50_us),
             ms(l.p99_us),
             ms(l.p999_us)
         );
+        out.push_str(&tracking_text(role));
         let Some(m) = &role.messages else { continue };
         let _ = writeln!(
             out,
@@ -157,6 +184,79 @@ pub fn markdown(roles: &[RoleReport]) -> String {
             }
             None => out.push_str(" — | — | — | — | — | — | — |\n"),
         }
+    }
+    out
+}
+
+/// A tracking role's lines in the text report (nothing for another role).
+fn tracking_text(role: &RoleReport) -> String {
+    let Some(t) = &role.tracking else { return String::new() };
+    let mut out = format!(
+        "  cached reads: {} reader(s) ({} mode, cache {} of {} keys): {} reads, {} local hits ({:.1}%), {} from the \
+         server; {} invalidations ({:.1}/s), {} flushes; {} stale reads\n",
+        role.readers.unwrap_or(0),
+        role.mode.as_deref().unwrap_or(""),
+        role.cache.unwrap_or(0),
+        role.keys.unwrap_or(0),
+        t.reads,
+        t.local_hits,
+        t.hit_ratio * 100.0,
+        t.server_reads,
+        t.invalidations,
+        t.invalidations_per_sec,
+        t.flushes,
+        t.stale_reads
+    );
+    let d = &t.invalidation_delay;
+    if t.invalidations_timed == 0 {
+        out.push_str("  invalidation delay: no invalidation of a cached key was timed\n");
+    } else {
+        let ms = |us: f64| us / 1000.0;
+        let _ = writeln!(
+            out,
+            "  invalidation delay (write to invalidation), ms: avg {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} max \
+             {:.3} ({} timed, {} not)",
+            ms(d.mean_us),
+            ms(d.p50_us),
+            ms(d.p90_us),
+            ms(d.p99_us),
+            ms(d.p999_us),
+            ms(d.max_us),
+            t.invalidations_timed,
+            t.invalidations_untimed
+        );
+    }
+    for dropped in &t.dropped_readers {
+        let _ = writeln!(out, "  DROPPED: {dropped}");
+    }
+    out
+}
+
+/// The tracking roles as a Markdown table, after the roles': nothing without one.
+pub fn tracking_markdown(roles: &[RoleReport]) -> String {
+    let mut out = String::new();
+    for role in roles {
+        let Some(t) = &role.tracking else { continue };
+        if out.is_empty() {
+            out.push_str(
+                "\n| Role | Reads | Local hits | Hit ratio | Invalidations | Invalidations/s | Stale reads | \
+                 Invalidation p50 ms | Invalidation p99 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            );
+        }
+        let d = &t.invalidation_delay;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.3} | {} | {:.1} | {} | {:.3} | {:.3} |",
+            role.name,
+            t.reads,
+            t.local_hits,
+            t.hit_ratio,
+            t.invalidations,
+            t.invalidations_per_sec,
+            t.stale_reads,
+            d.p50_us / 1000.0,
+            d.p99_us / 1000.0
+        );
     }
     out
 }

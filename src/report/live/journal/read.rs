@@ -193,6 +193,7 @@ fn outcome(
         clock_bound_ns: 0,
         stamps_refused: None,
         messages: None,
+        tracking: None,
         warnings: ended.warnings,
         notes: Vec::new(),
         runs: Vec::new(),
