@@ -9,12 +9,10 @@
 //! the run's connections too (SET with a stamp); its cached readers are listeners
 //! (`engine::tracking`).
 
+mod error;
 pub mod tracking;
 
-message_error!(
-    /// A `--role` that cannot be run as written: the line names the role and the fix.
-    RoleError
-);
+pub use error::RoleError;
 
 /// The most channel-and-publisher pairs a subscriber keeps a sequence number for.
 pub const MAX_STREAMS: u64 = 1 << 22;

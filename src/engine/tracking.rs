@@ -13,9 +13,10 @@
 //! of the write that caused it. The tallies are added up into [`Figures`].
 
 mod cache;
+mod wire;
 mod witness;
 
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -23,18 +24,17 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cache::{Reader, Tally};
+use wire::{TICK, bulk, header, is_timeout, set_timeout};
 use witness::{Event, Log, Timing, Witness};
 
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::config::role::tracking::{TrackMode, Tracking};
-use crate::net::{CallError, ConnectError, Session, Stream};
+use crate::net::{CallError, ConnectError, Session};
 use crate::resp::{self, ReplyClass};
 use crate::stats::LatencySummary;
 use crate::workload::stamp;
 
-/// How often a blocked read looks up to see whether the run is over.
-const TICK: Duration = Duration::from_millis(50);
 /// The longest a reader goes without a round trip to the server.
 const SYNC_EVERY: Duration = Duration::from_millis(5);
 /// A reader more than this behind its pace starts afresh instead of catching up in a burst.
@@ -326,44 +326,6 @@ fn invalidated(push: &[u8]) -> Option<Keys<'_>> {
     }
 }
 
-/// A reply's first line: its type byte, its number, and the bytes through its CRLF.
-fn header(at: &[u8]) -> Option<(u8, i64, usize)> {
-    let end = memchr::memmem::find(at, b"\r\n")?;
-    let n = std::str::from_utf8(at.get(1..end)?).ok()?.parse().ok()?;
-    Some((at[0], n, end + 2))
-}
-
-/// A bulk string or a null at the start of `at` (its value, and the bytes it takes).
-fn bulk(at: &[u8]) -> Option<(Option<&[u8]>, usize)> {
-    if at.starts_with(b"_\r\n") {
-        return Some((None, 3));
-    }
-    let (kind, len, used) = header(at)?;
-    if kind != b'$' {
-        return None;
-    }
-    if len < 0 {
-        return Some((None, used));
-    }
-    let len = len as usize;
-    Some((Some(at.get(used..used + len)?), used + len + 2))
-}
-
-/// The `n` values of an MGET reply, in order.
-fn values(reply: &[u8], n: usize) -> Option<Vec<Option<&[u8]>>> {
-    let (kind, count, mut at) = header(reply)?;
-    if kind != b'*' || count != n as i64 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let (value, used) = bulk(&reply[at..])?;
-        out.push(value);
-        at += used;
-    }
-    Some(out)
-}
-
 /// A reader's life, until the run is over or the server drops it.
 fn read(
     mut conn: Conn,
@@ -433,19 +395,6 @@ fn tick(conn: &Conn, timeout: &mut Duration) {
     }
 }
 
-/// Blocked reads wake after `wait`.
-fn set_timeout(stream: &Stream, wait: Duration) {
-    let _ = match stream {
-        Stream::Tcp(s) => s.set_read_timeout(Some(wait)),
-        Stream::Unix(s) => s.set_read_timeout(Some(wait)),
-        Stream::Tls(s) => s.sock.set_read_timeout(Some(wait)),
-    };
-}
-
-fn is_timeout(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
-}
-
 impl Readers {
     /// Once the writers stopped: stops the readers, then the witness (after a last sweep), and
     /// adds up their figures.
@@ -495,6 +444,7 @@ impl Drop for Readers {
 
 #[cfg(test)]
 mod tests {
+    use super::wire::values;
     use super::*;
 
     #[test]

@@ -1,7 +1,7 @@
 //! A client-side caching role's settings: writers SET over the role's keys, readers keep a
 //! bounded local cache kept fresh by RESP3 `CLIENT TRACKING` invalidations (`engine::tracking`).
 
-use super::RoleError;
+use super::error::RoleError;
 
 /// The most keys a tracking role spans: the witness keeps a slot per key.
 pub const MAX_KEYS: u64 = 1 << 20;

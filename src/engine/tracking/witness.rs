@@ -175,7 +175,7 @@ impl Witness {
 
     /// Sweeps until `stop`, then once more, and times what it can.
     pub fn run(mut self, events: Receiver<Event>, stop: &AtomicBool) -> Timing {
-        super::set_timeout(&self.session.stream, super::TICK);
+        super::wire::set_timeout(&self.session.stream, super::wire::TICK);
         let mut open = true;
         while !stop.load(Ordering::Relaxed) {
             if let Err(e) = self.sweep(stop) {
@@ -253,7 +253,7 @@ impl Witness {
             self.session.stream.write_all(&self.out).map_err(|e| format!("the witness's connection failed: {e}"))?;
             let len = self.reply(stop)?;
             let seen_ns = stamp::now();
-            let values = super::values(&self.buf[..len], (last - first) as usize)
+            let values = super::wire::values(&self.buf[..len], (last - first) as usize)
                 .ok_or("the witness's MGET reply was not an array of values")?;
             for (i, value) in values.into_iter().enumerate() {
                 let index = (first as usize) + i;
@@ -287,8 +287,8 @@ impl Witness {
             match self.session.stream.read(&mut self.buf[end..]) {
                 Ok(0) => return Err("the server closed the witness's connection".into()),
                 Ok(n) => end += n,
-                Err(e) if super::is_timeout(&e) && !stop.load(Ordering::Relaxed) => {}
-                Err(e) if super::is_timeout(&e) => return Err("the run ended during a witness's read".into()),
+                Err(e) if super::wire::is_timeout(&e) && !stop.load(Ordering::Relaxed) => {}
+                Err(e) if super::wire::is_timeout(&e) => return Err("the run ended during a witness's read".into()),
                 Err(e) => return Err(format!("the witness's connection failed: {e}")),
             }
         }
