@@ -10,6 +10,7 @@
 //! (`engine::tracking`).
 
 mod error;
+pub mod queue;
 pub mod tracking;
 
 pub use error::RoleError;
@@ -29,6 +30,10 @@ pub struct Role {
 pub enum RoleKind {
     PubSub(PubSub),
     Tracking(tracking::Tracking),
+    /// XADD producers and a consumer group (`config::role::queue`).
+    Stream(queue::StreamRole),
+    /// Producers and workers blocked on a pop (`config::role::queue`).
+    Queue(queue::QueueRole),
 }
 
 /// How subscribers listen.
@@ -93,7 +98,11 @@ pub fn parse(text: &str) -> Result<Role, RoleError> {
     match kind {
         "pubsub" => pubsub(name, settings).map(|p| Role { name: name.into(), kind: RoleKind::PubSub(p) }),
         "tracking" => tracking::parse(name, settings).map(|t| Role { name: name.into(), kind: RoleKind::Tracking(t) }),
-        other => Err(format!("--role {name}: unknown kind '{other}' (expected pubsub or tracking)").into()),
+        "stream" => queue::stream(name, settings).map(|s| Role { name: name.into(), kind: RoleKind::Stream(s) }),
+        "queue" => queue::queue(name, settings).map(|q| Role { name: name.into(), kind: RoleKind::Queue(q) }),
+        other => {
+            Err(format!("--role {name}: unknown kind '{other}' (expected pubsub, stream, queue or tracking)").into())
+        }
     }
 }
 
@@ -183,7 +192,9 @@ mod tests {
         assert!(e.starts_with("--role news names nothing to do"), "{e}");
         let e = parse("news:pubsub:publishers=0").unwrap_err().to_string();
         assert!(e.contains("news has subscribers but no publishers: give it publishers=N"), "{e}");
-        let e = parse("news:queue").unwrap_err().to_string();
-        assert!(e.contains("unknown kind 'queue'"), "{e}");
+        let e = parse("news:queues").unwrap_err().to_string();
+        assert!(e.contains("unknown kind 'queues'"), "{e}");
+        let e = parse("jobs:queue:workers=0").unwrap_err().to_string();
+        assert!(e.starts_with("--role jobs has producers but no workers: give it workers=M"), "{e}");
     }
 }

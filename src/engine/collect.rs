@@ -236,6 +236,8 @@ impl<'c> Collector<'c> {
             stamps_refused: self.totals.stamps_refused.take(),
             messages: None,
             tracking: None,
+            stream: None,
+            queue: None,
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
             connections_lost: self.totals.connections_lost,

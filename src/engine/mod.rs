@@ -9,6 +9,7 @@
 
 mod collect;
 mod dialer;
+mod listener;
 mod msg;
 mod open;
 mod outcome;
@@ -16,10 +17,12 @@ mod pacer;
 mod preflight;
 mod prepared;
 pub mod pubsub;
+pub mod queue;
 mod router;
 mod server_latency;
 mod server_stats;
 mod start_at;
+pub mod streams;
 // unsafe: getrusage(RUSAGE_THREAD) has no safe wrapper; each block says why it is sound.
 #[allow(unsafe_code)]
 mod telemetry;
@@ -117,12 +120,17 @@ pub fn run(
     let listeners = pubsub::listen(config)?;
     // A tracking role's readers likewise, each tracking before the first write.
     let readers = tracking::listen(config)?;
+    // A stream role's consumer group and consumers, a queue role's workers, likewise.
+    let (consumers, workers) = (streams::listen(config)?, queue::listen(config)?);
     let mut outcome = drive_all(config, state, run, stop, observe)?;
     outcome.tracking = readers.map(tracking::Readers::finish);
     if let (Some(listeners), Some(publish)) = (listeners, outcome.ops.first()) {
         let stopped = stop.load(Ordering::SeqCst);
         outcome.messages = Some(listeners.finish(publish.count - publish.errors, publish.hits, stopped));
     }
+    let (produced, stopped) = (outcome.ops.first().map_or(0, |p| p.count - p.errors), stop.load(Ordering::SeqCst));
+    outcome.stream = consumers.map(|c| c.finish(produced, stopped));
+    outcome.queue = workers.map(|w| w.finish(produced, stopped));
     Ok(outcome)
 }
 

@@ -110,6 +110,8 @@ fn run(run: usize, intervals: u64) -> Outcome {
         stamps_refused: None,
         messages: None,
         tracking: None,
+        stream: None,
+        queue: None,
     };
     o.runs = vec![RunFigures { errors: o.total().errors, ..o.figures() }];
     o

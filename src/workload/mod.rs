@@ -205,7 +205,8 @@ impl Workload {
             .commands
             .iter()
             .map(|c| match c.name.as_str() {
-                _ if c.args.iter().flatten().any(|p| *p == ArgPart::Stamp) => ReadKind::Count,
+                // A stream or queue role's stamped push is a write: its reply counts nothing.
+                "PUBLISH" | "SPUBLISH" if c.args.iter().flatten().any(|p| *p == ArgPart::Stamp) => ReadKind::Count,
                 _ if !c.reads => ReadKind::No,
                 "MGET" => ReadKind::Multi,
                 "GETRANGE" => ReadKind::Empty,

@@ -37,6 +37,10 @@ pub struct RoleReport {
     pub cache: Option<usize>,
     /// A tracking role: what its cached readers did.
     pub tracking: Option<Figures>,
+    /// A stream role: what its entries did.
+    pub stream: Option<crate::engine::streams::StreamFigures>,
+    /// A queue role: what its items did.
+    pub queue: Option<crate::engine::queue::QueueFigures>,
 }
 
 /// The roles `config` plans, their figures not yet filled in.
@@ -67,6 +71,26 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
                 cache: Some(t.cache),
                 ..RoleReport::default()
             },
+            // `subscribers` is a stream's consumers or a queue's workers; `mode` how a stream's
+            // consumers read (`xack`, `noack`) or the pop a queue's workers block on.
+            RoleKind::Stream(s) => RoleReport {
+                name: role.name.clone(),
+                kind: "stream".into(),
+                connections: s.producers,
+                rate_per_sec: s.rate,
+                subscribers: Some(s.consumers),
+                mode: Some(if s.ack { "xack" } else { "noack" }.into()),
+                ..RoleReport::default()
+            },
+            RoleKind::Queue(q) => RoleReport {
+                name: role.name.clone(),
+                kind: "queue".into(),
+                connections: q.producers,
+                rate_per_sec: q.rate,
+                subscribers: Some(q.workers),
+                mode: Some(q.pop.name().into()),
+                ..RoleReport::default()
+            },
         })
         .collect()
 }
@@ -86,6 +110,18 @@ pub fn tracked(roles: &mut [RoleReport], tracking: Option<&Figures>) {
     }
 }
 
+/// A stream or queue role's figures, beside [`measured`]'s.
+pub fn measured_queues(
+    roles: &mut [RoleReport],
+    stream: Option<&crate::engine::streams::StreamFigures>,
+    queue: Option<&crate::engine::queue::QueueFigures>,
+) {
+    if let [role] = roles {
+        role.stream = stream.cloned();
+        role.queue = queue.cloned();
+    }
+}
+
 /// The roles as the text report shows them, after the table: nothing without roles.
 pub fn text(roles: &[RoleReport]) -> String {
     let mut out = String::new();
@@ -98,7 +134,11 @@ pub fn text(roles: &[RoleReport]) -> String {
             role.name,
             role.kind,
             role.connections,
-            if role.tracking.is_some() { "writer(s)" } else { "publisher(s)" },
+            match role.kind.as_str() {
+                "tracking" => "writer(s)",
+                "pubsub" => "publisher(s)",
+                _ => "producer(s)",
+            },
             role.totals.count,
             role.totals.ops_per_sec,
             ms(l.p50_us),
@@ -106,6 +146,12 @@ pub fn text(roles: &[RoleReport]) -> String {
             ms(l.p999_us)
         );
         out.push_str(&tracking_text(role));
+        out.push_str(&super::roles_queue::text(
+            role.subscribers.unwrap_or(0),
+            role.mode.as_deref().unwrap_or(""),
+            role.stream.as_ref(),
+            role.queue.as_ref(),
+        ));
         let Some(m) = &role.messages else { continue };
         let _ = writeln!(
             out,

@@ -225,6 +225,7 @@ pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning
     doc.histograms = crate::report::document::histo::Histograms::of(outcome, open_loop);
     crate::report::document::roles::measured(&mut doc.roles, &doc.totals, outcome.messages.as_ref());
     crate::report::document::roles::tracked(&mut doc.roles, outcome.tracking.as_ref());
+    crate::report::document::roles::measured_queues(&mut doc.roles, outcome.stream.as_ref(), outcome.queue.as_ref());
     doc
 }
 

@@ -194,6 +194,8 @@ fn outcome(
         stamps_refused: None,
         messages: None,
         tracking: None,
+        stream: None,
+        queue: None,
         warnings: ended.warnings,
         notes: Vec::new(),
         runs: Vec::new(),
