@@ -275,8 +275,9 @@ pub struct Args {
     pub connect_jitter_us: Option<(u64, u64)>,
     /// A client group of the run, NAME:KIND:KEY=VALUE,... (pubsub: channels, subscribers,
     /// publishers, rate, mode=subscribe|psubscribe|ssubscribe, size; tracking: writers, readers,
-    /// keys, rate, reads, mode=default|bcast|optin, prefix, cache, size); the run's own mix does
-    /// not run.
+    /// keys, rate, reads, mode=default|bcast|optin, prefix, cache, size; stream: producers,
+    /// consumers, rate, count, block, ack=xack|noack, group, size; queue: producers, workers,
+    /// rate, command=bzpopmin|blpop|brpop|blmove, size); the run's own mix does not run.
     #[arg(long, value_parser = crate::config::role::parse, value_name = "NAME:KIND:SETTINGS",
           help_heading = "Workload")]
     pub role: Vec<crate::config::role::Role>,
