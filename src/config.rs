@@ -307,6 +307,11 @@ impl Config {
         (next > lo).then(|| (lo as u64, (next - 1) as u64))
     }
 
+    /// How many worker threads a run has: `--threads`, no more than its connections.
+    pub fn worker_threads(&self) -> usize {
+        self.threads.min(self.connections).max(1)
+    }
+
     /// Report rows: one per command, and one for whole sequences.
     pub fn rows(&self) -> usize {
         self.commands.len() + usize::from(self.sequence.is_some())

@@ -120,7 +120,10 @@ pub fn run(plan: &Plan<'_>, cx: &RunContext<'_>, sinks: &mut [&mut dyn Sink]) ->
         for sink in all.iter_mut() {
             sink.run_started(run, config);
         }
-        let outcome = engine::run(config, &state, run, cx.stop, &mut |p| {
+        // Where the run's workers show their connections, for a bug report if it crashes.
+        let board = Arc::new(engine::Board::for_run(config));
+        cx.stop.show_connections(&board);
+        let outcome = engine::run(config, &state, &board, run, cx.stop, &mut |p| {
             for sink in all.iter_mut() {
                 sink.interval(run, p);
             }

@@ -7,6 +7,7 @@
 //! workers at one instant, after `--start-at` and the warmup), `drive` (each worker's event
 //! loop, in `worker/`) and `collect` (windows merged into a timeline, in `collect.rs`).
 
+mod board;
 mod collect;
 mod dialer;
 mod listener;
@@ -35,6 +36,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use board::{Board, LinkState, Shown};
 use collect::{Collector, telemetry_warnings};
 pub use msg::Msg;
 pub use outcome::{ClientShare, FailedKey, Outage, Outcome, Progress, RunFigures};
@@ -108,10 +110,12 @@ impl RunState {
 }
 
 /// Runs the plan once. `stop` ends it early (SIGINT); `observe` sees every completed interval.
-/// `run` numbers the run among `--runs`; `state` is what the benchmark's runs share.
+/// `run` numbers the run among `--runs`; `state` is what the benchmark's runs share; `board`
+/// is where the workers show their connections while they run (for a crash report).
 pub fn run(
     config: &Config,
     state: &RunState,
+    board: &Board,
     run: usize,
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
@@ -122,7 +126,7 @@ pub fn run(
     let readers = tracking::listen(config)?;
     // A stream role's consumer group and consumers, a queue role's workers, likewise.
     let (consumers, workers) = (streams::listen(config)?, queue::listen(config)?);
-    let mut outcome = drive_all(config, state, run, stop, observe)?;
+    let mut outcome = drive_all(config, state, board, run, stop, observe)?;
     outcome.tracking = readers.map(tracking::Readers::finish);
     if let (Some(listeners), Some(publish)) = (listeners, outcome.ops.first()) {
         let stopped = stop.load(Ordering::SeqCst);
@@ -138,12 +142,14 @@ pub fn run(
 fn drive_all(
     config: &Config,
     state: &RunState,
+    board: &Board,
     run: usize,
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
     let found_silent = state.found_silent.swap(false, Ordering::SeqCst);
     let (probe, prepared) = prepare(config, found_silent)?;
+    board.name_commands(prepared.workload.names());
     let (tx, rx) = mpsc::channel();
     // Each worker's way back for the windows the collector has merged (`stats::recycle`).
     let (spares, spares_back): (Vec<_>, Vec<_>) = (0..prepared.threads).map(|_| mpsc::channel::<Window>()).unzip();
@@ -168,7 +174,7 @@ fn drive_all(
                 meeting.connected.wait();
                 meeting.go.wait();
                 if !meeting.abort.load(Ordering::SeqCst) {
-                    drive(config, (prepared, &state.said), meeting, t, opened, stop, (tx, spares));
+                    drive(config, (prepared, &state.said, board), meeting, t, opened, stop, (tx, spares));
                 }
             };
             named.spawn_scoped(scope, work).expect("a worker thread starts (as scope.spawn would panic)");
@@ -214,7 +220,7 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
     Ok((
         probe,
         Prepared {
-            threads: config.threads.min(config.connections).max(1),
+            threads: config.worker_threads(),
             max_request,
             key_args: config.key_args(),
             reads: config.commands.iter().map(|c| c.reads).collect(),
@@ -264,7 +270,7 @@ fn start(
 /// then runs the event loop until the run ends.
 fn drive(
     config: &Config,
-    (prepared, said): (&Prepared, &Said),
+    (prepared, said, board): (&Prepared, &Said, &Board),
     meeting: &Meeting,
     t: usize,
     (mut conns, router, driver): worker::Opened,
@@ -312,6 +318,7 @@ fn drive(
         said,
         stamps: prepared.stamps,
         spares,
+        board,
     };
     worker::run(plan, (conns, router, driver), tx);
 }

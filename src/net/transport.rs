@@ -40,6 +40,17 @@ impl Transport {
 }
 
 impl Transport {
+    /// The socket's own address and its server's (`None` on a unix socket), as a report of
+    /// the connections shows them.
+    pub fn endpoints(&self) -> Option<(std::net::SocketAddr, std::net::SocketAddr)> {
+        match self {
+            Transport::Tcp(s) => Some((s.local_addr().ok()?, s.peer_addr().ok()?)),
+            Transport::Unix(_) => None,
+            Transport::Tls(s) => s.endpoints(),
+            Transport::Ring(s) => s.endpoints(),
+        }
+    }
+
     /// Reads as `read` does, with the kernel's receive time of the last bytes read
     /// (`CLOCK_REALTIME` nanoseconds) when the socket carries one: a TCP socket under epoll
     /// read with `recvmsg` (`stamped`: the run turned timestamps on), or under io_uring the

@@ -24,6 +24,7 @@ mod queue;
 mod ramp;
 mod read;
 mod retry;
+mod shown;
 mod state;
 mod voice;
 
@@ -113,14 +114,14 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             if !conn.finished && dialing {
                 worker.on_dial(conn, c, node, now);
                 now = Instant::now();
-                worker.requeue(conn, c);
+                worker.changed(conn, c);
             } else if !conn.finished && up {
                 now = worker.on_event(conn, c, node, now);
                 // The close came with the last bytes (one edge for both): nothing more will.
                 if event.read_closed {
                     worker.closed_by_peer(conn, node, now);
                 }
-                worker.requeue(conn, c);
+                worker.changed(conn, c);
             }
         }
         if !worker.deferred.is_empty() {
@@ -136,6 +137,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
                 for node in 0..conn.links.len() {
                     if conn.links[node].as_ref().and_then(|l| l.down).is_some_and(|d| d.retry_at <= now) {
                         worker.reconnect(conn, c, node, now);
+                        worker.show(conn, c);
                         now = Instant::now();
                     }
                 }
@@ -279,7 +281,7 @@ impl Worker<'_> {
                             }
                             self.abandon(conn, ErrorKind::Timeout);
                         }
-                        self.requeue(conn, c);
+                        self.changed(conn, c);
                     }
                 }
             }
@@ -328,7 +330,9 @@ impl<'p> Worker<'p> {
             retrying: 0,
             failed: Vec::new(),
             failed_dropped: 0,
+            shown: None,
         };
+        worker.show_all(conns);
         worker.window = worker.fresh_window();
         worker
     }
@@ -445,7 +449,7 @@ impl<'p> Worker<'p> {
         if conn.remaining == Some(0) && conn.idle() && conn.unit_sending.is_none() {
             self.finish(conn);
         }
-        self.requeue(conn, c);
+        self.changed(conn, c);
     }
 
     /// Sends the next command of a `--transaction` unit, in one pipeline slot of its own, and

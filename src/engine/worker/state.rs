@@ -47,6 +47,8 @@ pub struct WorkerPlan<'a> {
     /// Windows the collector has merged and emptied, handed back to be filled again
     /// (`stats::recycle`): a worker makes a new one only when none has come back yet.
     pub spares: Receiver<Window>,
+    /// Where the worker shows its connections (for a crash report).
+    pub board: &'a crate::engine::Board,
 }
 
 pub(super) struct Worker<'p> {
@@ -91,6 +93,8 @@ pub(super) struct Worker<'p> {
     /// Requests given up, for `--failed-keys`, and those beyond what is kept.
     pub(super) failed: Vec<crate::engine::FailedKey>,
     pub(super) failed_dropped: u64,
+    /// This worker's slots on the run's board (`None`: a worker beyond the board's count).
+    pub(super) shown: Option<&'p crate::engine::board::Part>,
 }
 
 /// The connect phase ends with the run's first reply (the steady state): shared by the

@@ -134,6 +134,14 @@ impl RingSocket {
         self.shared.slots.borrow()[self.slot as usize].stamp
     }
 
+    /// The socket's own address and its server's, when it is a TCP socket: read through a
+    /// duplicate of its descriptor (done once per connect, never per request).
+    pub fn endpoints(&self) -> Option<(std::net::SocketAddr, std::net::SocketAddr)> {
+        let slots = self.shared.slots.borrow();
+        let socket = std::net::TcpStream::from(slots[self.slot as usize].fd.as_ref()?.try_clone().ok()?);
+        Some((socket.local_addr().ok()?, socket.peer_addr().ok()?))
+    }
+
     /// Whether the next read would block: everything the receives brought was read and no
     /// end or failure waits to be read. A completion that brings more raises an event then.
     pub fn would_block(&self) -> bool {
