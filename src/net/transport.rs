@@ -4,6 +4,7 @@
 use std::io::{self, Read, Write};
 
 use super::{driver, tls};
+use crate::resp::{SLICES_MAX, SendBuf};
 
 /// A non-blocking socket registered with a worker's event loop.
 #[derive(Debug)]
@@ -73,6 +74,28 @@ impl Transport {
     }
 }
 
+impl Transport {
+    /// Writes the stream of `buf` from `from` on, as far as the socket takes it; returns how
+    /// many bytes it took. A plain socket takes the values `buf` keeps by reference in place,
+    /// in one vectored write (`writev`); under io_uring they join the socket's queue by
+    /// reference, for its `SENDMSG`. TLS encrypts a copy anyway, so it writes piece by piece.
+    #[inline]
+    pub fn write_buf(&mut self, buf: &SendBuf, from: usize) -> io::Result<usize> {
+        if !buf.has_spans() {
+            return self.write(&buf.bytes()[from..]);
+        }
+        match self {
+            Transport::Tcp(_) | Transport::Unix(_) => {
+                let mut slices = [io::IoSlice::new(&[]); SLICES_MAX];
+                let n = buf.io_slices(from, &mut slices);
+                self.write_vectored(&slices[..n])
+            }
+            Transport::Ring(s) => s.write_buf(buf, from),
+            Transport::Tls(s) => s.write(buf.pieces(from).next().unwrap_or_default()),
+        }
+    }
+}
+
 impl Read for Transport {
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -101,6 +124,16 @@ impl Write for Transport {
         match self {
             Transport::Tls(s) => s.flush(),
             _ => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Transport::Tcp(s) => s.write_vectored(bufs),
+            Transport::Unix(s) => s.write_vectored(bufs),
+            Transport::Tls(s) => s.write_vectored(bufs),
+            Transport::Ring(s) => s.write_vectored(bufs),
         }
     }
 }

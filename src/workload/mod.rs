@@ -98,8 +98,9 @@ pub struct Workload {
     units: Vec<Vec<Step>>,
     /// Weight of each unit in the mix.
     weights: Vec<u32>,
-    /// Value bytes: values are slices of this buffer.
-    data: Vec<u8>,
+    /// Value bytes: values are slices of this buffer, shared by every connection's write
+    /// buffer that sends large values from it in place.
+    data: std::sync::Arc<[u8]>,
     values: ValueSize,
     expiry: Option<(u64, u64)>,
     /// The range `__rand_int__` draws from.
@@ -165,7 +166,7 @@ impl Workload {
             const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
             (0..2 * max + 1).map(|_| ALPHABET[rng.below(ALPHABET.len() as u64) as usize]).collect()
         } else {
-            vec![b'x'; max]
+            vec![b'x'; max].into()
         };
         // Two commands of one name get distinct rows: `SET`, `SET#2`.
         let mut names: Vec<String> = Vec::new();

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use crate::resp::Out;
+
 use super::*;
 
 /// Writes `n` into `buf` right-aligned, zero-padded to its width (wider numbers are cut).
@@ -221,7 +223,7 @@ impl RequestGen {
     /// Appends the next request of the mix to `out` (tests: one-command units only);
     /// returns its command index and the key number.
     #[cfg(test)]
-    pub(super) fn encode_next(&mut self, out: &mut Vec<u8>) -> (usize, u64) {
+    pub(super) fn encode_next(&mut self, out: &mut impl Out) -> (usize, u64) {
         let unit = self.pick_unit();
         let cmd = self.step(unit, 0).command;
         (cmd, self.encode(cmd, out))
@@ -229,13 +231,13 @@ impl RequestGen {
 
     /// Appends command `cmd` with fresh placeholders to `out`; returns its key number.
     #[inline]
-    pub fn encode(&mut self, cmd: usize, out: &mut Vec<u8>) -> u64 {
+    pub fn encode(&mut self, cmd: usize, out: &mut impl Out) -> u64 {
         self.encode_tagged(cmd, out, b"")
     }
 
     /// A memtier import's command: the file's items in order for its SET and GET; false for
     /// any other command, which the mix encodes.
-    fn encode_imported(&mut self, cmd: usize, key: u64, out: &mut Vec<u8>, tag: &[u8]) -> bool {
+    fn encode_imported(&mut self, cmd: usize, key: u64, out: &mut impl Out, tag: &[u8]) -> bool {
         let Some(import) = &self.workload.import else { return false };
         if cmd == import.set {
             // The file's items in order (wrapping), keyed by the file or by the generator.
@@ -259,7 +261,7 @@ impl RequestGen {
 
     /// Like [`encode`](Self::encode), with `{tag}` filled with `tag` (cluster mode).
     #[inline]
-    pub fn encode_tagged(&mut self, cmd: usize, out: &mut Vec<u8>, tag: &[u8]) -> u64 {
+    pub fn encode_tagged(&mut self, cmd: usize, out: &mut impl Out, tag: &[u8]) -> u64 {
         if let Some(line) = self.picked.take()
             && let Some((lines, _, _, _)) = &self.workload.monitor
         {
@@ -296,6 +298,8 @@ impl RequestGen {
             let len = workload.value_len(&mut self.rng, key);
             let offset =
                 if workload.data.len() > len { self.rng.below((workload.data.len() - len) as u64) as usize } else { 0 };
+            // A large value may then be sent from the shared data in place (`resp::SendBuf`).
+            out.share(&workload.data);
             &workload.data[offset..offset + len]
         } else {
             b""

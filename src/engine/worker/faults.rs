@@ -12,7 +12,7 @@ use super::voice::{self, Lost};
 use crate::config::ServerOptions;
 use crate::engine::router;
 use crate::net::{ConnectError, Dial, Login, Progress, Session, Transport, cluster};
-use crate::resp;
+use crate::resp::{self, Out};
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// Redirects one request may follow before it counts as failed.
@@ -47,7 +47,7 @@ impl Worker<'_> {
             let before = link.wbuf.len();
             resp::encode_command(&mut link.wbuf, &[b"ASKING"]);
             let len = (link.wbuf.len() - before) as u32;
-            link.journal.extend(&link.wbuf[before..]);
+            link.wbuf.pieces(before).for_each(|piece| link.journal.extend(piece));
             // Timed as the request it precedes: the link's requests not sent yet are the last
             // ones, all later than its last send (`conn::restamp`).
             link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, sent: now, ..req });

@@ -41,6 +41,7 @@ use super::router::Router;
 use super::{Msg, ThreadCpu};
 use crate::net::driver::stamp::Clock;
 use crate::net::driver::{Driver, IoKind};
+use crate::resp::Out;
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
@@ -517,7 +518,7 @@ impl<'p> Worker<'p> {
         let io = link.io.as_mut().expect("a link that is up");
         let mut failed = None;
         while link.wpos < link.wbuf.len() {
-            match io.write(&link.wbuf[link.wpos..]) {
+            match io.write_buf(&link.wbuf, link.wpos) {
                 Ok(n) => link.wpos += n,
                 // The rest goes out on the next writable edge.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
