@@ -128,11 +128,14 @@ pub fn run(
     let (consumers, workers) = (streams::listen(config)?, queue::listen(config)?);
     let mut outcome = drive_all(config, state, board, run, stop, observe)?;
     outcome.tracking = readers.map(tracking::Readers::finish);
+    // Requests answered without an error: `errors` counts error replies (part of `count`) and
+    // requests that got no reply (`failed`, not part of it).
+    let succeeded = outcome.ops.first().map_or(0, |p| (p.count + p.failed).saturating_sub(p.errors));
+    let stopped = stop.load(Ordering::SeqCst);
     if let (Some(listeners), Some(publish)) = (listeners, outcome.ops.first()) {
-        let stopped = stop.load(Ordering::SeqCst);
-        outcome.messages = Some(listeners.finish(publish.count - publish.errors, publish.hits, stopped));
+        outcome.messages = Some(listeners.finish(succeeded, publish.hits, stopped));
     }
-    let (produced, stopped) = (outcome.ops.first().map_or(0, |p| p.count - p.errors), stop.load(Ordering::SeqCst));
+    let produced = succeeded;
     outcome.stream = consumers.map(|c| c.finish(produced, stopped));
     outcome.queue = workers.map(|w| w.finish(produced, stopped));
     Ok(outcome)
