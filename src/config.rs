@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod arguments;
 mod command;
 pub mod dataset;
 mod extras;

@@ -22,6 +22,7 @@ mod results;
 mod run;
 pub mod scenario;
 mod secrets;
+mod setup;
 mod shard;
 // unsafe: sigaction and the async-signal-safe crash report; each block says why it is sound.
 #[allow(unsafe_code)]

@@ -14,9 +14,11 @@ pub mod rng;
 pub mod stamp;
 mod stream;
 
+use crate::config::arguments::ArgSpaces;
 use crate::config::dataset::{Dataset, DatasetError};
 use crate::config::{ArgPart, Config, Step, StopAfter, ValueSize};
 use crate::resp::{Part, ReplyClass, Template};
+use holes::HOLE_ELEMENT;
 pub use holes::MAX_RAND_INTS;
 use holes::{
     HOLE_BETWEEN, HOLE_CURSOR, HOLE_DATA, HOLE_EXPIRY, HOLE_FIELD, HOLE_KEY, HOLE_MULTI, HOLE_RAND_INT, HOLE_SHARED,
@@ -51,6 +53,10 @@ struct Draws {
     fields: bool,
     /// A pub/sub stamp appears: the request takes the next sequence number and the clock.
     stamp: bool,
+    /// Bit i: the space `config::arguments::Space` i (`__field__`, `__member__`) appears.
+    elements: u8,
+    /// `__key2__` .. `__key9__` appear: the multi keys are drawn distinct.
+    distinct_keys: bool,
 }
 
 /// How a command's reply counts as hits and misses.
@@ -109,6 +115,8 @@ pub struct Workload {
     protocol: crate::codec::Protocol,
     /// `--dataset`: the rows `__field:NAME__` holes are filled from.
     dataset: Option<std::sync::Arc<Dataset>>,
+    /// What `__field__` and `__member__` take: `(min, max, sequential)` by space.
+    spaces: [(u64, u64, bool); 2],
 }
 
 impl Workload {
@@ -117,6 +125,7 @@ impl Workload {
     pub fn check(config: &Config) -> Result<(), Unsendable> {
         let protocol = config.server.session.protocol;
         let prefix = config.keys.prefix.as_bytes();
+        let spaces = &config.extras.spaces;
         let dataset = config.extras.dataset.as_deref();
         for spec in &config.commands {
             for part in spec.args.iter().flatten() {
@@ -136,7 +145,7 @@ impl Workload {
             }
             let (mut d, mut ranges) = (Draws::default(), Vec::new());
             let args: Vec<Vec<Part>> =
-                spec.args.iter().map(|arg| arg_parts(arg, prefix, dataset, &mut d, &mut ranges)).collect();
+                spec.args.iter().map(|arg| arg_parts(arg, (prefix, spaces), dataset, &mut d, &mut ranges)).collect();
             protocol.template(&spec.name, &args, spec.inline, 1).map_err(String::from)?;
         }
         Ok(())
@@ -144,6 +153,7 @@ impl Workload {
 
     pub fn compile(config: &Config) -> Workload {
         let prefix = config.keys.prefix.as_bytes();
+        let spaces = &config.extras.spaces;
         let mut templates = Vec::new();
         let mut draws = Vec::new();
         let mut between = Vec::new();
@@ -152,7 +162,7 @@ impl Workload {
             let mut ranges = Vec::new();
             let dataset = config.extras.dataset.as_deref();
             let args: Vec<Vec<Part>> =
-                spec.args.iter().map(|arg| arg_parts(arg, prefix, dataset, &mut d, &mut ranges)).collect();
+                spec.args.iter().map(|arg| arg_parts(arg, (prefix, spaces), dataset, &mut d, &mut ranges)).collect();
             let id = templates.len() as u32 + 1;
             let template = config.server.session.protocol.template(&spec.name, &args, spec.inline, id);
             templates.push(template.expect("Workload::check refuses what the protocol cannot send"));
@@ -236,6 +246,7 @@ impl Workload {
             rand_range: (config.keys.min, config.keys.max),
             protocol: config.server.session.protocol,
             dataset: config.extras.dataset.clone(),
+            spaces: spaces.0.clone().map(|s| (s.min, s.max, s.sequential)),
         }
     }
 
@@ -317,7 +328,7 @@ impl Workload {
 /// thing drawn per request (key digits, value, expiry, ...), noted in `d` and `ranges`.
 fn arg_parts(
     arg: &[ArgPart],
-    prefix: &[u8],
+    (prefix, spaces): (&[u8], &ArgSpaces),
     dataset: Option<&Dataset>,
     d: &mut Draws,
     ranges: &mut Vec<(u64, u64, bool)>,
@@ -353,6 +364,20 @@ fn arg_parts(
                 parts.push(Part::Lit(prefix.to_vec()));
                 parts.push(Part::Hole(HOLE_MULTI + usize::from(*i)));
             }
+            ArgPart::OtherKey(i) => {
+                // Key 0 of the multi keys is the command's own (`__key__`).
+                d.multi_keys = d.multi_keys.max(i + 1);
+                d.distinct_keys = true;
+                parts.push(Part::Lit(prefix.to_vec()));
+                parts.push(Part::Hole(HOLE_MULTI + usize::from(*i)));
+            }
+            ArgPart::Element(space) => {
+                d.elements |= 1 << *space as u8;
+                parts.push(Part::Lit(spaces.get(*space).prefix.as_bytes().to_vec()));
+                parts.push(Part::Hole(HOLE_ELEMENT + *space as usize));
+            }
+            // Filled before the run (`config::arguments::fill_setup`); as written until then.
+            ArgPart::Setup(n) => parts.push(Part::Lit(format!("__setup:{n}__").into_bytes())),
             ArgPart::Between { min, max, normal } => {
                 // The front-ends build these (WAIT has two); past the cap, draws repeat.
                 parts.push(Part::Hole(HOLE_BETWEEN + usize::from(d.between).min(MAX_BETWEEN - 1)));

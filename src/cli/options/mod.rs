@@ -287,6 +287,9 @@ pub struct Args {
     /// Shards over several load machines, and their common start.
     #[command(flatten)]
     pub shards: super::shard::ShardFlags,
+    /// --setup, and the field and member spaces.
+    #[command(flatten)]
+    pub arguments: argument_flags::ArgumentFlags,
     /// --save-scenario and --metrics-listen.
     #[command(flatten)]
     pub scenario: super::scenario::flags::ScenarioFlags,
@@ -467,6 +470,7 @@ impl Output {
     }
 }
 
+mod argument_flags;
 mod build;
 mod defaults;
 pub(crate) mod error;

@@ -7,6 +7,7 @@
 mod compare;
 mod error;
 mod exec;
+pub(super) use exec::Server;
 mod plan;
 mod schema;
 mod summary;
