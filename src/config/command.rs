@@ -351,3 +351,22 @@ fn parse_arg(word: &str) -> Vec<ArgPart> {
     }
     parts
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::arguments::Space;
+
+    #[test]
+    fn setup_fields_members_and_other_keys_are_placeholders() {
+        let spec =
+            CommandSpec::parse("X __setup:2__ f__field__ __member__ __key3__ __setup:x__", 1, KeyPattern::Random);
+        let args = spec.unwrap().args;
+        assert_eq!(args[1], [ArgPart::Setup(2)]);
+        assert_eq!(args[2], [ArgPart::Lit(b"f".to_vec()), ArgPart::Element(Space::Field)]);
+        assert_eq!(args[3], [ArgPart::Element(Space::Member)]);
+        assert_eq!(args[4], [ArgPart::OtherKey(2)]);
+        // Not a number: written as it is.
+        assert_eq!(args[5], [ArgPart::Lit(b"__setup:x__".to_vec())]);
+    }
+}

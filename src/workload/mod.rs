@@ -489,4 +489,42 @@ mod tests {
         let keys: Vec<u64> = (0..c.quota(1).unwrap()).map(|_| g.encode_next(&mut out).1).collect();
         assert_eq!(keys, vec![5, 6, 7, 8, 9]);
     }
+
+    /// The requests `g` writes for `n` picks, each as its words.
+    fn requests(g: &mut RequestGen, n: usize) -> Vec<Vec<String>> {
+        (0..n)
+            .map(|_| {
+                let mut out = Vec::new();
+                g.encode_next(&mut out);
+                let text = String::from_utf8(out).unwrap();
+                text.split("\r\n").skip(2).step_by(2).filter(|w| !w.is_empty()).map(str::to_string).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fields_in_order_move_on_once_per_pass_over_the_keys() {
+        let mut c = config(1, 0);
+        c.keys = KeyRange { prefix: "h:".into(), min: 1, max: 2 };
+        c.commands = vec![CommandSpec::parse("HSET __key__ __field__ v", 1, KeyPattern::Sequential).unwrap()];
+        c.extras.spaces.0[0] =
+            crate::config::arguments::ArgSpace { prefix: "f".into(), min: 1, max: 3, sequential: true };
+        let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 0);
+        let pairs: Vec<String> = requests(&mut g, 6).iter().map(|w| format!("{}/{}", w[1], w[2])).collect();
+        assert_eq!(pairs, ["h:1/f1", "h:2/f1", "h:1/f2", "h:2/f2", "h:1/f3", "h:2/f3"]);
+    }
+
+    #[test]
+    fn other_keys_are_distinct_from_the_first_even_when_drawn() {
+        let mut c = config(1, 0);
+        c.keys = KeyRange { prefix: "k:".into(), min: 1, max: 3 };
+        c.commands = vec![CommandSpec::parse("MSET __key__ a __key2__ b __key3__ c", 1, KeyPattern::Random).unwrap()];
+        let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 0);
+        for words in requests(&mut g, 200) {
+            let mut keys = vec![&words[1], &words[3], &words[5]];
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), 3, "{words:?}");
+        }
+    }
 }

@@ -113,3 +113,43 @@ impl ArgumentFlags {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::Args;
+    use super::*;
+
+    fn plan(args: &[&str]) -> Result<Config, OptionsError> {
+        let argv = ["respbench"].iter().chain(args).copied();
+        Args::try_parse_from(argv).unwrap().into_config().map(|(config, _)| config)
+    }
+
+    #[test]
+    fn setup_and_spaces_reach_the_plan() {
+        let config = plan(&[
+            "--setup",
+            "SCRIPT LOAD 'return 1'",
+            "--command",
+            "EVALSHA __setup:1__ 0 __field__",
+            "--field-range",
+            "5-9",
+            "--field-pattern",
+            "s",
+        ])
+        .unwrap();
+        assert_eq!(config.extras.setup[0].words, ["SCRIPT", "LOAD", "return 1"]);
+        let field = config.extras.spaces.get(Space::Field);
+        assert_eq!((field.min, field.max, field.sequential, field.prefix.as_str()), (5, 9, true, "field:"));
+    }
+
+    #[test]
+    fn a_setup_numbered_zero_or_past_the_last_is_refused() {
+        for n in ["0", "2"] {
+            let err = plan(&["--setup", "PING", "--command", &format!("GET __setup:{n}__")]).unwrap_err();
+            assert!(err.to_string().contains(&format!("__setup:{n}__")), "{err}");
+        }
+        assert!(Args::try_parse_from(["respbench", "--field-pattern", "Q"]).is_err());
+    }
+}
