@@ -22,7 +22,6 @@ mod results;
 mod run;
 pub mod scenario;
 mod secrets;
-mod setup;
 mod shard;
 // unsafe: sigaction and the async-signal-safe crash report; each block says why it is sound.
 #[allow(unsafe_code)]

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::setup::{Setup, SetupError};
 use super::{notes::Notes, signals};
 use crate::codec::Protocol;
 use crate::config::Config;
+use crate::engine::setup::{Setup, SetupError};
 use crate::engine::{self, Checks, Outcome, RunState};
 use crate::net::ConnectError;
 use crate::report::live::metrics::Live;

@@ -2,8 +2,6 @@
 //! (`__field__`, `__member__`), and the replies of the setup commands (`__setup:N__`), filled
 //! into the commands once, before the run's templates are compiled.
 
-use super::{ArgPart, Config};
-
 /// A space of argument names apart from the key range: `__field__` (a hash's field) or
 /// `__member__` (a set's or sorted set's member), each a prefix and a number.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,48 +63,5 @@ impl SetupCommand {
             .map(|w| if w.contains(' ') { format!("\"{w}\"") } else { w.clone() })
             .collect::<Vec<_>>()
             .join(" ")
-    }
-}
-
-/// The setup numbers (from 1) the commands name with `__setup:N__`, in order, each once.
-pub fn setup_refs(config: &Config) -> Vec<u16> {
-    let mut refs: Vec<u16> = config
-        .commands
-        .iter()
-        .flat_map(|c| c.args.iter().flatten())
-        .filter_map(|p| if let ArgPart::Setup(n) = p { Some(*n) } else { None })
-        .collect();
-    refs.sort_unstable();
-    refs.dedup();
-    refs
-}
-
-/// The plan with every `__setup:N__` replaced by setup command N's reply (`replies[N - 1]`),
-/// as literal bytes: the templates compiled from it carry the reply, patched per request like
-/// any literal. [`setup_refs`] says which replies must be there; a missing one stays written.
-pub fn fill_setup(config: &Config, replies: &[Option<Vec<u8>>]) -> Config {
-    let mut filled = config.clone();
-    for part in filled.commands.iter_mut().flat_map(|c| c.args.iter_mut()).flatten() {
-        if let ArgPart::Setup(n) = part
-            && let Some(Some(reply)) = replies.get(usize::from(*n).wrapping_sub(1))
-        {
-            *part = ArgPart::Lit(reply.clone());
-        }
-    }
-    filled
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::{CommandSpec, KeyPattern};
-
-    #[test]
-    fn setup_replies_become_literals() {
-        let mut config = crate::config::tests::sample();
-        config.commands = vec![CommandSpec::parse("EVALSHA __setup:2__ 0", 1, KeyPattern::Random).unwrap()];
-        assert_eq!(setup_refs(&config), vec![2]);
-        let filled = fill_setup(&config, &[None, Some(b"abc".to_vec())]);
-        assert_eq!(filled.commands[0].args[1], vec![ArgPart::Lit(b"abc".to_vec())]);
     }
 }

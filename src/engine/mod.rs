@@ -22,6 +22,7 @@ pub mod queue;
 mod router;
 mod server_latency;
 mod server_stats;
+pub mod setup;
 mod start_at;
 pub mod streams;
 // unsafe: getrusage(RUSAGE_THREAD) has no safe wrapper; each block says why it is sound.

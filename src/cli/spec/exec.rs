@@ -69,16 +69,11 @@ impl Server {
     }
 
     /// `CONFIG SET name value` on every node.
-    pub(crate) fn config_set(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
+    fn config_set(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
         for session in &mut self.sessions {
             session.call(&[b"CONFIG", b"SET", name.as_bytes(), value.as_bytes()]).map_err(|e| e.to_string())?;
         }
         Ok(())
-    }
-
-    /// The control connections: the first node's first, then (cluster mode) every primary's.
-    pub(crate) fn sessions(&mut self) -> &mut [Session] {
-        &mut self.sessions
     }
 
     /// One init command, to the first node.

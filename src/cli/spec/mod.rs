@@ -7,7 +7,6 @@
 mod compare;
 mod error;
 mod exec;
-pub(super) use exec::Server;
 mod plan;
 mod schema;
 mod summary;

@@ -1,12 +1,11 @@
-//! `--setup`: commands sent once before a benchmark's runs, on the control connections the
-//! specification runner uses (`spec::Server`: the server given, in cluster mode every primary),
-//! whose replies fill the commands' `__setup:N__` before their templates are compiled; and the
-//! configuration a setup CONFIG SET changed, put back after the runs, as a specification's is.
+//! `--setup`: commands sent once before a benchmark's runs, on control connections (the
+//! server given; in cluster mode every primary), whose replies fill the commands'
+//! `__setup:N__` before their templates are compiled; and the configuration a setup CONFIG SET
+//! changed, put back after the runs, as a specification's is.
 
-use super::spec::Server;
 use crate::config::Config;
-use crate::config::arguments::{self, SetupCommand};
-use crate::net::CallError;
+use crate::config::arguments::SetupCommand;
+use crate::net::{CallError, Session};
 use crate::resp::value::{self, Value};
 
 message_error!(
@@ -19,8 +18,42 @@ message_error!(
 /// (a script or a function must be loaded where the keys it runs on live).
 const EVERY_NODE: [&str; 6] = ["SCRIPT", "FUNCTION", "CONFIG", "FLUSHALL", "FLUSHDB", "ACL"];
 
+/// The control connections: the server given, or in cluster mode every primary.
+struct Server {
+    sessions: Vec<Session>,
+}
+
+impl Server {
+    fn open(config: &Config) -> Result<Server, crate::net::ConnectError> {
+        let budget = config.faults.connect_timeout;
+        let mut seed = Session::open_by_deadline(&config.server, budget)?;
+        if config.cluster.is_none() {
+            return Ok(Server { sessions: vec![seed] });
+        }
+        let shards = crate::net::cluster::shards(&mut seed, &config.server)?;
+        let sessions = shards.iter().map(|s| Session::open_by_deadline(&s.primary.options(&config.server), budget));
+        Ok(Server { sessions: sessions.collect::<Result<_, _>>()? })
+    }
+
+    /// `CONFIG GET name` on the first node: `None` when the server has no such parameter.
+    fn config_get(&mut self, name: &str) -> Option<String> {
+        let reply = self.sessions[0].call(&[b"CONFIG", b"GET", name.as_bytes()]).ok()?;
+        let pairs = value::parse(&reply.0)?;
+        let pairs = pairs.as_array()?;
+        pairs.chunks(2).find(|p| p[0].as_str() == Some(name)).and_then(|p| p.get(1)?.as_str().map(str::to_string))
+    }
+
+    /// `CONFIG SET name value` on every node.
+    fn config_set(&mut self, name: &str, value: &str) -> Result<(), CallError> {
+        for session in &mut self.sessions {
+            session.call(&[b"CONFIG", b"SET", name.as_bytes(), value.as_bytes()])?;
+        }
+        Ok(())
+    }
+}
+
 /// What the setup commands left: their replies, and the parameters to put back.
-pub(crate) struct Setup {
+pub struct Setup {
     server: Option<Server>,
     /// Reply of setup command `i` as one value (a string, an integer's digits); `None` for a
     /// list, a null or an accepted BUSYGROUP.
@@ -31,7 +64,7 @@ pub(crate) struct Setup {
 
 impl Setup {
     /// Sends the plan's setup commands in order; none: nothing is opened.
-    pub(crate) fn run(config: &Config) -> Result<Setup, SetupError> {
+    pub fn run(config: &Config) -> Result<Setup, SetupError> {
         let mut setup = Setup { server: None, replies: Vec::new(), changed: Vec::new() };
         if config.extras.setup.is_empty() {
             return Ok(setup);
@@ -49,7 +82,7 @@ impl Setup {
             setup.put_back();
             return Err(e);
         }
-        for n in arguments::setup_refs(config) {
+        for n in config.setup_refs() {
             if setup.replies.get(usize::from(n) - 1).is_none_or(Option::is_none) {
                 let command = &config.extras.setup[usize::from(n) - 1];
                 setup.put_back();
@@ -65,8 +98,8 @@ impl Setup {
     }
 
     /// The plan with the replies filled in; `None` when no command names one.
-    pub(crate) fn filled(&self, config: &Config) -> Option<Config> {
-        (!arguments::setup_refs(config).is_empty()).then(|| arguments::fill_setup(config, &self.replies))
+    pub fn filled(&self, config: &Config) -> Option<Config> {
+        (!config.setup_refs().is_empty()).then(|| config.with_setup_replies(&self.replies))
     }
 
     /// One command: a CONFIG SET's old values kept first; sent to every primary, or to the one
@@ -76,7 +109,7 @@ impl Setup {
         let name = words[0].to_ascii_uppercase();
         if name == "CONFIG" && words.get(1).is_some_and(|w| w.eq_ignore_ascii_case("SET")) {
             for pair in words[2..].chunks(2) {
-                if let Some(old) = server.config_get(&pair[0]).ok().flatten() {
+                if let Some(old) = server.config_get(&pair[0]) {
                     self.changed.push((pair[0].clone(), old));
                 }
             }
@@ -85,7 +118,7 @@ impl Setup {
         let every = EVERY_NODE.contains(&name.as_str());
         let mut first = None;
         let mut last_error = None;
-        for session in server.sessions() {
+        for session in &mut server.sessions {
             match session.call(&args) {
                 Ok(reply) => {
                     first.get_or_insert(reply);
@@ -110,7 +143,7 @@ impl Setup {
     }
 
     /// Puts back each parameter a setup CONFIG SET changed, latest first, and says so.
-    pub(crate) fn put_back(&mut self) {
+    pub fn put_back(&mut self) {
         let (Some(server), false) = (self.server.as_mut(), self.changed.is_empty()) else { return };
         let mut names = Vec::new();
         for (name, old) in self.changed.drain(..).rev() {
