@@ -233,11 +233,13 @@ impl Worker<'_> {
         if let Some(stopped) = stopped {
             wake = wake.min(stopped + guard::STOP_GRACE);
         }
-        // Paced sends are batched at a grain: each timer wake-up costs more than a send, so at
-        // high rates a send may leave up to one grain late (counted in its response time and
-        // send lag). Only connections that can send are queued (`due.rs`); closed loop has none.
+        // Paced sends are batched: each timer wake-up costs more than a send, so a send may
+        // leave up to one grain late, or at high rates at its tick (`due.rs`), which counts in
+        // its response time and send lag. Only connections that can send are queued; closed
+        // loop has none.
         if let Some(due) = self.due.next() {
-            wake = wake.min(due.max(now + TIMER_GRAIN));
+            let at = self.batching.as_ref().map_or(due, |b| b.wake_for(due));
+            wake = wake.min(at.max(now + TIMER_GRAIN));
         }
         if self.down > 0 {
             let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
@@ -302,6 +304,7 @@ const STALL: Duration = Duration::from_millis(1);
 impl<'p> Worker<'p> {
     fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>, driver: Driver) -> Worker<'p> {
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
+        let batching = due::Batching::for_rate(conns.iter().map(|c| c.pacer.per_sec()).sum(), Instant::now());
         let faults = &plan.faults;
         let journal = faults.retry > 0 || faults.retry_errors || faults.failed_keys || router.is_some();
         let held = conns.iter().filter(|c| c.join_at.is_some()).count();
@@ -317,6 +320,7 @@ impl<'p> Worker<'p> {
             active: conns.len(),
             paced,
             due: DueQueue::new(if paced { conns.len() } else { 0 }),
+            batching,
             down: 0,
             router,
             journal,
@@ -326,7 +330,7 @@ impl<'p> Worker<'p> {
             clock: plan.stamps.then(Clock::measure),
             rbuf: vec![0; conn::READ_BUFFER],
             deferred: Vec::new(),
-            alarm: paced.then(Alarm::new),
+            alarm: (paced && batching.is_none()).then(Alarm::new),
             answered: false,
             retrying: 0,
             failed: Vec::new(),

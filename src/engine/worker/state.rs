@@ -5,7 +5,7 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use super::alarm::Alarm;
-use super::due::DueQueue;
+use super::due::{Batching, DueQueue};
 use super::voice::Said;
 use crate::config::{Faults, ServerOptions};
 use crate::engine::router::Router;
@@ -64,6 +64,8 @@ pub(super) struct Worker<'p> {
     pub(super) paced: bool,
     /// Paced: the connections that can send, by when their next send is due.
     pub(super) due: DueQueue,
+    /// Paced at a high rate: the grid of ticks its send wake-ups fall on.
+    pub(super) batching: Option<Batching>,
     /// Links waiting to reconnect.
     pub(super) down: usize,
     /// Cluster mode.
@@ -84,7 +86,8 @@ pub(super) struct Worker<'p> {
     pub(super) rbuf: Vec<u8>,
     /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
     pub(super) deferred: Vec<usize>,
-    /// Paced: wakes early by the machine's lateness, then sleeps the rest briefly.
+    /// Paced without batching: wakes early by the machine's lateness, then sleeps the rest
+    /// briefly. (A batching worker's sends wait for their tick anyway.)
     pub(super) alarm: Option<Alarm>,
     /// A reply came (here, or in another worker), or this worker gave up waiting for one.
     pub(super) answered: bool,
