@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod arguments;
 mod command;
 pub mod dataset;
 mod extras;
@@ -307,6 +308,11 @@ impl Config {
         (next > lo).then(|| (lo as u64, (next - 1) as u64))
     }
 
+    /// How many worker threads a run has: `--threads`, no more than its connections.
+    pub fn worker_threads(&self) -> usize {
+        self.threads.min(self.connections).max(1)
+    }
+
     /// Report rows: one per command, and one for whole sequences.
     pub fn rows(&self) -> usize {
         self.commands.len() + usize::from(self.sequence.is_some())
@@ -358,6 +364,31 @@ impl Config {
                 placeholder.or((c.args.len() > 1).then_some(1))
             })
             .collect()
+    }
+
+    /// The setup numbers (from 1) the commands name with `__setup:N__`, in order, each once.
+    pub fn setup_refs(&self) -> Vec<u16> {
+        let parts = self.commands.iter().flat_map(|c| c.args.iter().flatten());
+        let mut refs: Vec<u16> =
+            parts.filter_map(|p| if let ArgPart::Setup(n) = p { Some(*n) } else { None }).collect();
+        refs.sort_unstable();
+        refs.dedup();
+        refs
+    }
+
+    /// The plan with every `__setup:N__` replaced by setup command N's reply (`replies[N - 1]`)
+    /// as literal bytes: the templates compiled from it carry the reply like any literal.
+    /// [`setup_refs`](Self::setup_refs) says which replies must be there; a missing one stays.
+    pub fn with_setup_replies(&self, replies: &[Option<Vec<u8>>]) -> Config {
+        let mut filled = self.clone();
+        for part in filled.commands.iter_mut().flat_map(|c| c.args.iter_mut()).flatten() {
+            if let ArgPart::Setup(n) = part
+                && let Some(Some(reply)) = replies.get(usize::from(*n).wrapping_sub(1))
+            {
+                *part = ArgPart::Lit(reply.clone());
+            }
+        }
+        filled
     }
 
     /// Total requests planned, when known in advance.
@@ -446,5 +477,14 @@ pub(crate) mod tests {
         assert_eq!(slices, vec![Some((1, 34)), Some((35, 68)), Some((69, 100))]);
         (c.keys.min, c.keys.max, c.connections) = (0, 4, 10);
         assert_eq!((c.slice(4), c.slice(5), c.slice(9)), (Some((4, 4)), None, None));
+    }
+
+    #[test]
+    fn setup_replies_become_literals() {
+        let mut config = sample();
+        config.commands = vec![CommandSpec::parse("EVALSHA __setup:2__ 0", 1, KeyPattern::Random).unwrap()];
+        assert_eq!(config.setup_refs(), vec![2]);
+        let filled = config.with_setup_replies(&[None, Some(b"abc".to_vec())]);
+        assert_eq!(filled.commands[0].args[1], vec![ArgPart::Lit(b"abc".to_vec())]);
     }
 }

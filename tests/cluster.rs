@@ -474,4 +474,44 @@ fn under_valkeys_name_each_client_is_bound_to_one_primary_with_its_whole_pipelin
     assert!(out.status.success(), "{}", stderr(&out));
     let sets: u64 = primaries.iter().map(|p| p.calls("set")).sum();
     assert_eq!(sets, 600, "every request answered once");
+    // Before the tests, the nodes it loads, on stdout, as the tools list them.
+    let layout = cluster.layout();
+    // `(heading's count, [(id, port, primary)])` of a listing.
+    let listed = |out: &std::process::Output, heading: &str| -> (usize, Vec<(String, u16, bool)>) {
+        let text = stdout(out);
+        let (count, rest) = text.strip_prefix("Cluster has ").and_then(|t| t.split_once(' ')).expect(&text);
+        let rest = rest.strip_prefix(heading).unwrap_or_else(|| panic!("no {heading:?} first:\n{text}"));
+        let mut nodes: Vec<(String, u16, bool)> = rest
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .map(|l| {
+                let (label, node) = l.split_once(": ").unwrap();
+                let (id, addr) = node.split_once(' ').unwrap();
+                let port = addr.strip_prefix("127.0.0.1:").unwrap().parse().unwrap();
+                (id.to_string(), port, label.ends_with("(Primary)") || label.starts_with("Master "))
+            })
+            .collect();
+        nodes.sort();
+        (count.parse().unwrap(), nodes)
+    };
+    let mut primaries_only: Vec<(String, u16, bool)> =
+        layout.iter().filter(|n| n.2).map(|(id, port, p, _)| (id.clone(), *port, *p)).collect();
+    primaries_only.sort();
+    assert_eq!(listed(&out, "primary nodes:\n\n"), (3, primaries_only.clone()));
+    let seed = cluster.seed().port_arg();
+    let run = |tool: &str, rfr: &str| {
+        let out = respbench()
+            .args([tool, "-p", &seed, "--cluster", "--rfr", rfr, "-n", "30", "-t", "get", "-q"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    assert_eq!(listed(&run("redis-benchmark", "no"), "master nodes:\n\n"), (3, primaries_only.clone()));
+    // Every primary, and the replicas CLUSTER SLOTS names (those in sync), each marked so.
+    let (count, all) = listed(&run("valkey-benchmark", "all"), "cluster nodes:\n\n");
+    assert_eq!(count, all.len());
+    assert!(primaries_only.iter().all(|p| all.contains(p)), "{all:?}");
+    let known = |n: &(String, u16, bool)| layout.iter().any(|(id, port, p, _)| (id, port, p) == (&n.0, &n.1, &n.2));
+    assert!(all.iter().all(known), "{all:?} in {layout:?}");
 }

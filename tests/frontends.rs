@@ -477,6 +477,80 @@ fn a_crash_under_memtiers_name_prints_memtiers_bug_report() {
     assert!(!err.contains("RESPBENCH"), "{err}");
 }
 
+/// The crash report lists each connection as its worker last showed it: under memtier's name
+/// in memtier's words and order (`thread= client= conn= addr= local_port= state= pending=
+/// last_cmd=`), natively in respbench's. With the server's writes paused each connection
+/// holds its SETs in flight (at least the one the server blocks, at most the pipeline), and
+/// the local ports are the clients the server blocks.
+#[test]
+fn a_crash_report_lists_each_connection_with_its_requests_in_flight() {
+    use std::os::unix::process::ExitStatusExt;
+    let server = Server::start(&[]);
+    let (_dir, link) = memtier_link();
+    let port = server.port_arg();
+    let flags = ["-p", &port, "--pipeline", "16", "--ratio", "1:0"];
+    let memtier = [&flags[..], &["-t", "2", "-c", "2", "--test-time", "60"]].concat();
+    let native = [&flags[..], &["--threads", "2", "-c", "4", "--duration", "60s"]].concat();
+    for (program, args) in [(link.as_os_str(), memtier), (env!("CARGO_BIN_EXE_respbench").as_ref(), native)] {
+        let mut command = std::process::Command::new(program);
+        command.args(&args);
+        let run = Watched::spawn(command);
+        server.wait_calls("set", 100);
+        assert_eq!(server.cli(&["CLIENT", "PAUSE", "20000", "WRITE"]), "OK");
+        // The run's four connections, each blocked on a SET.
+        let blocked = || -> Vec<String> {
+            let list = server.cli(&["CLIENT", "LIST"]);
+            let ports = list.lines().filter(|l| l.contains(" flags=b ") && l.contains(" cmd=set "));
+            ports
+                .filter_map(|l| l.split(" addr=").nth(1)?.split(' ').next()?.rsplit(':').next().map(String::from))
+                .collect()
+        };
+        wait_for("four blocked clients", std::time::Duration::from_secs(10), || blocked().len() == 4);
+        let mut ports = blocked();
+        run.signal(libc::SIGSEGV);
+        let out = run.finish();
+        assert_eq!(server.cli(&["CLIENT", "UNPAUSE"]), "OK");
+        assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{:?}", out.status);
+        let err = stderr(&out);
+        let under_memtier = program == link.as_os_str();
+        let (section, keys) = if under_memtier {
+            (
+                "--- CLIENT LIST OUTPUT",
+                ["thread", "client", "conn", "addr", "local_port", "state", "pending", "last_cmd"],
+            )
+        } else {
+            ("--- CONNECTIONS", ["thread", "client", "link", "server", "local_port", "state", "in_flight", "oldest"])
+        };
+        let after = &err[err.find(section).unwrap_or_else(|| panic!("no {section}:\n{err}"))..];
+        let lines: Vec<Vec<(&str, &str)>> = after
+            .lines()
+            .skip(1)
+            .map_while(|l| l.split_once(" # ").filter(|(_, rest)| rest.starts_with("thread=")).map(|(_, rest)| rest))
+            .map(|rest| rest.split(' ').filter_map(|kv| kv.split_once('=')).collect())
+            .collect();
+        assert_eq!(lines.len(), 4, "{after}");
+        let mut clients = Vec::new();
+        let mut local_ports = Vec::new();
+        for line in &lines {
+            assert_eq!(line.iter().map(|(k, _)| *k).collect::<Vec<_>>(), keys, "{after}");
+            let value = |i: usize| line[i].1;
+            clients.push((value(0).to_string(), value(1).to_string()));
+            assert_eq!((value(2), value(3), value(5)), ("0", &*format!("127.0.0.1:{port}"), "connected"), "{after}");
+            let pending: u32 = value(6).parse().unwrap();
+            assert!((1..=16).contains(&pending), "{after}");
+            assert_eq!(value(7), "SET", "{after}");
+            local_ports.push(value(4).to_string());
+        }
+        if under_memtier {
+            let order = [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")].map(|(t, c)| (t.to_string(), c.to_string()));
+            assert_eq!(clients, order, "memtier's order: by thread, then client:\n{after}");
+        }
+        local_ports.sort();
+        ports.sort();
+        assert_eq!(local_ports, ports, "{after}");
+    }
+}
+
 /// memtier's stderr is memtier's lines: respbench's notes (the shared key sequence) and the
 /// empty-keyspace warning stay out of it, and go into respbench's JSON; `--notes` says them.
 #[test]

@@ -10,18 +10,6 @@ use common::prom::{Daemon, installed};
 use common::*;
 use serde_json::Value;
 
-fn percent_encoded(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
 #[test]
 fn prometheus_port_zero_prints_memtiers_line_and_prometheus_ends_with_the_json_totals() {
     let Some(prometheus) = installed("prometheus") else { return };
@@ -41,19 +29,7 @@ fn prometheus_port_zero_prints_memtiers_line_and_prometheus_ends_with_the_json_t
         .strip_prefix("Prometheus exporter listening on http://127.0.0.1:")
         .and_then(|rest| rest.strip_suffix("/metrics"))
         .unwrap_or_else(|| panic!("{line}"));
-    let config = format!(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: memtier\n    \
-         static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
-    );
-    let prom = Daemon::start(&prometheus, |dir, addr| {
-        let file = dir.join("prometheus.yml");
-        std::fs::write(&file, &config).unwrap();
-        vec![
-            format!("--config.file={}", file.display()),
-            format!("--storage.tsdb.path={}", dir.join("data").display()),
-            format!("--web.listen-address={addr}"),
-        ]
-    });
+    let prom = Daemon::scraping(&prometheus, "memtier", &format!("127.0.0.1:{target}"));
     let out = run.finish();
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = read_json(&json);
@@ -62,8 +38,7 @@ fn prometheus_port_zero_prints_memtiers_line_and_prometheus_ends_with_the_json_t
     assert_eq!(count, 6000.0, "{totals}");
     let last = |metric: &str| -> Option<f64> {
         let query = format!("last_over_time({metric}{{job=\"memtier\",bench=\"a\"}}[1h])");
-        let answer: Value =
-            serde_json::from_str(&prom.get(&format!("/api/v1/query?query={}", percent_encoded(&query)))).unwrap();
+        let answer: Value = prom.query(&query);
         answer["data"]["result"][0]["value"][1].as_str()?.parse().ok()
     };
     wait_for("Prometheus to hold the final operation count", Duration::from_secs(120), || {

@@ -13,18 +13,6 @@ use common::prom::{Daemon, installed, pushed_requests, pushgateway};
 use common::*;
 use serde_json::Value;
 
-fn percent_encoded(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
 /// Each command's count in the run's JSON, and the total.
 fn json_counts(path: &Path) -> (Vec<(String, f64)>, f64) {
     let doc = read_json(path);
@@ -47,19 +35,7 @@ fn prometheus_scrapes_the_final_request_total_of_the_json() {
     let mut run = Watched::spawn(cmd);
     run.wait_lines(1, |l| l.contains("metrics on http://"));
     let target = run.lines().iter().find_map(|l| l.split("http://").nth(1)?.strip_suffix("/metrics")).unwrap();
-    let config = format!(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: respbench\n    \
-         static_configs:\n      - targets: ['{target}']\n"
-    );
-    let prom = Daemon::start(&prometheus, |dir, addr| {
-        let file = dir.join("prometheus.yml");
-        std::fs::write(&file, &config).unwrap();
-        vec![
-            format!("--config.file={}", file.display()),
-            format!("--storage.tsdb.path={}", dir.join("data").display()),
-            format!("--web.listen-address={addr}"),
-        ]
-    });
+    let prom = Daemon::scraping(&prometheus, "respbench", target);
     // The run ends once a scrape has read its final values.
     let out = run.finish();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -69,7 +45,7 @@ fn prometheus_scrapes_the_final_request_total_of_the_json() {
     let query = "sum by (command) (last_over_time(respbench_requests_total{job=\"respbench\"}[1h]))";
     let mut seen = Value::Null;
     wait_for("Prometheus to hold the final request counts", Duration::from_secs(120), || {
-        seen = serde_json::from_str(&prom.get(&format!("/api/v1/query?query={}", percent_encoded(query)))).unwrap();
+        seen = prom.query(query);
         let result = seen["data"]["result"].as_array().cloned().unwrap_or_default();
         let scraped = |command: &str| {
             result.iter().find(|r| r["metric"]["command"] == command).and_then(|r| r["value"][1].as_str()?.parse().ok())
@@ -88,8 +64,7 @@ fn prometheus_scrapes_the_final_request_total_of_the_json() {
     // not stored).
     for expr in dashboard_queries() {
         let promql = expr.replace("$__rate_interval", "1m").replace("$job", "respbench");
-        let answer: Value =
-            serde_json::from_str(&prom.get(&format!("/api/v1/query?query={}", percent_encoded(&promql)))).unwrap();
+        let answer: Value = prom.query(&promql);
         assert_eq!(answer["status"], "success", "{promql}: {answer}");
     }
 }

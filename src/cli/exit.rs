@@ -52,6 +52,20 @@ pub fn failure(config: &Config, outcome: &Outcome, output: &Output) -> Option<St
             m.published, m.expected_deliveries
         ));
     }
+    // A tracking role's reader served a value the server had invalidated.
+    if let Some(t) = outcome.tracking.as_ref().filter(|t| t.stale_reads > 0) {
+        return Some(format!(
+            "{} stale reads: a reader served a value from its cache after the server had invalidated it",
+            t.stale_reads
+        ));
+    }
+    // A stream or queue role's producers succeeded, yet nothing was consumed.
+    if let Some(s) = outcome.stream.as_ref().filter(|s| s.produced > 0 && s.consumed == 0) {
+        return Some(format!("no stream entry was consumed: {} produced, none read by the consumers", s.produced));
+    }
+    if let Some(q) = outcome.queue.as_ref().filter(|q| q.produced > 0 && q.consumed == 0) {
+        return Some(format!("no queue item was consumed: {} produced, none popped by the workers", q.produced));
+    }
     let rate = failed as f64 / (ok + failed) as f64;
     if output.fail_on_errors && failed > 0 {
         return Some(format!("{failed} requests failed ({:.3}%) and --fail-on-errors is set", rate * 100.0));

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use super::{notes::Notes, signals};
 use crate::codec::Protocol;
 use crate::config::Config;
+use crate::engine::setup::{Setup, SetupError};
 use crate::engine::{self, Checks, Outcome, RunState};
 use crate::net::ConnectError;
 use crate::report::live::metrics::Live;
@@ -93,6 +94,8 @@ pub enum RunError {
     Checks(ConnectError),
     /// A run could not start (its connections could not be made ready).
     Run(ConnectError),
+    /// A setup command (`--setup`) failed: nothing was measured.
+    Setup(SetupError),
 }
 
 /// Runs the plan: the checks (if asked), then each run with every sink (the context's
@@ -109,6 +112,22 @@ pub fn run(plan: &Plan<'_>, cx: &RunContext<'_>, sinks: &mut [&mut dyn Sink]) ->
         None => Checks::default(),
     };
     let state = RunState::after_checks(&checks);
+    // Setup once for all the runs, before their connections; what it changed is put back
+    // however the runs end.
+    let mut setup = Setup::run(config).map_err(RunError::Setup)?;
+    let filled = setup.filled(config);
+    let runs = runs(filled.as_ref().unwrap_or(config), plan, (cx, &state), sinks);
+    setup.put_back();
+    Ok(RunResult { warnings: checks.warnings, runs: runs? })
+}
+
+/// The plan's runs in order, each with every sink hearing it.
+fn runs(
+    config: &Config,
+    plan: &Plan<'_>,
+    (cx, state): (&RunContext<'_>, &RunState),
+    sinks: &mut [&mut dyn Sink],
+) -> Result<Vec<Outcome>, RunError> {
     let mut metrics = cx.metrics.clone();
     let mut runs = Vec::new();
     for run in 0..plan.runs {
@@ -120,7 +139,10 @@ pub fn run(plan: &Plan<'_>, cx: &RunContext<'_>, sinks: &mut [&mut dyn Sink]) ->
         for sink in all.iter_mut() {
             sink.run_started(run, config);
         }
-        let outcome = engine::run(config, &state, run, cx.stop, &mut |p| {
+        // Where the run's workers show their connections, for a bug report if it crashes.
+        let board = Arc::new(engine::Board::for_run(config));
+        cx.stop.show_connections(&board);
+        let outcome = engine::run(config, state, &board, run, cx.stop, &mut |p| {
             for sink in all.iter_mut() {
                 sink.interval(run, p);
             }
@@ -138,7 +160,7 @@ pub fn run(plan: &Plan<'_>, cx: &RunContext<'_>, sinks: &mut [&mut dyn Sink]) ->
             break;
         }
     }
-    Ok(RunResult { warnings: checks.warnings, runs })
+    Ok(runs)
 }
 
 /// One run of `config` with the live line on a terminal, pooled: a capacity step, a
@@ -148,6 +170,10 @@ pub fn measure(config: &Config, cx: &RunContext<'_>) -> Result<Outcome, ConnectE
     match run(&Plan::once(config), cx, &mut [&mut line]) {
         Ok(result) => Ok(result.pooled()),
         Err(RunError::Checks(e) | RunError::Run(e)) => Err(e),
+        Err(RunError::Setup(e)) => {
+            let target = config.server.target.to_string();
+            Err(ConnectError::Refused { target, command: "a --setup command".into(), message: e.0 })
+        }
     }
 }
 
@@ -167,5 +193,6 @@ pub fn failure_message(config: &Config, e: &RunError) -> String {
             format!("{e}{hint}")
         }
         RunError::Run(e) => e.to_string(),
+        RunError::Setup(e) => e.to_string(),
     }
 }

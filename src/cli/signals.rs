@@ -20,10 +20,11 @@
 use std::ffi::c_int;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Once, mpsc};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use crate::config::ServerOptions;
+use crate::engine::{Board, LinkState};
 use crate::net::Session;
 
 // Signal-handler flags: a signal is sent to the process, not to a run, so what it sets is the
@@ -59,12 +60,20 @@ const STOP_SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 const FATAL_SIGNALS: [c_int; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGABRT];
 
 /// What a run is handed of the signal handling: the flag the stop signals set (every run of
-/// the process shares it), and the line to the crash watcher, which the run tells the server
-/// a bug report should describe.
+/// the process shares it), and what the crash watcher is told: the server a bug report should
+/// describe and the board on which the run's workers show their connections.
 pub struct Stop {
     flag: &'static AtomicBool,
     /// `None` where the watcher did not start (or a second `install` of the process).
-    crash_watcher: Option<mpsc::Sender<ServerOptions>>,
+    crash_watcher: Option<Arc<Mutex<Told>>>,
+}
+
+/// What the runs told the crash watcher, the latest of each (a run replaces its
+/// predecessor's, so a process of many runs keeps one).
+#[derive(Default)]
+struct Told {
+    server: Option<ServerOptions>,
+    board: Option<Arc<Board>>,
 }
 
 impl std::ops::Deref for Stop {
@@ -79,17 +88,26 @@ impl Stop {
     /// time): the run that last passed its checks says so.
     pub fn describe_server(&self, server: &ServerOptions) {
         if let Some(watcher) = &self.crash_watcher {
-            let _ = watcher.send(server.clone());
+            watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner).server = Some(server.clone());
+        }
+    }
+
+    /// The board on which the run about to start shows its connections (a bug report lists
+    /// them).
+    pub fn show_connections(&self, board: &Arc<Board>) {
+        if let Some(watcher) = &self.crash_watcher {
+            watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner).board = Some(Arc::clone(board));
         }
     }
 }
 
 /// Whose bug report a fatal signal prints: respbench's, or memtier_benchmark's (its markers
-/// and sections, under its name).
+/// and sections, under its name; `arbitrary`: its commands came from `--command`, which
+/// memtier's connection list names `ARBITRARY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
     Respbench,
-    Memtier,
+    Memtier { arbitrary: bool },
 }
 
 /// Ctrl-C (or SIGTERM, SIGHUP) sets the returned flag; a second one while results are written
@@ -106,7 +124,7 @@ pub fn install(report: Report) -> Stop {
     ONCE.call_once(|| {
         let fallback = match report {
             Report::Respbench => format!("{}{}{}", header(None), info_block(None), footer(None)),
-            Report::Memtier => {
+            Report::Memtier { .. } => {
                 let p = stamp(None);
                 format!("{}{}{}", super::memtier::crash::START, info_block(None), super::memtier::crash::footer(&p))
             }
@@ -237,8 +255,8 @@ extern "C" fn on_fatal(sig: c_int, info: *mut libc::siginfo_t, _context: *mut li
 }
 
 /// Starts the thread that writes the report, with the pipes the handler uses to reach it;
-/// returns the line on which runs tell it their server.
-fn start_watcher(report: Report) -> Option<mpsc::Sender<ServerOptions>> {
+/// returns what runs tell it (their server, their board).
+fn start_watcher(report: Report) -> Option<Arc<Mutex<Told>>> {
     let (mut to, mut from) = ([-1; 2], [-1; 2]);
     // SAFETY: pipe2 fills the arrays it is given.
     let piped = unsafe {
@@ -248,7 +266,8 @@ fn start_watcher(report: Report) -> Option<mpsc::Sender<ServerOptions>> {
         return None; // the handler writes the fallback block
     }
     let (watch_fd, reply_fd) = (to[0], from[1]);
-    let (servers, described) = mpsc::channel::<ServerOptions>();
+    let told = Arc::new(Mutex::new(Told::default()));
+    let heard = Arc::clone(&told);
     let spawned = std::thread::Builder::new().name("respbench-crash-watcher".into()).spawn(move || {
         // A fatal signal sent to the process must reach another thread: this one reports it.
         // SAFETY: a sigset built with sigemptyset/sigaddset, applied to this thread only.
@@ -267,11 +286,16 @@ fn start_watcher(report: Report) -> Option<mpsc::Sender<ServerOptions>> {
         if got != size as isize {
             return;
         }
-        // The server the latest run described (runs send it; only a crash reads it).
-        let server = described.try_iter().last();
+        // What the latest run told (only a crash reads it). A lock the crash left held
+        // (a run was telling) is not waited for: the report goes without.
+        let Told { server, board } = match heard.try_lock() {
+            Ok(mut told) => std::mem::take(&mut *told),
+            Err(std::sync::TryLockError::Poisoned(told)) => std::mem::take(&mut *told.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => Told::default(),
+        };
         let report = match report {
-            Report::Respbench => crash_report(&message, server.as_ref()),
-            Report::Memtier => memtier_report(&message),
+            Report::Respbench => crash_report(&message, server.as_ref(), board.as_deref()),
+            Report::Memtier { arbitrary } => memtier_report(&message, board.as_deref(), arbitrary),
         };
         let mut stderr = std::io::stderr().lock();
         let _ = stderr.write_all(report.as_bytes());
@@ -284,7 +308,7 @@ fn start_watcher(report: Report) -> Option<mpsc::Sender<ServerOptions>> {
     }
     TO_WATCHER.store(to[1], Ordering::SeqCst);
     FROM_WATCHER.store(from[0], Ordering::SeqCst);
-    Some(servers)
+    Some(told)
 }
 
 /// `[pid] date # ` in front of every line, as memtier's report has it.
@@ -335,7 +359,11 @@ fn footer(time: Option<&str>) -> String {
 }
 
 /// The whole report, written by the watcher (a normal thread: it may allocate and connect).
-fn crash_report(&[sig, code, addr, sender, tid]: &Message, server: Option<&ServerOptions>) -> String {
+fn crash_report(
+    &[sig, code, addr, sender, tid]: &Message,
+    server: Option<&ServerOptions>,
+    board: Option<&Board>,
+) -> String {
     let sig = sig as c_int;
     let time = local_time();
     let p = stamp(Some(&time));
@@ -354,6 +382,9 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message, server: Option<&Serve
     out.push_str(&format!("{p}Thread {tid} ({}) received the signal\n", thread.trim()));
     out.push_str(&stack_trace(&p));
     out.push_str(&info_block(Some(&time)));
+    if let Some(board) = board {
+        out.push_str(&connections_block(board, &p));
+    }
     if let Some(server) = server {
         out.push_str(&server_block(server, &p));
     }
@@ -363,13 +394,15 @@ fn crash_report(&[sig, code, addr, sender, tid]: &Message, server: Option<&Serve
 }
 
 /// The report under memtier's name: its sections in its order (`memtier::crash`).
-fn memtier_report(&[sig, code, addr, _sender, tid]: &Message) -> String {
+fn memtier_report(&[sig, code, addr, _sender, tid]: &Message, board: Option<&Board>, arbitrary: bool) -> String {
     let time = local_time();
     let p = stamp(Some(&time));
     let mut out = super::memtier::crash::header(&p, (sig as c_int, name(sig as c_int)), code as i32, addr);
     out.push_str(&super::memtier::crash::stack_section(&p, tid, &stack_trace(&p)));
     out.push_str(&info_block(Some(&time)));
-    out.push_str(&super::memtier::crash::client_list(&p));
+    if let Some(board) = board {
+        out.push_str(&super::memtier::crash::client_list(&p, &board.shown(), arbitrary));
+    }
     out.push_str(&super::memtier::crash::footer(&p));
     out
 }
@@ -396,6 +429,27 @@ fn stack_trace(p: &str) -> String {
             out.push_str(&format!("{p}  {name}\n"));
         }
         libc::free(names.cast());
+    }
+    out
+}
+
+/// The run's connections as their workers last showed them: one line each.
+fn connections_block(board: &Board, p: &str) -> String {
+    let mut out = format!("\n{p}--- CONNECTIONS\n");
+    for link in board.shown() {
+        let server = link.server.map_or_else(|| "-".to_string(), |s| s.to_string());
+        let local = link.local_port.map_or_else(|| "-".to_string(), |port| port.to_string());
+        let state = match link.state {
+            LinkState::Connecting => "connecting",
+            LinkState::Connected => "connected",
+            LinkState::Disconnected => "disconnected",
+        };
+        let oldest = link.oldest.as_deref().unwrap_or("-");
+        out.push_str(&format!(
+            "{p}thread={} client={} link={} server={server} local_port={local} state={state} in_flight={} \
+             oldest={oldest}\n",
+            link.thread, link.client, link.conn, link.pending
+        ));
     }
     out
 }

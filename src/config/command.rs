@@ -66,6 +66,13 @@ pub enum ArgPart {
     /// A pub/sub role's message stamp: the publisher, its sequence number and its send time,
     /// in fixed width, which a subscriber reads back (`workload::stamp`).
     Stamp,
+    /// `__key2__` .. `__key9__`: another key of the command, drawn from its key pattern and
+    /// distinct from the command's other keys (`__key__` is the first); the index from 1.
+    OtherKey(u16),
+    /// `__field__` or `__member__`: a name from that space (`--field-range`, `--member-range`).
+    Element(super::arguments::Space),
+    /// `__setup:N__`: the reply of setup command N (from 1), filled in before the run.
+    Setup(u16),
 }
 
 /// A dataset field a command names: the header's name, and whether its values are base64 to
@@ -89,6 +96,15 @@ fn field_at(rest: &str) -> Option<(FieldRef, usize)> {
         _ => (name, false),
     };
     Some((FieldRef { name: name.to_string(), base64 }, "__field:".len() + end + 2))
+}
+
+/// `__setup:N__` at the start of `rest`: N as written (checked against the setup commands
+/// later) and the placeholder's length.
+fn setup_at(rest: &str) -> Option<(u16, usize)> {
+    let inner = rest.strip_prefix("__setup:")?;
+    let end = inner.find("__")?;
+    let n = inner[..end].parse().ok()?;
+    Some((n, "__setup:".len() + end + 2))
 }
 
 /// One command of the mix.
@@ -277,6 +293,10 @@ const RAND_SHARED: [&str; 9] = [
     "__rand_9th__",
 ];
 
+/// `__key2__` .. `__key9__`, in order.
+const OTHER_KEYS: [&str; 8] =
+    ["__key2__", "__key3__", "__key4__", "__key5__", "__key6__", "__key7__", "__key8__", "__key9__"];
+
 /// One argument into literal parts and placeholders.
 fn parse_arg(word: &str) -> Vec<ArgPart> {
     let mut parts = Vec::new();
@@ -291,14 +311,25 @@ fn parse_arg(word: &str) -> Vec<ArgPart> {
             rest = &rest[len..];
             continue;
         }
+        if let Some((n, len)) = setup_at(rest) {
+            if !lit.is_empty() {
+                parts.push(ArgPart::Lit(std::mem::take(&mut lit).into_bytes()));
+            }
+            parts.push(ArgPart::Setup(n));
+            rest = &rest[len..];
+            continue;
+        }
         let found = [
             ("__key__", ArgPart::Key),
+            ("__field__", ArgPart::Element(super::arguments::Space::Field)),
+            ("__member__", ArgPart::Element(super::arguments::Space::Member)),
             ("__data__", ArgPart::Data),
             ("__rand_int__", ArgPart::RandInt),
             ("{tag}", ArgPart::Tag),
         ]
         .into_iter()
         .chain(RAND_SHARED.iter().enumerate().map(|(i, holder)| (*holder, ArgPart::RandShared(i as u8))))
+        .chain(OTHER_KEYS.iter().enumerate().map(|(i, holder)| (*holder, ArgPart::OtherKey(i as u16 + 1))))
         .find(|(holder, _)| rest.starts_with(holder));
         match found {
             Some((holder, part)) => {
@@ -319,4 +350,23 @@ fn parse_arg(word: &str) -> Vec<ArgPart> {
         parts.push(ArgPart::Lit(lit.into_bytes()));
     }
     parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::arguments::Space;
+
+    #[test]
+    fn setup_fields_members_and_other_keys_are_placeholders() {
+        let spec =
+            CommandSpec::parse("X __setup:2__ f__field__ __member__ __key3__ __setup:x__", 1, KeyPattern::Random);
+        let args = spec.unwrap().args;
+        assert_eq!(args[1], [ArgPart::Setup(2)]);
+        assert_eq!(args[2], [ArgPart::Lit(b"f".to_vec()), ArgPart::Element(Space::Field)]);
+        assert_eq!(args[3], [ArgPart::Element(Space::Member)]);
+        assert_eq!(args[4], [ArgPart::OtherKey(2)]);
+        // Not a number: written as it is.
+        assert_eq!(args[5], [ArgPart::Lit(b"__setup:x__".to_vec())]);
+    }
 }

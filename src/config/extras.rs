@@ -56,6 +56,10 @@ pub struct Extras {
     pub retry_on: Vec<String>,
     /// `--role`: the run's client groups (`config::role`); empty: the command line's own mix.
     pub roles: Vec<super::role::Role>,
+    /// `--setup`: commands sent once before the run, whose replies `__setup:N__` names.
+    pub setup: Vec<super::arguments::SetupCommand>,
+    /// `--field-*` and `--member-*`: what `__field__` and `__member__` take.
+    pub spaces: super::arguments::ArgSpaces,
 }
 
 /// This process's shard: `index` of `count`, and what it was given before the split.

@@ -5,12 +5,15 @@
 //!
 //! A pub/sub role's publishers are the run's own connections, driven by the one engine (its
 //! PUBLISH is the mix, its channels the key range, its rate the run's); its subscribers are
-//! listeners the engine opens beside them (`engine::pubsub`).
+//! listeners the engine opens beside them (`engine::pubsub`). A tracking role's writers are
+//! the run's connections too (SET with a stamp); its cached readers are listeners
+//! (`engine::tracking`).
 
-message_error!(
-    /// A `--role` that cannot be run as written: the line names the role and the fix.
-    RoleError
-);
+mod error;
+pub mod queue;
+pub mod tracking;
+
+pub use error::RoleError;
 
 /// The most channel-and-publisher pairs a subscriber keeps a sequence number for.
 pub const MAX_STREAMS: u64 = 1 << 22;
@@ -26,6 +29,11 @@ pub struct Role {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RoleKind {
     PubSub(PubSub),
+    Tracking(tracking::Tracking),
+    /// XADD producers and a consumer group (`config::role::queue`).
+    Stream(queue::StreamRole),
+    /// Producers and workers blocked on a pop (`config::role::queue`).
+    Queue(queue::QueueRole),
 }
 
 /// How subscribers listen.
@@ -89,7 +97,12 @@ pub fn parse(text: &str) -> Result<Role, RoleError> {
     let settings = parts.next().unwrap_or_default();
     match kind {
         "pubsub" => pubsub(name, settings).map(|p| Role { name: name.into(), kind: RoleKind::PubSub(p) }),
-        other => Err(format!("--role {name}: unknown kind '{other}' (expected pubsub)").into()),
+        "tracking" => tracking::parse(name, settings).map(|t| Role { name: name.into(), kind: RoleKind::Tracking(t) }),
+        "stream" => queue::stream(name, settings).map(|s| Role { name: name.into(), kind: RoleKind::Stream(s) }),
+        "queue" => queue::queue(name, settings).map(|q| Role { name: name.into(), kind: RoleKind::Queue(q) }),
+        other => {
+            Err(format!("--role {name}: unknown kind '{other}' (expected pubsub, stream, queue or tracking)").into())
+        }
     }
 }
 
@@ -168,7 +181,7 @@ mod tests {
     fn a_pubsub_role_reads_its_settings() {
         let role = parse("news:pubsub:channels=10,subscribers=5,rate=1000,mode=psubscribe").unwrap();
         assert_eq!(role.name, "news");
-        let RoleKind::PubSub(p) = role.kind;
+        let RoleKind::PubSub(p) = role.kind else { panic!("a pub/sub role") };
         assert_eq!((p.channels, p.subscribers, p.publishers, p.rate), (10, 5, 1, Some(1000.0)));
         assert_eq!(p.listen, Listen::Psubscribe);
     }
@@ -179,7 +192,9 @@ mod tests {
         assert!(e.starts_with("--role news names nothing to do"), "{e}");
         let e = parse("news:pubsub:publishers=0").unwrap_err().to_string();
         assert!(e.contains("news has subscribers but no publishers: give it publishers=N"), "{e}");
-        let e = parse("news:queue").unwrap_err().to_string();
-        assert!(e.contains("unknown kind 'queue'"), "{e}");
+        let e = parse("news:queues").unwrap_err().to_string();
+        assert!(e.contains("unknown kind 'queues'"), "{e}");
+        let e = parse("jobs:queue:workers=0").unwrap_err().to_string();
+        assert!(e.starts_with("--role jobs has producers but no workers: give it workers=M"), "{e}");
     }
 }

@@ -3,12 +3,16 @@
 
 use std::time::Duration;
 
-use super::role::{Listen, Role, RoleError, RoleKind};
+use super::role::queue::{Pop, QueueRole, StreamRole};
+use super::role::{Listen, PubSub, Role, RoleError, RoleKind};
+
+mod tracking;
 use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
 
 /// Makes `config` run `roles`: a pub/sub role's publishers become the run's connections, its
 /// PUBLISH (SPUBLISH for `mode=ssubscribe`) the mix, its channels the key range, walked in
-/// order by every publisher, and its rate the run's. The command line's own mix does not run.
+/// order by every publisher, and its rate the run's; a tracking role's writers likewise, with
+/// SET (`role_plan::tracking`). The command line's own mix does not run.
 pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
     if roles.len() > 1 {
         let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
@@ -19,19 +23,65 @@ pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
         .into());
     }
     let Some(role) = roles.into_iter().next() else { return Ok(()) };
-    let RoleKind::PubSub(p) = &role.kind;
+    match &role.kind {
+        RoleKind::PubSub(p) => pubsub(config, &p.clone(), role),
+        RoleKind::Tracking(t) => tracking::apply(config, &t.clone(), role),
+        RoleKind::Stream(s) => stream(config, &s.clone(), role),
+        RoleKind::Queue(q) => queue(config, &q.clone(), role),
+    }
+}
+
+/// What every role of the run's own connections needs: a Redis-protocol server, and no
+/// warmup (every message is counted).
+fn runnable(config: &Config, role: &Role, what: &str) -> Result<(), RoleError> {
     if config.server.session.protocol != crate::codec::Protocol::Resp {
         return Err(
-            format!("--role {}: a pub/sub role needs a Redis-protocol server (drop --protocol)", role.name).into()
+            format!("--role {}: a {what} role needs a Redis-protocol server (drop --protocol)", role.name).into()
         );
     }
     if config.warmup > Duration::ZERO {
         return Err(format!(
-            "--role {}: --warmup cannot be used with a pub/sub role: every message is counted",
+            "--role {}: --warmup cannot be used with a {what} role: every message is counted",
             role.name
         )
         .into());
     }
+    Ok(())
+}
+
+/// A stream role's plan: its producers XADD stamped entries to `NAME:1`.
+fn stream(config: &mut Config, s: &StreamRole, role: Role) -> Result<(), RoleError> {
+    runnable(config, &role, "stream")?;
+    let args = vec![lit(b"XADD"), vec![ArgPart::Key], lit(b"*"), lit(b"stamp"), stamped(s.size)];
+    produce(config, (args, "XADD"), (s.producers, s.rate, s.size), format!("{}:", role.name));
+    config.extras.roles = vec![role];
+    Ok(())
+}
+
+/// A queue role's plan: its producers push stamped items where its workers pop them.
+fn queue(config: &mut Config, q: &QueueRole, role: Role) -> Result<(), RoleError> {
+    runnable(config, &role, "queue")?;
+    let (push, prefix) = match q.pop {
+        Pop::Bzpopmin => ("ZADD", format!("{}:", role.name)),
+        Pop::Blpop => ("RPUSH", format!("{}:", role.name)),
+        Pop::Brpop => ("LPUSH", format!("{}:", role.name)),
+        // The list of taken items shares the queue's slot (`engine::queue`).
+        Pop::Blmove => ("LPUSH", format!("{{{}}}:", role.name)),
+    };
+    let mut args = vec![lit(push.as_bytes()), vec![ArgPart::Key]];
+    if q.pop == Pop::Bzpopmin {
+        // One score: items are taken in the members' order, the stamp's.
+        args.push(lit(b"0"));
+    }
+    args.push(stamped(q.size));
+    produce(config, (args, push), (q.producers, q.rate, q.size), prefix);
+    config.extras.roles = vec![role];
+    Ok(())
+}
+
+/// A pub/sub role's plan (see [`apply`]).
+fn pubsub(config: &mut Config, p: &PubSub, role: Role) -> Result<(), RoleError> {
+    runnable(config, &role, "pub/sub")?;
     let publish: &[u8] = if p.listen == Listen::Ssubscribe { b"SPUBLISH" } else { b"PUBLISH" };
     let mut payload = vec![ArgPart::Stamp];
     if p.size > 0 {
@@ -50,4 +100,42 @@ pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
     config.ramp = None;
     config.extras.roles = vec![role];
     Ok(())
+}
+
+fn lit(word: &[u8]) -> Vec<ArgPart> {
+    vec![ArgPart::Lit(word.to_vec())]
+}
+
+/// The argument that carries the stamp, and `size` bytes of filler after it.
+fn stamped(size: usize) -> Vec<ArgPart> {
+    let mut arg = vec![ArgPart::Stamp];
+    if size > 0 {
+        arg.push(ArgPart::Data);
+    }
+    arg
+}
+
+/// A stream or queue role's producers made the run's connections: `command` the mix, sent to
+/// one key (`prefix` then 1), at `rate` per second or closed loop.
+fn produce(
+    config: &mut Config,
+    (args, name): (Vec<Vec<ArgPart>>, &str),
+    (producers, rate, size): (usize, Option<f64>, usize),
+    prefix: String,
+) {
+    config.commands = vec![CommandSpec {
+        name: name.to_string(),
+        args,
+        reads: false,
+        weight: 1,
+        key_pattern: KeyPattern::Sequential,
+        inline: false,
+    }];
+    config.sequence = None;
+    config.connections = producers;
+    config.threads = config.threads.clamp(1, producers);
+    config.keys = KeyRange { prefix, min: 1, max: 1 };
+    config.values = ValueSize::Fixed(size);
+    config.rate = rate.map(|per_sec| Rate { per_sec, poisson: false });
+    config.ramp = None;
 }

@@ -173,7 +173,7 @@ impl<'c> Collector<'c> {
 
     /// The requests the server answered without an error, and the hits they counted, so far.
     pub(super) fn answered(&self) -> (u64, u64) {
-        self.totals.ops.first().map_or((0, 0), |op| (op.count - op.errors, op.hits))
+        self.totals.ops.first().map_or((0, 0), |op| (op.succeeded(), op.hits))
     }
 
     /// A role's listener's interval.
@@ -328,6 +328,9 @@ impl<'c> Collector<'c> {
             clock_bound_ns: self.totals.clock_bound_ns,
             stamps_refused: self.totals.stamps_refused.take(),
             messages: None,
+            tracking: None,
+            stream: None,
+            queue: None,
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
             connections_lost: self.totals.connections_lost,

@@ -7,8 +7,10 @@
 //! workers at one instant, after `--start-at` and the warmup), `drive` (each worker's event
 //! loop, in `worker/`) and `collect` (windows merged into a timeline, in `collect.rs`).
 
+mod board;
 mod collect;
 mod dialer;
+mod listener;
 mod msg;
 mod open;
 mod outcome;
@@ -16,14 +18,18 @@ mod pacer;
 mod preflight;
 mod prepared;
 pub mod pubsub;
+pub mod queue;
 mod router;
 mod server_latency;
 mod server_stats;
+pub mod setup;
 mod start_at;
+pub mod streams;
 // unsafe: getrusage(RUSAGE_THREAD) has no safe wrapper; each block says why it is sound.
 #[allow(unsafe_code)]
 mod telemetry;
 mod timeline;
+pub mod tracking;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +37,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use board::{Board, LinkState, Shown};
 use collect::{Collector, telemetry_warnings};
 pub use msg::Msg;
 pub use outcome::{ClientShare, FailedKey, Outage, Outcome, Progress, RunFigures};
@@ -106,27 +113,43 @@ impl RunState {
 }
 
 /// Runs the plan once. `stop` ends it early (SIGINT); `observe` sees every completed interval.
-/// `run` numbers the run among `--runs`; `state` is what the benchmark's runs share.
+/// `run` numbers the run among `--runs`; `state` is what the benchmark's runs share; `board`
+/// is where the workers show their connections while they run (for a crash report).
 pub fn run(
     config: &Config,
     state: &RunState,
+    board: &Board,
     run: usize,
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
-    drive_all(config, state, run, stop, observe)
+    // A tracking role's readers listen before the run's connections start, each tracking before
+    // the first write; a stream role's consumer group and consumers, a queue role's workers,
+    // likewise. (A pub/sub role's subscribers are opened in `drive_all`, whose collector they
+    // hand their intervals.)
+    let readers = tracking::listen(config)?;
+    let (consumers, workers) = (streams::listen(config)?, queue::listen(config)?);
+    let mut outcome = drive_all(config, state, board, run, stop, observe)?;
+    outcome.tracking = readers.map(tracking::Readers::finish);
+    let produced = outcome.ops.first().map_or(0, crate::stats::OpStats::succeeded);
+    let stopped = stop.load(Ordering::SeqCst);
+    outcome.stream = consumers.map(|c| c.finish(produced, stopped));
+    outcome.queue = workers.map(|w| w.finish(produced, stopped));
+    Ok(outcome)
 }
 
 /// The run's own connections, from preparing to collecting.
 fn drive_all(
     config: &Config,
     state: &RunState,
+    board: &Board,
     run: usize,
     stop: &AtomicBool,
     observe: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, ConnectError> {
     let found_silent = state.found_silent.swap(false, Ordering::SeqCst);
     let (probe, prepared) = prepare(config, found_silent)?;
+    board.name_commands(prepared.workload.names());
     let (tx, rx) = mpsc::channel();
     // A pub/sub role's subscribers listen before its publishers (the run's connections) start.
     let listeners = pubsub::listen(config, &tx)?;
@@ -153,7 +176,7 @@ fn drive_all(
                 meeting.connected.wait();
                 meeting.go.wait();
                 if !meeting.abort.load(Ordering::SeqCst) {
-                    drive(config, (prepared, &state.said), meeting, t, opened, stop, (tx, spares));
+                    drive(config, (prepared, &state.said, board), meeting, t, opened, stop, (tx, spares));
                 }
             };
             named.spawn_scoped(scope, work).expect("a worker thread starts (as scope.spawn would panic)");
@@ -199,7 +222,7 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
     Ok((
         probe,
         Prepared {
-            threads: config.threads.min(config.connections).max(1),
+            threads: config.worker_threads(),
             max_request,
             key_args: config.key_args(),
             reads: config.commands.iter().map(|c| c.reads).collect(),
@@ -252,7 +275,7 @@ fn start(
 /// then runs the event loop until the run ends.
 fn drive(
     config: &Config,
-    (prepared, said): (&Prepared, &Said),
+    (prepared, said, board): (&Prepared, &Said, &Board),
     meeting: &Meeting,
     t: usize,
     (mut conns, router, driver): worker::Opened,
@@ -300,6 +323,7 @@ fn drive(
         said,
         stamps: prepared.stamps,
         spares,
+        board,
     };
     worker::run(plan, (conns, router, driver), tx);
 }

@@ -90,6 +90,12 @@ pub struct Outcome {
     /// the run (lossless), and per interval of the timeline.
     pub role_total: Option<(String, crate::stats::RoleWindow)>,
     pub role_series: Vec<crate::stats::RolePoint>,
+    /// A tracking role: what its cached readers did (`engine::tracking`).
+    pub tracking: Option<super::tracking::Figures>,
+    /// A stream role: what its entries did (`engine::streams`).
+    pub stream: Option<super::streams::StreamFigures>,
+    /// A queue role: what its items did (`engine::queue`).
+    pub queue: Option<super::queue::QueueFigures>,
 }
 
 /// A request given up (`--failed-keys`): when, its command (a row of the outcome's

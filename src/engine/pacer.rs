@@ -33,6 +33,14 @@ impl Pacer {
         }
     }
 
+    /// The sends a second this schedule asks for on average (none in closed loop).
+    pub fn per_sec(&self) -> f64 {
+        match self {
+            Pacer::Closed => 0.0,
+            Pacer::Rate { gap, .. } => 1.0 / gap.as_secs_f64(),
+        }
+    }
+
     /// When this connection next wants to send, if it waits on a clock at all.
     pub fn next_due(&self) -> Option<Instant> {
         match self {

@@ -70,14 +70,10 @@ pub struct Listeners {
 
 /// The pub/sub role of `config`, if it has one.
 pub fn role(config: &Config) -> Option<&PubSub> {
-    config
-        .extras
-        .roles
-        .iter()
-        .map(|r| match &r.kind {
-            RoleKind::PubSub(p) => p,
-        })
-        .next()
+    config.extras.roles.iter().find_map(|r| match &r.kind {
+        RoleKind::PubSub(p) => Some(p),
+        _ => None,
+    })
 }
 
 /// Opens and subscribes every subscriber of `config`'s pub/sub role (none without one), each

@@ -108,6 +108,44 @@ pub fn serving(session: &mut Session, seed: &ServerOptions) -> Result<Vec<Shard>
     Ok(shards)
 }
 
+/// A node as CLUSTER SLOTS names it: its id, its address, and whether it is its shard's
+/// primary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotNode {
+    pub id: String,
+    pub addr: NodeAddr,
+    pub primary: bool,
+}
+
+/// The nodes CLUSTER SLOTS names, each once, in the order it first names them (a range's
+/// primary, then its replicas), as valkey-benchmark lists them.
+pub fn slot_nodes(session: &mut Session, seed: &ServerOptions) -> Result<Vec<SlotNode>, ConnectError> {
+    let seed_host = match &seed.target {
+        Target::Tcp { host, .. } => host.as_str(),
+        Target::Unix(_) => "127.0.0.1",
+    };
+    let reply = session.call_checked(&[b"CLUSTER", b"SLOTS"])?;
+    let refused = || ConnectError::Refused {
+        target: session.target().to_string(),
+        command: "CLUSTER SLOTS".into(),
+        message: "the reply is not a slot map".into(),
+    };
+    let parsed = value::parse(&reply.0).ok_or_else(refused)?;
+    let mut nodes: Vec<SlotNode> = Vec::new();
+    for entry in parsed.as_array().ok_or_else(refused)? {
+        let items = entry.as_array().ok_or_else(refused)?;
+        for (i, node) in items.iter().enumerate().skip(2) {
+            let fields = node.as_array().ok_or_else(refused)?;
+            let addr = addr(fields.first().and_then(Value::as_str), fields.get(1).and_then(Value::as_int), seed_host);
+            let (Some(addr), Some(id)) = (addr, fields.get(2).and_then(Value::as_str)) else { continue };
+            if !nodes.iter().any(|n| n.id == id) {
+                nodes.push(SlotNode { id: id.to_string(), addr, primary: i == 2 });
+            }
+        }
+    }
+    Ok(nodes)
+}
+
 fn addr(host: Option<&str>, port: Option<i64>, seed_host: &str) -> Option<NodeAddr> {
     let host = match host {
         Some(h) if !h.is_empty() && h != "?" => h.to_string(),

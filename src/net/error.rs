@@ -40,6 +40,10 @@ pub enum ConnectError {
          see CLUSTER INFO)"
     )]
     NoSlots { target: String },
+    /// A role the server cannot run as planned (a tracking mode it refuses): the line names the
+    /// role and the fix; a usage error.
+    #[error("{message}")]
+    Role { message: String },
 }
 
 /// A control call's failure: the server said no, or the connection failed.

@@ -4,6 +4,7 @@
 use std::io::{self, Read, Write};
 
 use super::{driver, tls};
+use crate::resp::{SLICES_MAX, SendBuf};
 
 /// A non-blocking socket registered with a worker's event loop.
 #[derive(Debug)]
@@ -40,6 +41,17 @@ impl Transport {
 }
 
 impl Transport {
+    /// The socket's own address and its server's (`None` on a unix socket), as a report of
+    /// the connections shows them.
+    pub fn endpoints(&self) -> Option<(std::net::SocketAddr, std::net::SocketAddr)> {
+        match self {
+            Transport::Tcp(s) => Some((s.local_addr().ok()?, s.peer_addr().ok()?)),
+            Transport::Unix(_) => None,
+            Transport::Tls(s) => s.endpoints(),
+            Transport::Ring(s) => s.endpoints(),
+        }
+    }
+
     /// Reads as `read` does, with the kernel's receive time of the last bytes read
     /// (`CLOCK_REALTIME` nanoseconds) when the socket carries one: a TCP socket under epoll
     /// read with `recvmsg` (`stamped`: the run turned timestamps on), or under io_uring the
@@ -58,6 +70,28 @@ impl Transport {
                 Ok((n, s.stamp()))
             }
             _ => self.read(buf).map(|n| (n, None)),
+        }
+    }
+}
+
+impl Transport {
+    /// Writes the stream of `buf` from `from` on, as far as the socket takes it; returns how
+    /// many bytes it took. A plain socket takes the values `buf` keeps by reference in place,
+    /// in one vectored write (`writev`); under io_uring they join the socket's queue by
+    /// reference, for its `SENDMSG`. TLS encrypts a copy anyway, so it writes piece by piece.
+    #[inline]
+    pub fn write_buf(&mut self, buf: &SendBuf, from: usize) -> io::Result<usize> {
+        if !buf.has_spans() {
+            return self.write(&buf.bytes()[from..]);
+        }
+        match self {
+            Transport::Tcp(_) | Transport::Unix(_) => {
+                let mut slices = [io::IoSlice::new(&[]); SLICES_MAX];
+                let n = buf.io_slices(from, &mut slices);
+                self.write_vectored(&slices[..n])
+            }
+            Transport::Ring(s) => s.write_buf(buf, from),
+            Transport::Tls(s) => s.write(buf.pieces(from).next().unwrap_or_default()),
         }
     }
 }
@@ -90,6 +124,16 @@ impl Write for Transport {
         match self {
             Transport::Tls(s) => s.flush(),
             _ => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Transport::Tcp(s) => s.write_vectored(bufs),
+            Transport::Unix(s) => s.write_vectored(bufs),
+            Transport::Tls(s) => s.write_vectored(bufs),
+            Transport::Ring(s) => s.write_vectored(bufs),
         }
     }
 }

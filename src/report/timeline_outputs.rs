@@ -111,6 +111,9 @@ fn run(run: usize, intervals: u64) -> Outcome {
         messages: None,
         role_total: None,
         role_series: Vec::new(),
+        tracking: None,
+        stream: None,
+        queue: None,
     };
     o.runs = vec![RunFigures { errors: o.total().errors, ..o.figures() }];
     o

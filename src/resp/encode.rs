@@ -3,6 +3,8 @@
 
 use std::ops::Range;
 
+use super::out::Out;
+
 /// One piece of a command argument as the workload describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
@@ -164,14 +166,14 @@ impl Template {
     /// Appends the command to `out`, filling hole `i` with `holes[i]`; returns bytes written.
     /// Allocates nothing when `out` has room.
     #[inline]
-    pub fn encode(&self, out: &mut Vec<u8>, holes: &[&[u8]]) -> usize {
+    pub fn encode(&self, out: &mut impl Out, holes: &[&[u8]]) -> usize {
         self.encode_with(out, |i| holes[i])
     }
 
     /// Like [`encode`](Self::encode), with hole `i` filled by `hole(i)`: for callers whose
     /// holes are too many for a table (the keys of an MGET, slices of one scratch buffer).
     #[inline]
-    pub fn encode_with<'h>(&self, out: &mut Vec<u8>, hole: impl Fn(usize) -> &'h [u8]) -> usize {
+    pub fn encode_with<'h>(&self, out: &mut impl Out, hole: impl Fn(usize) -> &'h [u8]) -> usize {
         let before = out.len();
         for op in &self.ops {
             match op {
@@ -188,7 +190,7 @@ impl Template {
     }
 
     #[inline]
-    fn write_pieces<'h>(&self, out: &mut Vec<u8>, pieces: &[Piece], hole: &impl Fn(usize) -> &'h [u8]) {
+    fn write_pieces<'h>(&self, out: &mut impl Out, pieces: &[Piece], hole: &impl Fn(usize) -> &'h [u8]) {
         for piece in pieces {
             match piece {
                 Piece::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
@@ -213,7 +215,7 @@ fn part_len(part: &Part) -> usize {
 /// Writes `n` in decimal; a length under 100 (most arguments' with holes: a key, a value of
 /// a few dozen bytes) without the general formatter.
 #[inline]
-fn push_decimal(out: &mut Vec<u8>, n: usize) {
+fn push_decimal(out: &mut impl Out, n: usize) {
     if n < 10 {
         out.push(b'0' + n as u8);
         return;
@@ -227,7 +229,7 @@ fn push_decimal(out: &mut Vec<u8>, n: usize) {
 }
 
 #[inline]
-fn push_number(out: &mut Vec<u8>, n: u64, form: LenForm) {
+fn push_number(out: &mut impl Out, n: u64, form: LenForm) {
     match form {
         LenForm::Decimal => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
         LenForm::U16Be => out.extend_from_slice(&(n.min(u64::from(u16::MAX)) as u16).to_be_bytes()),
@@ -245,7 +247,7 @@ fn parse_decimal(digits: &[u8]) -> u64 {
 }
 
 /// Encodes a whole command from plain arguments (control path: handshakes, INFO).
-pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
+pub fn encode_command(out: &mut impl Out, args: &[&[u8]]) {
     let parts: Vec<Vec<Part>> = args.iter().map(|a| vec![Part::Lit(a.to_vec())]).collect();
     Template::new(&parts).encode(out, &[]);
 }

@@ -3,11 +3,13 @@
 
 mod encode;
 mod hint;
+mod out;
 mod scan;
 pub mod value;
 
 pub use encode::{LenForm, Part, RawPart, Template, encode_command};
 pub use hint::{Hint, hint};
+pub use out::{Out, Pieces, SHARE_MIN, SLICES_MAX, SendBuf};
 pub use scan::{
     Limits, MAX_BULK_LEN, MAX_DEPTH, MAX_LINE, ReplyClass, ScanError, Scanned, count_misses, scan, scan_within,
 };

@@ -20,7 +20,6 @@ pub use compact::{COMPACT_DIGITS, Recorded, Summarized, coarse, widen};
 pub use deliveries::{Deliveries, Messages, RolePoint, RoleWindow};
 pub use errors::{ErrorCounts, ErrorKind, Loss, UnknownErrorKind};
 pub use latency::LatencySummary;
-#[cfg(test)]
 pub(crate) use latency::histogram;
 pub use op::{CompactOp, OpStats, total};
 pub(crate) use packed::{Reader, Writer};

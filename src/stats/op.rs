@@ -53,25 +53,45 @@ pub type CompactOp = OpStats<Summarized>;
 
 impl Default for OpStats {
     fn default() -> OpStats {
-        OpStats {
-            count: 0,
-            hits: 0,
-            misses: 0,
-            aborts: 0,
-            errors: 0,
-            sent: 0,
-            failed: 0,
-            abandoned: 0,
-            bytes_out: 0,
-            bytes_in: 0,
-            latency_sum_ns: 0,
-            latency_ns: histogram(),
-            service_ns: histogram(),
-            unit: false,
-            parts: None,
-        }
+        OpStats::with_counters([0; COUNTERS], histogram(), histogram(), false, None)
     }
 }
+
+/// The counters of [`OpStats`], named once in their one order: reading, writing, adding,
+/// packing and emptying them all go through the functions this makes, and the struct literal
+/// in `with_counters` makes the compiler ask for a new field here.
+macro_rules! counters {
+    ($($name:ident),* $(,)?) => {
+        /// How many counters a row has.
+        pub const COUNTERS: usize = [$(stringify!($name)),*].len();
+
+        impl<H> OpStats<H> {
+            /// The counters, in their one order.
+            pub fn counters(&self) -> [u64; COUNTERS] {
+                [$(self.$name),*]
+            }
+
+            /// The counters to change in place, in the same order.
+            pub fn counters_mut(&mut self) -> [&mut u64; COUNTERS] {
+                [$(&mut self.$name),*]
+            }
+
+            /// A row of these counters and histograms.
+            pub(crate) fn with_counters(
+                counters: [u64; COUNTERS],
+                latency_ns: H,
+                service_ns: H,
+                unit: bool,
+                parts: Option<Box<LatencyParts<H>>>,
+            ) -> OpStats<H> {
+                let [$($name),*] = counters;
+                OpStats { $($name,)* latency_ns, service_ns, unit, parts }
+            }
+        }
+    };
+}
+
+counters!(count, hits, misses, aborts, errors, sent, failed, abandoned, bytes_out, bytes_in, latency_sum_ns);
 
 impl<H> OpStats<H> {
     /// The same row with each histogram turned by `f`, counters copied. This is the one
@@ -83,48 +103,22 @@ impl<H> OpStats<H> {
         self.with_histograms(latency_ns, service_ns, parts)
     }
 
-    /// The same counters with the histograms given: the one place that lists the counters
-    /// (the struct literal makes the compiler ask for a new field here).
+    /// The same counters with the histograms given.
     fn with_histograms<G>(&self, latency_ns: G, service_ns: G, parts: Option<Box<LatencyParts<G>>>) -> OpStats<G> {
-        let OpStats {
-            count,
-            hits,
-            misses,
-            aborts,
-            errors,
-            sent,
-            failed,
-            abandoned,
-            bytes_out,
-            bytes_in,
-            latency_sum_ns,
-            latency_ns: _,
-            service_ns: _,
-            unit,
-            parts: _,
-        } = self;
-        OpStats {
-            count: *count,
-            hits: *hits,
-            misses: *misses,
-            aborts: *aborts,
-            errors: *errors,
-            sent: *sent,
-            failed: *failed,
-            abandoned: *abandoned,
-            bytes_out: *bytes_out,
-            bytes_in: *bytes_in,
-            latency_sum_ns: *latency_sum_ns,
-            latency_ns,
-            service_ns,
-            unit: *unit,
-            parts,
-        }
+        OpStats::with_counters(self.counters(), latency_ns, service_ns, self.unit, parts)
     }
 
     /// Each histogram with its counterpart in `other`, in [`map_histograms`]' order.
     fn zip_histograms<'a, G>(&'a mut self, other: &'a OpStats<G>) -> [(&'a mut H, &'a G); 2] {
         [(&mut self.latency_ns, &other.latency_ns), (&mut self.service_ns, &other.service_ns)]
+    }
+}
+
+impl<H> OpStats<H> {
+    /// Requests answered without an error: `errors` counts error replies (part of `count`)
+    /// and requests that got no reply (`failed`, not part of it).
+    pub fn succeeded(&self) -> u64 {
+        (self.count + self.failed).saturating_sub(self.errors)
     }
 }
 
@@ -169,17 +163,7 @@ impl OpStats {
     }
 
     pub fn merge(&mut self, other: &OpStats) {
-        self.count += other.count;
-        self.hits += other.hits;
-        self.misses += other.misses;
-        self.aborts += other.aborts;
-        self.errors += other.errors;
-        self.sent += other.sent;
-        self.failed += other.failed;
-        self.abandoned += other.abandoned;
-        self.bytes_out += other.bytes_out;
-        self.bytes_in += other.bytes_in;
-        self.latency_sum_ns = self.latency_sum_ns.saturating_add(other.latency_sum_ns);
+        add_counters(self.counters_mut(), other.counters());
         for (mine, theirs) in self.zip_histograms(other) {
             // All histograms share the same bounds, so adding cannot fail.
             mine.add(theirs).expect("same bounds");
@@ -200,6 +184,13 @@ impl OpStats {
     }
 }
 
+/// Adds `theirs` to `mine`, counter by counter (saturating: a sum of nanoseconds can be large).
+fn add_counters(mine: [&mut u64; COUNTERS], theirs: [u64; COUNTERS]) {
+    for (m, t) in mine.into_iter().zip(theirs) {
+        *m = m.saturating_add(t);
+    }
+}
+
 impl CompactOp {
     /// Several rows together: counters added, summaries combined ([`Summarized::combined`]);
     /// one row is cloned as it is.
@@ -210,18 +201,7 @@ impl CompactOp {
         }
         let mut counters = OpStats::default();
         for row in &rows {
-            let o = row.map_histograms(|_| ());
-            counters.count += o.count;
-            counters.hits += o.hits;
-            counters.misses += o.misses;
-            counters.aborts += o.aborts;
-            counters.errors += o.errors;
-            counters.sent += o.sent;
-            counters.failed += o.failed;
-            counters.abandoned += o.abandoned;
-            counters.bytes_in += o.bytes_in;
-            counters.bytes_out += o.bytes_out;
-            counters.latency_sum_ns = counters.latency_sum_ns.saturating_add(o.latency_sum_ns);
+            add_counters(counters.counters_mut(), row.counters());
         }
         let mut out = counters.compact(&[]);
         out.latency_ns = Summarized::combined(rows.iter().map(|r| &r.latency_ns));

@@ -11,7 +11,7 @@
 use super::compact::Summarized;
 use super::compact::summary_quantile_ns;
 use super::latency::LatencySummary;
-use super::op::{CompactOp, OpStats};
+use super::op::{COUNTERS, CompactOp, OpStats};
 use super::parts::LatencyParts;
 
 /// Appends values to a buffer.
@@ -104,19 +104,7 @@ impl Writer<'_> {
 
     /// A row: counters, its flags, then its summaries.
     pub fn op(&mut self, op: &CompactOp, quantiles: &mut Vec<f64>) {
-        let counters = [
-            op.count,
-            op.hits,
-            op.misses,
-            op.aborts,
-            op.errors,
-            op.sent,
-            op.failed,
-            op.abandoned,
-            op.bytes_out,
-            op.bytes_in,
-            op.latency_sum_ns,
-        ];
+        let counters = op.counters();
         counters.into_iter().for_each(|v| self.u64(v));
         self.u8(if op.unit { UNIT } else { 0 } | if op.parts.is_some() { PARTS } else { 0 });
         self.summarized(&op.latency_ns, quantiles);
@@ -211,8 +199,7 @@ impl<'a> Reader<'a> {
 
     /// A row [`Writer::op`] wrote.
     pub fn op(&mut self, quantiles: &[f64]) -> CompactOp {
-        let [count, hits, misses, aborts, errors, sent, failed, abandoned, bytes_out, bytes_in, latency_sum_ns] =
-            [(); 11].map(|()| self.u64());
+        let counters = [(); COUNTERS].map(|()| self.u64());
         let flags = self.u8();
         let latency_ns = self.summarized(quantiles);
         let service_ns = self.summarized(quantiles);
@@ -222,23 +209,7 @@ impl<'a> Reader<'a> {
             let sums_ns = [(); 3].map(|()| self.u64());
             Box::new(LatencyParts { send_lag_ns, wire_ns, receive_lag_ns, without_client_ns, sums_ns })
         });
-        OpStats {
-            count,
-            hits,
-            misses,
-            aborts,
-            errors,
-            sent,
-            failed,
-            abandoned,
-            bytes_out,
-            bytes_in,
-            latency_sum_ns,
-            latency_ns,
-            service_ns,
-            unit: flags & UNIT != 0,
-            parts,
-        }
+        OpStats::with_counters(counters, latency_ns, service_ns, flags & UNIT != 0, parts)
     }
 }
 

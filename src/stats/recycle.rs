@@ -27,26 +27,10 @@ impl OpStats {
     /// Empties the row: counters to 0, histograms emptied in place; `unit` and whether it keeps
     /// the latency's parts stay as they were.
     pub fn reset(&mut self) {
-        let OpStats {
-            count,
-            hits,
-            misses,
-            aborts,
-            errors,
-            sent,
-            failed,
-            abandoned,
-            bytes_out,
-            bytes_in,
-            latency_sum_ns,
-            latency_ns,
-            service_ns,
-            unit: _,
-            parts,
-        } = self;
-        for n in [count, hits, misses, aborts, errors, sent, failed, abandoned, bytes_out, bytes_in, latency_sum_ns] {
+        for n in self.counters_mut() {
             *n = 0;
         }
+        let OpStats { latency_ns, service_ns, parts, .. } = self;
         latency_ns.reset();
         service_ns.reset();
         if let Some(parts) = parts.as_deref_mut() {
@@ -193,24 +177,7 @@ mod tests {
                 let parts = op.parts.as_deref().map(|p| {
                     (h(&p.send_lag_ns), h(&p.wire_ns), h(&p.receive_lag_ns), h(&p.without_client_ns), p.sums_ns)
                 });
-                format!(
-                    "{} {} {} {} {} {} {} {} {} {} {} {:?} {:?} {} {:?}",
-                    op.count,
-                    op.hits,
-                    op.misses,
-                    op.aborts,
-                    op.errors,
-                    op.sent,
-                    op.failed,
-                    op.abandoned,
-                    op.bytes_out,
-                    op.bytes_in,
-                    op.latency_sum_ns,
-                    h(&op.latency_ns),
-                    h(&op.service_ns),
-                    op.unit,
-                    parts
-                )
+                format!("{:?} {:?} {:?} {} {:?}", op.counters(), h(&op.latency_ns), h(&op.service_ns), op.unit, parts)
             })
             .collect();
         format!(

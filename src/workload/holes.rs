@@ -26,3 +26,5 @@ pub(super) const HOLE_FIELD: usize = 1 << 20;
 /// A pub/sub message's stamp ([`ArgPart::Stamp`](crate::config::ArgPart)), just below the
 /// dataset's columns.
 pub(super) const HOLE_STAMP: usize = HOLE_FIELD - 1;
+/// `__field__` and `__member__` (`config::arguments::Space` in order), just below the stamp.
+pub(super) const HOLE_ELEMENT: usize = HOLE_STAMP - 2;

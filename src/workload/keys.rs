@@ -47,6 +47,11 @@ impl KeyGen {
         KeyGen { kind, lo, hi, next: lo }
     }
 
+    /// The keys one pass of a walk (S, P) takes; `None` for a draw.
+    pub fn walk_span(&self) -> Option<u64> {
+        matches!(self.kind, Kind::Walk).then(|| (self.hi - self.lo).saturating_add(1))
+    }
+
     #[inline]
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
         match &self.kind {

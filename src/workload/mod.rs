@@ -14,9 +14,11 @@ pub mod rng;
 pub mod stamp;
 mod stream;
 
+use crate::config::arguments::ArgSpaces;
 use crate::config::dataset::{Dataset, DatasetError};
 use crate::config::{ArgPart, Config, Step, StopAfter, ValueSize};
 use crate::resp::{Part, ReplyClass, Template};
+use holes::HOLE_ELEMENT;
 pub use holes::MAX_RAND_INTS;
 use holes::{
     HOLE_BETWEEN, HOLE_CURSOR, HOLE_DATA, HOLE_EXPIRY, HOLE_FIELD, HOLE_KEY, HOLE_MULTI, HOLE_RAND_INT, HOLE_SHARED,
@@ -51,6 +53,10 @@ struct Draws {
     fields: bool,
     /// A pub/sub stamp appears: the request takes the next sequence number and the clock.
     stamp: bool,
+    /// Bit i: the space `config::arguments::Space` i (`__field__`, `__member__`) appears.
+    elements: u8,
+    /// `__key2__` .. `__key9__` appear: the multi keys are drawn distinct.
+    distinct_keys: bool,
 }
 
 /// How a command's reply counts as hits and misses.
@@ -98,8 +104,9 @@ pub struct Workload {
     units: Vec<Vec<Step>>,
     /// Weight of each unit in the mix.
     weights: Vec<u32>,
-    /// Value bytes: values are slices of this buffer.
-    data: Vec<u8>,
+    /// Value bytes: values are slices of this buffer, shared by every connection's write
+    /// buffer that sends large values from it in place.
+    data: std::sync::Arc<[u8]>,
     values: ValueSize,
     expiry: Option<(u64, u64)>,
     /// The range `__rand_int__` draws from.
@@ -108,6 +115,8 @@ pub struct Workload {
     protocol: crate::codec::Protocol,
     /// `--dataset`: the rows `__field:NAME__` holes are filled from.
     dataset: Option<std::sync::Arc<Dataset>>,
+    /// What `__field__` and `__member__` take: `(min, max, sequential)` by space.
+    spaces: [(u64, u64, bool); 2],
 }
 
 impl Workload {
@@ -116,6 +125,7 @@ impl Workload {
     pub fn check(config: &Config) -> Result<(), Unsendable> {
         let protocol = config.server.session.protocol;
         let prefix = config.keys.prefix.as_bytes();
+        let spaces = &config.extras.spaces;
         let dataset = config.extras.dataset.as_deref();
         for spec in &config.commands {
             for part in spec.args.iter().flatten() {
@@ -135,7 +145,7 @@ impl Workload {
             }
             let (mut d, mut ranges) = (Draws::default(), Vec::new());
             let args: Vec<Vec<Part>> =
-                spec.args.iter().map(|arg| arg_parts(arg, prefix, dataset, &mut d, &mut ranges)).collect();
+                spec.args.iter().map(|arg| arg_parts(arg, (prefix, spaces), dataset, &mut d, &mut ranges)).collect();
             protocol.template(&spec.name, &args, spec.inline, 1).map_err(String::from)?;
         }
         Ok(())
@@ -143,6 +153,7 @@ impl Workload {
 
     pub fn compile(config: &Config) -> Workload {
         let prefix = config.keys.prefix.as_bytes();
+        let spaces = &config.extras.spaces;
         let mut templates = Vec::new();
         let mut draws = Vec::new();
         let mut between = Vec::new();
@@ -151,7 +162,7 @@ impl Workload {
             let mut ranges = Vec::new();
             let dataset = config.extras.dataset.as_deref();
             let args: Vec<Vec<Part>> =
-                spec.args.iter().map(|arg| arg_parts(arg, prefix, dataset, &mut d, &mut ranges)).collect();
+                spec.args.iter().map(|arg| arg_parts(arg, (prefix, spaces), dataset, &mut d, &mut ranges)).collect();
             let id = templates.len() as u32 + 1;
             let template = config.server.session.protocol.template(&spec.name, &args, spec.inline, id);
             templates.push(template.expect("Workload::check refuses what the protocol cannot send"));
@@ -165,7 +176,7 @@ impl Workload {
             const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
             (0..2 * max + 1).map(|_| ALPHABET[rng.below(ALPHABET.len() as u64) as usize]).collect()
         } else {
-            vec![b'x'; max]
+            vec![b'x'; max].into()
         };
         // Two commands of one name get distinct rows: `SET`, `SET#2`.
         let mut names: Vec<String> = Vec::new();
@@ -205,7 +216,8 @@ impl Workload {
             .commands
             .iter()
             .map(|c| match c.name.as_str() {
-                _ if c.args.iter().flatten().any(|p| *p == ArgPart::Stamp) => ReadKind::Count,
+                // A stream or queue role's stamped push is a write: its reply counts nothing.
+                "PUBLISH" | "SPUBLISH" if c.args.iter().flatten().any(|p| *p == ArgPart::Stamp) => ReadKind::Count,
                 _ if !c.reads => ReadKind::No,
                 "MGET" => ReadKind::Multi,
                 "GETRANGE" => ReadKind::Empty,
@@ -234,6 +246,7 @@ impl Workload {
             rand_range: (config.keys.min, config.keys.max),
             protocol: config.server.session.protocol,
             dataset: config.extras.dataset.clone(),
+            spaces: spaces.0.clone().map(|s| (s.min, s.max, s.sequential)),
         }
     }
 
@@ -315,7 +328,7 @@ impl Workload {
 /// thing drawn per request (key digits, value, expiry, ...), noted in `d` and `ranges`.
 fn arg_parts(
     arg: &[ArgPart],
-    prefix: &[u8],
+    (prefix, spaces): (&[u8], &ArgSpaces),
     dataset: Option<&Dataset>,
     d: &mut Draws,
     ranges: &mut Vec<(u64, u64, bool)>,
@@ -351,6 +364,20 @@ fn arg_parts(
                 parts.push(Part::Lit(prefix.to_vec()));
                 parts.push(Part::Hole(HOLE_MULTI + usize::from(*i)));
             }
+            ArgPart::OtherKey(i) => {
+                // Key 0 of the multi keys is the command's own (`__key__`).
+                d.multi_keys = d.multi_keys.max(i + 1);
+                d.distinct_keys = true;
+                parts.push(Part::Lit(prefix.to_vec()));
+                parts.push(Part::Hole(HOLE_MULTI + usize::from(*i)));
+            }
+            ArgPart::Element(space) => {
+                d.elements |= 1 << *space as u8;
+                parts.push(Part::Lit(spaces.get(*space).prefix.as_bytes().to_vec()));
+                parts.push(Part::Hole(HOLE_ELEMENT + *space as usize));
+            }
+            // Filled before the run (`config::arguments::fill_setup`); as written until then.
+            ArgPart::Setup(n) => parts.push(Part::Lit(format!("__setup:{n}__").into_bytes())),
             ArgPart::Between { min, max, normal } => {
                 // The front-ends build these (WAIT has two); past the cap, draws repeat.
                 parts.push(Part::Hole(HOLE_BETWEEN + usize::from(d.between).min(MAX_BETWEEN - 1)));
@@ -461,5 +488,43 @@ mod tests {
         let mut out = Vec::new();
         let keys: Vec<u64> = (0..c.quota(1).unwrap()).map(|_| g.encode_next(&mut out).1).collect();
         assert_eq!(keys, vec![5, 6, 7, 8, 9]);
+    }
+
+    /// The requests `g` writes for `n` picks, each as its words.
+    fn requests(g: &mut RequestGen, n: usize) -> Vec<Vec<String>> {
+        (0..n)
+            .map(|_| {
+                let mut out = Vec::new();
+                g.encode_next(&mut out);
+                let text = String::from_utf8(out).unwrap();
+                text.split("\r\n").skip(2).step_by(2).filter(|w| !w.is_empty()).map(str::to_string).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fields_in_order_move_on_once_per_pass_over_the_keys() {
+        let mut c = config(1, 0);
+        c.keys = KeyRange { prefix: "h:".into(), min: 1, max: 2 };
+        c.commands = vec![CommandSpec::parse("HSET __key__ __field__ v", 1, KeyPattern::Sequential).unwrap()];
+        c.extras.spaces.0[0] =
+            crate::config::arguments::ArgSpace { prefix: "f".into(), min: 1, max: 3, sequential: true };
+        let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 0);
+        let pairs: Vec<String> = requests(&mut g, 6).iter().map(|w| format!("{}/{}", w[1], w[2])).collect();
+        assert_eq!(pairs, ["h:1/f1", "h:2/f1", "h:1/f2", "h:2/f2", "h:1/f3", "h:2/f3"]);
+    }
+
+    #[test]
+    fn other_keys_are_distinct_from_the_first_even_when_drawn() {
+        let mut c = config(1, 0);
+        c.keys = KeyRange { prefix: "k:".into(), min: 1, max: 3 };
+        c.commands = vec![CommandSpec::parse("MSET __key__ a __key2__ b __key3__ c", 1, KeyPattern::Random).unwrap()];
+        let mut g = RequestGen::new(Arc::new(Workload::compile(&c)), &c, 0);
+        for words in requests(&mut g, 200) {
+            let mut keys = vec![&words[1], &words[3], &words[5]];
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), 3, "{words:?}");
+        }
     }
 }

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use crate::resp::Out;
+
 use super::*;
 
 /// Writes `n` into `buf` right-aligned, zero-padded to its width (wider numbers are cut).
@@ -38,6 +40,10 @@ pub struct RequestGen {
     /// Digits of a multi-key command's keys, back to back, and where each ends (reused).
     multi_digits: Vec<u8>,
     multi_ends: Vec<usize>,
+    /// The numbers of a multi-key command's keys, to draw `__key2__` .. distinct (reused).
+    multi_numbers: Vec<u64>,
+    /// `__field__` and `__member__` walked in order: the requests each command has taken.
+    elements_taken: Vec<[u64; 2]>,
     /// `--data-import`: the next item this connection writes.
     import_next: usize,
     /// `__monitor_line@__`: the line [`resolve`](Self::resolve) picked.
@@ -111,6 +117,8 @@ impl RequestGen {
             total_weight,
             multi_digits: Vec::with_capacity(multi * 20),
             multi_ends: Vec::with_capacity(multi),
+            multi_numbers: Vec::with_capacity(multi),
+            elements_taken: vec![[0; 2]; config.commands.len()],
             import_next,
             picked: None,
             cursor: Vec::with_capacity(24),
@@ -221,7 +229,7 @@ impl RequestGen {
     /// Appends the next request of the mix to `out` (tests: one-command units only);
     /// returns its command index and the key number.
     #[cfg(test)]
-    pub(super) fn encode_next(&mut self, out: &mut Vec<u8>) -> (usize, u64) {
+    pub(super) fn encode_next(&mut self, out: &mut impl Out) -> (usize, u64) {
         let unit = self.pick_unit();
         let cmd = self.step(unit, 0).command;
         (cmd, self.encode(cmd, out))
@@ -229,13 +237,13 @@ impl RequestGen {
 
     /// Appends command `cmd` with fresh placeholders to `out`; returns its key number.
     #[inline]
-    pub fn encode(&mut self, cmd: usize, out: &mut Vec<u8>) -> u64 {
+    pub fn encode(&mut self, cmd: usize, out: &mut impl Out) -> u64 {
         self.encode_tagged(cmd, out, b"")
     }
 
     /// A memtier import's command: the file's items in order for its SET and GET; false for
     /// any other command, which the mix encodes.
-    fn encode_imported(&mut self, cmd: usize, key: u64, out: &mut Vec<u8>, tag: &[u8]) -> bool {
+    fn encode_imported(&mut self, cmd: usize, key: u64, out: &mut impl Out, tag: &[u8]) -> bool {
         let Some(import) = &self.workload.import else { return false };
         if cmd == import.set {
             // The file's items in order (wrapping), keyed by the file or by the generator.
@@ -259,7 +267,7 @@ impl RequestGen {
 
     /// Like [`encode`](Self::encode), with `{tag}` filled with `tag` (cluster mode).
     #[inline]
-    pub fn encode_tagged(&mut self, cmd: usize, out: &mut Vec<u8>, tag: &[u8]) -> u64 {
+    pub fn encode_tagged(&mut self, cmd: usize, out: &mut impl Out, tag: &[u8]) -> u64 {
         if let Some(line) = self.picked.take()
             && let Some((lines, _, _, _)) = &self.workload.monitor
         {
@@ -275,16 +283,14 @@ impl RequestGen {
         }
         let multi = usize::from(self.workload.draws[cmd].multi_keys);
         if multi > 0 {
-            // The first key is the one drawn above; each other is a draw of its own.
-            self.multi_digits.clear();
-            self.multi_ends.clear();
-            let mut k = key;
-            for i in 0..multi {
-                if i > 0 {
-                    k = self.keys[self.key_of[cmd]].next(&mut self.rng);
-                }
-                self.multi_digits.extend_from_slice(itoa::Buffer::new().format(k).as_bytes());
-                self.multi_ends.push(self.multi_digits.len());
+            self.multi_keys(cmd, key, multi);
+        }
+        let mut element_digits = [itoa::Buffer::new(), itoa::Buffer::new()];
+        let elements = self.workload.draws[cmd].elements;
+        let mut element: [&[u8]; 2] = [b""; 2];
+        for (space, (buf, hole)) in element_digits.iter_mut().zip(&mut element).enumerate() {
+            if elements & (1 << space) != 0 {
+                *hole = buf.format(self.element(cmd, space)).as_bytes();
             }
         }
         let workload = &*self.workload;
@@ -296,6 +302,8 @@ impl RequestGen {
             let len = workload.value_len(&mut self.rng, key);
             let offset =
                 if workload.data.len() > len { self.rng.below((workload.data.len() - len) as u64) as usize } else { 0 };
+            // A large value may then be sent from the shared data in place (`resp::SendBuf`).
+            out.share(&workload.data);
             &workload.data[offset..offset + len]
         } else {
             b""
@@ -318,6 +326,7 @@ impl RequestGen {
             && multi == 0
             && !draws.fields
             && !draws.stamp
+            && draws.elements == 0
         {
             // The common case (SET, GET): no random numbers to draw or buffer.
             workload.templates[cmd].encode(out, &fixed);
@@ -353,6 +362,8 @@ impl RequestGen {
             workload.templates[cmd].encode_with(out, |i| {
                 if i == HOLE_STAMP {
                     &stamp
+                } else if i == HOLE_ELEMENT || i == HOLE_ELEMENT + 1 {
+                    element[i - HOLE_ELEMENT]
                 } else if i >= HOLE_FIELD {
                     &row[i - HOLE_FIELD]
                 } else if i < HOLE_MULTI {
@@ -364,5 +375,47 @@ impl RequestGen {
             });
         }
         key
+    }
+
+    /// A multi-key command's keys, as digits back to back: the first is `key`, drawn already;
+    /// each other is a draw of its own, and under `__key2__` .. one the command has not used
+    /// yet (a range too small for that was refused; a skewed draw gets a bounded number of tries).
+    fn multi_keys(&mut self, cmd: usize, key: u64, multi: usize) {
+        const TRIES: usize = 64;
+        let distinct = self.workload.draws[cmd].distinct_keys;
+        self.multi_digits.clear();
+        self.multi_ends.clear();
+        self.multi_numbers.clear();
+        let mut k = key;
+        for i in 0..multi {
+            if i > 0 {
+                k = self.keys[self.key_of[cmd]].next(&mut self.rng);
+                for _ in 0..TRIES {
+                    if !distinct || !self.multi_numbers.contains(&k) {
+                        break;
+                    }
+                    k = self.keys[self.key_of[cmd]].next(&mut self.rng);
+                }
+            }
+            self.multi_numbers.push(k);
+            self.multi_digits.extend_from_slice(itoa::Buffer::new().format(k).as_bytes());
+            self.multi_ends.push(self.multi_digits.len());
+        }
+    }
+
+    /// The next number of `space` (`__field__`, `__member__`) for command `cmd`: drawn, or
+    /// walked in order, moving on once per pass of a key walk so keys and numbers pair up fully.
+    #[inline]
+    fn element(&mut self, cmd: usize, space: usize) -> u64 {
+        let (lo, hi, sequential) = self.workload.spaces[space];
+        let span = u128::from(hi - lo) + 1;
+        if !sequential {
+            return lo + self.rng.below((hi - lo).saturating_add(1));
+        }
+        let taken = &mut self.elements_taken[cmd][space];
+        let n = *taken;
+        *taken += 1;
+        let per = self.keys[self.key_of[cmd]].walk_span().unwrap_or(1);
+        lo + ((u128::from(n / per)) % span) as u64
     }
 }

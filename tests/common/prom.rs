@@ -58,11 +58,46 @@ impl Daemon {
         panic!("{program} would not start");
     }
 
+    /// A Prometheus scraping `target` (`HOST:PORT`) every second as job `job`.
+    pub fn scraping(program: &str, job: &str, target: &str) -> Daemon {
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: {job}\n    \
+             static_configs:\n      - targets: ['{target}']\n"
+        );
+        Daemon::start(program, |dir, addr| {
+            let file = dir.join("prometheus.yml");
+            std::fs::write(&file, &config).unwrap();
+            vec![
+                format!("--config.file={}", file.display()),
+                format!("--storage.tsdb.path={}", dir.join("data").display()),
+                format!("--web.listen-address={addr}"),
+            ]
+        })
+    }
+
+    /// Prometheus's answer to the instant query `promql`, as JSON.
+    pub fn query(&self, promql: &str) -> serde_json::Value {
+        serde_json::from_str(&self.get(&format!("/api/v1/query?query={}", percent_encoded(promql)))).unwrap()
+    }
+
     pub fn get(&self, path: &str) -> String {
         let (status, body) = get(&self.addr, path).unwrap_or_else(|| panic!("GET {path}: no answer"));
         assert_eq!(status, 200, "GET {path}: {body}");
         body
     }
+}
+
+/// `s` with every byte but letters, digits and `-._~` percent-encoded, for a URL's query.
+fn percent_encoded(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 /// GET `path` over HTTP/1.1: the status and the body, or `None` when nothing answers.

@@ -83,7 +83,7 @@ pub fn main(args: &[OsString]) -> ExitCode {
     if let Err(code) = crate::cli::scenario::save::write(&shown, saved, config.seed) {
         return code;
     }
-    let stop = signals::install(signals::Report::Memtier);
+    let stop = signals::install(signals::Report::Memtier { arbitrary: output.arbitrary });
     let cx = RunContext::new(&stop);
     let (verify, verify_only) = (output.verify, output.verify_only);
     let run = || match crate::cli::around::check_outputs(&output) {

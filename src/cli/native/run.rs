@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use crate::cli::options::Output;
 use crate::cli::run::Ran;
 use crate::cli::run::{self, Plan, RunContext};
-use crate::cli::usage::EXIT_FAILURE;
+use crate::cli::usage::{EXIT_FAILURE, EXIT_USAGE};
 use crate::cli::{exit, signals};
 use crate::config::Config;
 use crate::engine::Outcome;
@@ -37,7 +37,9 @@ pub fn execute(config: &Config, output: &Output, cx: &RunContext<'_>) -> Ran {
             drop(sinks);
             eprintln!("respbench: {}", run::failure_message(config, &e));
             around.close(output, false);
-            return Ran::failed(ExitCode::from(EXIT_FAILURE));
+            // A role the server refuses is the command line's to fix.
+            let usage = matches!(e, run::RunError::Run(crate::net::ConnectError::Role { .. }));
+            return Ran::failed(ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILURE }));
         }
     };
     drop(sinks);

@@ -104,6 +104,7 @@ impl Args {
             return Err("--save-scenario cannot be used with --role: scenario files do not hold roles".into());
         }
         crate::config::role_plan::apply(&mut config, std::mem::take(&mut self.role))?;
+        self.arguments.apply(&mut config)?;
         let arbitrary = !self.command.is_empty();
         let mut output = self.into_output(arbitrary);
         output.name_for_shard(config.extras.shard.as_ref());

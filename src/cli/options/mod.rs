@@ -274,8 +274,10 @@ pub struct Args {
     #[arg(long, value_parser = parse::range, value_name = "MIN-MAX", hide = true)]
     pub connect_jitter_us: Option<(u64, u64)>,
     /// A client group of the run, NAME:KIND:KEY=VALUE,... (pubsub: channels, subscribers,
-    /// publishers, rate, mode=subscribe|psubscribe|ssubscribe, size); the run's own mix does
-    /// not run.
+    /// publishers, rate, mode=subscribe|psubscribe|ssubscribe, size; tracking: writers, readers,
+    /// keys, rate, reads, mode=default|bcast|optin, prefix, cache, size; stream: producers,
+    /// consumers, rate, count, block, ack=xack|noack, group, size; queue: producers, workers,
+    /// rate, command=bzpopmin|blpop|brpop|blmove, size); the run's own mix does not run.
     #[arg(long, value_parser = crate::config::role::parse, value_name = "NAME:KIND:SETTINGS",
           help_heading = "Workload")]
     pub role: Vec<crate::config::role::Role>,
@@ -285,6 +287,9 @@ pub struct Args {
     /// Shards over several load machines, and their common start.
     #[command(flatten)]
     pub shards: super::shard::ShardFlags,
+    /// --setup, and the field and member spaces.
+    #[command(flatten)]
+    pub arguments: argument_flags::ArgumentFlags,
     /// --save-scenario and --metrics-listen.
     #[command(flatten)]
     pub scenario: super::scenario::flags::ScenarioFlags,
@@ -465,6 +470,7 @@ impl Output {
     }
 }
 
+mod argument_flags;
 mod build;
 mod defaults;
 pub(crate) mod error;

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+mod cluster;
 mod connection;
 mod error;
 mod fuzz;
@@ -53,6 +54,9 @@ pub fn main(tool: &str, args: &[OsString]) -> ExitCode {
     }
     if let Some(fuzz) = &plan.fuzz {
         return fuzz::run(tool, fuzz, &stop);
+    }
+    if let Some(listing) = cluster::listing(tool, &plan.base) {
+        print!("{listing}");
     }
     if plan.idle {
         return idle(tool, &plan.base, &stop);

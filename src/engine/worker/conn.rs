@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::super::pacer::Pacer;
 use crate::net::{Dial, Transport};
+use crate::resp::SendBuf;
 use crate::stats::ClientStats;
 use crate::workload::RequestGen;
 
@@ -94,7 +95,8 @@ pub struct Link {
     pub(super) rbuf: Vec<u8>,
     pub(super) rstart: usize,
     pub(super) rend: usize,
-    pub(super) wbuf: Vec<u8>,
+    /// Requests not written yet, from `wpos` on: large values by reference (`resp::SendBuf`).
+    pub(super) wbuf: SendBuf,
     pub(super) wpos: usize,
     pub(super) inflight: VecDeque<InFlight>,
     /// How many of the last requests in flight no write has carried yet: timed when the
@@ -127,7 +129,7 @@ impl Link {
             rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
-            wbuf: Vec::with_capacity(pipeline * max_request),
+            wbuf: SendBuf::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::with_capacity(pipeline),
             unwritten: 0,
@@ -150,7 +152,7 @@ impl Link {
             rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
-            wbuf: Vec::with_capacity(pipeline * max_request),
+            wbuf: SendBuf::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::new(),
             unwritten: 0,

@@ -10,10 +10,16 @@
 //! entry can cost a look, never a late send. A connection that cannot send (pipeline full,
 //! down, held back, quota spent) is not queued again when its entry comes up; it re-enters
 //! when a reply frees a slot or it reconnects (`Worker::fill_and_flush` queues it).
+//!
+//! At high rates the worker wakes for sends on a grid of ticks ([`Batching`]) rather than at
+//! each send's own time: a timer wake-up costs more than a send, so the sends due within one
+//! tick are written in one loop turn (one `epoll_pwait2` or `io_uring_enter` for all of them).
+//! A send never leaves before its intended time; one that leaves at the tick after it keeps
+//! its intended time, and the wait shows in its response time and send lag.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(super) struct DueQueue {
     heap: BinaryHeap<Reverse<(Instant, u32)>>,
@@ -64,10 +70,85 @@ impl DueQueue {
     }
 }
 
+/// How many sends, on average, a tick should gather before batching is worth its lateness.
+const BATCH_SENDS: f64 = 8.0;
+
+/// The longest tick: the most a send waits for its batch.
+const LONGEST_TICK: Duration = Duration::from_micros(250);
+
+/// Batching pays only where a tick gathers at least this many sends on average; below, a
+/// worker wakes at each send's own time.
+const FEWEST_SENDS: f64 = 2.0;
+
+/// The grid a paced worker's send wake-ups fall on: ticks `tick` apart from `anchor`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Batching {
+    anchor: Instant,
+    tick_ns: u64,
+}
+
+impl Batching {
+    /// For a worker whose schedules ask `per_sec` sends a second in all, from `anchor`: ticks of
+    /// [`BATCH_SENDS`] sends' time, at most [`LONGEST_TICK`]; none where a tick that long would
+    /// gather fewer than [`FEWEST_SENDS`].
+    pub(super) fn for_rate(per_sec: f64, anchor: Instant) -> Option<Batching> {
+        if !per_sec.is_finite() || per_sec <= 0.0 {
+            return None;
+        }
+        let tick = Duration::from_secs_f64(BATCH_SENDS / per_sec).min(LONGEST_TICK);
+        if tick.as_secs_f64() * per_sec < FEWEST_SENDS {
+            return None;
+        }
+        Some(Batching { anchor, tick_ns: tick.as_nanos() as u64 })
+    }
+
+    /// The tick at which a send due at `due` goes: the first at or after it, never before.
+    #[inline]
+    pub(super) fn wake_for(&self, due: Instant) -> Instant {
+        if due <= self.anchor {
+            return due;
+        }
+        let since = (due - self.anchor).as_nanos() as u64;
+        let ticks = since.div_ceil(self.tick_ns);
+        self.anchor + Duration::from_nanos(ticks * self.tick_ns)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+
+    #[test]
+    fn batching_wakes_at_the_tick_at_or_after_a_send_never_before() {
+        let t = Instant::now();
+        // 80,000 sends a second: ticks of 8 sends' time, 100 µs.
+        let b = Batching::for_rate(80_000.0, t).expect("batches");
+        assert_eq!(b.tick_ns, 100_000);
+        assert_eq!(b.wake_for(t), t);
+        assert_eq!(b.wake_for(t + us(1)), t + us(100));
+        assert_eq!(b.wake_for(t + us(100)), t + us(100));
+        assert_eq!(b.wake_for(t + us(199)), t + us(200));
+        // Before the anchor (a schedule staggered back): the send's own time.
+        let early = t.checked_sub(us(5)).unwrap();
+        assert_eq!(b.wake_for(early), early);
+        for n in 0..1000u64 {
+            let due = t + Duration::from_nanos(n * 7_919);
+            let at = b.wake_for(due);
+            assert!(at >= due && at - due < us(100), "{n}: {:?}", at - due);
+        }
+        // Faster: shorter ticks, 8 sends each.
+        assert_eq!(Batching::for_rate(400_000.0, t).unwrap().tick_ns, 20_000);
+    }
+
+    #[test]
+    fn slow_schedules_wake_at_each_send() {
+        let t = Instant::now();
+        // 8,000 a second gathers 2 sends in 250 µs: the least worth batching.
+        assert_eq!(Batching::for_rate(8_000.0, t).unwrap().tick_ns, 250_000);
+        assert!(Batching::for_rate(7_900.0, t).is_none());
+        assert!(Batching::for_rate(1_000.0, t).is_none());
+        assert!(Batching::for_rate(0.0, t).is_none());
+    }
 
     fn us(n: u64) -> Duration {
         Duration::from_micros(n)

@@ -12,7 +12,7 @@ use super::voice::{self, Lost};
 use crate::config::ServerOptions;
 use crate::engine::router;
 use crate::net::{ConnectError, Dial, Login, Progress, Session, Transport, cluster};
-use crate::resp;
+use crate::resp::{self, Out};
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// Redirects one request may follow before it counts as failed.
@@ -47,7 +47,7 @@ impl Worker<'_> {
             let before = link.wbuf.len();
             resp::encode_command(&mut link.wbuf, &[b"ASKING"]);
             let len = (link.wbuf.len() - before) as u32;
-            link.journal.extend(&link.wbuf[before..]);
+            link.wbuf.pieces(before).for_each(|piece| link.journal.extend(piece));
             // Timed as the request it precedes: the link's requests not sent yet are the last
             // ones, all later than its last send (`conn::restamp`).
             link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, sent: now, ..req });
@@ -282,7 +282,7 @@ impl Worker<'_> {
                 let Ok(io) = self.driver.dialed(io, c * LINKS + node) else {
                     return self.attempt_failed(conn, node, down, &target, now);
                 };
-                self.link_up(conn, node, io, (down, outage, &target), Instant::now());
+                self.link_up(conn, (c, node), io, (down, outage, &target), Instant::now());
                 if let Some(link) = conn.links[node].as_mut() {
                     link.prefill(&rest);
                 }
@@ -317,7 +317,7 @@ impl Worker<'_> {
         let registered = opened.and_then(|io| self.driver.register(io, c * LINKS + node).ok());
         let target = opts.target.to_string();
         match registered {
-            Some(io) => self.link_up(conn, node, io, (down, outage, &target), Instant::now()),
+            Some(io) => self.link_up(conn, (c, node), io, (down, outage, &target), Instant::now()),
             None => self.attempt_failed(conn, node, down, &target, now),
         }
     }
@@ -326,11 +326,12 @@ impl Worker<'_> {
     fn link_up(
         &mut self,
         conn: &mut Conn,
-        node: usize,
+        (c, node): (usize, usize),
         io: Transport,
         (down, outage, target): (Down, bool, &str),
         after: Instant,
     ) {
+        self.show_socket(c, node, &io);
         let link = conn.links[node].as_mut().expect("the link reconnected");
         link.io = Some(io);
         link.down = None;
@@ -377,6 +378,7 @@ impl Worker<'_> {
     /// A link whose node left the cluster map: what waited on it fails, and it is dropped.
     pub(super) fn retire(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) {
         let Some(mut link) = conn.links[node].take() else { return };
+        self.show_gone(c, node);
         if let Some(down) = link.down.take() {
             self.down -= 1;
             self.window.down.push((down.since, now));

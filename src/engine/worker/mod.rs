@@ -24,6 +24,7 @@ mod queue;
 mod ramp;
 mod read;
 mod retry;
+mod shown;
 mod state;
 mod voice;
 
@@ -40,6 +41,7 @@ use super::router::Router;
 use super::{Msg, ThreadCpu};
 use crate::net::driver::stamp::Clock;
 use crate::net::driver::{Driver, IoKind};
+use crate::resp::Out;
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
@@ -113,14 +115,14 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             if !conn.finished && dialing {
                 worker.on_dial(conn, c, node, now);
                 now = Instant::now();
-                worker.requeue(conn, c);
+                worker.changed(conn, c);
             } else if !conn.finished && up {
                 now = worker.on_event(conn, c, node, now);
                 // The close came with the last bytes (one edge for both): nothing more will.
                 if event.read_closed {
                     worker.closed_by_peer(conn, node, now);
                 }
-                worker.requeue(conn, c);
+                worker.changed(conn, c);
             }
         }
         if !worker.deferred.is_empty() {
@@ -136,6 +138,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
                 for node in 0..conn.links.len() {
                     if conn.links[node].as_ref().and_then(|l| l.down).is_some_and(|d| d.retry_at <= now) {
                         worker.reconnect(conn, c, node, now);
+                        worker.show(conn, c);
                         now = Instant::now();
                     }
                 }
@@ -230,11 +233,13 @@ impl Worker<'_> {
         if let Some(stopped) = stopped {
             wake = wake.min(stopped + guard::STOP_GRACE);
         }
-        // Paced sends are batched at a grain: each timer wake-up costs more than a send, so at
-        // high rates a send may leave up to one grain late (counted in its response time and
-        // send lag). Only connections that can send are queued (`due.rs`); closed loop has none.
+        // Paced sends are batched: each timer wake-up costs more than a send, so a send may
+        // leave up to one grain late, or at high rates at its tick (`due.rs`), which counts in
+        // its response time and send lag. Only connections that can send are queued; closed
+        // loop has none.
         if let Some(due) = self.due.next() {
-            wake = wake.min(due.max(now + TIMER_GRAIN));
+            let at = self.batching.as_ref().map_or(due, |b| b.wake_for(due));
+            wake = wake.min(at.max(now + TIMER_GRAIN));
         }
         if self.down > 0 {
             let links = conns.iter().filter(|c| !c.finished).flat_map(|c| c.links.iter().flatten());
@@ -279,7 +284,7 @@ impl Worker<'_> {
                             }
                             self.abandon(conn, ErrorKind::Timeout);
                         }
-                        self.requeue(conn, c);
+                        self.changed(conn, c);
                     }
                 }
             }
@@ -299,6 +304,7 @@ const STALL: Duration = Duration::from_millis(1);
 impl<'p> Worker<'p> {
     fn new(plan: &'p WorkerPlan<'p>, conns: &mut [Conn], router: Option<Router>, driver: Driver) -> Worker<'p> {
         let paced = conns.iter().any(|c| c.pacer.next_due().is_some());
+        let batching = due::Batching::for_rate(conns.iter().map(|c| c.pacer.per_sec()).sum(), Instant::now());
         let faults = &plan.faults;
         let journal = faults.retry > 0 || faults.retry_errors || faults.failed_keys || router.is_some();
         let held = conns.iter().filter(|c| c.join_at.is_some()).count();
@@ -314,6 +320,7 @@ impl<'p> Worker<'p> {
             active: conns.len(),
             paced,
             due: DueQueue::new(if paced { conns.len() } else { 0 }),
+            batching,
             down: 0,
             router,
             journal,
@@ -323,12 +330,14 @@ impl<'p> Worker<'p> {
             clock: plan.stamps.then(Clock::measure),
             rbuf: vec![0; conn::READ_BUFFER],
             deferred: Vec::new(),
-            alarm: paced.then(Alarm::new),
+            alarm: (paced && batching.is_none()).then(Alarm::new),
             answered: false,
             retrying: 0,
             failed: Vec::new(),
             failed_dropped: 0,
+            shown: None,
         };
+        worker.show_all(conns);
         worker.window = worker.fresh_window();
         worker
     }
@@ -445,7 +454,7 @@ impl<'p> Worker<'p> {
         if conn.remaining == Some(0) && conn.idle() && conn.unit_sending.is_none() {
             self.finish(conn);
         }
-        self.requeue(conn, c);
+        self.changed(conn, c);
     }
 
     /// Sends the next command of a `--transaction` unit, in one pipeline slot of its own, and
@@ -513,7 +522,7 @@ impl<'p> Worker<'p> {
         let io = link.io.as_mut().expect("a link that is up");
         let mut failed = None;
         while link.wpos < link.wbuf.len() {
-            match io.write(&link.wbuf[link.wpos..]) {
+            match io.write_buf(&link.wbuf, link.wpos) {
                 Ok(n) => link.wpos += n,
                 // The rest goes out on the next writable edge.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

@@ -17,7 +17,7 @@ use super::conn::Conn;
 use super::conn::{InFlight, Link};
 use super::state::Worker;
 use crate::net::cluster;
-use crate::resp;
+use crate::resp::{self, Out};
 use crate::stats::ClientStats;
 
 /// Most requests held for one link: a few pipelines, so that a link whose replies come first
@@ -119,7 +119,7 @@ impl Worker<'_> {
     ) {
         let len = link.wbuf.len() - before;
         if self.journal {
-            link.journal.extend(&link.wbuf[before..]);
+            link.wbuf.pieces(before).for_each(|piece| link.journal.extend(piece));
         }
         let command = entry.command;
         let measured = entry.intended >= self.plan.measure_from;

@@ -72,7 +72,10 @@ impl Worker<'_> {
         let opened = Session::open_within(self.plan.server, JOIN_TIMEOUT).ok().and_then(|s| s.into_transport().ok());
         let registered = opened.and_then(|io| self.driver.register(io, c * LINKS).ok());
         let link = match registered {
-            Some(io) => Link::new(io, pipeline, max_request),
+            Some(io) => {
+                self.show_socket(c, 0, &io);
+                Link::new(io, pipeline, max_request)
+            }
             None => {
                 self.window.connections_lost.add(ErrorKind::Io, 1);
                 self.down += 1;

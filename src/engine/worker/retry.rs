@@ -10,6 +10,7 @@ use super::faults::count_failed;
 use super::state::Worker;
 use crate::config::MAX_BACKOFF;
 use crate::engine::FailedKey;
+use crate::resp::Out;
 use crate::stats::ErrorKind;
 
 /// Failed keys a worker keeps for `--failed-keys`; beyond, they are counted only.
@@ -99,7 +100,7 @@ impl Worker<'_> {
                 };
                 let start = link.wbuf.len();
                 link.wbuf.extend(conn.retries.bytes.drain(..len));
-                link.journal.extend(&link.wbuf[start..]);
+                link.wbuf.pieces(start).for_each(|piece| link.journal.extend(piece));
                 link.units += usize::from(req.ends_unit);
                 link.inflight.push_back(InFlight { sent: now, ..req });
                 link.unwritten += 1;

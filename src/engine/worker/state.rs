@@ -5,7 +5,7 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use super::alarm::Alarm;
-use super::due::DueQueue;
+use super::due::{Batching, DueQueue};
 use super::voice::Said;
 use crate::config::{Faults, ServerOptions};
 use crate::engine::router::Router;
@@ -47,6 +47,8 @@ pub struct WorkerPlan<'a> {
     /// Windows the collector has merged and emptied, handed back to be filled again
     /// (`stats::recycle`): a worker makes a new one only when none has come back yet.
     pub spares: Receiver<Window>,
+    /// Where the worker shows its connections (for a crash report).
+    pub board: &'a crate::engine::Board,
 }
 
 pub(super) struct Worker<'p> {
@@ -62,6 +64,8 @@ pub(super) struct Worker<'p> {
     pub(super) paced: bool,
     /// Paced: the connections that can send, by when their next send is due.
     pub(super) due: DueQueue,
+    /// Paced at a high rate: the grid of ticks its send wake-ups fall on.
+    pub(super) batching: Option<Batching>,
     /// Links waiting to reconnect.
     pub(super) down: usize,
     /// Cluster mode.
@@ -82,7 +86,8 @@ pub(super) struct Worker<'p> {
     pub(super) rbuf: Vec<u8>,
     /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
     pub(super) deferred: Vec<usize>,
-    /// Paced: wakes early by the machine's lateness, then sleeps the rest briefly.
+    /// Paced without batching: wakes early by the machine's lateness, then sleeps the rest
+    /// briefly. (A batching worker's sends wait for their tick anyway.)
     pub(super) alarm: Option<Alarm>,
     /// A reply came (here, or in another worker), or this worker gave up waiting for one.
     pub(super) answered: bool,
@@ -91,6 +96,8 @@ pub(super) struct Worker<'p> {
     /// Requests given up, for `--failed-keys`, and those beyond what is kept.
     pub(super) failed: Vec<crate::engine::FailedKey>,
     pub(super) failed_dropped: u64,
+    /// This worker's slots on the run's board (`None`: a worker beyond the board's count).
+    pub(super) shown: Option<&'p crate::engine::board::Part>,
 }
 
 /// The connect phase ends with the run's first reply (the steady state): shared by the

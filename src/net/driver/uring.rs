@@ -29,9 +29,10 @@ use super::event::{Event, Sent};
 use super::pbuf::{self, BufRing};
 use super::stamp::{RingMsg, Stamps};
 use crate::net::Transport;
+use crate::resp::{Out, SendBuf};
 pub(super) use ring::probe;
 use ring::{build, push, room_for_two};
-use slot::{RECV_MAX, RECV_START, Slot, multishot};
+use slot::{Gather, RECV_MAX, RECV_START, Slot, multishot};
 
 mod ring;
 mod slot;
@@ -134,12 +135,35 @@ impl RingSocket {
         self.shared.slots.borrow()[self.slot as usize].stamp
     }
 
+    /// The socket's own address and its server's, when it is a TCP socket: read through a
+    /// duplicate of its descriptor (done once per connect, never per request).
+    pub fn endpoints(&self) -> Option<(std::net::SocketAddr, std::net::SocketAddr)> {
+        let slots = self.shared.slots.borrow();
+        let socket = std::net::TcpStream::from(slots[self.slot as usize].fd.as_ref()?.try_clone().ok()?);
+        Some((socket.local_addr().ok()?, socket.peer_addr().ok()?))
+    }
+
     /// Whether the next read would block: everything the receives brought was read and no
     /// end or failure waits to be read. A completion that brings more raises an event then.
     pub fn would_block(&self) -> bool {
         let slots = self.shared.slots.borrow();
         let s = &slots[self.slot as usize];
         s.drained() && !s.eof && s.err.is_none()
+    }
+}
+
+impl RingSocket {
+    /// Queues the stream of `buf` from `from` on, all of it: its own bytes copied, the values
+    /// it keeps by reference kept so (the queue holds their shared data until sent).
+    pub fn write_buf(&mut self, buf: &SendBuf, from: usize) -> io::Result<usize> {
+        let mut slots = self.shared.slots.borrow_mut();
+        let s = &mut slots[self.slot as usize];
+        if let Some(errno) = s.err {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        s.queued.append_from(buf, from);
+        self.shared.mark(s, self.slot);
+        Ok(buf.len() - from)
     }
 }
 
@@ -373,21 +397,33 @@ impl Uring {
                     std::mem::swap(&mut s.out, &mut s.queued);
                 }
                 if s.out_pos < s.out.len() {
+                    let flags = libc::MSG_NOSIGNAL | libc::MSG_WAITALL;
+                    // Values kept by reference go in place, in one SENDMSG of the pieces.
+                    let (send, whole) = if s.out.has_spans() {
+                        let gather = s.gather.get_or_insert_with(Gather::new);
+                        let (msg, whole) = gather.prepare(&s.out, s.out_pos);
+                        let send = on_socket!(s, index, |fd| opcode::SendMsg::new(fd, msg).flags(flags as u32).build());
+                        (send, whole)
+                    } else {
+                        let rest = &s.out.bytes()[s.out_pos..];
+                        let send = on_socket!(s, index, |fd| opcode::Send::new(fd, rest.as_ptr(), rest.len() as u32)
+                            .flags(flags)
+                            .build());
+                        (send, true)
+                    };
                     // With a receive to arm too (a reply read, the next request written: closed
                     // loop's every turn), the send goes first, linked to it and reporting only a
                     // failure: one completion for both. MSG_WAITALL: a link breaks on a short send.
-                    s.linked = !s.multi && s.wants_recv();
-                    let rest = &s.out[s.out_pos..];
-                    let send = on_socket!(s, index, |fd| opcode::Send::new(fd, rest.as_ptr(), rest.len() as u32)
-                        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
-                        .build());
+                    // (Only a send of all that is queued: the receive's completion says so.)
+                    s.linked = whole && !s.multi && s.wants_recv();
                     let mut sqe = send.user_data(u64::from(index) << 1 | SEND);
                     if s.linked {
                         sqe = sqe.flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS);
                         room_for_two(&mut self.ring)?;
                     }
-                    // SAFETY (in `push`): `out` is neither touched nor freed until this send's
-                    // completion (or its linked receive's) clears `send_busy`. A linked pair
+                    // SAFETY (in `push`): `out` (with the shared data its spans point into, which
+                    // it holds) and the boxed `gather` are neither touched, moved nor freed until
+                    // this send's completion (or its linked receive's) clears `send_busy`. A linked pair
                     // is submitted together (`room_for_two`): a link cut by a submit between
                     // its entries would leave the send unlinked and silent.
                     push(&mut self.ring, &sqe)?;

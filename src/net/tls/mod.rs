@@ -332,6 +332,14 @@ impl TlsStream {
         }
     }
 
+    /// The TCP socket's own address and its server's.
+    pub fn endpoints(&self) -> Option<(std::net::SocketAddr, std::net::SocketAddr)> {
+        match &self.sock {
+            TlsSock::Mio(s) => Some((s.local_addr().ok()?, s.peer_addr().ok()?)),
+            TlsSock::Ring(s) => s.endpoints(),
+        }
+    }
+
     /// The same session over the socket handed to io_uring (`adopt` takes its descriptor).
     pub fn over_ring(self, adopt: impl FnOnce(OwnedFd) -> RingSocket) -> TlsStream {
         let sock = match self.sock {

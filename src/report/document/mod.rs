@@ -11,6 +11,7 @@ pub mod interval_log;
 mod parts;
 mod result;
 pub mod roles;
+mod roles_queue;
 pub mod scenario;
 
 use serde::Deserialize;

@@ -15,6 +15,7 @@ use super::parts::OpSummary;
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::engine::pubsub::Messages;
+use crate::engine::tracking::Figures;
 use crate::stats::RolePoint;
 
 /// One role of the run.
@@ -36,6 +37,16 @@ pub struct RoleReport {
     pub totals: OpSummary,
     /// A pub/sub role: what its messages did.
     pub messages: Option<Messages>,
+    /// A tracking role: its keys, cached readers and each reader's cache size (keys).
+    pub keys: Option<u64>,
+    pub readers: Option<usize>,
+    pub cache: Option<usize>,
+    /// A tracking role: what its cached readers did.
+    pub tracking: Option<Figures>,
+    /// A stream role: what its entries did.
+    pub stream: Option<crate::engine::streams::StreamFigures>,
+    /// A queue role: what its items did.
+    pub queue: Option<crate::engine::queue::QueueFigures>,
     /// What the role's listeners counted in each interval of the timeline (a pub/sub role:
     /// messages delivered and their delivery latency, by when they arrived).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -112,6 +123,37 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
                 mode: Some(p.listen.name().into()),
                 ..RoleReport::default()
             },
+            RoleKind::Tracking(t) => RoleReport {
+                name: role.name.clone(),
+                kind: "tracking".into(),
+                connections: t.writers,
+                rate_per_sec: t.rate,
+                mode: Some(t.mode.name().into()),
+                keys: Some(t.keys),
+                readers: Some(t.readers),
+                cache: Some(t.cache),
+                ..RoleReport::default()
+            },
+            // `subscribers` is a stream's consumers or a queue's workers; `mode` how a stream's
+            // consumers read (`xack`, `noack`) or the pop a queue's workers block on.
+            RoleKind::Stream(s) => RoleReport {
+                name: role.name.clone(),
+                kind: "stream".into(),
+                connections: s.producers,
+                rate_per_sec: s.rate,
+                subscribers: Some(s.consumers),
+                mode: Some(if s.ack { "xack" } else { "noack" }.into()),
+                ..RoleReport::default()
+            },
+            RoleKind::Queue(q) => RoleReport {
+                name: role.name.clone(),
+                kind: "queue".into(),
+                connections: q.producers,
+                rate_per_sec: q.rate,
+                subscribers: Some(q.workers),
+                mode: Some(q.pop.name().into()),
+                ..RoleReport::default()
+            },
         })
         .collect()
 }
@@ -123,6 +165,9 @@ pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, outcome: &crate::e
         role.totals = totals.clone();
         role.messages = outcome.messages.clone();
         role.over_time = outcome.role_series.clone();
+        role.tracking = outcome.tracking.clone();
+        role.stream = outcome.stream.clone();
+        role.queue = outcome.queue.clone();
     }
 }
 
@@ -134,16 +179,28 @@ pub fn text(roles: &[RoleReport]) -> String {
         let l = &role.totals.latency_us;
         let _ = writeln!(
             out,
-            "Role {} ({}): {} publisher(s), {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}",
+            "Role {} ({}): {} {}, {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}",
             role.name,
             role.kind,
             role.connections,
+            match role.kind.as_str() {
+                "tracking" => "writer(s)",
+                "pubsub" => "publisher(s)",
+                _ => "producer(s)",
+            },
             role.totals.count,
             role.totals.ops_per_sec,
             ms(l.p50_us),
             ms(l.p99_us),
             ms(l.p999_us)
         );
+        out.push_str(&tracking_text(role));
+        out.push_str(&super::roles_queue::text(
+            role.subscribers.unwrap_or(0),
+            role.mode.as_deref().unwrap_or(""),
+            role.stream.as_ref(),
+            role.queue.as_ref(),
+        ));
         let Some(m) = &role.messages else { continue };
         let _ = writeln!(
             out,
@@ -222,6 +279,79 @@ pub fn markdown(roles: &[RoleReport]) -> String {
             }
             None => out.push_str(" — | — | — | — | — | — | — |\n"),
         }
+    }
+    out
+}
+
+/// A tracking role's lines in the text report (nothing for another role).
+fn tracking_text(role: &RoleReport) -> String {
+    let Some(t) = &role.tracking else { return String::new() };
+    let mut out = format!(
+        "  cached reads: {} reader(s) ({} mode, cache {} of {} keys): {} reads, {} local hits ({:.1}%), {} from the \
+         server; {} invalidations ({:.1}/s), {} flushes; {} stale reads\n",
+        role.readers.unwrap_or(0),
+        role.mode.as_deref().unwrap_or(""),
+        role.cache.unwrap_or(0),
+        role.keys.unwrap_or(0),
+        t.reads,
+        t.local_hits,
+        t.hit_ratio * 100.0,
+        t.server_reads,
+        t.invalidations,
+        t.invalidations_per_sec,
+        t.flushes,
+        t.stale_reads
+    );
+    let d = &t.invalidation_delay;
+    if t.invalidations_timed == 0 {
+        out.push_str("  invalidation delay: no invalidation of a cached key was timed\n");
+    } else {
+        let ms = |us: f64| us / 1000.0;
+        let _ = writeln!(
+            out,
+            "  invalidation delay (write to invalidation), ms: avg {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} max \
+             {:.3} ({} timed, {} not)",
+            ms(d.mean_us),
+            ms(d.p50_us),
+            ms(d.p90_us),
+            ms(d.p99_us),
+            ms(d.p999_us),
+            ms(d.max_us),
+            t.invalidations_timed,
+            t.invalidations_untimed
+        );
+    }
+    for dropped in &t.dropped_readers {
+        let _ = writeln!(out, "  DROPPED: {dropped}");
+    }
+    out
+}
+
+/// The tracking roles as a Markdown table, after the roles': nothing without one.
+pub fn tracking_markdown(roles: &[RoleReport]) -> String {
+    let mut out = String::new();
+    for role in roles {
+        let Some(t) = &role.tracking else { continue };
+        if out.is_empty() {
+            out.push_str(
+                "\n| Role | Reads | Local hits | Hit ratio | Invalidations | Invalidations/s | Stale reads | \
+                 Invalidation p50 ms | Invalidation p99 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            );
+        }
+        let d = &t.invalidation_delay;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.3} | {} | {:.1} | {} | {:.3} | {:.3} |",
+            role.name,
+            t.reads,
+            t.local_hits,
+            t.hit_ratio,
+            t.invalidations,
+            t.invalidations_per_sec,
+            t.stale_reads,
+            d.p50_us / 1000.0,
+            d.p99_us / 1000.0
+        );
     }
     out
 }

@@ -18,7 +18,7 @@ use super::metrics::{Follower, Live};
 
 message_error!(
     /// A push target that cannot be read or reached.
-    PushError from super::metrics::ServeError
+    PushError from super::metrics::ServeError, super::shape::ShapeError
 );
 
 /// The job name when `--metrics-push-job` is not given.
@@ -74,17 +74,7 @@ pub struct PushLabel {
 
 /// `--metrics-push-label`'s parser: a Prometheus label name other than `job`, `=`, any value.
 pub fn label(s: &str) -> Result<PushLabel, PushError> {
-    let Some((name, value)) = s.split_once('=') else {
-        return Err(format!("expected NAME=VALUE such as instance=node1, got '{s}'").into());
-    };
-    let mut chars = name.chars();
-    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid || name.starts_with("__") {
-        return Err(
-            format!("'{name}' is not a label name (letters, digits and _, not starting with a digit or __)").into()
-        );
-    }
+    let (name, value) = super::shape::label_pair(s, "instance=node1")?;
     if name == "job" {
         return Err("the job label is --metrics-push-job's, not a --metrics-push-label".into());
     }

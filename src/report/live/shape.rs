@@ -66,10 +66,11 @@ impl Default for Shape {
     }
 }
 
-/// `--metrics-label NAME=VALUE`: a Prometheus label name, not one the page's families use.
-pub fn label(s: &str) -> Result<MetricsLabel, ShapeError> {
+/// `NAME=VALUE` with NAME a Prometheus label name (letters, digits and _, not starting with a
+/// digit or __); `example` is what the error shows. Every label option reads its value here.
+pub fn label_pair<'a>(s: &'a str, example: &str) -> Result<(&'a str, &'a str), ShapeError> {
     let Some((name, value)) = s.split_once('=') else {
-        return Err(format!("expected NAME=VALUE such as run=baseline, got '{s}'").into());
+        return Err(format!("expected NAME=VALUE such as {example}, got '{s}'").into());
     };
     let mut chars = name.chars();
     let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
@@ -79,6 +80,12 @@ pub fn label(s: &str) -> Result<MetricsLabel, ShapeError> {
             format!("'{name}' is not a label name (letters, digits and _, not starting with a digit or __)").into()
         );
     }
+    Ok((name, value))
+}
+
+/// `--metrics-label NAME=VALUE`: a Prometheus label name, not one the page's families use.
+pub fn label(s: &str) -> Result<MetricsLabel, ShapeError> {
+    let (name, value) = label_pair(s, "run=baseline")?;
     if TAKEN.contains(&name) {
         return Err(format!("'{name}' is a label the metrics carry already (taken: {})", TAKEN.join(", ")).into());
     }

@@ -119,6 +119,7 @@ pub fn markdown(doc: &Document) -> String {
         );
     }
     out.push_str(&crate::report::document::roles::markdown(&doc.roles));
+    out.push_str(&crate::report::document::roles::tracking_markdown(&doc.roles));
     out
 }
 

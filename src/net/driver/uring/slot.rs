@@ -11,6 +11,40 @@ use io_uring::cqueue;
 use super::super::event::Event;
 use super::super::pbuf::BufRing;
 use super::super::stamp::RingMsg;
+use crate::resp::SendBuf;
+
+/// Most pieces one `SENDMSG` takes (the kernel's `UIO_MAXIOV`); a send with more leaves the
+/// rest for the next.
+const PIECES_MAX: usize = 1024;
+
+/// A `SENDMSG`'s header and the pieces it points at.
+pub(super) struct Gather {
+    msg: libc::msghdr,
+    iov: Vec<libc::iovec>,
+}
+
+impl Gather {
+    pub(super) fn new() -> Box<Gather> {
+        // SAFETY: msghdr is plain integers and pointers: all zeroes is valid (no address, no
+        // control messages).
+        Box::new(Gather { msg: unsafe { std::mem::zeroed() }, iov: Vec::new() })
+    }
+
+    /// Points the header at the pieces of `out` from `from` on; returns the pointer to hand
+    /// the ring, and whether the send covers all of the rest. Neither the box nor `out` may
+    /// move, change or drop until the send completes.
+    pub(super) fn prepare(&mut self, out: &SendBuf, from: usize) -> (*const libc::msghdr, bool) {
+        self.iov.clear();
+        let mut pieces = out.pieces(from);
+        for piece in pieces.by_ref().take(PIECES_MAX) {
+            self.iov.push(libc::iovec { iov_base: piece.as_ptr() as *mut libc::c_void, iov_len: piece.len() });
+        }
+        let whole = pieces.next().is_none();
+        self.msg.msg_iov = self.iov.as_mut_ptr();
+        self.msg.msg_iovlen = self.iov.len() as _;
+        (&raw const self.msg, whole)
+    }
+}
 
 /// A slot's first input buffer; a receive that fills it doubles it, up to `RECV_MAX`.
 pub(super) const RECV_START: usize = 8 * 1024;
@@ -26,10 +60,14 @@ pub(super) struct Slot {
     /// `inbuf[in_pos..]` not read yet.
     pub(super) inbuf: Vec<u8>,
     pub(super) in_pos: usize,
-    /// The send in flight (`out[out_pos..]` not sent yet) and what was written meanwhile.
-    pub(super) out: Vec<u8>,
+    /// The send in flight (`out` from `out_pos` on not sent yet) and what was written meanwhile:
+    /// bytes, and large values by reference into the run's shared value data.
+    pub(super) out: SendBuf,
     pub(super) out_pos: usize,
-    pub(super) queued: Vec<u8>,
+    pub(super) queued: SendBuf,
+    /// The header and vector of a send in pieces (`out` keeps values by reference), boxed so
+    /// it stays in place while the kernel reads it; made at the slot's first such send.
+    pub(super) gather: Option<Box<Gather>>,
     pub(super) recv_busy: bool,
     pub(super) send_busy: bool,
     /// The send in flight is linked to the receive in flight and reports only a failure:
@@ -74,9 +112,10 @@ impl Slot {
             fd,
             inbuf: Vec::new(),
             in_pos: 0,
-            out: Vec::new(),
+            out: SendBuf::default(),
             out_pos: 0,
-            queued: Vec::new(),
+            queued: SendBuf::default(),
+            gather: None,
             recv_busy: false,
             linked: false,
             send_busy: false,

@@ -47,6 +47,7 @@ pub(super) fn html(b: &mut String, doc: &Document) {
         }
     }
     b.push_str("</table></div>");
+    tracking(b, doc);
     for m in doc.roles.iter().filter_map(|r| r.messages.as_ref()) {
         for dropped in &m.dropped_subscribers {
             let _ = write!(b, "<p>Dropped: {}</p>", escape(dropped));
@@ -96,4 +97,38 @@ fn over_time(b: &mut String, role: &RoleReport) {
             series: vec![delivered],
         }));
     }
+}
+
+/// The tracking roles' cached reads: nothing without one.
+fn tracking(b: &mut String, doc: &Document) {
+    let mut rows = doc.roles.iter().filter_map(|r| Some((r, r.tracking.as_ref()?))).peekable();
+    if rows.peek().is_none() {
+        return;
+    }
+    b.push_str(
+        "<div class=\"scroll\"><table><tr><th>role</th><th>reads</th><th>local hits</th><th>hit ratio</th>\
+         <th>invalidations</th><th>invalidations/s</th><th>stale reads</th><th>invalidation p50 ms</th>\
+         <th>invalidation p99 ms</th></tr>",
+    );
+    for (role, t) in rows {
+        let d = &t.invalidation_delay;
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{:.3}</td>\
+             <td>{:.3}</td></tr>",
+            escape(&role.name),
+            t.reads,
+            t.local_hits,
+            t.hit_ratio,
+            t.invalidations,
+            t.invalidations_per_sec,
+            t.stale_reads,
+            d.p50_us / 1000.0,
+            d.p99_us / 1000.0
+        );
+        for dropped in &t.dropped_readers {
+            let _ = write!(b, "<tr><td colspan=\"9\">Dropped: {}</td></tr>", escape(dropped));
+        }
+    }
+    b.push_str("</table></div>");
 }

@@ -1,0 +1,466 @@
+//! A tracking role's cached readers: listeners the engine opens beside its writers (the run's
+//! own connections, whose SET values carry a stamp, `workload::stamp`). Each reader is a RESP3
+//! connection (HELLO 3) with `CLIENT TRACKING on` (BCAST with its prefix, or OPTIN with
+//! `CLIENT CACHING yes` before each fetch) on a thread of its own, reading keys at its pace: a
+//! key its bounded cache holds is served locally, any other is fetched with GET and cached. The
+//! server's invalidation pushes, read in order with the replies, drop entries (a null list drops
+//! all). A reader with nothing to fetch still sends a PING every [`SYNC_EVERY`], so that it
+//! keeps hearing its invalidations and the stale check has a recent point to stand on.
+//!
+//! A witness (`witness`) reads every key apart from the readers and is the writers' log: each
+//! local read is checked against it (a stale read is a value served after the server had
+//! invalidated it, provably), and each invalidation of a held key is timed from the send time
+//! of the write that caused it. The tallies are added up into [`Figures`].
+
+mod cache;
+mod wire;
+mod witness;
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cache::{Reader, Tally};
+use wire::{TICK, bulk, header, is_timeout, set_timeout};
+use witness::{Event, Log, Timing, Witness};
+
+use crate::config::Config;
+use crate::config::role::RoleKind;
+use crate::config::role::tracking::{TrackMode, Tracking};
+use crate::net::{CallError, ConnectError, Session};
+use crate::resp::{self, ReplyClass};
+use crate::stats::LatencySummary;
+use crate::workload::stamp;
+
+/// The longest a reader goes without a round trip to the server.
+const SYNC_EVERY: Duration = Duration::from_millis(5);
+/// A reader more than this behind its pace starts afresh instead of catching up in a burst.
+const BEHIND: Duration = Duration::from_millis(100);
+
+/// What a tracking role's readers did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct Figures {
+    /// Reads the readers made, local or not.
+    pub reads: u64,
+    /// Reads served from a reader's own cache.
+    pub local_hits: u64,
+    /// Reads that went to the server (GET): the cache did not hold the key.
+    pub server_reads: u64,
+    /// `local_hits / reads`.
+    pub hit_ratio: f64,
+    /// Keys the server's invalidation pushes named, over every reader.
+    pub invalidations: u64,
+    /// Pushes that invalidated everything (a null key list).
+    pub flushes: u64,
+    /// Invalidations per second of the readers' listening.
+    pub invalidations_per_sec: f64,
+    /// From the readers' start to their stop, in seconds.
+    pub listened_secs: f64,
+    /// From the send of the write that caused an invalidation (its value's stamp) to the
+    /// invalidation's arrival at the reader, over the invalidations of a held key timed.
+    pub invalidation_delay: LatencySummary,
+    pub invalidations_timed: u64,
+    /// Invalidations of a held key whose cause the witness did not see (overwritten within one
+    /// of its sweeps): not timed.
+    pub invalidations_untimed: u64,
+    /// Values served locally after the server had invalidated them, as the witness proves.
+    pub stale_reads: u64,
+    /// Readers (and the witness) the server disconnected during the run, each with why.
+    pub dropped_readers: Vec<String>,
+}
+
+/// The tracking role of `config` (its name, and it), if it has one.
+pub fn role(config: &Config) -> Option<(&str, &Tracking)> {
+    config.extras.roles.iter().find_map(|r| match &r.kind {
+        RoleKind::Tracking(t) => Some((r.name.as_str(), t)),
+        _ => None,
+    })
+}
+
+/// A tracking role's readers and witness, running.
+pub struct Readers {
+    readers: Vec<JoinHandle<Tally>>,
+    witness: Option<JoinHandle<Timing>>,
+    readers_stop: Arc<AtomicBool>,
+    witness_stop: Arc<AtomicBool>,
+    started: Instant,
+}
+
+/// Opens every reader of `config`'s tracking role (none without one), each tracking before this
+/// returns, and the witness.
+pub fn listen(config: &Config) -> Result<Option<Readers>, ConnectError> {
+    let Some((name, t)) = role(config) else { return Ok(None) };
+    let prefix = config.keys.prefix.clone();
+    let mut sessions = Vec::with_capacity(t.readers);
+    for _ in 0..t.readers {
+        sessions.push(open_reader(config, name, t)?);
+    }
+    let log = Arc::new(Log::new(t.keys));
+    let witness = Witness::new(Session::open(&config.server)?, prefix.clone(), Arc::clone(&log));
+    let (readers_stop, witness_stop) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (events, inbox) = mpsc::channel();
+    let stop = Arc::clone(&witness_stop);
+    let witness = std::thread::Builder::new()
+        .name("respbench-witness".into())
+        .spawn(move || witness.run(inbox, &stop))
+        .expect("the witness thread starts");
+    let mut readers = Vec::with_capacity(t.readers);
+    for (n, session) in sessions.into_iter().enumerate() {
+        let conn = Conn::new(session, prefix.clone(), t.keys);
+        let plan = Plan { number: n, keys: t.keys, optin: t.mode == TrackMode::Optin, reads_per_sec: t.reads_per_sec };
+        let (log, events, stop, capacity) = (Arc::clone(&log), events.clone(), Arc::clone(&readers_stop), t.cache);
+        readers.push(
+            std::thread::Builder::new()
+                .name(format!("respbench-reader{n}"))
+                .spawn(move || read(conn, plan, Reader::new(capacity), (log.as_ref(), &events), &stop))
+                .expect("a reader thread starts"),
+        );
+    }
+    Ok(Some(Readers { readers, witness: Some(witness), readers_stop, witness_stop, started: Instant::now() }))
+}
+
+/// A reader's connection: RESP3, tracking as the role asks. A refusal is the role's error.
+fn open_reader(config: &Config, name: &str, t: &Tracking) -> Result<Session, ConnectError> {
+    let mut opts = config.server.clone();
+    opts.resp3 = true;
+    opts.session.tracking = false;
+    let mut session = Session::open(&opts).map_err(|e| match e {
+        ConnectError::Refused { message, .. } => ConnectError::Role {
+            message: format!(
+                "--role {name}: the server refused HELLO 3 ({message}), and tracking needs RESP3: run the role \
+                 against a server that speaks it (Redis 6 or later, Valkey)"
+            ),
+        },
+        other => other,
+    })?;
+    let mut args: Vec<&[u8]> = vec![b"CLIENT", b"TRACKING", b"on"];
+    match &t.mode {
+        TrackMode::Default => {}
+        TrackMode::Bcast { prefix } => args.extend([&b"BCAST"[..], b"PREFIX", prefix.as_bytes()]),
+        TrackMode::Optin => args.push(b"OPTIN"),
+    }
+    let words = String::from_utf8_lossy(&args.join(&b' ')).into_owned();
+    match session.call(&args) {
+        Ok(_) => Ok(session),
+        Err(CallError::Server(message)) => Err(ConnectError::Role {
+            message: format!(
+                "--role {name}: the server refused `{words}` ({message}): give the role a mode this server \
+                 supports (mode=default, bcast or optin)"
+            ),
+        }),
+        Err(CallError::Connect(e)) => Err(e),
+    }
+}
+
+/// What a reader does, apart from its cache.
+struct Plan {
+    number: usize,
+    keys: u64,
+    optin: bool,
+    reads_per_sec: u64,
+}
+
+/// A reader's connection, its buffers and the role's key names.
+struct Conn {
+    session: Session,
+    prefix: String,
+    keys: u64,
+    buf: Vec<u8>,
+    /// Bytes `start..end` of `buf` are read and not yet handled.
+    start: usize,
+    end: usize,
+    out: Vec<u8>,
+    name: String,
+}
+
+/// How a request's last reply ended: the value a GET brought and when its bytes were read.
+struct Answer {
+    version: u64,
+    read_ns: u64,
+}
+
+impl Conn {
+    fn new(session: Session, prefix: String, keys: u64) -> Conn {
+        Conn { session, prefix, keys, buf: vec![0; 64 * 1024], start: 0, end: 0, out: Vec::new(), name: String::new() }
+    }
+
+    /// Sends what `out` holds (`replies` requests, the last one's value kept) and reads until
+    /// their replies are in, handling the pushes among them in order.
+    fn exchange(
+        &mut self,
+        replies: usize,
+        reader: &mut Reader,
+        events: &Sender<Event>,
+        stop: &AtomicBool,
+    ) -> Result<Answer, String> {
+        let sent_ns = stamp::now();
+        self.session.stream.write_all(&self.out).map_err(|e| format!("its connection failed: {e}"))?;
+        let mut left = replies;
+        loop {
+            let read_ns = stamp::now();
+            while let Some((at, s)) = self.next(reader, events, read_ns)? {
+                if let ReplyClass::Error { msg_start, msg_end } = s.class {
+                    let message = String::from_utf8_lossy(&self.buf[at + msg_start..at + msg_end]).into_owned();
+                    return Err(format!("the server answered with an error: {message}"));
+                }
+                left -= 1;
+                if left == 0 {
+                    let version = bulk(&self.buf[at..at + s.len]).map_or(0, |(v, _)| witness::version_of(v));
+                    reader.synced(sent_ns);
+                    return Ok(Answer { version, read_ns });
+                }
+            }
+            if !self.fill()? && stop.load(Ordering::Relaxed) {
+                return Err("the run ended while a reply was on its way".into());
+            }
+        }
+    }
+
+    /// The next reply that is not a push (its place and scan), the pushes before it handled.
+    fn next(
+        &mut self,
+        reader: &mut Reader,
+        events: &Sender<Event>,
+        read_ns: u64,
+    ) -> Result<Option<(usize, resp::Scanned)>, String> {
+        loop {
+            let Some(s) = resp::scan(&self.buf[self.start..self.end])
+                .map_err(|e| format!("the server sent what is not RESP: {e}"))?
+            else {
+                return Ok(None);
+            };
+            let at = self.start;
+            self.start += s.len;
+            if s.class != ReplyClass::Push {
+                return Ok(Some((at, s)));
+            }
+            match invalidated(&self.buf[at..at + s.len]) {
+                Some(Keys::All) => reader.flushed(),
+                Some(Keys::These(mut rest, n)) => {
+                    for _ in 0..n {
+                        let Some((Some(key), used)) = bulk(rest) else { break };
+                        rest = &rest[used..];
+                        if let Some(e) = reader.invalidated(self.index(key), read_ns) {
+                            let _ = events.send(e);
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Key `NAME:n`'s index (`n - 1`), if it is one of the role's.
+    fn index(&self, key: &[u8]) -> Option<usize> {
+        let digits = key.strip_prefix(self.prefix.as_bytes())?;
+        let n: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+        (1..=self.keys).contains(&n).then(|| (n - 1) as usize)
+    }
+
+    /// Reads what has come (waiting at most the stream's timeout); false if nothing came.
+    fn fill(&mut self) -> Result<bool, String> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        match self.session.stream.read(&mut self.buf[self.end..]) {
+            Ok(0) => Err("the server closed its connection".into()),
+            Ok(n) => {
+                self.end += n;
+                Ok(true)
+            }
+            Err(e) if is_timeout(&e) => Ok(false),
+            Err(e) => Err(format!("its connection failed: {e}")),
+        }
+    }
+
+    /// Writes the fetch of key `index` into `out` (after `CLIENT CACHING yes` with OPTIN).
+    fn fetch(&mut self, index: usize, optin: bool) -> usize {
+        use std::fmt::Write as _;
+        self.out.clear();
+        if optin {
+            resp::encode_command(&mut self.out, &[b"CLIENT", b"CACHING", b"yes"]);
+        }
+        self.name.clear();
+        let _ = write!(self.name, "{}{}", self.prefix, index + 1);
+        resp::encode_command(&mut self.out, &[b"GET", self.name.as_bytes()]);
+        1 + usize::from(optin)
+    }
+}
+
+/// What an invalidation push names.
+enum Keys<'a> {
+    All,
+    /// The bytes of the key list's elements, and how many there are.
+    These(&'a [u8], usize),
+}
+
+/// The keys of an `invalidate` push (`>2 $10 invalidate *N ...`, or a null for all); `None` for
+/// any other push.
+fn invalidated(push: &[u8]) -> Option<Keys<'_>> {
+    let (kind, count, used) = header(push)?;
+    if kind != b'>' || count != 2 {
+        return None;
+    }
+    let (name, more) = bulk(&push[used..])?;
+    if name? != b"invalidate" {
+        return None;
+    }
+    let rest = &push[used + more..];
+    if rest.starts_with(b"_") {
+        return Some(Keys::All);
+    }
+    let (kind, count, used) = header(rest)?;
+    match kind {
+        b'*' if count < 0 => Some(Keys::All),
+        b'*' => Some(Keys::These(&rest[used..], count as usize)),
+        _ => None,
+    }
+}
+
+/// A reader's life, until the run is over or the server drops it.
+fn read(
+    mut conn: Conn,
+    plan: Plan,
+    mut reader: Reader,
+    (log, events): (&Log, &Sender<Event>),
+    stop: &AtomicBool,
+) -> Tally {
+    let interval_ns = (1e9 / plan.reads_per_sec as f64) as u64;
+    let (behind_ns, sync_ns) = (BEHIND.as_nanos() as u64, SYNC_EVERY.as_nanos() as u64);
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(plan.number as u64 + 1) | 1;
+    let mut due = stamp::now();
+    let mut last_trip = due;
+    let mut timeout = Duration::ZERO;
+    while !stop.load(Ordering::Relaxed) {
+        let now = stamp::now();
+        let outcome = if now >= due {
+            due = if now > due + behind_ns { now + interval_ns } else { due + interval_ns };
+            // xorshift64: the reader's own keys, no state shared.
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let index = (rng % plan.keys) as usize;
+            if reader.read(index, log) {
+                continue;
+            }
+            last_trip = now;
+            tick(&conn, &mut timeout);
+            let replies = conn.fetch(index, plan.optin);
+            conn.exchange(replies, &mut reader, events, stop).map(|a| reader.fetched(index, a.version, a.read_ns))
+        } else if now >= last_trip + sync_ns {
+            last_trip = now;
+            tick(&conn, &mut timeout);
+            conn.out.clear();
+            resp::encode_command(&mut conn.out, &[b"PING"]);
+            conn.exchange(1, &mut reader, events, stop).map(|_| ())
+        } else {
+            // Waits for pushes until the next read or round trip is due.
+            let wait = Duration::from_nanos(due.min(last_trip + sync_ns) - now).clamp(Duration::from_micros(100), TICK);
+            if wait != timeout {
+                set_timeout(&conn.session.stream, wait);
+                timeout = wait;
+            }
+            conn.fill().and_then(|_| {
+                let read_ns = stamp::now();
+                match conn.next(&mut reader, events, read_ns)? {
+                    Some(_) => Err("the server sent a reply nothing asked for".into()),
+                    None => Ok(()),
+                }
+            })
+        };
+        if let Err(why) = outcome {
+            if !stop.load(Ordering::Relaxed) {
+                reader.tally.dropped = Some(why);
+            }
+            break;
+        }
+    }
+    reader.tally
+}
+
+/// An exchange's reads wait a tick at a time.
+fn tick(conn: &Conn, timeout: &mut Duration) {
+    if *timeout != TICK {
+        set_timeout(&conn.session.stream, TICK);
+        *timeout = TICK;
+    }
+}
+
+impl Readers {
+    /// Once the writers stopped: stops the readers, then the witness (after a last sweep), and
+    /// adds up their figures.
+    pub fn finish(mut self) -> Figures {
+        self.readers_stop.store(true, Ordering::Relaxed);
+        let listened_secs = self.started.elapsed().as_secs_f64();
+        let tallies: Vec<Tally> = self.readers.drain(..).filter_map(|t| t.join().ok()).collect();
+        self.witness_stop.store(true, Ordering::Relaxed);
+        let timing = self.witness.take().and_then(|w| w.join().ok());
+        let mut f = Figures { listened_secs, ..Figures::default() };
+        for (n, t) in tallies.iter().enumerate() {
+            f.reads += t.reads;
+            f.local_hits += t.local_hits;
+            f.server_reads += t.server_reads;
+            f.invalidations += t.invalidations;
+            f.flushes += t.flushes;
+            f.stale_reads += t.stale_reads;
+            if let Some(why) = &t.dropped {
+                f.dropped_readers.push(format!("reader {}: {why}", n + 1));
+            }
+        }
+        if f.reads > 0 {
+            f.hit_ratio = f.local_hits as f64 / f.reads as f64;
+        }
+        if listened_secs > 0.0 {
+            f.invalidations_per_sec = f.invalidations as f64 / listened_secs;
+        }
+        if let Some(timing) = timing {
+            f.invalidation_delay = LatencySummary::of(&timing.delay);
+            f.invalidations_timed = timing.timed;
+            f.invalidations_untimed = timing.untimed;
+            if let Some(why) = timing.failed {
+                f.dropped_readers.push(format!("the witness: {why}"));
+            }
+        }
+        f
+    }
+}
+
+impl Drop for Readers {
+    /// Readers of a run that could not start (or did not finish) stop too.
+    fn drop(&mut self) {
+        self.readers_stop.store(true, Ordering::Relaxed);
+        self.witness_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wire::values;
+    use super::*;
+
+    #[test]
+    fn invalidation_pushes_name_their_keys_or_all() {
+        let push = b">2\r\n$10\r\ninvalidate\r\n*2\r\n$3\r\nc:1\r\n$3\r\nc:7\r\n";
+        let Some(Keys::These(rest, 2)) = invalidated(push) else { panic!("two keys") };
+        let (first, used) = bulk(rest).unwrap();
+        assert_eq!((first, bulk(&rest[used..]).unwrap().0), (Some(&b"c:1"[..]), Some(&b"c:7"[..])));
+        assert!(matches!(invalidated(b">2\r\n$10\r\ninvalidate\r\n_\r\n"), Some(Keys::All)));
+        assert!(invalidated(b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nx\r\n").is_none());
+    }
+
+    #[test]
+    fn mget_values_read_with_their_nulls() {
+        let reply = b"*3\r\n$2\r\nab\r\n_\r\n$-1\r\n";
+        assert_eq!(values(reply, 3), Some(vec![Some(&b"ab"[..]), None, None]));
+        assert_eq!(values(reply, 2), None);
+    }
+}
