@@ -77,17 +77,23 @@ impl Server {
     }
 
     fn wait_ready(&mut self) -> bool {
+        trait ReadWrite: Read + Write {}
+        impl<T: Read + Write> ReadWrite for T {}
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return false;
             }
-            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
-                // PONG, or NOAUTH from a server with a password: either way it is serving.
+            // PONG, or NOAUTH from a server with a password: either way it is serving. The
+            // socket in this server's own directory answers only if this server bound its port
+            // too (another test's server may hold the port after a probe race).
+            let answers = |mut s: Box<dyn ReadWrite>| {
                 let mut reply = [0u8; 16];
-                if s.write_all(b"PING\r\n").is_ok() && s.read(&mut reply).is_ok_and(|n| n > 0) {
-                    return true;
-                }
+                s.write_all(b"PING\r\n").is_ok() && s.read(&mut reply).is_ok_and(|n| n > 0)
+            };
+            let tcp = TcpStream::connect(("127.0.0.1", self.port)).is_ok_and(|s| answers(Box::new(s)));
+            if tcp && std::os::unix::net::UnixStream::connect(self.socket()).is_ok_and(|s| answers(Box::new(s))) {
+                return true;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
