@@ -4,13 +4,41 @@
 //! the buffer has grown to the largest reply.
 
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::net::Session;
 use crate::resp::{self, ReplyClass};
 
 /// How often a blocked read looks up to see whether the run is over.
 pub(super) const TICK: Duration = Duration::from_millis(50);
+
+/// The longest a role's listeners wait, after the producers stop, for what is still on its way.
+pub(super) const DRAIN: Duration = Duration::from_secs(2);
+/// The same after a stop signal.
+pub(super) const DRAIN_STOPPED: Duration = Duration::from_millis(200);
+
+/// What a role's listeners and the run share: what they consumed so far, and when to stop.
+pub(super) struct Shared {
+    pub(super) consumed: AtomicU64,
+    pub(super) stop: AtomicBool,
+}
+
+/// Once the producers stopped, having produced `produced`: waits until the listeners consumed
+/// it all, at most [`DRAIN`] ([`DRAIN_STOPPED`] after a stop signal, nothing once every
+/// listener has ended), then stops them and returns their tallies.
+pub(super) fn drained<T>(shared: &Shared, threads: &mut Vec<JoinHandle<T>>, produced: u64, stopped: bool) -> Vec<T> {
+    let until = Instant::now() + if stopped { DRAIN_STOPPED } else { DRAIN };
+    while shared.consumed.load(Ordering::Relaxed) < produced
+        && Instant::now() < until
+        && !threads.iter().all(JoinHandle::is_finished)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    shared.stop.store(true, Ordering::Relaxed);
+    threads.drain(..).filter_map(|t| t.join().ok()).collect()
+}
 
 /// A listener's connection and the reply it read last.
 pub(super) struct Line {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::listener::{self, Cursor, Ended, Line};
+use super::listener::{self, Cursor, Ended, Line, Shared};
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::config::role::queue::{Pop, QueueRole};
@@ -23,10 +23,6 @@ use crate::resp::ReplyClass;
 use crate::stats::LatencySummary;
 use crate::workload::stamp::{self, Stamp};
 
-/// The longest the workers wait, after the producers stop, for items still on their way.
-const DRAIN: Duration = Duration::from_secs(2);
-/// The same after a stop signal.
-const DRAIN_STOPPED: Duration = Duration::from_millis(200);
 /// A pop's timeout, in seconds: the server answers null after it, and the worker pops again.
 const POP_TIMEOUT: &[u8] = b"1";
 /// The longest an LREM is waited for once the run is over.
@@ -66,12 +62,6 @@ struct Tally {
     service: Histogram<u64>,
     end_to_end: Histogram<u64>,
     ended: Option<Ended>,
-}
-
-/// What the workers and the run share: items consumed so far, and when to stop.
-struct Shared {
-    consumed: AtomicU64,
-    stop: AtomicBool,
 }
 
 /// A queue role's workers, popping.
@@ -226,18 +216,10 @@ fn item(reply: &[u8], kind: Pop) -> Option<Option<&[u8]>> {
 
 impl Workers {
     /// Once the producers stopped, having pushed `produced` items: waits for what is still on
-    /// its way (at most [`DRAIN`], [`DRAIN_STOPPED`] after a stop signal), stops the workers and
+    /// its way (at most [`DRAIN`](listener::DRAIN), [`DRAIN_STOPPED`](listener::DRAIN_STOPPED) after a stop signal), stops the workers and
     /// adds up their tallies.
     pub fn finish(mut self, produced: u64, stopped: bool) -> QueueFigures {
-        let until = Instant::now() + if stopped { DRAIN_STOPPED } else { DRAIN };
-        while self.shared.consumed.load(Ordering::Relaxed) < produced
-            && Instant::now() < until
-            && !self.threads.iter().all(JoinHandle::is_finished)
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.shared.stop.store(true, Ordering::Relaxed);
-        let tallies: Vec<Tally> = self.threads.drain(..).filter_map(|t| t.join().ok()).collect();
+        let tallies = listener::drained(&self.shared, &mut self.threads, produced, stopped);
         let mut f = QueueFigures { produced, ..QueueFigures::default() };
         let (mut wait, mut service, mut end_to_end) =
             (crate::stats::histogram(), crate::stats::histogram(), crate::stats::histogram());

@@ -5,7 +5,7 @@
 //! the role reads with NOACK), keeping its own tally: entries consumed and their end-to-end
 //! latency, from the producer's stamp to the consumer's read. A sampler asks the server for
 //! the group's pending entries (XPENDING) and lag (XINFO GROUPS) every [`SAMPLE`]. After the
-//! producers stop, the consumers get at most [`DRAIN`] to read what is still on its way.
+//! producers stop, the consumers get at most [`DRAIN`](listener::DRAIN) to read what is still on its way.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::listener::{self, Cursor, Ended, Line, TICK};
+use super::listener::{self, Cursor, Ended, Line, Shared, TICK};
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::config::role::queue::StreamRole;
@@ -24,10 +24,6 @@ use crate::resp::value::{self, Value};
 use crate::stats::LatencySummary;
 use crate::workload::stamp::{self, Stamp};
 
-/// The longest the consumers wait, after the producers stop, for entries still on their way.
-const DRAIN: Duration = Duration::from_secs(2);
-/// The same after a stop signal.
-const DRAIN_STOPPED: Duration = Duration::from_millis(200);
 /// How often the group's pending entries and lag are sampled.
 const SAMPLE: Duration = Duration::from_millis(100);
 /// The longest an XACK is waited for once the run is over.
@@ -65,13 +61,6 @@ struct Tally {
     acked: u64,
     latency: Histogram<u64>,
     ended: Option<Ended>,
-}
-
-/// What the consumers and the run share: entries consumed so far (added once per read), and
-/// when to stop.
-struct Shared {
-    consumed: AtomicU64,
-    stop: AtomicBool,
 }
 
 /// What the sampler saw.
@@ -288,18 +277,10 @@ fn lag(control: &mut Session, key: &str, group: &str) -> Option<u64> {
 
 impl Consumers {
     /// Once the producers stopped, having produced `produced` entries: waits for what is still
-    /// on its way (at most [`DRAIN`], [`DRAIN_STOPPED`] after a stop signal), stops the
+    /// on its way (at most [`DRAIN`](listener::DRAIN), [`DRAIN_STOPPED`](listener::DRAIN_STOPPED) after a stop signal), stops the
     /// consumers, reads the group's pending entries, destroys the group and adds up the tallies.
     pub fn finish(mut self, produced: u64, stopped: bool) -> StreamFigures {
-        let until = Instant::now() + if stopped { DRAIN_STOPPED } else { DRAIN };
-        while self.shared.consumed.load(Ordering::Relaxed) < produced
-            && Instant::now() < until
-            && !self.threads.iter().all(JoinHandle::is_finished)
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.shared.stop.store(true, Ordering::Relaxed);
-        let tallies: Vec<Tally> = self.threads.drain(..).filter_map(|t| t.join().ok()).collect();
+        let tallies = listener::drained(&self.shared, &mut self.threads, produced, stopped);
         let mut f = StreamFigures { produced, ..StreamFigures::default() };
         if let Some((mut control, samples)) = self.sampler.take().and_then(|s| s.join().ok()) {
             f.pending = pending(&mut control, &self.key, &self.group);
