@@ -1,5 +1,6 @@
 # respbench: `make demo` runs a real benchmark against a local redis-server; `make test` runs
-# every test. Both install what they need (Debian's redis-server and redis-tools) when missing.
+# every test. Both install what they need (Debian's redis-server and redis-tools, and
+# valkey-server) when missing.
 
 CARGO ?= cargo
 

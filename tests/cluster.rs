@@ -5,7 +5,7 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -15,43 +15,7 @@ struct Cluster {
 
 impl Cluster {
     fn start() -> Cluster {
-        let nodes: Vec<Server> = (0..6)
-            .map(|_| {
-                Server::start(&[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "1000",
-                ])
-            })
-            .collect();
-        let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
-        let out = Command::new("redis-cli")
-            .args(["--cluster", "create"])
-            .args(&addrs)
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "cluster create: {}", String::from_utf8_lossy(&out.stdout));
-        let cluster = Cluster { nodes };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !cluster.ready() {
-            assert!(Instant::now() < deadline, "the cluster did not settle");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        cluster
-    }
-
-    /// Every node says the cluster is ok and every replica is in sync with its primary.
-    fn ready(&self) -> bool {
-        self.nodes.iter().all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-            && self.nodes.iter().all(|n| {
-                let info = n.cli(&["INFO", "replication"]);
-                info.contains("role:master") || info.contains("master_link_status:up")
-            })
+        Cluster { nodes: cluster(Kind::Redis, 3, 1, &["--cluster-node-timeout", "1000"]) }
     }
 
     fn primaries(&self) -> Vec<&Server> {

@@ -1,43 +1,27 @@
-//! A pub/sub role against a real redis-server: every publish reaches every subscriber, a
-//! subscriber killed mid-run shows as its lost deliveries, SSUBSCRIBE in a 3-primary cluster
-//! delivers every message, and a role that cannot run is one line and exit 2.
+//! A pub/sub role against a real redis-server and valkey-server: every publish reaches every
+//! subscriber, a subscriber killed mid-run shows as its lost deliveries, SSUBSCRIBE in a
+//! 3-primary cluster delivers every message, and a role that cannot run is one line and exit 2.
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::roles::*;
 use common::*;
-use serde_json::Value;
 
-/// The one role of a result.
-fn role(json: &Value) -> &Value {
-    let roles = json["roles"].as_array().expect("a roles array");
-    assert_eq!(roles.len(), 1, "{roles:?}");
-    &roles[0]
-}
+on_each_server!(
+    ten_channels_five_subscribers_get_every_publish_five_times,
+    pattern_subscribers_over_resp3_get_every_publish,
+    a_subscriber_killed_mid_run_shows_as_its_lost_deliveries,
+    subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails,
+    sharded_subscribers_in_a_cluster_get_every_message,
+);
 
-fn count(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
-}
-
-/// The README's Roles section's first command line, split into its arguments.
-fn readme_line() -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("### Roles").expect("a Roles section")..];
-    let line = section.lines().find(|l| l.starts_with("respbench ")).expect("a respbench line");
-    line.split_whitespace().skip(1).map(String::from).collect()
-}
-
-#[test]
-fn ten_channels_five_subscribers_get_every_publish_five_times() {
-    // The README's line, as written, with -p added.
-    let server = Server::start(&[]);
+fn ten_channels_five_subscribers_get_every_publish_five_times(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
-    let args = readme_line();
-    assert!(args.join(" ").contains("news:pubsub:channels=10,subscribers=5,rate=1000 --duration 2s"), "{args:?}");
-    let out = respbench().current_dir(dir.path()).args(["-p", &server.port_arg()]).args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let holds = "news:pubsub:channels=10,subscribers=5,rate=1000 --duration 2s";
+    let out = run_readme_line(&server, "pubsub", holds, dir.path());
     let json = dir.path().join("news.json");
     let doc = read_json(&json);
     let role = role(&doc);
@@ -66,42 +50,23 @@ fn ten_channels_five_subscribers_get_every_publish_five_times() {
     assert!(page.contains("Delivery latency over time"), "{page}");
 }
 
-#[test]
-fn pattern_subscribers_over_resp3_get_every_publish() {
-    let server = Server::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let (json, markdown, html) = (dir.path().join("out.json"), dir.path().join("out.md"), dir.path().join("out.html"));
-    run_ok(
-        &server,
-        &[
-            "-3",
-            "--role",
-            "feed:pubsub:channels=4,subscribers=3,publishers=2,mode=psubscribe,size=100",
-            "-n",
-            "2000",
-            "--json",
-            json.to_str().unwrap(),
-            "--markdown",
-            markdown.to_str().unwrap(),
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
-    let doc = read_json(&json);
-    let m = &role(&doc)["messages"];
+fn pattern_subscribers_over_resp3_get_every_publish(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let role_arg = "feed:pubsub:channels=4,subscribers=3,publishers=2,mode=psubscribe,size=100";
+    let out = run_written(&server, &["-3", "--role", role_arg, "-n", "2000"]);
+    let m = &role(&out.json)["messages"];
     assert_eq!(count(m, "published"), 2000, "{m}");
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = &out.html;
     assert!(page.contains("<h2>Roles</h2>") && page.contains("<td>feed</td><td>pubsub</td><td>2000</td>"), "{page}");
-    let table = std::fs::read_to_string(&markdown).unwrap();
+    let table = &out.markdown;
     assert!(table.contains("| feed | pubsub | 2000 |"), "{table}");
     assert!(table.contains(" 2000 | 6000 | 0 | 0 | 0 |"), "{table}");
     assert_eq!(count(m, "delivered"), 6000, "{m}");
     assert_eq!(count(m, "lost"), 0, "{m}");
 }
 
-#[test]
-fn a_subscriber_killed_mid_run_shows_as_its_lost_deliveries() {
-    let server = Server::start(&[]);
+fn a_subscriber_killed_mid_run_shows_as_its_lost_deliveries(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let mut command = respbench();
@@ -131,10 +96,9 @@ fn a_subscriber_killed_mid_run_shows_as_its_lost_deliveries() {
     assert!(stdout(&out).contains("DROPPED: subscriber"), "{}", stdout(&out));
 }
 
-#[test]
-fn subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails() {
+fn subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails(kind: Kind) {
     // A message larger than the client's 16 KiB reply buffer goes past a 1 KiB limit at once.
-    let server = Server::start(&["--client-output-buffer-limit", "pubsub 1kb 1kb 0"]);
+    let server = Server::start_as(kind, &["--client-output-buffer-limit", "pubsub 1kb 1kb 0"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let role_arg = "big:pubsub:subscribers=2,size=20000";
@@ -155,45 +119,14 @@ fn subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails() {
 #[test]
 fn a_role_with_nothing_to_do_or_no_publishers_is_one_line_and_exit_2() {
     let server = Server::start(&[]);
-    for (role, says) in [
-        ("news", "--role news names nothing to do: give it a kind"),
-        (
-            "news:pubsub:subscribers=5,publishers=0",
-            "--role news has subscribers but no publishers: give it publishers=N",
-        ),
-    ] {
-        let out = run(&server, &["--role", role, "-n", "10"]);
-        assert_eq!(out.status.code(), Some(2), "{role}");
-        let err = stderr(&out);
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains(says), "{err}");
-    }
+    assert_refused(&server, &["--role", "news"], &["--role news names nothing to do: give it a kind"]);
+    let says = "--role news has subscribers but no publishers: give it publishers=N";
+    assert_refused(&server, &["--role", "news:pubsub:subscribers=5,publishers=0"], &[says]);
 }
 
-/// 3 primaries, no replicas, joined on loopback.
-fn cluster() -> Vec<Server> {
-    let nodes: Vec<Server> =
-        (0..3).map(|_| Server::start(&["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"])).collect();
-    let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
-    let out = Command::new("redis-cli")
-        .args(["--cluster", "create"])
-        .args(&addrs)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cluster create: {}", String::from_utf8_lossy(&out.stdout));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !nodes.iter().all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok")) {
-        assert!(Instant::now() < deadline, "the cluster did not settle");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    nodes
-}
-
-#[test]
-fn sharded_subscribers_in_a_cluster_get_every_message() {
-    let nodes = cluster();
+fn sharded_subscribers_in_a_cluster_get_every_message(kind: Kind) {
+    // 3 primaries, no replicas, joined on loopback.
+    let nodes = cluster(kind, 3, 0, &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     run_ok(

@@ -1,11 +1,19 @@
-//! `--setup` and the argument spaces against a real redis-server: a script loaded before the run
-//! is called by its SHA without a NOSCRIPT; a function, a consumer group and a configuration
-//! parameter set up before the run (the parameter put back after it); ten hashes filled with a
-//! thousand fields each by walking keys and fields together; and the bad inputs, each one line.
+//! `--setup` and the argument spaces against a real redis-server and valkey-server: a script
+//! loaded before the run is called by its SHA without a NOSCRIPT; a function, a consumer group
+//! and a configuration parameter set up before the run (the parameter put back after it); ten
+//! hashes filled with a thousand fields each by walking keys and fields together; and the bad
+//! inputs, each one line.
 
 mod common;
 
 use common::*;
+
+on_each_server!(
+    a_script_loaded_in_setup_is_called_by_its_sha_without_noscript,
+    a_function_a_group_and_a_parameter_are_set_up_and_the_parameter_put_back,
+    ten_keys_by_a_thousand_fields_in_order_fill_every_hash,
+    a_refused_setup_command_is_one_line_and_nothing_is_measured,
+);
 
 /// `key` of the server's INFO commandstats line for `command`, such as `failed_calls`.
 fn commandstat(server: &Server, command: &str, key: &str) -> u64 {
@@ -14,9 +22,8 @@ fn commandstat(server: &Server, command: &str, key: &str) -> u64 {
     line.split([':', ',']).find_map(|kv| kv.strip_prefix(&format!("{key}="))).map_or(0, |v| v.parse().unwrap())
 }
 
-#[test]
-fn a_script_loaded_in_setup_is_called_by_its_sha_without_noscript() {
-    let server = Server::start(&[]);
+fn a_script_loaded_in_setup_is_called_by_its_sha_without_noscript(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let json = server.dir.path().join("evalsha.json");
     let out = run_ok(
         &server,
@@ -42,9 +49,8 @@ fn a_script_loaded_in_setup_is_called_by_its_sha_without_noscript() {
     assert!(!server.cli(&["INFO", "errorstats"]).contains("NOSCRIPT"));
 }
 
-#[test]
-fn a_function_a_group_and_a_parameter_are_set_up_and_the_parameter_put_back() {
-    let server = Server::start(&[]);
+fn a_function_a_group_and_a_parameter_are_set_up_and_the_parameter_put_back(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let library =
         "FUNCTION LOAD REPLACE \"#!lua name=benchlib\nredis.register_function('one', function() return 1 end)\"";
     let out = run_ok(
@@ -74,9 +80,8 @@ fn a_function_a_group_and_a_parameter_are_set_up_and_the_parameter_put_back() {
     run_ok(&server, &["-n", "10", "--setup", "XGROUP CREATE jobs workers $ MKSTREAM", "--command", "PING"]);
 }
 
-#[test]
-fn ten_keys_by_a_thousand_fields_in_order_fill_every_hash() {
-    let server = Server::start(&[]);
+fn ten_keys_by_a_thousand_fields_in_order_fill_every_hash(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let args = [
         "-c",
         "2",
@@ -120,9 +125,8 @@ fn a_setup_reference_to_nothing_is_one_line_before_connecting() {
     assert!(err.contains("__setup:3__") && err.contains("2 --setup"), "{err}");
 }
 
-#[test]
-fn a_refused_setup_command_is_one_line_and_nothing_is_measured() {
-    let server = Server::start(&[]);
+fn a_refused_setup_command_is_one_line_and_nothing_is_measured(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let out = run(&server, &["-n", "100", "--setup", "SCRIPT LOAD \"retur 1\"", "--command", "EVALSHA __setup:1__ 0"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);

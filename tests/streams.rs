@@ -1,48 +1,24 @@
-//! Stream and queue roles against a real redis-server: XADD producers with a group of
-//! XREADGROUP BLOCK consumers read every entry with its end-to-end latency; BZPOPMIN workers fed
-//! by one producer tell the wait for data apart from the service time; a role that names
-//! nothing to do is one line and exit 2.
+//! Stream and queue roles against a real redis-server and valkey-server: XADD producers with a
+//! group of XREADGROUP BLOCK consumers read every entry with its end-to-end latency; BZPOPMIN
+//! workers fed by one producer tell the wait for data apart from the service time; a role that
+//! names nothing to do is one line and exit 2.
 
 mod common;
 
+use common::roles::*;
 use common::*;
-use serde_json::Value;
 
-/// The one role of a result.
-fn role(json: &Value) -> &Value {
-    let roles = json["roles"].as_array().expect("a roles array");
-    assert_eq!(roles.len(), 1, "{roles:?}");
-    &roles[0]
-}
+on_each_server!(
+    xadd_at_500_per_second_with_20_blocked_consumers_is_consumed_entirely,
+    noack_consumers_over_resp3_leave_nothing_pending,
+    bzpopmin_workers_tell_the_wait_for_data_apart_from_the_service,
+    list_workers_pop_every_item,
+);
 
-fn count(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
-}
-
-fn us(v: &Value, key: &str) -> f64 {
-    v[key].as_f64().unwrap_or_else(|| panic!("{key} in {v}"))
-}
-
-/// The README's Roles section's line for role kind `kind`, split into its arguments.
-fn readme_line(kind: &str) -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = &readme[readme.find("### Roles").expect("a Roles section")..];
-    let line = section
-        .lines()
-        .find(|l| l.starts_with("respbench ") && l.contains(&format!(":{kind}:")))
-        .unwrap_or_else(|| panic!("a respbench line with a {kind} role"));
-    line.split_whitespace().skip(1).map(String::from).collect()
-}
-
-#[test]
-fn xadd_at_500_per_second_with_20_blocked_consumers_is_consumed_entirely() {
-    // The README's line, as written, with -p added.
-    let server = Server::start(&[]);
+fn xadd_at_500_per_second_with_20_blocked_consumers_is_consumed_entirely(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
-    let args = readme_line("stream");
-    assert!(args.join(" ").contains("orders:stream:consumers=20,rate=500,block=1000"), "{args:?}");
-    let out = respbench().current_dir(dir.path()).args(["-p", &server.port_arg()]).args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_readme_line(&server, "stream", "orders:stream:consumers=20,rate=500,block=1000", dir.path());
     let doc = read_json(&dir.path().join("orders.json"));
     let role = role(&doc);
     assert_eq!((role["kind"].as_str(), role["subscribers"].as_u64()), (Some("stream"), Some(20)), "{role}");
@@ -61,9 +37,8 @@ fn xadd_at_500_per_second_with_20_blocked_consumers_is_consumed_entirely() {
     assert_eq!(server.cli(&["XINFO", "GROUPS", "orders:1"]).trim(), "");
 }
 
-#[test]
-fn noack_consumers_over_resp3_leave_nothing_pending() {
-    let server = Server::start(&[]);
+fn noack_consumers_over_resp3_leave_nothing_pending(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let role_arg = "log:stream:producers=2,consumers=3,count=50,block=100,ack=noack,group=readers,size=64";
@@ -75,14 +50,10 @@ fn noack_consumers_over_resp3_leave_nothing_pending() {
     assert_eq!(server.calls("xack"), 0);
 }
 
-#[test]
-fn bzpopmin_workers_tell_the_wait_for_data_apart_from_the_service() {
-    let server = Server::start(&[]);
+fn bzpopmin_workers_tell_the_wait_for_data_apart_from_the_service(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
-    let args = readme_line("queue");
-    assert!(args.join(" ").contains("jobs:queue:workers=4,rate=200,command=bzpopmin"), "{args:?}");
-    let out = respbench().current_dir(dir.path()).args(["-p", &server.port_arg()]).args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_readme_line(&server, "queue", "jobs:queue:workers=4,rate=200,command=bzpopmin", dir.path());
     let doc = read_json(&dir.path().join("jobs.json"));
     let role = role(&doc);
     assert_eq!((role["kind"].as_str(), role["mode"].as_str()), (Some("queue"), Some("bzpopmin")), "{role}");
@@ -103,9 +74,8 @@ fn bzpopmin_workers_tell_the_wait_for_data_apart_from_the_service() {
     assert!(text.contains("service (data there to reply)"), "{text}");
 }
 
-#[test]
-fn list_workers_pop_every_item() {
-    let server = Server::start(&[]);
+fn list_workers_pop_every_item(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     for pop in ["blpop", "brpop", "blmove"] {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("out.json");
@@ -127,10 +97,6 @@ fn a_stream_or_queue_role_with_nothing_to_do_is_one_line_and_exit_2() {
         ("orders:stream:consumers=0", "--role orders has producers but no consumers: give it consumers=M"),
         ("jobs:queue:producers=0", "--role jobs has workers but no producers: give it producers=N"),
     ] {
-        let out = run(&server, &["--role", role, "-n", "10"]);
-        assert_eq!(out.status.code(), Some(2), "{role}");
-        let err = stderr(&out);
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains(says), "{err}");
+        assert_refused(&server, &["--role", role], &[says]);
     }
 }

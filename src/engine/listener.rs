@@ -1,7 +1,9 @@
 //! A listener's connection (a stream consumer, a queue worker): one blocking request at a
 //! time, its reply read in place into a buffer the connection keeps, the read waking every
 //! [`TICK`] to ask whether to give up (the run is over). Nothing is allocated per request once
-//! the buffer has grown to the largest reply.
+//! the buffer has grown to the largest reply. A tracking role's readers and witness read on
+//! such lines too; pub/sub subscribers read their stream of messages their own way, with the
+//! same tick, drain, wake-up and reply [`Cursor`].
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,6 +61,11 @@ impl Line {
         Line { session, buf: vec![0; 16 * 1024], end: 0, taken: 0, limits: resp::Limits { max_bulk: max_reply } }
     }
 
+    /// Blocked reads wake after `after` from now on ([`TICK`] until this is called).
+    pub fn wake_after(&self, after: Duration) {
+        read_timeout(&self.session.stream, after);
+    }
+
     pub fn send(&mut self, request: &[u8]) -> Result<(), Ended> {
         self.session.stream.write_all(request).map_err(|e| format!("its connection failed: {e}"))
     }
@@ -83,12 +90,11 @@ impl Line {
             match self.session.stream.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Err("the server closed its connection".into()),
                 Ok(n) => self.end += n,
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                Err(e) if woke(&e) => {
                     if give_up() {
                         return Ok(None);
                     }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("its connection failed: {e}")),
             }
         }
@@ -102,6 +108,12 @@ pub(super) fn read_timeout(stream: &crate::net::Stream, after: Duration) {
         crate::net::Stream::Unix(s) => s.set_read_timeout(Some(after)),
         crate::net::Stream::Tls(s) => s.sock.set_read_timeout(Some(after)),
     };
+}
+
+/// Whether a blocked read that failed with `e` only woke with nothing: its timeout passed, or a
+/// signal interrupted it.
+pub(super) fn woke(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted)
 }
 
 /// Appends a command's header: its count of arguments.

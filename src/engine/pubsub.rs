@@ -8,30 +8,24 @@
 //! drops it. Each listener hands the collector its interval's [`Deliveries`] as its clock
 //! passes the interval's end (as a worker hands in its window), so that the messages are
 //! counted in the run's own intervals. After the publishers stop, the listeners wait for what
-//! is still on its way, at most [`DRAIN`], and hand in their last interval; the collector's
-//! sums are the role's [`Messages`].
+//! is still on its way, at most [`DRAIN`](listener::DRAIN), and hand in their last interval;
+//! the collector's sums are the role's [`Messages`].
 
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::listener::{self, Cursor};
 use super::msg::Msg;
 use crate::config::role::{Listen, MAX_STREAMS, PubSub, RoleKind};
 use crate::config::{Config, ServerOptions};
-use crate::net::{ConnectError, Session, Stream};
+use crate::net::{ConnectError, Session};
 use crate::resp::{self, ReplyClass};
 use crate::stats::{Deliveries, RoleWindow};
 use crate::workload::stamp::{self, Stamp};
-
-/// The longest the listeners wait, after the publishers stop, for messages still on their way.
-const DRAIN: Duration = Duration::from_secs(2);
-/// The same after a stop signal, as the run's own replies in flight get.
-const DRAIN_STOPPED: Duration = Duration::from_millis(200);
-/// How often a blocked read looks up to see whether the run is over.
-const TICK: Duration = Duration::from_millis(50);
 
 pub use crate::stats::Messages;
 
@@ -49,13 +43,12 @@ struct Tally {
 }
 
 /// What the listeners and the run share: the deliveries so far (added once per read, not per
-/// message), when the run's measured phase began (stamp clock; `u64::MAX` before) and its
-/// interval, and when the listeners stop.
+/// message) and when the listeners stop, as every role's listeners share them; when the run's
+/// measured phase began (stamp clock; `u64::MAX` before) and its interval.
 struct Shared {
-    delivered: AtomicU64,
+    listening: listener::Shared,
     start_ns: AtomicU64,
     interval_ns: u64,
-    stop: AtomicBool,
 }
 
 /// A pub/sub role's subscribers, listening.
@@ -87,10 +80,9 @@ pub(super) fn listen(config: &Config, tx: &Sender<Msg>) -> Result<Option<Listene
     let places = places(config, p, &channels, &mut control)?;
     let dropped_for_buffer = buffer_drops(&mut control);
     let shared = Arc::new(Shared {
-        delivered: AtomicU64::new(0),
+        listening: listener::Shared { consumed: AtomicU64::new(0), stop: AtomicBool::new(false) },
         start_ns: AtomicU64::new(u64::MAX),
         interval_ns: (config.interval.as_nanos() as u64).max(1),
-        stop: AtomicBool::new(false),
     });
     let streams = (p.channels * config.connections as u64).min(MAX_STREAMS) as usize;
     let mut threads = Vec::new();
@@ -216,10 +208,10 @@ fn receive(
 ) {
     // The last sequence number seen per channel and publisher.
     let mut last = vec![0u64; streams];
-    set_tick(&session.stream);
+    listener::read_timeout(&session.stream, listener::TICK);
     let limits = resp::Limits { max_bulk: max_reply };
     let (mut buf, mut end) = (vec![0u8; 64 * 1024], 0);
-    while !shared.stop.load(Ordering::Relaxed) {
+    while !shared.listening.stop.load(Ordering::Relaxed) {
         if end == buf.len() {
             buf.resize(buf.len() * 2, 0);
         }
@@ -231,8 +223,7 @@ fn receive(
                 break;
             }
             Ok(n) => n,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) if listener::woke(&e) => continue,
             Err(e) => {
                 tally.dropped = Some(format!("its connection failed: {e}"));
                 break;
@@ -258,7 +249,7 @@ fn receive(
         }
         buf.copy_within(at..end, 0);
         end -= at;
-        shared.delivered.fetch_add(tally.window.delivered - before, Ordering::Relaxed);
+        shared.listening.consumed.fetch_add(tally.window.delivered - before, Ordering::Relaxed);
     }
 }
 
@@ -307,38 +298,19 @@ impl Tally {
 /// The channel and payload of a pub/sub message (`message`, `smessage`, `pmessage`), RESP2
 /// array or RESP3 push; `None` for anything else (a subscription's confirmation).
 fn message(reply: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (&kind, rest) = reply.split_first()?;
+    let mut c = Cursor::new(reply);
+    let (kind, Some(count)) = c.header()? else { return None };
     if kind != b'*' && kind != b'>' {
         return None;
     }
-    let line = memchr::memmem::find(rest, b"\r\n")?;
-    let count: usize = std::str::from_utf8(&rest[..line]).ok()?.parse().ok()?;
-    let mut at = &rest[line + 2..];
-    let mut next = || -> Option<&[u8]> {
-        let body = at.strip_prefix(b"$")?;
-        let line = memchr::memmem::find(body, b"\r\n")?;
-        let len: usize = std::str::from_utf8(&body[..line]).ok()?.parse().ok()?;
-        let value = body.get(line + 2..line + 2 + len)?;
-        at = body.get(line + 4 + len..)?;
-        Some(value)
-    };
-    match (next()?, count) {
-        (b"message" | b"smessage", 3) => Some((next()?, next()?)),
+    match (c.string()??, count) {
+        (b"message" | b"smessage", 3) => Some((c.string()??, c.string()??)),
         (b"pmessage", 4) => {
-            next()?;
-            Some((next()?, next()?))
+            c.string()?;
+            Some((c.string()??, c.string()??))
         }
         _ => None,
     }
-}
-
-/// Blocked reads wake every [`TICK`] to see whether the run is over.
-fn set_tick(stream: &Stream) {
-    let _ = match stream {
-        Stream::Tcp(s) => s.set_read_timeout(Some(TICK)),
-        Stream::Unix(s) => s.set_read_timeout(Some(TICK)),
-        Stream::Tls(s) => s.sock.set_read_timeout(Some(TICK)),
-    };
 }
 
 /// The server's count of clients it disconnected for their output buffer, if INFO has one.
@@ -361,20 +333,12 @@ impl Listeners {
     }
 
     /// Once the publishers stopped, having published `published`: waits for what is still on
-    /// its way (at most [`DRAIN`]), stops the listeners, each handing in its last interval,
-    /// and says which subscribers the server dropped, and why.
-    /// After a stop signal, the wait is [`DRAIN_STOPPED`].
+    /// its way (at most [`DRAIN`](listener::DRAIN), [`DRAIN_STOPPED`](listener::DRAIN_STOPPED)
+    /// after a stop signal), stops the listeners, each handing in its last interval, and says
+    /// which subscribers the server dropped, and why.
     pub(super) fn finish(mut self, published: u64, stopped: bool) -> Vec<String> {
         let expected = published * self.role.subscribers as u64;
-        let until = Instant::now() + if stopped { DRAIN_STOPPED } else { DRAIN };
-        while self.shared.delivered.load(Ordering::Relaxed) < expected
-            && Instant::now() < until
-            && !self.threads.iter().all(JoinHandle::is_finished)
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.shared.stop.store(true, Ordering::Relaxed);
-        let tallies: Vec<Tally> = self.threads.drain(..).filter_map(|t| t.join().ok()).collect();
+        let tallies = listener::drained(&self.shared.listening, &mut self.threads, expected, stopped);
         let for_buffer = match (self.dropped_for_buffer, self.control.as_mut().and_then(buffer_drops)) {
             (Some(before), Some(after)) => Some(after.saturating_sub(before)),
             _ => None,
@@ -402,7 +366,7 @@ impl Listeners {
 impl Drop for Listeners {
     /// Listeners of a run that could not start (or did not finish) stop reading too.
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.listening.stop.store(true, Ordering::Relaxed);
     }
 }
 

@@ -13,10 +13,8 @@
 //! of the write that caused it. The tallies are added up into [`Figures`].
 
 mod cache;
-mod wire;
 mod witness;
 
-use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -24,8 +22,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cache::{Reader, Tally};
-use wire::{TICK, bulk, header, is_timeout, set_timeout};
 use witness::{Event, Log, Timing, Witness};
+
+use super::listener::{Cursor, Line, TICK};
 
 use crate::config::Config;
 use crate::config::role::RoleKind;
@@ -100,7 +99,8 @@ pub fn listen(config: &Config) -> Result<Option<Readers>, ConnectError> {
         sessions.push(open_reader(config, name, t)?);
     }
     let log = Arc::new(Log::new(t.keys));
-    let witness = Witness::new(Session::open(&config.server)?, prefix.clone(), Arc::clone(&log));
+    let max_reply = config.faults.max_reply;
+    let witness = Witness::new(Line::new(Session::open(&config.server)?, max_reply), prefix.clone(), Arc::clone(&log));
     let (readers_stop, witness_stop) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
     let (events, inbox) = mpsc::channel();
     let stop = Arc::clone(&witness_stop);
@@ -110,7 +110,7 @@ pub fn listen(config: &Config) -> Result<Option<Readers>, ConnectError> {
         .expect("the witness thread starts");
     let mut readers = Vec::with_capacity(t.readers);
     for (n, session) in sessions.into_iter().enumerate() {
-        let conn = Conn::new(session, prefix.clone(), t.keys);
+        let conn = Conn::new(Line::new(session, max_reply), Names { prefix: prefix.clone(), keys: t.keys });
         let plan = Plan { number: n, keys: t.keys, optin: t.mode == TrackMode::Optin, reads_per_sec: t.reads_per_sec };
         let (log, events, stop, capacity) = (Arc::clone(&log), events.clone(), Arc::clone(&readers_stop), t.cache);
         readers.push(
@@ -164,28 +164,56 @@ struct Plan {
     reads_per_sec: u64,
 }
 
-/// A reader's connection, its buffers and the role's key names.
-struct Conn {
-    session: Session,
+/// The role's keys: `NAME:1` .. `NAME:K`.
+struct Names {
     prefix: String,
     keys: u64,
-    buf: Vec<u8>,
-    /// Bytes `start..end` of `buf` are read and not yet handled.
-    start: usize,
-    end: usize,
+}
+
+impl Names {
+    /// Key `NAME:n`'s index (`n - 1`), if it is one of the role's.
+    fn index(&self, key: &[u8]) -> Option<usize> {
+        let digits = key.strip_prefix(self.prefix.as_bytes())?;
+        let n: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+        (1..=self.keys).contains(&n).then(|| (n - 1) as usize)
+    }
+
+    /// Drops from `reader`'s cache what `push`, read at `read_ns`, invalidates (nothing for any
+    /// other push); each held value dropped is an event the witness times.
+    fn pushed(&self, push: &[u8], reader: &mut Reader, events: &Sender<Event>, read_ns: u64) {
+        match invalidated(push) {
+            Some(Keys::All) => reader.flushed(),
+            Some(Keys::These(mut keys, n)) => {
+                for _ in 0..n {
+                    let Some(Some(key)) = keys.string() else { break };
+                    if let Some(e) = reader.invalidated(self.index(key), read_ns) {
+                        let _ = events.send(e);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// A reader's connection, the requests it writes and the role's key names.
+struct Conn {
+    line: Line,
+    names: Names,
     out: Vec<u8>,
+    /// The key a fetch names, written in place.
     name: String,
 }
 
-/// How a request's last reply ended: the value a GET brought and when its bytes were read.
+/// How a request's last reply ended: the value a GET brought and when it was read.
 struct Answer {
     version: u64,
     read_ns: u64,
 }
 
 impl Conn {
-    fn new(session: Session, prefix: String, keys: u64) -> Conn {
-        Conn { session, prefix, keys, buf: vec![0; 64 * 1024], start: 0, end: 0, out: Vec::new(), name: String::new() }
+    fn new(line: Line, names: Names) -> Conn {
+        Conn { line, names, out: Vec::new(), name: String::new() }
     }
 
     /// Sends what `out` holds (`replies` requests, the last one's value kept) and reads until
@@ -198,87 +226,41 @@ impl Conn {
         stop: &AtomicBool,
     ) -> Result<Answer, String> {
         let sent_ns = stamp::now();
-        self.session.stream.write_all(&self.out).map_err(|e| format!("its connection failed: {e}"))?;
+        self.line.send(&self.out)?;
         let mut left = replies;
         loop {
+            let Some((class, reply)) = self.line.reply(|| stop.load(Ordering::Relaxed))? else {
+                return Err("the run ended while a reply was on its way".into());
+            };
             let read_ns = stamp::now();
-            while let Some((at, s)) = self.next(reader, events, read_ns)? {
-                if let ReplyClass::Error { msg_start, msg_end } = s.class {
-                    let message = String::from_utf8_lossy(&self.buf[at + msg_start..at + msg_end]).into_owned();
+            match class {
+                ReplyClass::Push => self.names.pushed(reply, reader, events, read_ns),
+                ReplyClass::Error { msg_start, msg_end } => {
+                    let message = String::from_utf8_lossy(&reply[msg_start..msg_end]);
                     return Err(format!("the server answered with an error: {message}"));
                 }
-                left -= 1;
-                if left == 0 {
-                    let version = bulk(&self.buf[at..at + s.len]).map_or(0, |(v, _)| witness::version_of(v));
-                    reader.synced(sent_ns);
-                    return Ok(Answer { version, read_ns });
-                }
-            }
-            if !self.fill()? && stop.load(Ordering::Relaxed) {
-                return Err("the run ended while a reply was on its way".into());
-            }
-        }
-    }
-
-    /// The next reply that is not a push (its place and scan), the pushes before it handled.
-    fn next(
-        &mut self,
-        reader: &mut Reader,
-        events: &Sender<Event>,
-        read_ns: u64,
-    ) -> Result<Option<(usize, resp::Scanned)>, String> {
-        loop {
-            let Some(s) = resp::scan(&self.buf[self.start..self.end])
-                .map_err(|e| format!("the server sent what is not RESP: {e}"))?
-            else {
-                return Ok(None);
-            };
-            let at = self.start;
-            self.start += s.len;
-            if s.class != ReplyClass::Push {
-                return Ok(Some((at, s)));
-            }
-            match invalidated(&self.buf[at..at + s.len]) {
-                Some(Keys::All) => reader.flushed(),
-                Some(Keys::These(mut rest, n)) => {
-                    for _ in 0..n {
-                        let Some((Some(key), used)) = bulk(rest) else { break };
-                        rest = &rest[used..];
-                        if let Some(e) = reader.invalidated(self.index(key), read_ns) {
-                            let _ = events.send(e);
-                        }
+                _ => {
+                    left -= 1;
+                    if left == 0 {
+                        let version = Cursor::new(reply).string().map_or(0, witness::version_of);
+                        reader.synced(sent_ns);
+                        return Ok(Answer { version, read_ns });
                     }
                 }
-                None => {}
             }
         }
     }
 
-    /// Key `NAME:n`'s index (`n - 1`), if it is one of the role's.
-    fn index(&self, key: &[u8]) -> Option<usize> {
-        let digits = key.strip_prefix(self.prefix.as_bytes())?;
-        let n: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
-        (1..=self.keys).contains(&n).then(|| (n - 1) as usize)
-    }
-
-    /// Reads what has come (waiting at most the stream's timeout); false if nothing came.
-    fn fill(&mut self) -> Result<bool, String> {
-        if self.start > 0 {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        if self.end == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
-        }
-        match self.session.stream.read(&mut self.buf[self.end..]) {
-            Ok(0) => Err("the server closed its connection".into()),
-            Ok(n) => {
-                self.end += n;
-                Ok(true)
+    /// Handles the push that comes within the connection's wake-up time, if one does; a reply
+    /// nothing asked for ends the connection.
+    fn listen(&mut self, reader: &mut Reader, events: &Sender<Event>) -> Result<(), String> {
+        match self.line.reply(|| true)? {
+            None => Ok(()),
+            Some((ReplyClass::Push, push)) => {
+                self.names.pushed(push, reader, events, stamp::now());
+                Ok(())
             }
-            Err(e) if is_timeout(&e) => Ok(false),
-            Err(e) => Err(format!("its connection failed: {e}")),
+            Some(_) => Err("the server sent a reply nothing asked for".into()),
         }
     }
 
@@ -290,7 +272,7 @@ impl Conn {
             resp::encode_command(&mut self.out, &[b"CLIENT", b"CACHING", b"yes"]);
         }
         self.name.clear();
-        let _ = write!(self.name, "{}{}", self.prefix, index + 1);
+        let _ = write!(self.name, "{}{}", self.names.prefix, index + 1);
         resp::encode_command(&mut self.out, &[b"GET", self.name.as_bytes()]);
         1 + usize::from(optin)
     }
@@ -299,29 +281,20 @@ impl Conn {
 /// What an invalidation push names.
 enum Keys<'a> {
     All,
-    /// The bytes of the key list's elements, and how many there are.
-    These(&'a [u8], usize),
+    /// The key list's elements, read from the cursor, and how many there are.
+    These(Cursor<'a>, usize),
 }
 
 /// The keys of an `invalidate` push (`>2 $10 invalidate *N ...`, or a null for all); `None` for
 /// any other push.
 fn invalidated(push: &[u8]) -> Option<Keys<'_>> {
-    let (kind, count, used) = header(push)?;
-    if kind != b'>' || count != 2 {
+    let mut c = Cursor::new(push);
+    if c.header()? != (b'>', Some(2)) || c.string()?? != b"invalidate" {
         return None;
     }
-    let (name, more) = bulk(&push[used..])?;
-    if name? != b"invalidate" {
-        return None;
-    }
-    let rest = &push[used + more..];
-    if rest.starts_with(b"_") {
-        return Some(Keys::All);
-    }
-    let (kind, count, used) = header(rest)?;
-    match kind {
-        b'*' if count < 0 => Some(Keys::All),
-        b'*' => Some(Keys::These(&rest[used..], count as usize)),
+    match c.header()? {
+        (b'_', _) | (b'*', None) => Some(Keys::All),
+        (b'*', Some(n)) => Some(Keys::These(c, n)),
         _ => None,
     }
 }
@@ -339,7 +312,8 @@ fn read(
     let mut rng = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(plan.number as u64 + 1) | 1;
     let mut due = stamp::now();
     let mut last_trip = due;
-    let mut timeout = Duration::ZERO;
+    // A line wakes every tick until told otherwise.
+    let mut timeout = TICK;
     while !stop.load(Ordering::Relaxed) {
         let now = stamp::now();
         let outcome = if now >= due {
@@ -366,16 +340,10 @@ fn read(
             // Waits for pushes until the next read or round trip is due.
             let wait = Duration::from_nanos(due.min(last_trip + sync_ns) - now).clamp(Duration::from_micros(100), TICK);
             if wait != timeout {
-                set_timeout(&conn.session.stream, wait);
+                conn.line.wake_after(wait);
                 timeout = wait;
             }
-            conn.fill().and_then(|_| {
-                let read_ns = stamp::now();
-                match conn.next(&mut reader, events, read_ns)? {
-                    Some(_) => Err("the server sent a reply nothing asked for".into()),
-                    None => Ok(()),
-                }
-            })
+            conn.listen(&mut reader, events)
         };
         if let Err(why) = outcome {
             if !stop.load(Ordering::Relaxed) {
@@ -390,7 +358,7 @@ fn read(
 /// An exchange's reads wait a tick at a time.
 fn tick(conn: &Conn, timeout: &mut Duration) {
     if *timeout != TICK {
-        set_timeout(&conn.session.stream, TICK);
+        conn.line.wake_after(TICK);
         *timeout = TICK;
     }
 }
@@ -444,23 +412,15 @@ impl Drop for Readers {
 
 #[cfg(test)]
 mod tests {
-    use super::wire::values;
     use super::*;
 
     #[test]
     fn invalidation_pushes_name_their_keys_or_all() {
         let push = b">2\r\n$10\r\ninvalidate\r\n*2\r\n$3\r\nc:1\r\n$3\r\nc:7\r\n";
-        let Some(Keys::These(rest, 2)) = invalidated(push) else { panic!("two keys") };
-        let (first, used) = bulk(rest).unwrap();
-        assert_eq!((first, bulk(&rest[used..]).unwrap().0), (Some(&b"c:1"[..]), Some(&b"c:7"[..])));
+        let Some(Keys::These(mut keys, 2)) = invalidated(push) else { panic!("two keys") };
+        assert_eq!((keys.string(), keys.string()), (Some(Some(&b"c:1"[..])), Some(Some(&b"c:7"[..]))));
         assert!(matches!(invalidated(b">2\r\n$10\r\ninvalidate\r\n_\r\n"), Some(Keys::All)));
+        assert!(matches!(invalidated(b">2\r\n$10\r\ninvalidate\r\n*-1\r\n"), Some(Keys::All)));
         assert!(invalidated(b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nx\r\n").is_none());
-    }
-
-    #[test]
-    fn mget_values_read_with_their_nulls() {
-        let reply = b"*3\r\n$2\r\nab\r\n_\r\n$-1\r\n";
-        assert_eq!(values(reply, 3), Some(vec![Some(&b"ab"[..]), None, None]));
-        assert_eq!(values(reply, 2), None);
     }
 }

@@ -1,5 +1,6 @@
-//! Test fixtures: real redis-server processes on free loopback ports, stopped on drop, and
-//! helpers to run the respbench binary and ask the server what happened (via redis-cli).
+//! Test fixtures: real redis-server (or valkey-server) processes on free loopback ports, stopped
+//! on drop, and helpers to run the respbench binary and ask the server what happened (via its
+//! cli).
 
 #![allow(dead_code)]
 
@@ -7,6 +8,7 @@ pub mod capture;
 pub mod gate;
 pub mod prom;
 pub mod proxy;
+pub mod roles;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -14,9 +16,54 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The Redis-protocol servers the tests start: Debian's redis-server, and valkey-server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Redis,
+    Valkey,
+}
+
+impl Kind {
+    /// The server's program.
+    pub fn server(self) -> &'static str {
+        match self {
+            Kind::Redis => "redis-server",
+            Kind::Valkey => "valkey-server",
+        }
+    }
+
+    /// The command-line client that comes with it.
+    pub fn cli(self) -> &'static str {
+        match self {
+            Kind::Redis => "redis-cli",
+            Kind::Valkey => "valkey-cli",
+        }
+    }
+}
+
+/// Declares, for each `fn NAME(kind: Kind)` named, one test per server: `NAME::redis` and
+/// `NAME::valkey`, so that a failure names the server it failed against.
+#[macro_export]
+macro_rules! on_each_server {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn redis() {
+                super::$name($crate::common::Kind::Redis)
+            }
+
+            #[test]
+            fn valkey() {
+                super::$name($crate::common::Kind::Valkey)
+            }
+        }
+    )*};
+}
+
 pub struct Server {
     pub port: u16,
     pub dir: tempfile::TempDir,
+    pub kind: Kind,
     child: Child,
     /// The command line that started it, to start it again.
     argv: Vec<String>,
@@ -30,15 +77,20 @@ pub fn free_port() -> u16 {
 impl Server {
     /// Starts `redis-server` with `extra` arguments appended to a no-persistence config.
     pub fn start(extra: &[&str]) -> Server {
-        Server::start_with(&[], extra)
+        Server::start_with(Kind::Redis, &[], extra)
+    }
+
+    /// Like [`start`](Self::start), the server `kind`.
+    pub fn start_as(kind: Kind, extra: &[&str]) -> Server {
+        Server::start_with(kind, &[], extra)
     }
 
     /// Like [`start`](Self::start), pinned to one core with taskset.
     pub fn start_pinned(core: &str, extra: &[&str]) -> Server {
-        Server::start_with(&["taskset", "-c", core], extra)
+        Server::start_with(Kind::Redis, &["taskset", "-c", core], extra)
     }
 
-    fn start_with(wrapper: &[&str], extra: &[&str]) -> Server {
+    fn start_with(kind: Kind, wrapper: &[&str], extra: &[&str]) -> Server {
         // Another test may take the port between our probe and the bind: retry a few times.
         for _ in 0..5 {
             let dir = tempfile::tempdir().unwrap();
@@ -65,15 +117,15 @@ impl Server {
             .collect();
             args.extend(extra.iter().map(|s| s.to_string()));
             let mut argv: Vec<String> = wrapper.iter().map(|s| s.to_string()).collect();
-            argv.push("redis-server".into());
+            argv.push(kind.server().into());
             argv.extend(args);
             let child = spawn(&argv);
-            let mut server = Server { port, dir, child, argv };
+            let mut server = Server { port, dir, kind, child, argv };
             if server.wait_ready() {
                 return server;
             }
         }
-        panic!("redis-server did not start");
+        panic!("{} did not start", kind.server());
     }
 
     fn wait_ready(&mut self) -> bool {
@@ -115,7 +167,7 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("redis-server did not start again on port {}", self.port);
+        panic!("{} did not start again on port {}", self.kind.server(), self.port);
     }
 
     pub fn socket(&self) -> PathBuf {
@@ -126,15 +178,15 @@ impl Server {
         self.port.to_string()
     }
 
-    /// Runs redis-cli against this server; returns its stdout.
+    /// Runs the server's cli (redis-cli, valkey-cli) against it; returns its stdout.
     pub fn cli(&self, args: &[&str]) -> String {
-        let out = Command::new("redis-cli").args(["-p", &self.port_arg()]).args(args).output().unwrap();
+        let out = Command::new(self.kind.cli()).args(["-p", &self.port_arg()]).args(args).output().unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
     /// Like [`cli`](Self::cli), authenticated.
     pub fn cli_auth(&self, password: &str, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
+        let out = Command::new(self.kind.cli())
             .args(["-p", &self.port_arg(), "--no-auth-warning", "-a", password])
             .args(args)
             .output()
@@ -178,7 +230,7 @@ fn spawn(argv: &[String]) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("redis-server is installed (make test installs it)")
+        .unwrap_or_else(|e| panic!("{} is installed (make deps installs it): {e}", argv[0]))
 }
 
 impl Drop for Server {
@@ -280,6 +332,38 @@ impl Server {
             self.calls(command) >= n
         });
     }
+}
+
+/// A cluster of `kind` servers on loopback: `primaries` primaries with `replicas` replicas each
+/// (each node started with cluster mode on and `extra`), joined by the kind's cli
+/// (`--cluster create`), returned once every node says the cluster is ok and every replica is in
+/// sync with its primary.
+pub fn cluster(kind: Kind, primaries: usize, replicas: usize, extra: &[&str]) -> Vec<Server> {
+    let mut args = vec!["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"];
+    args.extend_from_slice(extra);
+    let nodes: Vec<Server> = (0..primaries * (1 + replicas)).map(|_| Server::start_as(kind, &args)).collect();
+    let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+    let out = Command::new(kind.cli())
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cluster create: {}", String::from_utf8_lossy(&out.stdout));
+    let settled = || {
+        nodes.iter().all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+            && nodes.iter().all(|n| {
+                let info = n.cli(&["INFO", "replication"]);
+                info.contains("role:master") || info.contains("master_link_status:up")
+            })
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !settled() {
+        assert!(Instant::now() < deadline, "the {} cluster did not settle", kind.server());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nodes
 }
 
 /// A respbench run in the background whose stderr is read line by line as it comes, so that

@@ -11,7 +11,6 @@
 //! reader's check takes no lock and allocates nothing.
 
 use std::collections::VecDeque;
-use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use std::sync::mpsc::{Receiver, TryRecvError};
@@ -19,7 +18,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::net::Session;
+use crate::engine::listener::{Cursor, Line};
 use crate::resp;
 use crate::workload::stamp::{self, Stamp};
 
@@ -147,35 +146,32 @@ pub struct Timing {
 
 /// The witness's own state, on its thread.
 pub struct Witness {
-    session: Session,
+    line: Line,
     prefix: String,
     log: Arc<Log>,
     /// Per key: the versions seen, oldest first, with their stamp's send time.
     history: Vec<VecDeque<(u64, Option<u64>)>>,
     pending: Vec<Event>,
     timing: Timing,
-    buf: Vec<u8>,
     out: Vec<u8>,
 }
 
 impl Witness {
-    pub fn new(session: Session, prefix: String, log: Arc<Log>) -> Witness {
+    pub fn new(line: Line, prefix: String, log: Arc<Log>) -> Witness {
         let keys = log.slots.len();
         Witness {
-            session,
+            line,
             prefix,
             log,
             history: vec![VecDeque::new(); keys],
             pending: Vec::new(),
             timing: Timing { delay: crate::stats::histogram(), timed: 0, untimed: 0, failed: None },
-            buf: vec![0; 64 * 1024],
             out: Vec::new(),
         }
     }
 
     /// Sweeps until `stop`, then once more, and times what it can.
     pub fn run(mut self, events: Receiver<Event>, stop: &AtomicBool) -> Timing {
-        super::wire::set_timeout(&self.session.stream, super::wire::TICK);
         let mut open = true;
         while !stop.load(Ordering::Relaxed) {
             if let Err(e) = self.sweep(stop) {
@@ -250,11 +246,14 @@ impl Witness {
             self.out.clear();
             resp::encode_command(&mut self.out, &args);
             let sent_ns = stamp::now();
-            self.session.stream.write_all(&self.out).map_err(|e| format!("the witness's connection failed: {e}"))?;
-            let len = self.reply(stop)?;
+            self.line.send(&self.out)?;
+            let reply = match self.line.reply(|| stop.load(Ordering::Relaxed))? {
+                Some((_, reply)) => reply,
+                None => return Err("the run ended during a witness's read".into()),
+            };
             let seen_ns = stamp::now();
-            let values = super::wire::values(&self.buf[..len], (last - first) as usize)
-                .ok_or("the witness's MGET reply was not an array of values")?;
+            let values =
+                mget_values(reply, (last - first) as usize).ok_or("its MGET reply was not an array of values")?;
             for (i, value) in values.into_iter().enumerate() {
                 let index = (first as usize) + i;
                 let version = version_of(value);
@@ -271,28 +270,15 @@ impl Witness {
         }
         Ok(())
     }
+}
 
-    /// Reads one whole reply into the start of the buffer; its length.
-    fn reply(&mut self, stop: &AtomicBool) -> Result<usize, String> {
-        let mut end = 0;
-        loop {
-            if let Some(s) =
-                resp::scan(&self.buf[..end]).map_err(|e| format!("the witness read what is not RESP: {e}"))?
-            {
-                return Ok(s.len);
-            }
-            if end == self.buf.len() {
-                self.buf.resize(self.buf.len() * 2, 0);
-            }
-            match self.session.stream.read(&mut self.buf[end..]) {
-                Ok(0) => return Err("the server closed the witness's connection".into()),
-                Ok(n) => end += n,
-                Err(e) if super::wire::is_timeout(&e) && !stop.load(Ordering::Relaxed) => {}
-                Err(e) if super::wire::is_timeout(&e) => return Err("the run ended during a witness's read".into()),
-                Err(e) => return Err(format!("the witness's connection failed: {e}")),
-            }
-        }
+/// The `n` values of an MGET reply, in order (`None` for a key that has none).
+fn mget_values(reply: &[u8], n: usize) -> Option<Vec<Option<&[u8]>>> {
+    let mut c = Cursor::new(reply);
+    if c.header()? != (b'*', Some(n)) {
+        return None;
     }
+    (0..n).map(|_| c.string()).collect()
 }
 
 #[cfg(test)]
@@ -307,6 +293,13 @@ mod tests {
         log.publish(1, o);
         assert_eq!(log.latest(1), Some(o));
         assert_eq!(log.latest(5), None);
+    }
+
+    #[test]
+    fn mget_values_read_with_their_nulls() {
+        let reply = b"*3\r\n$2\r\nab\r\n_\r\n$-1\r\n";
+        assert_eq!(mget_values(reply, 3), Some(vec![Some(&b"ab"[..]), None, None]));
+        assert_eq!(mget_values(reply, 2), None);
     }
 
     #[test]
