@@ -1,7 +1,7 @@
 //! Several roles in one run against a real redis-server: a pub/sub role beside a queue role
-//! (each at its own rate) and beside a stream role (closed loop) each keep their own figures,
-//! and the run's totals are their requests together; roles that cannot share a run are one
-//! line and exit 2.
+//! (each at its own rate), beside a stream role (closed loop), and a tracking role beside a
+//! stream role each keep their own figures, and the run's totals are their requests together;
+//! roles that cannot share a run are one line and exit 2.
 
 mod common;
 
@@ -135,4 +135,39 @@ fn roles_that_cannot_share_a_run_are_one_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(err.contains(says), "{err}");
     }
+}
+
+#[test]
+fn a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    run_ok(
+        &server,
+        &[
+            "--role",
+            "cache:tracking:writers=1,readers=2,keys=10,rate=100,size=16",
+            "--role",
+            "log:stream:consumers=2,rate=100",
+            "--duration",
+            "1s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let doc = read_json(&json);
+    let roles = roles(&doc, &["cache", "log"]);
+    let (cache, log) = (roles[0], roles[1]);
+    assert_eq!(
+        (cache["commands"].clone(), log["commands"].clone()),
+        (serde_json::json!(["SET"]), serde_json::json!(["XADD"]))
+    );
+    let t = &cache["tracking"];
+    assert!(count(t, "reads") > 0 && count(t, "invalidations") > 0, "{t}");
+    assert_eq!(count(t, "stale_reads"), 0, "{t}");
+    let s = &log["stream"];
+    assert_eq!(count(s, "consumed"), count(s, "produced"), "{s}");
+    assert_eq!(count(&log["totals"], "count"), count(s, "produced"), "{log}");
+    assert!(cache["stream"].is_null() && log["tracking"].is_null(), "{doc}");
+    totals_add_up(&doc, &roles);
 }
