@@ -318,6 +318,17 @@ impl Config {
         self.commands.len() + usize::from(self.sequence.is_some())
     }
 
+    /// The commands' rows' names, in order: two commands of one name get distinct rows,
+    /// `SET`, `SET#2`.
+    pub fn command_rows(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::with_capacity(self.commands.len());
+        for spec in &self.commands {
+            let seen = names.iter().filter(|n| n.split('#').next() == Some(spec.name.as_str())).count();
+            names.push(if seen == 0 { spec.name.clone() } else { format!("{}#{}", spec.name, seen + 1) });
+        }
+        names
+    }
+
     /// Whether the run asks for kernel receive timestamps (the latency's decomposition): what
     /// `--timestamps` says, `auto` being on in open loop only, since in closed loop they cost
     /// more than the 3 % of a request's instructions they may take by default (BENCHMARKS.md).

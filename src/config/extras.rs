@@ -56,6 +56,9 @@ pub struct Extras {
     pub retry_on: Vec<String>,
     /// `--role`: the run's client groups (`config::role`); empty: the command line's own mix.
     pub roles: Vec<super::role::Role>,
+    /// Several roles: each one's client group, its own plan, connections and commands
+    /// (`config::role_plan::groups`); empty for none or one.
+    pub groups: Vec<super::role_plan::Group>,
     /// `--setup`: commands sent once before the run, whose replies `__setup:N__` names.
     pub setup: Vec<super::arguments::SetupCommand>,
     /// `--field-*` and `--member-*`: what `__field__` and `__member__` take.

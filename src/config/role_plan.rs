@@ -6,23 +6,28 @@ use std::time::Duration;
 use super::role::queue::{Pop, QueueRole, StreamRole};
 use super::role::{Listen, PubSub, Role, RoleError, RoleKind};
 
+mod groups;
 mod tracking;
 use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
+pub use groups::Group;
 
 /// Makes `config` run `roles`: a pub/sub role's publishers become the run's connections, its
 /// PUBLISH (SPUBLISH for `mode=ssubscribe`) the mix, its channels the key range, walked in
 /// order by every publisher, and its rate the run's; a tracking role's writers likewise, with
-/// SET (`role_plan::tracking`). The command line's own mix does not run.
+/// SET (`role_plan::tracking`). The command line's own mix does not run. Several roles are
+/// client groups of the one run, each planned as it would be alone (`role_plan::groups`).
 pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
     if roles.len() > 1 {
-        let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
-        return Err(format!(
-            "--role {}: one role per run for now: run the others as runs of their own",
-            names.join(", ")
-        )
-        .into());
+        return groups::apply(config, roles, plan);
     }
-    let Some(role) = roles.into_iter().next() else { return Ok(()) };
+    match roles.into_iter().next() {
+        Some(role) => plan(config, role),
+        None => Ok(()),
+    }
+}
+
+/// Makes `config` run the one role `role`.
+fn plan(config: &mut Config, role: Role) -> Result<(), RoleError> {
     match &role.kind {
         RoleKind::PubSub(p) => pubsub(config, &p.clone(), role),
         RoleKind::Tracking(t) => tracking::apply(config, &t.clone(), role),

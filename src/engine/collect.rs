@@ -172,8 +172,8 @@ impl<'c> Collector<'c> {
     }
 
     /// The requests the server answered without an error, and the hits they counted, so far.
-    pub(super) fn answered(&self) -> (u64, u64) {
-        self.totals.ops.first().map_or((0, 0), |op| (op.succeeded(), op.hits))
+    pub(super) fn answered(&self, row: usize) -> (u64, u64) {
+        self.totals.ops.get(row).map_or((0, 0), |op| (op.succeeded(), op.hits))
     }
 
     /// A role's listener's interval.

@@ -126,16 +126,40 @@ pub fn run(
     // A tracking role's readers listen before the run's connections start, each tracking before
     // the first write; a stream role's consumer group and consumers, a queue role's workers,
     // likewise. (A pub/sub role's subscribers are opened in `drive_all`, whose collector they
-    // hand their intervals.)
-    let readers = tracking::listen(config)?;
-    let (consumers, workers) = (streams::listen(config)?, queue::listen(config)?);
+    // hand their intervals.) Each role's listeners follow its own plan; its producers' count
+    // is its row's (`Config::role_plans`).
+    let (mut readers, mut consumers, mut workers) = (None, None, None);
+    for (plan, row) in config.role_plans() {
+        readers = tracking::listen(plan)?.or(readers);
+        consumers = streams::listen(plan)?.map(|c| (c, row)).or(consumers);
+        workers = queue::listen(plan)?.map(|w| (w, row)).or(workers);
+    }
     let mut outcome = drive_all(config, state, board, run, stop, observe)?;
     outcome.tracking = readers.map(tracking::Readers::finish);
-    let produced = outcome.ops.first().map_or(0, crate::stats::OpStats::succeeded);
+    let produced = |row: usize| outcome.ops.get(row).map_or(0, crate::stats::OpStats::succeeded);
     let stopped = stop.load(Ordering::SeqCst);
-    outcome.stream = consumers.map(|c| c.finish(produced, stopped));
-    outcome.queue = workers.map(|w| w.finish(produced, stopped));
+    let stream = consumers.map(|(c, row)| c.finish(produced(row), stopped));
+    let queue = workers.map(|(w, row)| w.finish(produced(row), stopped));
+    (outcome.stream, outcome.queue) = (stream, queue);
     Ok(outcome)
+}
+
+/// A pub/sub role's subscribers, listening, with the role's name and its PUBLISH row.
+struct Subscribed {
+    listeners: pubsub::Listeners,
+    name: String,
+    row: usize,
+}
+
+/// Opens the subscribers of the run's pub/sub role, if it has one (`pubsub::listen`).
+fn subscribe(config: &Config, tx: &Sender<Msg>) -> Result<Option<Subscribed>, ConnectError> {
+    for (plan, row) in config.role_plans() {
+        if let Some(listeners) = pubsub::listen(plan, tx)? {
+            let name = plan.extras.roles.first().map(|r| r.name.clone()).unwrap_or_default();
+            return Ok(Some(Subscribed { listeners, name, row }));
+        }
+    }
+    Ok(None)
 }
 
 /// The run's own connections, from preparing to collecting.
@@ -152,7 +176,7 @@ fn drive_all(
     board.name_commands(prepared.workload.names());
     let (tx, rx) = mpsc::channel();
     // A pub/sub role's subscribers listen before its publishers (the run's connections) start.
-    let listeners = pubsub::listen(config, &tx)?;
+    let listeners = subscribe(config, &tx)?;
     // Each worker's way back for the windows the collector has merged (`stats::recycle`).
     let (spares, spares_back): (Vec<_>, Vec<_>) = (0..prepared.threads).map(|_| mpsc::channel::<Window>()).unzip();
     let meeting = Meeting {
@@ -332,7 +356,7 @@ fn drive(
 /// then adds the server's figures over the run and the warnings they call for.
 fn collect(
     config: &Config,
-    (mut probe, listeners): (Probe, Option<pubsub::Listeners>),
+    (mut probe, subscribed): (Probe, Option<Subscribed>),
     prepared: &Prepared,
     Began { run, measure_from, started_unix_ms, early }: Began,
     (rx, spares): (Receiver<Msg>, Vec<Sender<Window>>),
@@ -342,10 +366,10 @@ fn collect(
     let sampler = &mut probe.sampler;
     let names = prepared.workload.names().to_vec();
     let about = (probe.server.take(), names);
-    let feed = listeners.as_ref().map(|l| {
-        l.begin(measure_from);
-        let name = config.extras.roles.first().map(|r| r.name.clone()).unwrap_or_default();
-        collect::RoleFeed::new(name, l.count(), crate::stats::RoleWindow::Messages(Default::default()))
+    let feed = subscribed.as_ref().map(|s| {
+        s.listeners.begin(measure_from);
+        let empty = crate::stats::RoleWindow::Messages(Default::default());
+        collect::RoleFeed::new(s.name.clone(), s.listeners.count(), empty)
     });
     let mut collector = Collector::new(config, run, spares, measure_from, started_unix_ms, about, feed);
     for msg in early {
@@ -367,19 +391,19 @@ fn collect(
             Err(RecvTimeoutError::Disconnected) => break,
         }
         // The listeners hold the channel open: the workers' end is the loop's.
-        if listeners.is_some() && collector.workers_done() {
+        if subscribed.is_some() && collector.workers_done() {
             break;
         }
     }
     // The listeners read what is still on its way, then hand in their last intervals.
-    let (published, fanout) = collector.answered();
-    let ended = listeners.map(|l| {
+    let ended = subscribed.map(|Subscribed { listeners: l, row, .. }| {
+        let (published, fanout) = collector.answered(row);
         let role = l.role.clone();
         let dropped = l.finish(published, stop.load(Ordering::SeqCst));
         while let Ok(msg) = rx.try_recv() {
             collector.take(msg, sampler, observe);
         }
-        (role, dropped)
+        (role, dropped, (published, fanout))
     });
     let server_stats = sampler.as_mut().and_then(|s| {
         s.sample();
@@ -387,7 +411,7 @@ fn collect(
     });
     let server_latency = measure(config, probe.silent.as_deref(), sampler.as_mut());
     let (mut outcome, role) = collector.finish(stop.load(Ordering::SeqCst));
-    if let (Some((p, dropped)), Some(role)) = (ended, role) {
+    if let (Some((p, dropped, (published, fanout))), Some(role)) = (ended, role) {
         let crate::stats::RoleWindow::Messages(received) = &role.total;
         outcome.messages = Some(pubsub::Messages::of(p.subscribers, (published, fanout), received, dropped));
         outcome.role_total = Some((role.name, role.total));

@@ -53,7 +53,9 @@ impl Pacer {
 /// Connection `index`'s schedule for a run whose measured phase starts at `start`.
 /// Open-loop connections are staggered over one gap so that the arrivals of all connections
 /// together are evenly spread rather than in bursts.
+/// In a run of several roles, a connection keeps its group's rate among its group's connections.
 pub fn for_connection(config: &Config, index: usize, start: Instant) -> Pacer {
+    let (config, index) = config.group_of(index);
     let Some(rate) = config.rate else {
         return Pacer::Closed;
     };

@@ -178,12 +178,7 @@ impl Workload {
         } else {
             vec![b'x'; max].into()
         };
-        // Two commands of one name get distinct rows: `SET`, `SET#2`.
-        let mut names: Vec<String> = Vec::new();
-        for spec in &config.commands {
-            let seen = names.iter().filter(|n| n.split('#').next() == Some(spec.name.as_str())).count();
-            names.push(if seen == 0 { spec.name.clone() } else { format!("{}#{}", spec.name, seen + 1) });
-        }
+        let mut names = config.command_rows();
         let (mut units, mut weights): (Vec<Vec<Step>>, Vec<u32>) = match &config.sequence {
             Some(steps) => {
                 names.push(config.sequence_name().unwrap_or_default());

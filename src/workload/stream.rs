@@ -37,6 +37,9 @@ pub struct RequestGen {
     /// Smooth weighted round-robin state: exact ratios over every cycle of the weights.
     credit: Vec<i64>,
     total_weight: i64,
+    /// The first unit this connection picks from (its credit covers those it picks from): a
+    /// run of several roles gives each connection its group's.
+    first_unit: usize,
     /// Digits of a multi-key command's keys, back to back, and where each ends (reused).
     multi_digits: Vec<u8>,
     multi_ends: Vec<usize>,
@@ -88,8 +91,12 @@ impl Interleaved {
 
 impl RequestGen {
     pub fn new(workload: Arc<Workload>, config: &Config, conn_index: usize) -> RequestGen {
-        let slice = config.slice(conn_index);
-        let (min, max) = (config.keys.min, config.keys.max);
+        // In a run of several roles, the connection's keys are its group's, and it publishes
+        // as the group's connection `local` (`config::role_plan::groups`).
+        let (own, local) = config.group_of(conn_index);
+        let units = config.units_of(conn_index).unwrap_or(0..workload.weights.len());
+        let slice = own.slice(local);
+        let (min, max) = (own.keys.min, own.keys.max);
         let (keys, key_of) = if config.stop == StopAfter::AllKeys {
             // Every command shares one walk over this connection's slice: each key once.
             let walk = KeyGen::new(crate::config::KeyPattern::Parallel, min, max, slice);
@@ -97,13 +104,13 @@ impl RequestGen {
         } else {
             // The walks (S, P) keep to a shard's part of the range; draws use all of it.
             let keys = config.commands.iter().map(|c| {
-                let (min, max) = config.keys_for(c.key_pattern);
+                let (min, max) = own.keys_for(c.key_pattern);
                 KeyGen::new(c.key_pattern, min, max, slice)
             });
             (keys.collect(), (0..config.commands.len()).collect())
         };
-        let credit = vec![0; workload.weights.len()];
-        let total_weight = workload.weights.iter().map(|w| i64::from(*w)).sum();
+        let credit = vec![0; units.len()];
+        let total_weight = workload.weights[units.clone()].iter().map(|w| i64::from(*w)).sum();
         let multi = workload.draws.iter().map(|d| usize::from(d.multi_keys)).max().unwrap_or(0);
         // Connections start spread over the imported items, so a short run still writes many.
         let import_next = workload.import.as_ref().map_or(0, |i| conn_index * i.sets.len() / config.connections.max(1));
@@ -115,6 +122,7 @@ impl RequestGen {
             key_of,
             credit,
             total_weight,
+            first_unit: units.start,
             multi_digits: Vec::with_capacity(multi * 20),
             multi_ends: Vec::with_capacity(multi),
             multi_numbers: Vec::with_capacity(multi),
@@ -127,7 +135,7 @@ impl RequestGen {
             rows: interleaved,
             unit_key: None,
             unit_key_name: Vec::with_capacity(config.keys.prefix.len() + 20),
-            publisher: conn_index as u32,
+            publisher: local as u32,
             published: 0,
         }
     }
@@ -146,17 +154,17 @@ impl RequestGen {
             self.unit_key = Some(self.keys[walk].next(&mut self.rng));
         }
         if self.credit.len() == 1 {
-            return 0;
+            return self.first_unit;
         }
         let mut best = 0;
-        for (i, w) in self.workload.weights.iter().enumerate() {
+        for (i, w) in self.workload.weights[self.first_unit..].iter().take(self.credit.len()).enumerate() {
             self.credit[i] += i64::from(*w);
             if self.credit[i] > self.credit[best] {
                 best = i;
             }
         }
         self.credit[best] -= self.total_weight;
-        best
+        self.first_unit + best
     }
 
     /// `--transaction`: the name of the key every keyed command of the unit just picked uses

@@ -33,7 +33,10 @@ pub struct RoleReport {
     pub channels: Option<u64>,
     pub subscribers: Option<usize>,
     pub mode: Option<String>,
-    /// The role's requests (a pub/sub role's PUBLISH), as the totals count them.
+    /// The rows of the result's `commands` that are the role's requests: with several roles,
+    /// each role's own; the run's totals add up every role's.
+    pub commands: Vec<String>,
+    /// The role's requests (a pub/sub role's PUBLISH), counted as the totals are.
     pub totals: OpSummary,
     /// A pub/sub role: what its messages did.
     pub messages: Option<Messages>,
@@ -108,7 +111,7 @@ impl Figure {
 
 /// The roles `config` plans, their figures not yet filled in.
 pub fn planned(config: &Config) -> Vec<RoleReport> {
-    config
+    let mut roles: Vec<RoleReport> = config
         .extras
         .roles
         .iter()
@@ -155,20 +158,39 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
                 ..RoleReport::default()
             },
         })
-        .collect()
+        .collect();
+    let rows = config.command_rows();
+    for role in &mut roles {
+        role.commands = rows[config.role_commands(&role.name)].to_vec();
+    }
+    roles
 }
 
-/// The roles' figures: with one role, the run's totals are the role's, and what its
-/// listeners counted over the run and per interval.
+/// The roles' figures: with one role, the run's totals are the role's; with several, each
+/// role's requests are its own rows (`commands`) added up. Each role takes what its kind's
+/// listeners counted over the run and per interval (a run holds one role of each kind).
 pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, outcome: &crate::engine::Outcome) {
-    if let [role] = roles {
-        role.totals = totals.clone();
-        role.messages = outcome.messages.clone();
-        role.over_time = outcome.role_series.clone();
-        role.tracking = outcome.tracking.clone();
-        role.stream = outcome.stream.clone();
-        role.queue = outcome.queue.clone();
+    let several = roles.len() > 1;
+    for role in roles {
+        role.totals = if several { own_totals(&role.commands, outcome) } else { totals.clone() };
+        match role.kind.as_str() {
+            "pubsub" => {
+                role.messages = outcome.messages.clone();
+                role.over_time = outcome.role_series.clone();
+            }
+            "tracking" => role.tracking = outcome.tracking.clone(),
+            "stream" => role.stream = outcome.stream.clone(),
+            "queue" => role.queue = outcome.queue.clone(),
+            _ => {}
+        }
     }
+}
+
+/// The requests of the rows named `commands`, counted as the run's totals are.
+fn own_totals(commands: &[String], outcome: &crate::engine::Outcome) -> OpSummary {
+    let rows = outcome.command_names.iter().zip(&outcome.ops).filter(|(name, _)| commands.contains(name));
+    let own = crate::stats::total(&rows.map(|(_, op)| op.clone()).collect::<Vec<_>>());
+    OpSummary::of(&own, outcome.elapsed.as_secs_f64()).with_spectrum(&own)
 }
 
 /// The roles as the text report shows them, after the table: nothing without roles.

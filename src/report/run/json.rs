@@ -21,14 +21,14 @@ const SPECTRUM: [f64; 20] = [
 ];
 
 impl OpSummary {
-    fn with_spectrum(mut self, op: &OpStats) -> OpSummary {
+    pub(crate) fn with_spectrum(mut self, op: &OpStats) -> OpSummary {
         let h = &op.latency_ns;
         self.latency_spectrum_us = (!h.is_empty())
             .then(|| SPECTRUM.iter().map(|&p| (p, h.value_at_quantile(p / 100.0) as f64 / 1000.0)).collect());
         self
     }
 
-    fn of<H: Recorded>(op: &OpStats<H>, secs: f64) -> OpSummary {
+    pub(crate) fn of<H: Recorded>(op: &OpStats<H>, secs: f64) -> OpSummary {
         let rates = Rates::of(op, secs);
         OpSummary {
             count: op.count,

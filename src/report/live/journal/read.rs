@@ -55,9 +55,12 @@ pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recover
             )
             .into());
         }
-        let subscribers = header.frame.roles.first().and_then(|r| r.subscribers).unwrap_or(0);
-        let (o, h) =
-            outcome(run, lines, &intervals, subscribers).map_err(|e| format!("{what}: run {}: {e}", run + 1))?;
+        // The pub/sub role's subscribers and its PUBLISH row (the first, with one role).
+        let pubsub = header.frame.roles.iter().find(|r| r.kind == "pubsub");
+        let subscribers = pubsub.and_then(|r| r.subscribers).unwrap_or(0);
+        let publish = pubsub.and_then(|r| r.commands.first()).map(String::as_str);
+        let (o, h) = outcome(run, lines, &intervals, (subscribers, publish))
+            .map_err(|e| format!("{what}: run {}: {e}", run + 1))?;
         outcomes.push(o);
         inline.extend(h);
     }
@@ -144,7 +147,7 @@ fn outcome(
     run: usize,
     lines: RunLines,
     logged: &[LoggedInterval],
-    subscribers: usize,
+    subscribers: (usize, Option<&str>),
 ) -> Result<(Outcome, Vec<IntervalHistograms>), Malformed> {
     let first = &lines.intervals[0];
     let (started_unix_ms, server, names) = (first.started_unix_ms, first.server.clone(), first.command_names.clone());
@@ -250,9 +253,10 @@ impl Role {
 
     /// The role's figures in `outcome`: its messages from the journaled intervals (those of the
     /// interval under way when the run was killed are not in them, on either side).
-    fn into(self, outcome: &mut Outcome, subscribers: usize) {
+    fn into(self, outcome: &mut Outcome, (subscribers, publish): (usize, Option<&str>)) {
         let Some((name, total)) = self.total else { return };
-        let answered = outcome.ops.first().map_or((0, 0), |op| (op.count - op.errors, op.hits));
+        let row = publish.and_then(|p| outcome.command_names.iter().position(|n| n == p)).unwrap_or(0);
+        let answered = outcome.ops.get(row).map_or((0, 0), |op| (op.count - op.errors, op.hits));
         let RoleWindow::Messages(received) = &total;
         outcome.messages = Some(Messages::of(subscribers, answered, received, Vec::new()));
         outcome.role_total = Some((name, total));

@@ -1,0 +1,263 @@
+//! Several roles in one run: each role's requesting clients are a client group of the run, its
+//! own connections, commands, key space and rate. Each role is planned alone, as a run of its
+//! own would be ([`super::apply`] on a copy of the command line's plan); the run's plan then
+//! holds every group's commands one after the other and every group's connections one after
+//! the other, and keeps each group's own plan ([`Group::plan`]) for what differs by group:
+//! a connection's keys and pacing (`Config::group_of`) and the listeners its role opens beside
+//! the workers (`Config::role_plans`).
+
+use std::ops::Range;
+
+use super::super::role::{Role, RoleError, RoleKind};
+use super::super::{ArgPart, CommandSpec, Config, KeyRange, Rate, ValueSize};
+
+/// One role's client group in a run of several roles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// The plan the role makes of the command line alone (its connections, commands, keys,
+    /// rate, and the role as its only one): what its connections and listeners follow.
+    pub plan: Config,
+    /// The run's connections that are the group's, and the run's commands (report rows, one
+    /// unit each) that are its requests.
+    pub connections: Range<usize>,
+    pub commands: Range<usize>,
+}
+
+impl Config {
+    /// The plan connection `index` follows and its index among that plan's connections: its
+    /// group's plan in a run of several roles, otherwise this one.
+    pub fn group_of(&self, index: usize) -> (&Config, usize) {
+        match self.extras.groups.iter().find(|g| g.connections.contains(&index)) {
+            Some(g) => (&g.plan, index - g.connections.start),
+            None => (self, index),
+        }
+    }
+
+    /// The commands (units of the mix) connection `index` picks from in a run of several
+    /// roles: its group's; `None` for every unit of the mix.
+    pub fn units_of(&self, index: usize) -> Option<Range<usize>> {
+        self.extras.groups.iter().find(|g| g.connections.contains(&index)).map(|g| g.commands.clone())
+    }
+
+    /// Each role's plan and the first of its commands (its row in the report): one per group
+    /// in a run of several roles, else this plan, whose first command is its role's.
+    pub fn role_plans(&self) -> Vec<(&Config, usize)> {
+        if self.extras.groups.is_empty() {
+            return vec![(self, 0)];
+        }
+        self.extras.groups.iter().map(|g| (&g.plan, g.commands.start)).collect()
+    }
+
+    /// The commands (as indices of `commands`) that are role `name`'s requests: every one
+    /// when the run is one role's.
+    pub fn role_commands(&self, name: &str) -> Range<usize> {
+        let group = self.extras.groups.iter().find(|g| g.plan.extras.roles.iter().any(|r| r.name == name));
+        group.map_or(0..self.commands.len(), |g| g.commands.clone())
+    }
+}
+
+/// Makes `config` run `roles` together, each planned on its own by `plan_one`: refuses two
+/// roles of one name, two of one kind (their listeners report as the run's one of that kind)
+/// and roles at a rate beside roles in closed loop (the run is measured as one or the other).
+pub(super) fn apply(
+    config: &mut Config,
+    roles: Vec<Role>,
+    plan_one: fn(&mut Config, Role) -> Result<(), RoleError>,
+) -> Result<(), RoleError> {
+    for (i, role) in roles.iter().enumerate() {
+        let earlier = &roles[..i];
+        if earlier.iter().any(|r| r.name == role.name) {
+            return Err(format!("--role {} is given twice: give each role a name of its own", role.name).into());
+        }
+        if let Some(other) = earlier.iter().find(|r| kind(r) == kind(role)) {
+            return Err(format!(
+                "--role {}: {} is this run's {} role already (a run holds one role of each kind): run {} on its own",
+                role.name,
+                other.name,
+                kind(role),
+                role.name
+            )
+            .into());
+        }
+    }
+    let mut groups: Vec<Group> = Vec::with_capacity(roles.len());
+    let (mut commands, mut connections) = (Vec::new(), 0);
+    for role in roles.iter().cloned() {
+        let mut plan = config.clone();
+        plan_one(&mut plan, role)?;
+        if let Some(first) = groups.first() {
+            paced_alike(&first.plan, &plan)?;
+        }
+        let start = commands.len();
+        commands.extend(plan.commands.iter().map(|c| self_contained(c, &plan)));
+        let span = connections..connections + plan.connections;
+        connections = span.end;
+        groups.push(Group { plan, connections: span, commands: start..commands.len() });
+    }
+    let rates: Option<Vec<f64>> = groups.iter().map(|g| g.plan.rate.map(|r| r.per_sec)).collect();
+    config.commands = commands;
+    config.sequence = None;
+    config.connections = connections;
+    config.threads = config.threads.clamp(1, connections);
+    // The keys and values are each command's own (`self_contained`): the run's range only
+    // bounds what a report shows of it.
+    let max = groups.iter().map(|g| g.plan.keys.max).max().unwrap_or(1);
+    config.keys = KeyRange { prefix: String::new(), min: 1, max };
+    config.values = ValueSize::Fixed(0);
+    config.rate = rates.map(|r| Rate { per_sec: r.iter().sum(), poisson: false });
+    config.ramp = None;
+    config.extras.roles = roles;
+    config.extras.groups = groups;
+    Ok(())
+}
+
+/// The word a role's kind goes by on the command line.
+fn kind(role: &Role) -> &'static str {
+    match role.kind {
+        RoleKind::PubSub(_) => "pubsub",
+        RoleKind::Tracking(_) => "tracking",
+        RoleKind::Stream(_) => "stream",
+        RoleKind::Queue(_) => "queue",
+    }
+}
+
+/// Roles of one run all at a rate, or all in closed loop: a run is measured as open or closed
+/// loop as a whole (its latency's origin, its delivery of the rate asked).
+fn paced_alike(first: &Config, next: &Config) -> Result<(), RoleError> {
+    let name = |c: &Config| c.extras.roles.first().map_or(String::new(), |r| r.name.clone());
+    match (first.rate, next.rate) {
+        (Some(_), None) => Err(format!(
+            "--role {}: closed loop beside {} at a rate: give {} a rate (rate=N), or {} none",
+            name(next),
+            name(first),
+            name(next),
+            name(first)
+        )
+        .into()),
+        (None, Some(_)) => Err(format!(
+            "--role {}: at a rate beside {} in closed loop: give {} a rate (rate=N), or {} none",
+            name(next),
+            name(first),
+            name(first),
+            name(next)
+        )
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// A role's command as the run of several roles sends it: its key prefix and its filler are
+/// literals of the command (each group has its own, the run's one key prefix and value size
+/// cannot hold them all); the key's number is still drawn from the group's own key range.
+fn self_contained(command: &CommandSpec, plan: &Config) -> CommandSpec {
+    let filler = vec![b'x'; plan.values.max()];
+    let prefix = plan.keys.prefix.as_bytes();
+    let args = command
+        .args
+        .iter()
+        .map(|arg| {
+            let mut parts = Vec::with_capacity(arg.len() + 1);
+            for part in arg {
+                match part {
+                    ArgPart::Key if !prefix.is_empty() => {
+                        parts.push(ArgPart::Lit(prefix.to_vec()));
+                        parts.push(ArgPart::Key);
+                    }
+                    ArgPart::Data => parts.push(ArgPart::Lit(filler.clone())),
+                    other => parts.push(other.clone()),
+                }
+            }
+            parts
+        })
+        .collect();
+    CommandSpec { args, ..command.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::super::super::role::parse;
+    use super::super::super::{Extras, Faults, KeyPattern, ServerOptions, StopAfter, Target};
+    use super::*;
+    use crate::workload::{RequestGen, Workload};
+
+    fn base() -> Config {
+        Config {
+            server: ServerOptions {
+                target: Target::Tcp { host: "h".into(), port: 1 },
+                user: None,
+                password: None,
+                db: None,
+                resp3: false,
+                tls: None,
+                connect_timeout: None,
+                session: Default::default(),
+            },
+            connections: 50,
+            threads: 4,
+            pipeline: 1,
+            stop: StopAfter::Duration(Duration::from_secs(2)),
+            commands: vec![CommandSpec::get(1, KeyPattern::Random)],
+            keys: KeyRange { prefix: "memtier-".into(), min: 0, max: 9 },
+            values: ValueSize::Fixed(32),
+            random_data: false,
+            expiry: None,
+            seed: 9,
+            same_stream: false,
+            conn_jitter: None,
+            interval: Duration::from_secs(1),
+            rate: None,
+            warmup: Duration::ZERO,
+            sequence: None,
+            faults: Faults::default(),
+            cluster: None,
+            ramp: None,
+            extras: Extras::default(),
+        }
+    }
+
+    /// What connection `conn` sends first, as text.
+    fn first_request(config: &Config, conn: usize) -> String {
+        let mut g = RequestGen::new(Arc::new(Workload::compile(config)), config, conn);
+        let mut out = Vec::new();
+        let unit = g.pick_unit();
+        g.encode(unit, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn each_role_is_a_group_of_the_run_with_its_own_connections_commands_and_rate() {
+        let mut config = base();
+        let roles = vec![
+            parse("news:pubsub:channels=10,subscribers=5,publishers=2,rate=1000").unwrap(),
+            parse("jobs:queue:producers=3,workers=4,rate=200,size=3,command=bzpopmin").unwrap(),
+        ];
+        super::super::apply(&mut config, roles).unwrap();
+        assert_eq!(config.connections, 5);
+        assert_eq!(config.command_rows(), ["PUBLISH", "ZADD"]);
+        assert_eq!(config.rate.map(|r| r.per_sec), Some(1200.0));
+        assert_eq!((config.role_commands("news"), config.role_commands("jobs")), (0..1, 1..2));
+        let (plan, local) = config.group_of(3);
+        assert_eq!((plan.extras.roles[0].name.as_str(), local, plan.connections), ("jobs", 1, 3));
+        assert_eq!(config.role_plans().iter().map(|(_, row)| *row).collect::<Vec<_>>(), [0, 1]);
+        // A publisher walks its own channels; a producer pushes to its queue with its filler.
+        let publish = first_request(&config, 1);
+        assert!(publish.starts_with("*3\r\n$7\r\nPUBLISH\r\n$6\r\nnews:1\r\n"), "{publish:?}");
+        let push = first_request(&config, 4);
+        assert!(push.starts_with("*4\r\n$4\r\nZADD\r\n$6\r\njobs:1\r\n$1\r\n0\r\n"), "{push:?}");
+        assert!(push.ends_with("xxx\r\n"), "{push:?}");
+    }
+
+    #[test]
+    fn one_role_is_planned_as_it_always_was() {
+        let (mut one, mut alone) = (base(), base());
+        let role = parse("news:pubsub:channels=10,rate=1000").unwrap();
+        super::super::apply(&mut one, vec![role.clone()]).unwrap();
+        super::super::plan(&mut alone, role).unwrap();
+        assert_eq!(one, alone);
+        assert!(one.extras.groups.is_empty());
+        assert_eq!(one.keys.prefix, "news:");
+    }
+}
