@@ -343,3 +343,52 @@ fn two_tracking_role_shards_merge_into_their_sums() {
     assert!(timed > 0, "{tm}");
     assert_latency_of_the_sum((&a, &b, &m), ("kv", "tracking"), "invalidation_delay", timed);
 }
+
+#[test]
+fn a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    // What a stream role's run says at its end: its figures and its histogram.
+    let full = dir.path().join("full.json");
+    run_ok(&server, &["--role", "orders:stream:consumers=2,block=100", "-n", "300", "--json", full.to_str().unwrap()]);
+    let full = read_json(&full);
+    // A run of the same role killed outright, its journal then given that end's line: `recover`
+    // takes the role's figures from it (a run's end journals them, as `run_ended`'s `roles`).
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.journal");
+    let mut cmd = respbench();
+    cmd.args(["-p", &server.port_arg(), "--role", "orders:stream:consumers=2,block=100,rate=200"]).args([
+        "--duration",
+        "60s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let run = Watched::spawn(cmd);
+    wait_for("2 journaled intervals", Duration::from_secs(60), || journal_intervals(&journal).len() >= 2);
+    run.signal(libc::SIGKILL);
+    let _ = run.finish();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let whole = &text[..=text.rfind('\n').unwrap()];
+    let ended = serde_json::json!({
+        "line": "run_ended",
+        "run": 0,
+        "elapsed_secs": 2.0,
+        "roles": [full["roles"][0]],
+        "role_histograms": full["histograms"]["roles"],
+    });
+    std::fs::write(&journal, format!("{whole}{ended}\n")).unwrap();
+    let recovered = dir.path().join("recovered.json");
+    let out = respbench()
+        .args(["recover", journal.to_str().unwrap(), "--json", recovered.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&recovered);
+    let (s, journaled) = (&doc["roles"][0]["stream"], &full["roles"][0]["stream"]);
+    for key in ["produced", "consumed", "acked", "unconsumed"] {
+        assert_eq!(count(s, key), count(journaled, key), "{key}: {s}");
+    }
+    assert_eq!(s["end_to_end_latency"], journaled["end_to_end_latency"], "{s}");
+    let kept = doc["histograms"]["roles"]["orders"]["end_to_end"].as_str().expect("the role's histogram");
+    assert_eq!(histogram(kept).len(), count(s, "consumed"));
+}
