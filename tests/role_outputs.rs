@@ -117,6 +117,15 @@ fn common_metrics_addr(run: &Watched) -> String {
         .to_string()
 }
 
+/// The result `respbench recover` makes of `journal` (written beside it).
+fn recovered(journal: &Path) -> Value {
+    let json = journal.with_extension("recovered.json");
+    let out =
+        respbench().args(["recover", journal.to_str().unwrap(), "--json", json.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    read_json(&json)
+}
+
 fn journal_intervals(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let whole = text.rfind('\n').map_or("", |end| &text[..=end]);
@@ -139,13 +148,7 @@ fn a_killed_role_run_is_recovered_with_its_role_figures() {
     let delivered: u64 = journaled.iter().map(|l| l["role"]["counts"]["delivered"].as_u64().unwrap()).sum();
     let published: u64 = journaled.iter().map(|l| l["ops"][0]["count"].as_u64().unwrap()).sum();
     assert!(delivered > 0, "{journaled:?}");
-    let recovered = dir.path().join("recovered.json");
-    let out = respbench()
-        .args(["recover", journal.to_str().unwrap(), "--json", recovered.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = read_json(&recovered);
+    let doc = recovered(&journal);
     let m = messages(&doc);
     assert_eq!(count(m, "delivered"), delivered, "{m}");
     assert_eq!(count(m, "published"), published, "{m}");
@@ -377,13 +380,7 @@ fn a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram() {
         "role_histograms": full["histograms"]["roles"],
     });
     std::fs::write(&journal, format!("{whole}{ended}\n")).unwrap();
-    let recovered = dir.path().join("recovered.json");
-    let out = respbench()
-        .args(["recover", journal.to_str().unwrap(), "--json", recovered.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = read_json(&recovered);
+    let doc = recovered(&journal);
     let (s, journaled) = (&doc["roles"][0]["stream"], &full["roles"][0]["stream"]);
     for key in ["produced", "consumed", "acked", "unconsumed"] {
         assert_eq!(count(s, key), count(journaled, key), "{key}: {s}");
