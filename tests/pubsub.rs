@@ -60,7 +60,7 @@ fn pattern_subscribers_over_resp3_get_every_publish(kind: Kind) {
     assert!(page.contains("<h2>Roles</h2>") && page.contains("<td>feed</td><td>pubsub</td><td>2000</td>"), "{page}");
     let table = &out.markdown;
     assert!(table.contains("| feed | pubsub | 2000 |"), "{table}");
-    assert!(table.contains(" 2000 | 6000 | 0 | 0 | 0 |"), "{table}");
+    assert!(table.contains("| feed | 2000 | 6000 | 6000 | 0 | 0 | 0 |"), "{table}");
     assert_eq!(count(m, "delivered"), 6000, "{m}");
     assert_eq!(count(m, "lost"), 0, "{m}");
 }

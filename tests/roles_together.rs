@@ -171,3 +171,30 @@ fn a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart() {
     assert!(cache["stream"].is_null() && log["tracking"].is_null(), "{doc}");
     totals_add_up(&doc, &roles);
 }
+
+#[test]
+fn two_shards_of_a_run_with_two_roles_merge_into_their_sums() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let shard = |name: &str| {
+        let json = dir.path().join(name);
+        let (feed, log) = ("feed:pubsub:channels=4,subscribers=3", "log:stream:producers=2,consumers=3");
+        run_ok(&server, &["--role", feed, "--role", log, "-n", "3000", "--json", json.to_str().unwrap()]);
+        json
+    };
+    let (a, b) = (shard("a.json"), shard("b.json"));
+    let merged = dir.path().join("merged.json");
+    let out = respbench().arg("merge").args([&a, &b]).arg("--json").arg(&merged).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (a, b, m) = (read_json(&a), read_json(&b), read_json(&merged));
+    let (ra, rb, rm) = (roles(&a, &["feed", "log"]), roles(&b, &["feed", "log"]), roles(&m, &["feed", "log"]));
+    for k in 0..2 {
+        let requests = count(&ra[k]["totals"], "count") + count(&rb[k]["totals"], "count");
+        assert_eq!(count(&rm[k]["totals"], "count"), requests, "{}", rm[k]);
+    }
+    assert_eq!(count(&rm[0]["totals"], "count"), 2000);
+    assert_eq!(count(&rm[1]["totals"], "count"), 4000);
+    assert_eq!(count(&rm[0]["messages"], "delivered"), 6000, "{}", rm[0]);
+    assert_eq!((count(&rm[1]["stream"], "produced"), count(&rm[1]["stream"], "consumed")), (4000, 4000));
+    totals_add_up(&m, &rm);
+}

@@ -20,7 +20,8 @@ use crate::config::role::RoleKind;
 use crate::config::role::queue::{Pop, QueueRole};
 use crate::net::{ConnectError, Session};
 use crate::resp::ReplyClass;
-use crate::stats::LatencySummary;
+use crate::stats::latency_name::{END_TO_END, SERVICE, WAIT};
+use crate::stats::{Latencies, LatencySummary};
 use crate::workload::stamp::{self, Stamp};
 
 /// A pop's timeout, in seconds: the server answers null after it, and the worker pops again.
@@ -50,6 +51,9 @@ pub struct QueueFigures {
     pub end_to_end_latency: LatencySummary,
     /// Workers whose connection ended during the run, each with why.
     pub dropped_workers: Vec<String>,
+    /// The wait, service and end-to-end histograms (`histograms.roles` in the result).
+    #[serde(skip)]
+    pub kept: Latencies,
 }
 
 /// One worker's own figures.
@@ -238,6 +242,7 @@ impl Workers {
         f.wait = LatencySummary::of(&wait);
         f.service = LatencySummary::of(&service);
         f.end_to_end_latency = LatencySummary::of(&end_to_end);
+        f.kept = Latencies::of([(WAIT, wait), (SERVICE, service), (END_TO_END, end_to_end)]);
         f
     }
 }

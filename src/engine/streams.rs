@@ -45,13 +45,17 @@ pub struct StreamFigures {
     /// absent if the server did not answer.
     pub pending: Option<u64>,
     /// The most pending entries, and the highest lag (entries not yet delivered to the group,
-    /// XINFO GROUPS), among the samples taken every 100 ms during the run; absent without any.
+    /// XINFO GROUPS), among the samples taken every 100 ms during the run; absent without any,
+    /// and from a merged result (its shards sampled at different times).
     pub pending_max: Option<u64>,
     pub lag_max: Option<u64>,
     /// From the producer's send (the stamp in the entry) to the consumer's read.
     pub end_to_end_latency: LatencySummary,
     /// Consumers whose connection ended during the run, each with why.
     pub dropped_consumers: Vec<String>,
+    /// The end-to-end latency's histogram (`histograms.roles` in the result).
+    #[serde(skip)]
+    pub kept: crate::stats::Latencies,
 }
 
 /// One consumer's own figures.
@@ -298,6 +302,7 @@ impl Consumers {
         }
         f.unconsumed = produced.saturating_sub(f.consumed);
         f.end_to_end_latency = LatencySummary::of(&latency);
+        f.kept = crate::stats::Latencies::of([(crate::stats::latency_name::END_TO_END, latency)]);
         f
     }
 }

@@ -70,6 +70,9 @@ pub struct Figures {
     pub stale_reads: u64,
     /// Readers (and the witness) the server disconnected during the run, each with why.
     pub dropped_readers: Vec<String>,
+    /// The invalidation delay's histogram (`histograms.roles` in the result).
+    #[serde(skip)]
+    pub kept: crate::stats::Latencies,
 }
 
 /// The tracking role of `config` (its name, and it), if it has one.
@@ -397,6 +400,7 @@ impl Readers {
             if let Some(why) = timing.failed {
                 f.dropped_readers.push(format!("the witness: {why}"));
             }
+            f.kept = crate::stats::Latencies::of([(crate::stats::latency_name::INVALIDATION_DELAY, timing.delay)]);
         }
         f
     }

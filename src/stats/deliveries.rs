@@ -64,7 +64,7 @@ impl RoleWindow {
     /// The interval's latency histogram and its name (`delivery`), if the kind keeps one.
     pub fn latency(&self) -> Option<(&'static str, &Histogram<u64>)> {
         match self {
-            RoleWindow::Messages(d) => Some(("delivery", &d.latency_ns)),
+            RoleWindow::Messages(d) => Some((super::latency_name::DELIVERY, &d.latency_ns)),
         }
     }
 
@@ -168,6 +168,9 @@ pub struct Messages {
     pub delivery_latency: LatencySummary,
     /// Subscribers the server disconnected during the run, each with why.
     pub dropped_subscribers: Vec<String>,
+    /// The delivery latency's histogram (`histograms.roles` in the result).
+    #[serde(skip)]
+    pub kept: super::Latencies,
 }
 
 impl Messages {
@@ -190,6 +193,7 @@ impl Messages {
             out_of_order: received.out_of_order,
             delivery_latency: LatencySummary::of(&received.latency_ns),
             dropped_subscribers: dropped,
+            kept: super::Latencies::of([(super::latency_name::DELIVERY, received.latency_ns.clone())]),
         }
     }
 }

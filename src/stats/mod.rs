@@ -12,6 +12,7 @@ mod parts;
 // unsafe: mallopt has no safe wrapper; the block says why it is sound.
 #[allow(unsafe_code)]
 mod recycle;
+mod role_latency;
 mod spread;
 mod window;
 
@@ -25,6 +26,7 @@ pub use op::{CompactOp, OpStats, total};
 pub(crate) use packed::{Reader, Writer};
 pub use parts::{LatencyParts, Parts, split};
 pub use recycle::map_large_blocks;
+pub use role_latency::{Latencies, name as latency_name};
 pub use spread::Spread;
 pub use window::Window;
 

@@ -253,8 +253,10 @@ pub struct Histograms {
     /// log; absent otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalHistograms>,
-    /// `--role`: each role's own latencies over the run, by role, then by name (a pub/sub
-    /// role: `delivery`, publish to delivery); absent without roles.
+    /// `--role`: each role's own latencies over the run, by role, then by name
+    /// (`stats::latency_name`: a pub/sub role's `delivery`, a stream role's `end_to_end`, a
+    /// queue role's `wait`, `service` and `end_to_end`, a tracking role's
+    /// `invalidation_delay`); absent without roles.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<String, BTreeMap<String, String>>,
 }
@@ -273,16 +275,10 @@ impl Histograms {
             // Named by the caller that wrote it beside the result.
             interval_log: None,
             intervals: Vec::new(),
-            roles: roles(outcome),
+            // Filled in from the result's roles (`roles::histograms`).
+            roles: BTreeMap::new(),
         }
     }
-}
-
-/// The run's role's own latency histograms, by role name, then by the latency's name.
-fn roles(outcome: &Outcome) -> BTreeMap<String, BTreeMap<String, String>> {
-    let Some((name, window)) = &outcome.role_total else { return BTreeMap::new() };
-    let latency = window.latency().map(|(what, h)| (what.to_string(), encode(h)));
-    BTreeMap::from([(name.clone(), latency.into_iter().collect())])
 }
 
 #[cfg(test)]

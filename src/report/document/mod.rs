@@ -10,6 +10,7 @@ pub mod histo;
 pub mod interval_log;
 mod parts;
 mod result;
+pub mod role_figures;
 pub mod roles;
 mod roles_queue;
 pub mod scenario;

@@ -1,17 +1,20 @@
 //! The result per role: each role's plan, its own requests' figures and, for a pub/sub role,
 //! what its messages did. A run without `--role` has no roles and the result has no `roles`.
 //!
-//! Every output reads a role from here: its kind's object (`messages` for a pub/sub role) for
-//! the formats that show it whole, and [`RoleReport::figures`], the role's figures named once,
-//! for the flat ones (CSV, Prometheus, StatsD, memtier's JSON). A kind of role adds its object
-//! to [`RoleReport`] and its figures to [`RoleReport::figures`].
+//! Every output reads a role from here: its kind's object (`messages`, `stream`, `queue`,
+//! `tracking`) for the formats that show it whole (JSON, text), and [`RoleReport::figures`], the
+//! role's figures named once (`role_figures`), for the flat ones (CSV, Prometheus, StatsD) and
+//! the tables (Markdown, HTML). A kind of role adds its object to [`RoleReport`] and its
+//! figures to `role_figures`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::parts::OpSummary;
+use super::role_figures::{Grid, Named, label};
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::engine::pubsub::Messages;
@@ -56,57 +59,55 @@ pub struct RoleReport {
     pub over_time: Vec<RolePoint>,
 }
 
-/// One of a role's figures: a count, or a latency in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Figure {
-    Count(u64),
-    Ms(f64),
-}
-
 impl RoleReport {
-    /// The role's own figures, each by the one name every flat output gives it, in order:
-    /// a pub/sub role's `published`, `expected_deliveries`, `delivered`, `lost`, `duplicated`,
-    /// `out_of_order` and, when something was delivered, `delivery_p50_ms`, `delivery_p99_ms`,
-    /// `delivery_p999_ms`. A figure that was not measured is left out, never written as 0.
-    pub fn figures(&self) -> Vec<(&'static str, Figure)> {
-        let mut out = Vec::new();
-        if let Some(m) = &self.messages {
-            out.extend([
-                ("published", Figure::Count(m.published)),
-                ("expected_deliveries", Figure::Count(m.expected_deliveries)),
-                ("delivered", Figure::Count(m.delivered)),
-                ("lost", Figure::Count(m.lost)),
-                ("duplicated", Figure::Count(m.duplicated)),
-                ("out_of_order", Figure::Count(m.out_of_order)),
-            ]);
-            if m.delivered > 0 {
-                let d = &m.delivery_latency;
-                out.extend([
-                    ("delivery_p50_ms", Figure::Ms(d.p50_us / 1000.0)),
-                    ("delivery_p99_ms", Figure::Ms(d.p99_us / 1000.0)),
-                    ("delivery_p999_ms", Figure::Ms(d.p999_us / 1000.0)),
-                ]);
-            }
+    /// The role's own figures, each by the one name every flat output gives it, in order
+    /// (`role_figures`): a pub/sub role's `published`, `expected_deliveries`, `delivered`,
+    /// `lost`, `duplicated`, `out_of_order`, `delivery_p50_ms`, ...; a stream role's `produced`,
+    /// `consumed`, `pending`, `end_to_end_p99_ms`, ...; a queue role's `wait_p99_ms`,
+    /// `service_p99_ms`, ...; a tracking role's `local_hits`, `invalidations`, `stale_reads`,
+    /// `invalidation_delay_p99_ms`, ... A figure that was not measured is left out.
+    pub fn figures(&self) -> Vec<Named> {
+        super::role_figures::of(self)
+    }
+
+    /// The role's own latency histograms over the run (empty when read back from a result).
+    pub fn kept(&self) -> Option<&crate::stats::Latencies> {
+        let (m, s) = (self.messages.as_ref().map(|m| &m.kept), self.stream.as_ref().map(|s| &s.kept));
+        m.or(s).or(self.queue.as_ref().map(|q| &q.kept)).or(self.tracking.as_ref().map(|t| &t.kept))
+    }
+
+    /// Hands `kept` (the role's latency histograms: a merge's sum, a journal's) to its kind's
+    /// object.
+    pub fn keep(&mut self, kept: crate::stats::Latencies) {
+        if let Some(m) = self.messages.as_mut() {
+            m.kept = kept;
+        } else if let Some(s) = self.stream.as_mut() {
+            s.kept = kept;
+        } else if let Some(q) = self.queue.as_mut() {
+            q.kept = kept;
+        } else if let Some(t) = self.tracking.as_mut() {
+            t.kept = kept;
         }
-        out
+    }
+
+    /// The role's listeners the server disconnected during the run, each with why.
+    pub fn dropped(&self) -> Vec<&str> {
+        let m = self.messages.iter().flat_map(|m| &m.dropped_subscribers);
+        let s = self.stream.iter().flat_map(|s| &s.dropped_consumers);
+        let q = self.queue.iter().flat_map(|q| &q.dropped_workers);
+        let t = self.tracking.iter().flat_map(|t| &t.dropped_readers);
+        m.chain(s).chain(q).chain(t).map(String::as_str).collect()
     }
 }
 
-impl Figure {
-    /// As a plain number (a count exactly, a latency in milliseconds to the microsecond).
-    pub fn text(self) -> String {
-        match self {
-            Figure::Count(n) => n.to_string(),
-            Figure::Ms(ms) => format!("{ms:.3}"),
-        }
-    }
-
-    pub fn value(self) -> f64 {
-        match self {
-            Figure::Count(n) => n as f64,
-            Figure::Ms(ms) => ms,
-        }
-    }
+/// The roles' own latency histograms, encoded, by role, then by the latency's name: the
+/// result's `histograms.roles` (and a journal's, for a run that ended).
+pub fn histograms(roles: &[RoleReport]) -> BTreeMap<String, BTreeMap<String, String>> {
+    let encoded = |r: &RoleReport| {
+        let kept = r.kept()?.iter().map(|(what, h)| (what.to_string(), super::histo::encode(h)));
+        Some((r.name.clone(), kept.collect::<BTreeMap<_, _>>()))
+    };
+    roles.iter().filter_map(encoded).filter(|(_, h)| !h.is_empty()).collect()
 }
 
 /// The roles `config` plans, their figures not yet filled in.
@@ -193,6 +194,25 @@ fn own_totals(commands: &[String], outcome: &crate::engine::Outcome) -> OpSummar
     OpSummary::of(&own, outcome.elapsed.as_secs_f64()).with_spectrum(&own)
 }
 
+/// One role's latency histograms as [`histograms`] encodes them, decoded (in the layout of
+/// the result's histograms, so that they add).
+pub fn decoded(encoded: &BTreeMap<String, String>) -> Result<crate::stats::Latencies, super::Malformed> {
+    let mut kept = crate::stats::Latencies::default();
+    for (what, text) in encoded {
+        kept.add(what, &crate::stats::widen(&super::histo::decode(text)?));
+    }
+    Ok(kept)
+}
+
+/// The roles of a run that ended: `planned` (as [`planned`] makes them) with `outcome`'s
+/// figures, what the live outputs (metrics, StatsD, the journal) say at a run's end.
+pub fn ended(planned: &[RoleReport], outcome: &crate::engine::Outcome) -> Vec<RoleReport> {
+    let mut roles = planned.to_vec();
+    let totals = OpSummary::of(&outcome.total(), outcome.elapsed.as_secs_f64());
+    measured(&mut roles, &totals, outcome);
+    roles
+}
+
 /// The roles as the text report shows them, after the table: nothing without roles.
 pub fn text(roles: &[RoleReport]) -> String {
     let mut out = String::new();
@@ -261,48 +281,33 @@ pub fn text(roles: &[RoleReport]) -> String {
     out
 }
 
-/// The roles as a Markdown table, after the summary: nothing without roles.
+/// The roles as Markdown tables, after the summary: their requests, then per kind of role its
+/// figures (`RoleReport::figures`). Nothing without roles.
 pub fn markdown(roles: &[RoleReport]) -> String {
     if roles.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "\n| Role | Kind | Requests | Ops/sec | p99 ms | Published | Delivered | Lost | Duplicated | Out of order | \
-         Delivery p50 ms | Delivery p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
+    let mut out = String::from("\n| Role | Kind | Requests | Ops/sec | p99 ms |\n|---|---|---:|---:|---:|\n");
     for role in roles {
         let t = &role.totals;
-        let _ = write!(
-            out,
-            "| {} | {} | {} | {:.0} | {:.3} |",
-            role.name,
-            role.kind,
-            t.count,
-            t.ops_per_sec,
-            t.latency_us.p99_us / 1000.0
-        );
-        match &role.messages {
-            Some(m) if m.delivered > 0 => {
-                let d = &m.delivery_latency;
-                let _ = writeln!(
-                    out,
-                    " {} | {} | {} | {} | {} | {:.3} | {:.3} |",
-                    m.published,
-                    m.delivered,
-                    m.lost,
-                    m.duplicated,
-                    m.out_of_order,
-                    d.p50_us / 1000.0,
-                    d.p99_us / 1000.0
-                );
-            }
-            Some(m) => {
-                let _ = writeln!(out, " {} | 0 | {} | 0 | 0 | — | — |", m.published, m.lost);
-            }
-            None => out.push_str(" — | — | — | — | — | — | — |\n"),
+        let p99_ms = t.latency_us.p99_us / 1000.0;
+        let _ = writeln!(out, "| {} | {} | {} | {:.0} | {p99_ms:.3} |", role.name, role.kind, t.count, t.ops_per_sec);
+    }
+    for grid in Grid::by_kind(roles) {
+        let mut heading: Vec<String> = vec!["Role".into()];
+        heading.extend(grid.columns.iter().map(|c| capitalised(&label(c))));
+        let _ = writeln!(out, "\n| {} |\n|---|{}", heading.join(" | "), "---:|".repeat(grid.columns.len()));
+        for (role, cells) in &grid.rows {
+            let cells: Vec<String> = cells.iter().map(|c| c.map_or_else(|| "—".into(), |f| f.text())).collect();
+            let _ = writeln!(out, "| {} | {} |", role.name, cells.join(" | "));
         }
     }
     out
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }
 
 /// A tracking role's lines in the text report (nothing for another role).
@@ -345,35 +350,6 @@ fn tracking_text(role: &RoleReport) -> String {
     }
     for dropped in &t.dropped_readers {
         let _ = writeln!(out, "  DROPPED: {dropped}");
-    }
-    out
-}
-
-/// The tracking roles as a Markdown table, after the roles': nothing without one.
-pub fn tracking_markdown(roles: &[RoleReport]) -> String {
-    let mut out = String::new();
-    for role in roles {
-        let Some(t) = &role.tracking else { continue };
-        if out.is_empty() {
-            out.push_str(
-                "\n| Role | Reads | Local hits | Hit ratio | Invalidations | Invalidations/s | Stale reads | \
-                 Invalidation p50 ms | Invalidation p99 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            );
-        }
-        let d = &t.invalidation_delay;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {:.3} | {} | {:.1} | {} | {:.3} | {:.3} |",
-            role.name,
-            t.reads,
-            t.local_hits,
-            t.hit_ratio,
-            t.invalidations,
-            t.invalidations_per_sec,
-            t.stale_reads,
-            d.p50_us / 1000.0,
-            d.p99_us / 1000.0
-        );
     }
     out
 }

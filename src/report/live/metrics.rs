@@ -21,6 +21,8 @@ use super::prometheus::MemtierTotals;
 use super::shape::{Labels, Latency, Names, Shape, snapshot};
 use crate::config::Config;
 use crate::engine::{Progress, WORKER_THREAD};
+use crate::report::document::role_figures::Figure;
+use crate::report::document::roles::RoleReport;
 
 message_error!(
     /// A metrics endpoint that cannot listen.
@@ -57,9 +59,16 @@ struct State {
     /// What memtier's exporter shows beside the above (`prometheus.rs`).
     memtier: MemtierTotals,
     /// `--role`: each role's counts so far by (role, kind, figure), and its own latencies
-    /// (a pub/sub role's delivery latency) by (role, name).
-    role_counts: BTreeMap<(String, &'static str, &'static str), u64>,
-    role_latency: BTreeMap<(String, &'static str), (Histogram<u64>, u64)>,
+    /// (a pub/sub role's delivery latency) by (role, name): live while a pub/sub role's
+    /// intervals come, every role's at its run's end (`Live::run_ended`).
+    role_counts: BTreeMap<(String, String, String), u64>,
+    role_latency: BTreeMap<(String, String), (Histogram<u64>, u64)>,
+    /// Each role's figures other than counts and latencies (pending entries, hit ratio, ...)
+    /// as its last run's end said them, by (role, kind, figure).
+    role_levels: BTreeMap<(String, String, String), f64>,
+    /// The run's roles as planned, and their counts before it began.
+    role_planned: Vec<RoleReport>,
+    role_before: BTreeMap<(String, String, String), u64>,
 }
 
 /// What follows the values as they change (`--metrics-push`'s pusher, `report::live::push`).
@@ -166,6 +175,8 @@ impl Live {
         let mut s = self.lock();
         s.names = config.commands.iter().map(|c| c.name.clone()).collect();
         s.requested_rate = config.rate.map(|r| r.per_sec);
+        s.role_planned = crate::report::document::roles::planned(config);
+        s.role_before = s.role_counts.clone();
         s.finished = false;
         s.memtier.run += 1;
         s.memtier.threads = config.threads;
@@ -223,14 +234,16 @@ impl Live {
         s.memtier.connections = w.active_connections;
         if let Some((role, window)) = p.role {
             let published = w.ops.first().map_or(0, |op| op.count - op.errors);
-            let kind = window.kind();
-            *s.role_counts.entry((role.to_string(), kind, "published")).or_default() += published;
+            let key = |figure: &str| (role.to_string(), window.kind().to_string(), figure.to_string());
+            *s.role_counts.entry(key("published")).or_default() += published;
             for (figure, n) in window.counts() {
-                *s.role_counts.entry((role.to_string(), kind, figure)).or_default() += n;
+                *s.role_counts.entry(key(figure)).or_default() += n;
             }
             if let Some((what, h)) = window.latency() {
-                let entry =
-                    s.role_latency.entry((role.to_string(), what)).or_insert_with(|| (Histogram::new_from(h), 0));
+                let entry = s
+                    .role_latency
+                    .entry((role.to_string(), what.to_string()))
+                    .or_insert_with(|| (Histogram::new_from(h), 0));
                 let _ = entry.0.add(h);
                 entry.1 += window.latency_sum_ns();
             }
@@ -248,14 +261,42 @@ impl Live {
         }
     }
 
-    /// A run ended: a role's figures only its end knows (a pub/sub role's lost messages).
+    /// A run ended: every role's figures as the run's result says them (`RoleReport::figures`):
+    /// its counts are the counts before the run plus the run's, so what the intervals added
+    /// live (a pub/sub role's) ends exact, and what only the end knows (lost messages, a stream
+    /// role's entries, ...) is added; the latencies not fed live (every role's but a pub/sub
+    /// role's) are added from the run's histograms.
     pub fn run_ended(&self, outcome: &crate::engine::Outcome) {
-        let Some(m) = &outcome.messages else { return };
-        let Some((role, window)) = &outcome.role_total else { return };
         let mut s = self.lock();
-        *s.role_counts.entry((role.clone(), window.kind(), "lost")).or_default() += m.lost;
-        *s.role_counts.entry((role.clone(), window.kind(), "expected_deliveries")).or_default() +=
-            m.expected_deliveries;
+        let live = outcome.role_total.as_ref().map(|(name, _)| name.as_str());
+        for role in crate::report::document::roles::ended(&s.role_planned, outcome) {
+            let key = |figure: &str| (role.name.clone(), role.kind.clone(), figure.to_string());
+            for (figure, value) in role.figures() {
+                match value {
+                    Figure::Count(n) => {
+                        let before = s.role_before.get(&key(&figure)).copied().unwrap_or(0);
+                        s.role_counts.insert(key(&figure), before + n);
+                    }
+                    Figure::Ms { .. } => {}
+                    other => {
+                        s.role_levels.insert(key(&figure), other.value());
+                    }
+                }
+            }
+            if live == Some(role.name.as_str()) {
+                continue;
+            }
+            for (what, h) in role.kept().into_iter().flat_map(|k| k.iter()) {
+                // The histogram's own mean stands for the exact sum the listeners did not keep.
+                let sum_ns = (h.mean() * h.len() as f64) as u64;
+                let entry = s
+                    .role_latency
+                    .entry((role.name.clone(), what.to_string()))
+                    .or_insert_with(|| (Histogram::new_from(h), 0));
+                let _ = entry.0.add(h);
+                entry.1 += sum_ns;
+            }
+        }
         self.publish(&s);
     }
 
@@ -431,29 +472,39 @@ fn encode(s: &State) -> String {
     );
     if !s.role_counts.is_empty() {
         let roles = Family::<Labels, Counter>::default();
-        for ((role, kind, figure), n) in &s.role_counts {
-            let labels = vec![
-                ("role".into(), role.clone()),
-                ("kind".into(), kind.to_string()),
-                ("figure".into(), figure.to_string()),
-            ];
-            roles.get_or_create(&labels).inc_by(*n);
+        let labels = |(role, kind, figure): &(String, String, String)| -> Labels {
+            vec![("role".into(), role.clone()), ("kind".into(), kind.clone()), ("figure".into(), figure.clone())]
+        };
+        for (key, n) in &s.role_counts {
+            roles.get_or_create(&labels(key)).inc_by(*n);
         }
         registry.register(
             "role_messages",
-            "--role: a role's messages so far, by role and figure (a pub/sub role: published, delivered, \
-             duplicated, out_of_order; expected_deliveries and lost once the run has ended)",
+            "--role: a role's counts so far, by role and figure (a pub/sub role: published, delivered, \
+             duplicated, out_of_order live; expected_deliveries and lost, and every other kind's counts, once \
+             the run has ended)",
             roles,
+        );
+        let levels = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        for (key, v) in &s.role_levels {
+            levels.get_or_create(&labels(key)).set(*v);
+        }
+        registry.register(
+            "role_figure",
+            "--role: a role's figures other than counts and latencies as its last run's end said them (a stream \
+             role's pending, pending_max, lag_max; a tracking role's hit_ratio, invalidations_per_sec)",
+            levels,
         );
         registry.register(
             "role_latency_seconds",
-            "--role: a role's own latency, by role and name (a pub/sub role: delivery, from the publisher's \
-             send to the subscriber's read)",
+            "--role: a role's own latency, by role and name (a pub/sub role: delivery, live; a stream role: \
+             end_to_end; a queue role: wait, service, end_to_end; a tracking role: invalidation_delay; those \
+             once the run has ended)",
             Latency(
                 s.role_latency
                     .iter()
                     .map(|((role, what), (h, sum))| {
-                        let labels = vec![("role".into(), role.clone()), ("latency".into(), what.to_string())];
+                        let labels = vec![("role".into(), role.clone()), ("latency".into(), what.clone())];
                         (labels, snapshot(h, *sum, &s.shape.buckets))
                     })
                     .collect(),

@@ -44,8 +44,7 @@ impl Sink for Arc<Live> {
 /// `--statsd-host`: memtier's gauges, and its start and end events.
 impl Sink for Statsd {
     fn run_started(&mut self, run: usize, config: &Config) {
-        let threads = config.worker_threads();
-        Statsd::run_started(self, run, threads, config.connections / threads);
+        Statsd::run_started(self, run, config);
     }
 
     fn interval(&mut self, _run: usize, progress: &Progress) {

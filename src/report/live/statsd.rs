@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use super::push::PushError;
 use crate::engine::Progress;
+use crate::report::document::role_figures::Figure;
 
 /// Where the metrics go (`--statsd-host` and friends).
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +44,8 @@ pub struct Statsd {
     latency_ns_sum: f64,
     replies: u64,
     connection_errors: u64,
+    /// The run's roles as planned (`--role`), for their figures at its end.
+    roles: Vec<crate::report::document::roles::RoleReport>,
 }
 
 impl Statsd {
@@ -75,11 +78,15 @@ impl Statsd {
             latency_ns_sum: 0.0,
             replies: 0,
             connection_errors: 0,
+            roles: Vec::new(),
         })
     }
 
     /// A run begins (`run` counts from 0): memtier's "Benchmark Started" event.
-    pub fn run_started(&mut self, run: usize, threads: usize, connections_per_thread: usize) {
+    pub fn run_started(&mut self, run: usize, config: &crate::config::Config) {
+        let threads = config.worker_threads();
+        let connections_per_thread = config.connections / threads;
+        self.roles = crate::report::document::roles::planned(config);
         self.bytes = 0;
         self.latency_ns_sum = 0.0;
         self.replies = 0;
@@ -144,13 +151,32 @@ impl Statsd {
         }
     }
 
-    /// A run ended with roles: what only its end knows, `role.NAME.lost` and
-    /// `role.NAME.expected_deliveries` over the run.
+    /// A run ended with roles: each role's figures over the run (`RoleReport::figures`) that
+    /// its intervals did not send, as `role.NAME.FIGURE` gauges: a pub/sub role's `lost` and
+    /// `expected_deliveries`; every figure of the other kinds (`role.NAME.consumed`,
+    /// `role.NAME.end_to_end_p99_ms`, `role.NAME.stale_reads`, ...).
     pub fn roles_ended(&mut self, outcome: &crate::engine::Outcome) {
-        let (Some(m), Some((name, _))) = (&outcome.messages, &outcome.role_total) else { return };
-        let at = format!("role.{}", sanitise(name, "-_"));
-        self.gauge(&format!("{at}.lost"), m.lost as i64);
-        self.gauge(&format!("{at}.expected_deliveries"), m.expected_deliveries as i64);
+        let live = outcome.role_total.as_ref().map(|(name, w)| (name.as_str(), w));
+        for role in crate::report::document::roles::ended(&self.roles, outcome) {
+            let at = format!("role.{}", sanitise(&role.name, "-_"));
+            let window = live.filter(|(name, _)| *name == role.name).map(|(_, w)| w);
+            let sent_live = |figure: &str, value: Figure| {
+                let Some(w) = window else { return false };
+                match value {
+                    Figure::Ms { latency, .. } => w.latency().is_some_and(|(what, _)| what == latency),
+                    _ => figure == "published" || w.counts().iter().any(|(name, _)| *name == figure),
+                }
+            };
+            for (figure, value) in role.figures() {
+                if sent_live(&figure, value) {
+                    continue;
+                }
+                match value {
+                    Figure::Count(n) | Figure::Level(n) => self.gauge(&format!("{at}.{figure}"), n as i64),
+                    other => self.send(&format!("{at}.{figure}"), &format!("{:.6}", other.value()), "g"),
+                }
+            }
+        }
     }
 
     /// A run ended: memtier's "Benchmark Completed" event, and the rates back to zero so the

@@ -218,7 +218,13 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, MergeError
     }
     doc.shard = None;
     doc.start = start(inputs);
-    let (roles, role_histograms) = roles::merge(inputs, &clock, &doc.totals)?;
+    // A role's requests are its own rows (several roles), or the run's (one).
+    let role_totals = |commands: &[String]| {
+        let rows: Vec<OpStats> =
+            sums.commands.iter().filter(|(n, _)| commands.contains(n)).map(|(_, r)| r.op()).collect();
+        op_summary(&crate::stats::total(&rows), secs, true)
+    };
+    let (roles, role_histograms) = roles::merge(inputs, &clock, &doc.totals, &role_totals)?;
     doc.roles = roles;
     doc.histograms = Histograms {
         encoding: histo::ENCODING.into(),

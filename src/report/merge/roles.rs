@@ -6,21 +6,25 @@ use std::collections::BTreeMap;
 
 use super::clock::Clock;
 use super::error::MergeError;
-use super::figures::hist;
 use super::input::Input;
 use crate::engine::pubsub::Messages;
-use crate::report::document::histo::encode;
-use crate::report::document::roles::RoleReport;
-use crate::stats::{LatencySummary, RolePoint};
+use crate::engine::queue::QueueFigures;
+use crate::engine::streams::StreamFigures;
+use crate::engine::tracking::Figures as TrackingFigures;
+use crate::report::document::role_figures;
+use crate::report::document::roles::{RoleReport, decoded};
+use crate::stats::{Latencies, RolePoint};
 
 /// Every role's histograms by role, then by name, as `histograms.roles` keeps them.
 pub(super) type RoleHistograms = BTreeMap<String, BTreeMap<String, String>>;
 
-/// The shards' roles as one: `totals` is the merged requests' (one role per run).
+/// The shards' roles as one: `totals` is the merged requests' (a run of one role);
+/// `own_totals` sums the merged rows a role names (a run of several).
 pub(super) fn merge(
     inputs: &[Input],
     clock: &Clock,
     totals: &crate::report::document::OpSummary,
+    own_totals: &dyn Fn(&[String]) -> crate::report::document::OpSummary,
 ) -> Result<(Vec<RoleReport>, RoleHistograms), MergeError> {
     let first = &inputs[0].doc.roles;
     let names = |roles: &[RoleReport]| roles.iter().map(|r| (r.name.clone(), r.kind.clone())).collect::<Vec<_>>();
@@ -43,60 +47,109 @@ pub(super) fn merge(
         merged.connections = shards.iter().map(|(_, r)| r.connections).sum();
         merged.subscribers = shards.iter().map(|(_, r)| r.subscribers).sum();
         merged.rate_per_sec = shards.iter().map(|(_, r)| r.rate_per_sec).sum();
-        merged.totals = if first.len() == 1 { totals.clone() } else { role.totals.clone() };
-        let mut latencies: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+        merged.totals = if first.len() == 1 { totals.clone() } else { own_totals(&role.commands) };
+        let mut kept = Latencies::default();
         for (i, _) in &shards {
-            let kept = i.doc.histograms.roles.get(&role.name);
-            for (what, text) in kept.into_iter().flatten() {
-                let h = hist(Some(text)).map_err(|e| format!("{}: role {}: {e}", i.name, role.name))?;
-                match latencies.get_mut(what) {
-                    Some(sum) => sum.add(&h).expect("same bounds"),
-                    None => {
-                        latencies.insert(what.clone(), h);
-                    }
-                }
+            let Some(encoded) = i.doc.histograms.roles.get(&role.name) else { continue };
+            let theirs = decoded(encoded).map_err(|e| format!("{}: role {}: {e}", i.name, role.name))?;
+            for (what, h) in theirs.iter() {
+                kept.add(what, h);
             }
         }
-        if role.messages.is_some() {
-            merged.messages = Some(messages(&shards, latencies.get("delivery"))?);
+        merged.messages = sum(&shards, |r| r.messages.as_ref(), add_messages)?;
+        merged.stream = sum(&shards, |r| r.stream.as_ref(), add_stream)?;
+        if let Some(s) = merged.stream.as_mut() {
+            s.pending = shards.iter().map(|(_, r)| r.stream.as_ref().and_then(|s| s.pending)).sum();
+        }
+        merged.queue = sum(&shards, |r| r.queue.as_ref(), add_queue)?;
+        merged.tracking = sum(&shards, |r| r.tracking.as_ref(), add_tracking)?;
+        merged.keep(kept);
+        role_figures::summarise(&mut merged);
+        for (what, _, measured) in role_figures::latencies(&merged) {
+            let kept_n = merged.kept().and_then(|k| k.get(what)).map_or(0, |h| h.len());
+            if kept_n != measured {
+                return Err(format!(
+                    "role {}: the shards' {what} histograms hold {kept_n} latencies, their counts {measured}: they \
+                     cannot be merged exactly",
+                    role.name
+                )
+                .into());
+            }
         }
         merged.over_time = over_time(&shards, clock);
-        histograms.insert(role.name.clone(), latencies.iter().map(|(w, h)| (w.clone(), encode(h))).collect());
         roles.push(merged);
     }
+    histograms.extend(crate::report::document::roles::histograms(&roles));
     Ok((roles, histograms))
 }
 
-/// A pub/sub role's messages added up, the delivery latency from the shards' histograms added.
-fn messages(
+/// The kind object `get` finds in every shard's role, added up by `add` (`None` when the role's
+/// kind has none); a shard without it cannot be merged.
+fn sum<T: Default>(
     shards: &[(&Input, &RoleReport)],
-    delivery: Option<&hdrhistogram::Histogram<u64>>,
-) -> Result<Messages, MergeError> {
-    let mut m = Messages::default();
+    get: fn(&RoleReport) -> Option<&T>,
+    add: fn(&mut T, &T, &str),
+) -> Result<Option<T>, MergeError> {
+    if shards.first().is_none_or(|(_, r)| get(r).is_none()) {
+        return Ok(None);
+    }
+    let mut total = T::default();
     for (i, r) in shards {
-        let Some(s) = &r.messages else {
-            return Err(format!("{}: role {} has no messages to merge", i.name, r.name).into());
-        };
-        m.published += s.published;
-        m.expected_deliveries += s.expected_deliveries;
-        m.fanout_reported += s.fanout_reported;
-        m.delivered += s.delivered;
-        m.lost += s.lost;
-        m.duplicated += s.duplicated;
-        m.out_of_order += s.out_of_order;
-        m.dropped_subscribers.extend(s.dropped_subscribers.iter().map(|d| format!("{}: {d}", i.name)));
+        let theirs = get(r).ok_or_else(|| format!("{}: role {} has no {} figures to merge", i.name, r.name, r.kind))?;
+        add(&mut total, theirs, &i.name);
     }
-    let delivered_kept = delivery.map_or(0, |h| h.len());
-    if delivered_kept != m.delivered {
-        return Err(format!(
-            "the roles' delivery histograms hold {delivered_kept} messages, their counts {}: they cannot be merged \
-             exactly",
-            m.delivered
-        )
-        .into());
-    }
-    m.delivery_latency = delivery.map(LatencySummary::of).unwrap_or_default();
-    Ok(m)
+    Ok(Some(total))
+}
+
+/// Lists of dropped listeners, each named by its shard.
+fn dropped(mine: &mut Vec<String>, theirs: &[String], shard: &str) {
+    mine.extend(theirs.iter().map(|d| format!("{shard}: {d}")));
+}
+
+fn add_messages(m: &mut Messages, s: &Messages, shard: &str) {
+    m.published += s.published;
+    m.expected_deliveries += s.expected_deliveries;
+    m.fanout_reported += s.fanout_reported;
+    m.delivered += s.delivered;
+    m.lost += s.lost;
+    m.duplicated += s.duplicated;
+    m.out_of_order += s.out_of_order;
+    dropped(&mut m.dropped_subscribers, &s.dropped_subscribers, shard);
+}
+
+/// The shards' highest pending and lag were sampled at different times: they are left out
+/// (unknown) rather than guessed; their pending entries after the run add up ([`merge`]).
+fn add_stream(m: &mut StreamFigures, s: &StreamFigures, shard: &str) {
+    m.produced += s.produced;
+    m.consumed += s.consumed;
+    m.acked += s.acked;
+    m.unconsumed += s.unconsumed;
+    dropped(&mut m.dropped_consumers, &s.dropped_consumers, shard);
+}
+
+fn add_queue(m: &mut QueueFigures, s: &QueueFigures, shard: &str) {
+    m.produced += s.produced;
+    m.consumed += s.consumed;
+    m.unconsumed += s.unconsumed;
+    m.empty_pops += s.empty_pops;
+    m.waited += s.waited;
+    dropped(&mut m.dropped_workers, &s.dropped_workers, shard);
+}
+
+/// The shards listened side by side: the merged run listened as long as the longest.
+fn add_tracking(m: &mut TrackingFigures, s: &TrackingFigures, shard: &str) {
+    m.reads += s.reads;
+    m.local_hits += s.local_hits;
+    m.server_reads += s.server_reads;
+    m.invalidations += s.invalidations;
+    m.flushes += s.flushes;
+    m.invalidations_timed += s.invalidations_timed;
+    m.invalidations_untimed += s.invalidations_untimed;
+    m.stale_reads += s.stale_reads;
+    m.listened_secs = m.listened_secs.max(s.listened_secs);
+    m.hit_ratio = if m.reads > 0 { m.local_hits as f64 / m.reads as f64 } else { 0.0 };
+    m.invalidations_per_sec = if m.listened_secs > 0.0 { m.invalidations as f64 / m.listened_secs } else { 0.0 };
+    dropped(&mut m.dropped_readers, &s.dropped_readers, shard);
 }
 
 /// The shards' intervals placed by wall clock, their counts added; a merged interval keeps no

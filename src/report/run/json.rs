@@ -224,6 +224,7 @@ pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning
     }
     doc.histograms = crate::report::document::histo::Histograms::of(outcome, open_loop);
     crate::report::document::roles::measured(&mut doc.roles, &doc.totals, outcome);
+    doc.histograms.roles = crate::report::document::roles::histograms(&doc.roles);
     doc
 }
 

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::report::document::Document;
+use crate::report::document::role_figures::{Figure, Grid};
 
 /// A CSV field, quoted when it must be.
 fn field(s: &str) -> String {
@@ -41,22 +42,13 @@ pub fn csv_summary(doc: &Document) -> String {
 /// role and one column per figure (empty where a role's kind has no such figure or measured
 /// none).
 fn roles_csv(doc: &Document) -> String {
-    let rows: Vec<_> = doc.roles.iter().map(|r| (r, r.figures())).collect();
-    let mut names: Vec<&str> = Vec::new();
-    for (name, _) in rows.iter().flat_map(|(_, f)| f) {
-        if !names.contains(name) {
-            names.push(name);
-        }
-    }
-    if rows.is_empty() {
+    if doc.roles.is_empty() {
         return String::new();
     }
-    let mut out = format!("\nrole,kind,{}\n", names.join(","));
-    for (role, figures) in &rows {
-        let cells: Vec<String> = names
-            .iter()
-            .map(|n| figures.iter().find(|(f, _)| f == n).map(|(_, v)| v.text()).unwrap_or_default())
-            .collect();
+    let grid = Grid::of(&doc.roles);
+    let mut out = format!("\nrole,kind,{}\n", grid.columns.join(","));
+    for (role, cells) in &grid.rows {
+        let cells: Vec<String> = cells.iter().map(|c| c.map(Figure::text).unwrap_or_default()).collect();
         let _ = writeln!(out, "{},{},{}", field(&role.name), field(&role.kind), cells.join(","));
     }
     out
@@ -119,7 +111,6 @@ pub fn markdown(doc: &Document) -> String {
         );
     }
     out.push_str(&crate::report::document::roles::markdown(&doc.roles));
-    out.push_str(&crate::report::document::roles::tracking_markdown(&doc.roles));
     out
 }
 

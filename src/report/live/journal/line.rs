@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Outage, ServerSample, ThreadCpu};
 use crate::net::ServerInfo;
 use crate::report::document::Document;
+use crate::report::document::roles::RoleReport;
 use crate::stats::{OpStats, RoleWindow};
 
 /// What the header's `journal` field says.
@@ -145,4 +146,11 @@ pub(crate) struct RunEnded {
     pub server_peak_memory: Option<u64>,
     pub warnings: Vec<String>,
     pub outages: Vec<Outage>,
+    /// `--role`: each role as the run's end said it (`roles::ended`), and its latency
+    /// histograms as the result's `histograms.roles` keeps them: `recover` takes a stream,
+    /// queue or tracking role's figures from here (a pub/sub role's come from its intervals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleReport>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub role_histograms: BTreeMap<String, BTreeMap<String, String>>,
 }

@@ -4,15 +4,16 @@
 //! that ends writes its files and removes the journal; `respbench recover` builds the result
 //! of one that did not from it (`journal/read.rs`), through the same result document.
 //!
-//! The lines: a header with the result's frame (the plan, as `json::frame` makes it) and the
-//! name of the interval log, then per completed interval its counts, errors by kind and
-//! outages, and per run that ended what only its end knows (CPU per thread, the server over the
-//! run). The interval's histograms go to the interval log (`FILE.hlog`,
-//! `report::document::interval_log`), written and flushed just before its journal line, so that
-//! a journaled interval's histograms are always on disk; the interval log stays after the run
-//! (the result names it), the journal goes. A thread of its own, at a low priority (nice 10),
-//! encodes and writes both, so that the run's workers never wait for it. The journal says nothing on stderr: a problem writing it is kept for the caller to say in
-//! its own words (a front-end's stderr carries only its tool's lines).
+//! The lines: a header with the result's frame (the plan, as `json::frame` makes it) and the name
+//! of the interval log, then per completed interval its counts, errors by kind and outages, and per
+//! run that ended what only its end knows (CPU per thread, the server over the run, each role's
+//! figures and latency histograms). The interval's histograms go to the interval log (`FILE.hlog`,
+//! `report::document::interval_log`), written and flushed just before its journal line, so that a
+//! journaled interval's histograms are always on disk; the interval log stays after the run (the
+//! result names it), the journal goes. A thread of its own, at a low priority (nice 10), encodes
+//! and writes both, so that the run's workers never wait for it. The journal says nothing on
+//! stderr: a problem writing it is kept for the caller to say in its own words (a front-end's
+//! stderr carries only its tool's lines).
 
 mod line;
 mod read;
@@ -45,6 +46,8 @@ pub struct Journal {
     writer: Option<std::thread::JoinHandle<Writer>>,
     /// What the writer did, once it has finished.
     done: Option<Writer>,
+    /// The run's roles as planned (`--role`), for their figures at its end.
+    roles: Vec<crate::report::document::roles::RoleReport>,
 }
 
 /// What the writer thread is handed: a line made already, or an interval to encode.
@@ -239,6 +242,7 @@ impl Journal {
             tx: Some(tx),
             writer: Some(writer),
             done: None,
+            roles: Vec::new(),
         };
         Ok((journal, kept))
     }
@@ -287,6 +291,7 @@ impl Journal {
 
     /// The header, before the first run.
     pub(crate) fn started(&mut self, run: usize, config: &Config) {
+        self.roles = crate::report::document::roles::planned(config);
         if run == 0 {
             let frame = crate::report::run::json::frame(config, self.label.as_deref());
             let interval_log = self.log_name();
@@ -324,7 +329,12 @@ impl Journal {
 
     /// A run ended: what only its end knows.
     pub(crate) fn ended(&mut self, run: usize, outcome: &Outcome) {
+        let mut roles = crate::report::document::roles::ended(&self.roles, outcome);
+        // The intervals are journaled each in its own line already.
+        roles.iter_mut().for_each(|r| r.over_time.clear());
         let line = RunEnded {
+            role_histograms: crate::report::document::roles::histograms(&roles),
+            roles,
             run,
             elapsed_secs: outcome.elapsed.as_secs_f64(),
             interrupted: outcome.interrupted,

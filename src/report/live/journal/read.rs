@@ -179,6 +179,8 @@ fn outcome(
         Some(ended) => (ended, true),
         None => (RunEnded { interrupted: true, elapsed_secs: end_secs, ..RunEnded::default() }, false),
     };
+    let roles = std::mem::take(&mut ended.roles);
+    let role_histograms = std::mem::take(&mut ended.role_histograms);
     let outages = if finished {
         std::mem::take(&mut ended.outages)
     } else {
@@ -225,6 +227,14 @@ fn outcome(
     };
     outcome.runs = vec![outcome.figures()];
     role.into(&mut outcome, subscribers);
+    for mut ended in roles {
+        if let Some(encoded) = role_histograms.get(&ended.name) {
+            ended.keep(crate::report::document::roles::decoded(encoded)?);
+        }
+        outcome.stream = outcome.stream.take().or(ended.stream);
+        outcome.queue = outcome.queue.take().or(ended.queue);
+        outcome.tracking = outcome.tracking.take().or(ended.tracking);
+    }
     Ok((outcome, inline))
 }
 
