@@ -25,7 +25,37 @@ pub fn slot(key: &[u8]) -> u16 {
 /// CRC16-CCITT (XMODEM), the checksum Redis Cluster hashes keys with: a byte at a time
 /// through [`CRC16_TABLE`] (a key is hashed for every request in cluster mode).
 fn crc16(data: &[u8]) -> u16 {
-    data.iter().fold(0u16, |crc, &byte| (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ byte)])
+    crc16_on(0, data)
+}
+
+/// The CRC of bytes that follow bytes whose CRC is `crc`.
+#[inline]
+fn crc16_on(crc: u16, data: &[u8]) -> u16 {
+    data.iter().fold(crc, |crc, &byte| (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ byte)])
+}
+
+/// The slots of keys made of fixed text around a drawn part (`key:` and the key's digits):
+/// the fixed text's CRC is computed once, each key's slot from its drawn part on.
+#[derive(Debug, Clone)]
+pub struct KeySlots {
+    /// The CRC of the text before the drawn part.
+    before: u16,
+    after: Vec<u8>,
+}
+
+impl KeySlots {
+    /// Keys `before` + drawn + `after`, whose drawn part holds no `{` or `}`; `None` when the
+    /// fixed text holds a `{` (a hash tag could then depend on the drawn part).
+    pub fn new(before: &[u8], after: &[u8]) -> Option<KeySlots> {
+        let braces = |text: &[u8]| text.contains(&b'{');
+        (!braces(before) && !braces(after)).then(|| KeySlots { before: crc16(before), after: after.to_vec() })
+    }
+
+    /// The slot of the key whose drawn part is `drawn`.
+    #[inline]
+    pub fn slot(&self, drawn: &[u8]) -> u16 {
+        crc16_on(crc16_on(self.before, drawn), &self.after) % SLOTS as u16
+    }
 }
 
 /// The CRC of each byte value, bit by bit (polynomial 0x1021).
@@ -239,6 +269,20 @@ mod tests {
         assert_eq!(slot(b"foo{}{bar}"), slot(b"foo{}{bar}"));
         assert_ne!(slot(b"foo{}{bar}"), slot(b"bar"));
         assert_eq!(slot(b"foo{{bar}}zap"), slot(b"{bar"));
+    }
+
+    #[test]
+    fn slots_of_keys_around_a_drawn_part_match_the_whole_key() {
+        for (before, after) in [(&b"key:"[..], &b""[..]), (b"", b""), (b"memtier-", b":x}")] {
+            let slots = KeySlots::new(before, after).expect("no hash tag");
+            for n in [0u64, 7, 99_999, 123_456_789] {
+                let digits = n.to_string();
+                let key = [before, digits.as_bytes(), after].concat();
+                assert_eq!(slots.slot(digits.as_bytes()), slot(&key), "{}", String::from_utf8_lossy(&key));
+            }
+        }
+        assert!(KeySlots::new(b"{user", b"").is_none());
+        assert!(KeySlots::new(b"k", b"{x}").is_none());
     }
 
     #[test]

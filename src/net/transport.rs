@@ -2,6 +2,7 @@
 //! encryption it is under.
 
 use std::io::{self, Read, Write};
+use std::ops::Range;
 
 use super::{driver, tls};
 use crate::resp::{SLICES_MAX, SendBuf};
@@ -75,23 +76,23 @@ impl Transport {
 }
 
 impl Transport {
-    /// Writes the stream of `buf` from `from` on, as far as the socket takes it; returns how
+    /// Writes the stream of `buf` in `range`, as far as the socket takes it; returns how
     /// many bytes it took. A plain socket takes the values `buf` keeps by reference in place,
     /// in one vectored write (`writev`); under io_uring they join the socket's queue by
     /// reference, for its `SENDMSG`. TLS encrypts a copy anyway, so it writes piece by piece.
     #[inline]
-    pub fn write_buf(&mut self, buf: &SendBuf, from: usize) -> io::Result<usize> {
+    pub fn write_buf(&mut self, buf: &SendBuf, range: Range<usize>) -> io::Result<usize> {
         if !buf.has_spans() {
-            return self.write(&buf.bytes()[from..]);
+            return self.write(&buf.bytes()[range]);
         }
         match self {
             Transport::Tcp(_) | Transport::Unix(_) => {
                 let mut slices = [io::IoSlice::new(&[]); SLICES_MAX];
-                let n = buf.io_slices(from, &mut slices);
+                let n = buf.io_slices(range, &mut slices);
                 self.write_vectored(&slices[..n])
             }
-            Transport::Ring(s) => s.write_buf(buf, from),
-            Transport::Tls(s) => s.write(buf.pieces(from).next().unwrap_or_default()),
+            Transport::Ring(s) => s.write_buf(buf, range),
+            Transport::Tls(s) => s.write(buf.pieces_in(range).next().unwrap_or_default()),
         }
     }
 }

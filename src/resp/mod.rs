@@ -21,13 +21,14 @@ pub fn error_prefix(msg: &[u8]) -> &[u8] {
 }
 
 /// Argument `index` of a command encoded as a RESP array (`None` for inline commands or
-/// when it has fewer arguments): how cluster mode finds a request's key after encoding it.
+/// when it has fewer arguments): how cluster mode finds the key of a request it could not
+/// route before encoding it, and of a held request whose node left the map.
 pub fn nth_arg(encoded: &[u8], index: usize) -> Option<&[u8]> {
     fn header(buf: &[u8], pos: usize, kind: u8) -> Option<(usize, usize)> {
         if buf.get(pos) != Some(&kind) {
             return None;
         }
-        // The decimal length up to its CR, read in place (cluster mode routes every request by it).
+        // The decimal length up to its CR, read in place.
         let mut n: usize = 0;
         let mut end = pos + 1;
         while let Some(&digit) = buf.get(end).filter(|d| d.is_ascii_digit()) {

@@ -93,61 +93,113 @@ impl SendBuf {
 
     /// The stream from `from` on, piece by piece (none empty).
     pub fn pieces(&self, from: usize) -> Pieces<'_> {
-        Pieces { buf: self, span: 0, own: 0, pos: 0, from }
+        self.pieces_in(from..self.len)
     }
 
-    /// Fills `slices` with the stream's first pieces from `from`; returns how many.
-    pub fn io_slices<'a>(&'a self, from: usize, slices: &mut [IoSlice<'a>]) -> usize {
+    /// The stream's `range`, piece by piece (none empty).
+    pub fn pieces_in(&self, range: Range<usize>) -> Pieces<'_> {
+        Pieces { buf: self, span: 0, own: 0, pos: 0, from: range.start, end: range.end }
+    }
+
+    /// Fills `slices` with the first pieces of the stream's `range`; returns how many.
+    pub fn io_slices<'a>(&'a self, range: Range<usize>, slices: &mut [IoSlice<'a>]) -> usize {
         let mut n = 0;
-        for (slot, piece) in slices.iter_mut().zip(self.pieces(from)) {
+        for (slot, piece) in slices.iter_mut().zip(self.pieces_in(range)) {
             *slot = IoSlice::new(piece);
             n += 1;
         }
         n
     }
 
-    /// Appends the stream of `other` from `from` on: its own bytes copied, its spans kept as
-    /// spans where both share the same data (a buffer that shares none yet takes `other`'s).
-    pub fn append_from(&mut self, other: &SendBuf, from: usize) {
+    /// Appends the stream of `other` in `range`: its own bytes copied, its values kept by
+    /// reference where both share the same data (a buffer that shares none yet takes
+    /// `other`'s) and the piece is long enough to be worth it ([`SHARE_MIN`]).
+    pub fn append_from(&mut self, other: &SendBuf, range: Range<usize>) {
         if !other.has_spans() {
-            self.extend_from_slice(&other.bytes[from..]);
+            self.extend_from_slice(&other.bytes[range]);
             return;
         }
         if let Some(data) = &other.shared {
             self.share(data);
         }
-        let same = matches!((&self.shared, &other.shared), (Some(a), Some(b)) if Arc::ptr_eq(a, b));
-        // Walk the pieces with their origin: bytes of `other` copied, spans re-placed.
-        let mut at = 0; // stream position in `other`
-        let mut own_at = 0; // position in `other.bytes`
-        for span in &other.spans {
-            let own_end = span.at;
-            let own_piece = own_at..own_end;
-            self.take_range(&other.bytes, own_piece.clone(), at, from);
-            at += own_piece.len();
-            own_at = own_end;
-            let len = span.end - span.start;
-            if at + len > from {
-                let skip = from.saturating_sub(at);
-                let range = span.start + skip..span.end;
-                if same {
-                    self.spans.push(Span { at: self.bytes.len(), start: range.start, end: range.end });
-                    self.len += range.len();
-                } else {
-                    let data = other.shared.as_ref().expect("spans come with their data");
-                    self.extend_from_slice(&data[range]);
-                }
-            }
-            at += len;
+        // A piece of data shared by both is a slice of this buffer's shared data too.
+        for piece in other.pieces_in(range) {
+            self.extend_from_slice(piece);
         }
-        self.take_range(&other.bytes, own_at..other.bytes.len(), at, from);
     }
 
-    /// Copies `bytes[range]`, which sits at stream position `at`, as far as it lies past `from`.
-    fn take_range(&mut self, bytes: &[u8], range: Range<usize>, at: usize, from: usize) {
-        let skip = from.saturating_sub(at).min(range.len());
-        self.bytes.extend_from_slice(&bytes[range.start + skip..range.end]);
-        self.len += range.len() - skip;
+    /// Where stream position `pos` falls among the buffer's own bytes (a position between
+    /// pieces: at a value's start or end, never inside it).
+    fn own_index(&self, pos: usize) -> usize {
+        let mut before = 0; // the spans' bytes before `pos`
+        for span in &self.spans {
+            let start = span.at + before;
+            if start >= pos {
+                break;
+            }
+            before += (span.end - span.start).min(pos - start);
+        }
+        pos - before
+    }
+
+    /// Keeps the stream's first `len` bytes.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        let own = self.own_index(len);
+        let mut before = 0;
+        self.spans.retain_mut(|span| {
+            let start = span.at + before;
+            before += span.end - span.start;
+            if start >= len {
+                return false;
+            }
+            span.end = span.end.min(span.start + (len - start));
+            true
+        });
+        self.bytes.truncate(own);
+        self.len = len;
+    }
+
+    /// Drops the stream's first `n` bytes (written already), moving the rest to the front.
+    pub fn consume_front(&mut self, n: usize) {
+        if n >= self.len {
+            self.clear();
+            return;
+        }
+        if n == 0 {
+            return;
+        }
+        let own = self.own_index(n);
+        let mut before = 0;
+        self.spans.retain_mut(|span| {
+            let (start, len) = (span.at + before, span.end - span.start);
+            before += len;
+            if start + len <= n {
+                return false;
+            }
+            span.start += n.saturating_sub(start);
+            span.at = span.at.saturating_sub(own);
+            true
+        });
+        self.bytes.drain(..own);
+        self.len -= n;
+    }
+
+    /// Puts `bytes` at stream position `pos` (between pieces), before what follows it.
+    pub fn insert(&mut self, pos: usize, bytes: &[u8]) {
+        let own = self.own_index(pos);
+        let mut before = 0;
+        for span in self.spans.iter_mut() {
+            let start = span.at + before;
+            before += span.end - span.start;
+            if start >= pos {
+                span.at += bytes.len();
+            }
+        }
+        self.bytes.splice(own..own, bytes.iter().copied());
+        self.len += bytes.len();
     }
 
     /// Where `bytes` lies in the shared data, if it does.
@@ -201,7 +253,7 @@ impl Extend<u8> for SendBuf {
     }
 }
 
-/// The pieces of a [`SendBuf`]'s stream from a position on.
+/// The pieces of a range of a [`SendBuf`]'s stream.
 pub struct Pieces<'a> {
     buf: &'a SendBuf,
     /// The next span, the next own byte, and the stream position of what comes next.
@@ -209,6 +261,7 @@ pub struct Pieces<'a> {
     own: usize,
     pos: usize,
     from: usize,
+    end: usize,
 }
 
 impl<'a> Iterator for Pieces<'a> {
@@ -231,8 +284,11 @@ impl<'a> Iterator for Pieces<'a> {
             };
             let start = self.pos;
             self.pos += piece.len();
+            if start >= self.end || self.from >= self.end {
+                return None;
+            }
             if self.pos > self.from {
-                return Some(&piece[self.from.saturating_sub(start)..]);
+                return Some(&piece[self.from.saturating_sub(start)..piece.len().min(self.end - start)]);
             }
         }
     }
@@ -278,7 +334,7 @@ mod tests {
             assert_eq!(stream(&buf, from), want[from..], "from {from}");
         }
         let mut slices = [IoSlice::new(&[]); SLICES_MAX];
-        let n = buf.io_slices(1, &mut slices);
+        let n = buf.io_slices(1..want.len(), &mut slices);
         assert_eq!(n, 5);
         assert_eq!(slices[..n].iter().flat_map(|s| s.iter().copied()).collect::<Vec<u8>>(), want[1..]);
     }
@@ -300,13 +356,57 @@ mod tests {
     }
 
     #[test]
+    fn a_range_of_the_stream_is_its_bytes_there() {
+        let data = data();
+        let (buf, want) = two_values(&data);
+        for from in 0..=want.len() {
+            for end in from..=want.len() {
+                let got: Vec<u8> = buf.pieces_in(from..end).flatten().copied().collect();
+                assert_eq!(got, want[from..end], "{from}..{end}");
+            }
+        }
+    }
+
+    #[test]
+    fn truncating_dropping_the_front_and_inserting_keep_the_stream() {
+        let data = data();
+        let (_, want) = two_values(&data);
+        // Positions between pieces: the ends of the own bytes around the two values.
+        let cuts = [0, 2, 4, 4 + SHARE_MIN, 5 + SHARE_MIN, 7 + SHARE_MIN, 7 + 2 * SHARE_MIN + 5, want.len()];
+        for &cut in &cuts {
+            let (mut buf, _) = two_values(&data);
+            buf.truncate(cut);
+            assert_eq!((stream(&buf, 0), Out::len(&buf)), (want[..cut].to_vec(), cut), "truncate {cut}");
+            let (mut buf, _) = two_values(&data);
+            buf.consume_front(cut);
+            assert_eq!((stream(&buf, 0), Out::len(&buf)), (want[cut..].to_vec(), want.len() - cut), "front {cut}");
+            buf.extend_from_slice(b"more");
+            assert!(stream(&buf, 0).ends_with(b"more"));
+            let (mut buf, _) = two_values(&data);
+            buf.insert(cut, b"INS");
+            let expect = [&want[..cut], b"INS", &want[cut..]].concat();
+            assert_eq!((stream(&buf, 0), Out::len(&buf)), (expect.clone(), expect.len()), "insert {cut}");
+        }
+        // Dropping a value's first part keeps the rest of it.
+        let (mut buf, _) = two_values(&data);
+        buf.consume_front(10);
+        assert_eq!(stream(&buf, 0), want[10..]);
+        let mut plain = SendBuf::default();
+        plain.extend_from_slice(b"abcdef");
+        plain.insert(2, b"XY");
+        plain.consume_front(1);
+        plain.truncate(5);
+        assert_eq!(stream(&plain, 0), b"bXYcd");
+    }
+
+    #[test]
     fn appending_keeps_spans_and_the_stream() {
         let data = data();
         let (buf, want) = two_values(&data);
         for from in 0..=want.len() {
             let mut to = SendBuf::default();
             to.extend_from_slice(b"before");
-            to.append_from(&buf, from);
+            to.append_from(&buf, from..want.len());
             let mut expect = b"before".to_vec();
             expect.extend_from_slice(&want[from..]);
             assert_eq!(stream(&to, 0), expect, "from {from}");
@@ -316,7 +416,7 @@ mod tests {
         let other: Arc<[u8]> = vec![0u8; 10].into();
         let mut to = SendBuf::default();
         to.share(&other);
-        to.append_from(&buf, 0);
+        to.append_from(&buf, 0..want.len());
         assert!(!to.has_spans());
         assert_eq!(to.bytes(), want);
     }

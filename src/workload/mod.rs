@@ -17,6 +17,7 @@ mod stream;
 use crate::config::arguments::ArgSpaces;
 use crate::config::dataset::{Dataset, DatasetError};
 use crate::config::{ArgPart, Config, Step, StopAfter, ValueSize};
+use crate::net::cluster::KeySlots;
 use crate::resp::{Part, ReplyClass, Template};
 use holes::HOLE_ELEMENT;
 pub use holes::MAX_RAND_INTS;
@@ -89,6 +90,9 @@ pub struct Workload {
     transaction: bool,
     /// The key prefix, for the unit key's name (cluster routing of a transaction).
     key_prefix: Vec<u8>,
+    /// Cluster mode: for each command whose key argument is the drawn key between fixed text,
+    /// how its slot follows from the key's digits (routed before it is encoded).
+    key_slots: Vec<Option<KeySlots>>,
     /// Uniform or normal `(min, max, normal)` of each command's `Between` holes.
     between: Vec<Vec<(u64, u64, bool)>>,
     /// `--data-size-pattern S`: the key range value sizes follow.
@@ -220,6 +224,21 @@ impl Workload {
             })
             .collect();
         let execs = config.commands.iter().map(|c| c.name.eq_ignore_ascii_case("EXEC")).collect();
+        let import = import::Imported::compile(config);
+        let imported = |i: usize| import.as_ref().is_some_and(|im| im.set == i || im.get == Some(i));
+        let key_slots = config
+            .key_args()
+            .iter()
+            .zip(&config.commands)
+            .enumerate()
+            .map(|(i, (arg, spec))| {
+                let arg = spec.args.get((*arg)?)?;
+                if imported(i) || config.extras.transaction {
+                    return None;
+                }
+                key_slots(arg, prefix)
+            })
+            .collect();
         Workload {
             templates,
             draws,
@@ -228,11 +247,12 @@ impl Workload {
             execs,
             transaction: config.extras.transaction,
             key_prefix: prefix.to_vec(),
+            key_slots,
             between,
             sizes_by_key: config.extras.sizes_by_key.then_some((config.keys.min, config.keys.max)),
             monitor,
             scan: config.extras.scan.map(|s| s.max_iterations),
-            import: import::Imported::compile(config),
+            import,
             units,
             weights,
             data,
@@ -398,6 +418,24 @@ fn arg_parts(
         }
     }
     parts
+}
+
+/// How the slot of a key argument follows from the key's digits: when it is the drawn key
+/// (`__key__`, after the prefix) between literal text, with no hash tag in that text.
+fn key_slots(arg: &[ArgPart], prefix: &[u8]) -> Option<KeySlots> {
+    let key = arg.iter().position(|p| *p == ArgPart::Key)?;
+    let literal = |parts: &[ArgPart]| -> Option<Vec<u8>> {
+        parts.iter().try_fold(Vec::new(), |mut text, part| match part {
+            ArgPart::Lit(bytes) => {
+                text.extend_from_slice(bytes);
+                Some(text)
+            }
+            _ => None,
+        })
+    };
+    let mut before = literal(&arg[..key])?;
+    before.extend_from_slice(prefix);
+    KeySlots::new(&before, &literal(&arg[key + 1..])?)
 }
 
 /// The value of an integer reply (`:5\r\n`).

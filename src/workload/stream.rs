@@ -286,8 +286,33 @@ impl RequestGen {
             Some(key) => key,
             None => self.keys[self.key_of[cmd]].next(&mut self.rng),
         };
+        self.encode_key(cmd, key, out, tag);
+        key
+    }
+
+    /// Cluster mode: draws command `cmd`'s key and returns it with its slot, before the
+    /// command is encoded, when its key argument is the key between fixed text; `None`
+    /// otherwise (nothing drawn: the encoded command says where it goes). The command is then
+    /// encoded with that key by [`encode_key`](Self::encode_key).
+    #[inline]
+    pub fn draw_routed(&mut self, cmd: usize) -> Option<(u64, u16)> {
+        if self.picked.is_some() {
+            return None;
+        }
+        let slots = self.workload.key_slots.get(cmd)?.as_ref()?;
+        let key = match self.unit_key {
+            Some(key) => key,
+            None => self.keys[self.key_of[cmd]].next(&mut self.rng),
+        };
+        Some((key, slots.slot(itoa::Buffer::new().format(key).as_bytes())))
+    }
+
+    /// Appends command `cmd` for key number `key` (drawn already) with fresh placeholders,
+    /// `{tag}` filled with `tag`.
+    #[inline]
+    pub fn encode_key(&mut self, cmd: usize, key: u64, out: &mut impl Out, tag: &[u8]) {
         if self.encode_imported(cmd, key, out, tag) {
-            return key;
+            return;
         }
         let multi = usize::from(self.workload.draws[cmd].multi_keys);
         if multi > 0 {
@@ -382,7 +407,6 @@ impl RequestGen {
                 }
             });
         }
-        key
     }
 
     /// A multi-key command's keys, as digits back to back: the first is `key`, drawn already;

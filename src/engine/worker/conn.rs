@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::super::pacer::Pacer;
 use crate::net::{Dial, Transport};
-use crate::resp::SendBuf;
+use crate::resp::{Out, SendBuf};
 use crate::stats::ClientStats;
 use crate::workload::RequestGen;
 
@@ -113,12 +113,11 @@ pub struct Link {
     /// Units whose last command is on this link, queued or on the wire (cluster mode's
     /// pipeline counts them per link: `held.rs`).
     pub(super) units: usize,
-    /// Cluster mode: requests drawn for this link while its pipeline was full, in order, each
-    /// with its bytes in `held_bytes[held_start..]`; they join the pipeline as its replies
-    /// free room.
+    /// Cluster mode: requests drawn for this link while its pipeline was full, in order; they
+    /// join the pipeline as its replies free room. Their bytes are the last `held_len` of
+    /// `wbuf`, behind what may be written: joining the pipeline moves that mark, not them.
     pub(super) held: VecDeque<InFlight>,
-    pub(super) held_bytes: Vec<u8>,
-    pub(super) held_start: usize,
+    pub(super) held_len: usize,
 }
 
 impl Link {
@@ -139,8 +138,7 @@ impl Link {
             served: 0,
             units: 0,
             held: VecDeque::new(),
-            held_bytes: Vec::new(),
-            held_start: 0,
+            held_len: 0,
         }
     }
 
@@ -162,13 +160,38 @@ impl Link {
             served: 0,
             units: 0,
             held: VecDeque::new(),
-            held_bytes: Vec::new(),
-            held_start: 0,
+            held_len: 0,
         }
     }
 
     pub(super) fn idle(&self) -> bool {
         self.inflight.is_empty() && self.held.is_empty()
+    }
+
+    /// Where the held requests' bytes start in `wbuf`: what may be written ends there.
+    #[inline]
+    pub(super) fn sendable_end(&self) -> usize {
+        self.wbuf.len() - self.held_len
+    }
+
+    /// Puts `bytes` (a request sent again or redirected) in the pipeline's part of the write
+    /// buffer, ahead of what is held; returns where they start.
+    pub(super) fn push_sendable(&mut self, bytes: &[u8]) -> usize {
+        let at = self.sendable_end();
+        if self.held_len == 0 {
+            self.wbuf.extend_from_slice(bytes);
+        } else {
+            self.wbuf.insert(at, bytes);
+        }
+        at
+    }
+
+    /// Drops every byte of the write buffer but the held requests' (after a failure: what
+    /// was not written is sent again from the journal, or not at all).
+    pub(super) fn drop_sendable(&mut self) {
+        self.wbuf.consume_front(self.sendable_end());
+        self.wpos = 0;
+        self.unwritten = 0;
     }
 
     /// Puts bytes read while logging in (after the login's replies) where replies are read.
@@ -185,7 +208,8 @@ impl Link {
 pub struct Conn {
     /// By node number; a standalone server is node 0.
     pub(super) links: Vec<Option<Link>>,
-    /// Cluster mode: a command is encoded here before its key says which link takes it.
+    /// Cluster mode: a command whose key's slot is not known before it is encoded (a key
+    /// argument with more than the drawn key in it) is encoded here, then routed by its key.
     pub(super) scratch: Vec<u8>,
     /// Units (single commands or whole sequences) in flight: what the pipeline depth counts.
     pub(super) units_in_flight: usize,

@@ -12,7 +12,7 @@ use super::voice::{self, Lost};
 use crate::config::ServerOptions;
 use crate::engine::router;
 use crate::net::{ConnectError, Dial, Login, Progress, Session, Transport, cluster};
-use crate::resp::{self, Out};
+use crate::resp;
 use crate::stats::{ErrorKind, OpStats, Window};
 
 /// Redirects one request may follow before it counts as failed.
@@ -44,16 +44,17 @@ impl Worker<'_> {
         self.ensure_link(conn, c, node, now);
         let link = conn.links[node].as_mut().expect("ensure_link made it");
         if ask {
-            let before = link.wbuf.len();
-            resp::encode_command(&mut link.wbuf, &[b"ASKING"]);
-            let len = (link.wbuf.len() - before) as u32;
-            link.wbuf.pieces(before).for_each(|piece| link.journal.extend(piece));
+            let mut asking = Vec::new();
+            resp::encode_command(&mut asking, &[b"ASKING"]);
+            link.push_sendable(&asking);
+            link.journal.extend(&asking);
             // Timed as the request it precedes: the link's requests not sent yet are the last
             // ones, all later than its last send (`conn::restamp`).
+            let len = asking.len() as u32;
             link.inflight.push_back(InFlight { ends_unit: false, len, asking: true, sent: now, ..req });
             link.unwritten += 1;
         }
-        link.wbuf.extend_from_slice(&bytes);
+        link.push_sendable(&bytes);
         link.journal.extend(&bytes);
         link.units += usize::from(req.ends_unit);
         link.inflight.push_back(InFlight { sent: now, queued: now, tries: req.tries + 1, ..req });
@@ -140,9 +141,7 @@ impl Worker<'_> {
         }
         link.rstart = 0;
         link.rend = 0;
-        link.wbuf.clear();
-        link.wpos = 0;
-        link.unwritten = 0;
+        link.drop_sendable();
         conn.unit_failed = false;
         // The server forgot the connection's WATCH and MULTI: the unit's rest would make no sense.
         conn.unit_sending = None;
@@ -159,7 +158,7 @@ impl Worker<'_> {
         }
         // Requests to send again go out first once the link is back.
         let link = conn.links[node].as_mut().expect("the link that failed");
-        link.wbuf.extend_from_slice(&resend_bytes);
+        link.push_sendable(&resend_bytes);
         link.journal.extend(&resend_bytes);
         link.units = resend.iter().filter(|r| r.ends_unit).count();
         link.inflight = resend;
@@ -191,9 +190,7 @@ impl Worker<'_> {
         }
         link.rstart = 0;
         link.rend = 0;
-        link.wbuf.clear();
-        link.wpos = 0;
-        link.unwritten = 0;
+        link.drop_sendable();
         link.journal.clear();
         // retry_at == since: connecting it again is not counted as an outage.
         link.down = Some(Down { since: now, retry_at: now, backoff: self.plan.faults.reconnect_backoff, attempts: 0 });

@@ -295,6 +295,11 @@ impl Worker<'_> {
 /// Shortest sleep between paced sends of one worker thread.
 pub const TIMER_GRAIN: Duration = Duration::from_micros(20);
 
+/// A link's written bytes are dropped from its buffer, moving the requests it holds to the
+/// front, once they are this many times the held ones: each held byte is moved a fraction of
+/// a time on average, and the buffer stays a few times the held requests' size.
+const COMPACT_AFTER: usize = 4;
+
 /// Shortest time between two reloads of the cluster map.
 const REFRESH_EVERY: Duration = Duration::from_millis(100);
 
@@ -336,6 +341,7 @@ impl<'p> Worker<'p> {
             failed: Vec::new(),
             failed_dropped: 0,
             shown: None,
+            node_name: String::new(),
         };
         worker.show_all(conns);
         worker.window = worker.fresh_window();
@@ -357,7 +363,19 @@ impl<'p> Worker<'p> {
             window.stamps_refused = self.driver.stamps_refused().map(ToString::to_string);
         }
         if let Some(router) = &self.router {
-            window.nodes = router.nodes.iter().map(|n| (n.to_string(), OpStats::default())).collect();
+            // A recycled window's rows are kept (emptied by the collector) for the nodes that
+            // are still where they were: a node's row is made once, not once per interval.
+            window.nodes.truncate(router.nodes.len());
+            for (i, node) in router.nodes.iter().enumerate() {
+                use std::fmt::Write as _;
+                self.node_name.clear();
+                let _ = write!(self.node_name, "{node}");
+                match window.nodes.get_mut(i) {
+                    Some((name, _)) if *name == self.node_name => {}
+                    Some(row) => *row = (self.node_name.clone(), OpStats::default()),
+                    None => window.nodes.push((self.node_name.clone(), OpStats::default())),
+                }
+            }
         }
         window
     }
@@ -519,10 +537,11 @@ impl<'p> Worker<'p> {
             conn::restamp_last(link, link.unwritten, at, &mut self.window.send_lag_ns);
         }
         link.unwritten = 0;
+        let end = link.sendable_end();
         let io = link.io.as_mut().expect("a link that is up");
         let mut failed = None;
-        while link.wpos < link.wbuf.len() {
-            match io.write_buf(&link.wbuf, link.wpos) {
+        while link.wpos < end {
+            match io.write_buf(&link.wbuf, link.wpos..end) {
                 Ok(n) => link.wpos += n,
                 // The rest goes out on the next writable edge.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -535,6 +554,11 @@ impl<'p> Worker<'p> {
         }
         if failed.is_none() && link.wpos == link.wbuf.len() {
             link.wbuf.clear();
+            link.wpos = 0;
+        } else if failed.is_none() && link.wpos == end && link.wpos >= COMPACT_AFTER * link.held_len {
+            // Held requests stay where they were encoded until their bytes are a small part
+            // of the buffer: then what was written goes, and they move to its front.
+            link.wbuf.consume_front(link.wpos);
             link.wpos = 0;
         }
         // TLS may hold encrypted bytes the socket did not take yet.

@@ -11,6 +11,7 @@
 //! ([`held_max`]); they are not sent yet, so they are neither counted nor timed until they
 //! join the pipeline (a closed loop's start its time from then).
 
+use std::ops::Range;
 use std::time::Instant;
 
 use super::conn::Conn;
@@ -43,8 +44,8 @@ impl Conn {
         for link in self.links.iter_mut().flatten() {
             self.units_in_flight -= link.held.iter().filter(|r| r.ends_unit).count();
             link.held.clear();
-            link.held_bytes.clear();
-            link.held_start = 0;
+            link.wbuf.truncate(link.sendable_end());
+            link.held_len = 0;
         }
     }
 }
@@ -61,17 +62,27 @@ impl Worker<'_> {
         (tag_node, intended, queued): (Option<usize>, Instant, Instant),
         now: Instant,
     ) -> (usize, bool) {
-        let node = match self.router.as_mut() {
-            None => 0,
+        // Cluster mode: the key is drawn and routed before the command is encoded, straight
+        // into its link's buffer, where its key's slot follows from its digits; else the
+        // command is encoded aside and routed by the key read back from it.
+        let (node, drawn) = match self.router.as_mut() {
+            None => (0, None),
             Some(router) => {
-                conn.scratch.clear();
-                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
-                conn.requests.encode_tagged(command, &mut conn.scratch, tag);
+                let read = self.plan.reads[command];
                 // A transaction's commands all go where its unit goes (`fill_and_flush`).
-                let key = self.plan.key_args[command].filter(|_| !conn.requests.workload().transaction());
-                let key = key.and_then(|k| resp::nth_arg(&conn.scratch, k));
-                let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[command]));
-                routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0)
+                let transaction = conn.requests.workload().transaction();
+                let (routed, drawn) = match conn.requests.draw_routed(command) {
+                    Some((key, slot)) => (router.node_for(slot, read), Some(key)),
+                    None => {
+                        conn.scratch.clear();
+                        let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
+                        conn.requests.encode_tagged(command, &mut conn.scratch, tag);
+                        let key = self.plan.key_args[command].filter(|_| !transaction);
+                        let key = key.and_then(|k| resp::nth_arg(&conn.scratch, k));
+                        (key.and_then(|k| router.node_for(cluster::slot(k), read)), None)
+                    }
+                };
+                (routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0), drawn)
             }
         };
         if self.router.is_some() {
@@ -90,23 +101,30 @@ impl Worker<'_> {
         };
         let Conn { links, scratch, requests, client_stats, per_node, .. } = conn;
         let link = links[node].as_mut().expect("a link for every routed node");
+        let before = link.wbuf.len();
+        match (drawn, self.router.as_ref()) {
+            (Some(key), Some(router)) => {
+                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
+                requests.encode_key(command, key, &mut link.wbuf, tag);
+            }
+            (_, Some(_)) => link.wbuf.extend_from_slice(scratch),
+            (_, None) => {
+                requests.encode(command, &mut link.wbuf);
+            }
+        }
+        let len = link.wbuf.len() - before;
+        // A full link holds it, its bytes at the buffer's tail, behind what may be written.
         if *per_node && (link.units >= self.plan.pipeline || !link.held.is_empty()) {
-            link.held_bytes.extend_from_slice(scratch);
-            link.held.push_back(InFlight { len: scratch.len() as u32, ..entry });
+            link.held_len += len;
+            link.held.push_back(InFlight { len: len as u32, ..entry });
             return (node, true);
         }
-        let before = link.wbuf.len();
-        if self.router.is_some() {
-            link.wbuf.extend_from_slice(scratch);
-        } else {
-            requests.encode(command, &mut link.wbuf);
-        }
-        self.account(link, client_stats.as_deref_mut(), node, entry, before, now);
+        self.account(link, client_stats.as_deref_mut(), node, entry, before..before + len, now);
         (node, false)
     }
 
-    /// Puts a request whose bytes were just appended to `link.wbuf` (from `before`) in flight:
-    /// journaled if asked, counted as sent when measured.
+    /// Puts a request whose bytes are `link.wbuf`'s `bytes` in flight: journaled if asked,
+    /// counted as sent when measured.
     #[inline]
     fn account(
         &mut self,
@@ -114,12 +132,12 @@ impl Worker<'_> {
         client_stats: Option<&mut ClientStats>,
         node: usize,
         entry: InFlight,
-        before: usize,
+        bytes: Range<usize>,
         now: Instant,
     ) {
-        let len = link.wbuf.len() - before;
+        let len = bytes.len();
         if self.journal {
-            link.wbuf.pieces(before).for_each(|piece| link.journal.extend(piece));
+            link.wbuf.pieces_in(bytes).for_each(|piece| link.journal.extend(piece));
         }
         let command = entry.command;
         let measured = entry.intended >= self.plan.measure_from;
@@ -138,9 +156,10 @@ impl Worker<'_> {
         }
     }
 
-    /// Moves held requests into their links' pipelines as far as each has room. A closed
-    /// loop's request is timed from now, when it could first be sent; a paced one keeps its
-    /// schedule, and waited for room from now.
+    /// Moves held requests into their links' pipelines as far as each has room: the mark
+    /// between what may be written and what is held moves past them, the bytes stay. A
+    /// closed loop's request is timed from now, when it could first be sent; a paced one
+    /// keeps its schedule, and waited for room from now.
     pub(super) fn release_held(&mut self, conn: &mut Conn, now: Instant) {
         let pipeline = self.plan.pipeline;
         let Conn { links, client_stats, .. } = conn;
@@ -149,24 +168,13 @@ impl Worker<'_> {
             while link.units < pipeline
                 && let Some(mut entry) = link.held.pop_front()
             {
-                let (from, len) = (link.held_start, entry.len as usize);
-                let before = link.wbuf.len();
-                link.wbuf.extend_from_slice(&link.held_bytes[from..from + len]);
-                link.held_start += len;
+                let (from, len) = (link.sendable_end(), entry.len as usize);
+                link.held_len -= len;
                 if !self.paced && entry.intended >= self.plan.measure_from {
                     entry.intended = now;
                 }
                 (entry.queued, entry.sent) = (entry.queued.max(now), now);
-                self.account(link, client_stats.as_deref_mut(), node, entry, before, now);
-            }
-            // The bytes sent on are let go when nothing is held, or once they are most of
-            // the buffer (a move of what is left, at most every other pipeline's worth).
-            if link.held.is_empty() {
-                link.held_bytes.clear();
-                link.held_start = 0;
-            } else if link.held_start > link.held_bytes.len() / 2 {
-                link.held_bytes.drain(..link.held_start);
-                link.held_start = 0;
+                self.account(link, client_stats.as_deref_mut(), node, entry, from..from + len, now);
             }
         }
     }
@@ -174,11 +182,14 @@ impl Worker<'_> {
     /// A link whose node left the map: what it held goes to the links its keys now route to
     /// (held again if those are full). Nothing was sent, so nothing is lost.
     pub(super) fn reroute_held(&mut self, conn: &mut Conn, c: usize, mut link: Link, now: Instant) {
-        let mut offset = link.held_start;
+        let mut offset = link.sendable_end();
+        let mut bytes = Vec::new();
         while let Some(entry) = link.held.pop_front() {
-            let bytes = &link.held_bytes[offset..offset + entry.len as usize];
+            bytes.clear();
+            let range = offset..offset + entry.len as usize;
+            link.wbuf.pieces_in(range).for_each(|piece| bytes.extend_from_slice(piece));
             offset += entry.len as usize;
-            let key = self.plan.key_args[entry.command].and_then(|k| resp::nth_arg(bytes, k));
+            let key = self.plan.key_args[entry.command].and_then(|k| resp::nth_arg(&bytes, k));
             let node = self.router.as_mut().and_then(|router| {
                 let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[entry.command]));
                 routed.or_else(|| router.next_primary())
@@ -188,7 +199,8 @@ impl Worker<'_> {
             }
             match node.and_then(|n| conn.links[n].as_mut()) {
                 Some(to) => {
-                    to.held_bytes.extend_from_slice(bytes);
+                    to.wbuf.extend_from_slice(&bytes);
+                    to.held_len += bytes.len();
                     to.held.push_back(entry);
                 }
                 // Nowhere to go (no node serves a slot): it leaves the run unsent.

@@ -98,9 +98,16 @@ impl Worker<'_> {
                     self.give_up(conn, &req, &bytes, "node gone");
                     continue;
                 };
-                let start = link.wbuf.len();
-                link.wbuf.extend(conn.retries.bytes.drain(..len));
-                link.wbuf.pieces(start).for_each(|piece| link.journal.extend(piece));
+                if link.held_len == 0 {
+                    let start = link.wbuf.len();
+                    link.wbuf.extend(conn.retries.bytes.drain(..len));
+                    link.wbuf.pieces(start).for_each(|piece| link.journal.extend(piece));
+                } else {
+                    // Ahead of the requests the link holds.
+                    let bytes: Vec<u8> = conn.retries.bytes.drain(..len).collect();
+                    link.push_sendable(&bytes);
+                    link.journal.extend(&bytes);
+                }
                 link.units += usize::from(req.ends_unit);
                 link.inflight.push_back(InFlight { sent: now, ..req });
                 link.unwritten += 1;

@@ -98,6 +98,8 @@ pub(super) struct Worker<'p> {
     pub(super) failed_dropped: u64,
     /// This worker's slots on the run's board (`None`: a worker beyond the board's count).
     pub(super) shown: Option<&'p crate::engine::board::Part>,
+    /// A node's name, written to compare with a recycled window's row (`fresh_window`).
+    pub(super) node_name: String,
 }
 
 /// The connect phase ends with the run's first reply (the steady state): shared by the

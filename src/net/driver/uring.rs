@@ -153,17 +153,18 @@ impl RingSocket {
 }
 
 impl RingSocket {
-    /// Queues the stream of `buf` from `from` on, all of it: its own bytes copied, the values
-    /// it keeps by reference kept so (the queue holds their shared data until sent).
-    pub fn write_buf(&mut self, buf: &SendBuf, from: usize) -> io::Result<usize> {
+    /// Queues the stream of `buf` in `range`, all of it: its own bytes copied, the values it
+    /// keeps by reference kept so (the queue holds their shared data until sent).
+    pub fn write_buf(&mut self, buf: &SendBuf, range: std::ops::Range<usize>) -> io::Result<usize> {
         let mut slots = self.shared.slots.borrow_mut();
         let s = &mut slots[self.slot as usize];
         if let Some(errno) = s.err {
             return Err(io::Error::from_raw_os_error(errno));
         }
-        s.queued.append_from(buf, from);
+        let len = range.len();
+        s.queued.append_from(buf, range);
         self.shared.mark(s, self.slot);
-        Ok(buf.len() - from)
+        Ok(len)
     }
 }
 
