@@ -359,8 +359,16 @@ mod tests {
     fn a_range_of_the_stream_is_its_bytes_there() {
         let data = data();
         let (buf, want) = two_values(&data);
-        for from in 0..=want.len() {
-            for end in from..=want.len() {
+        // Every piece's edges, a byte either side of them and a point inside each piece: the
+        // places a range can start or end that differ for the iterator.
+        let edges = [0, 4, 4 + SHARE_MIN, 7 + SHARE_MIN, 7 + 2 * SHARE_MIN + 5, want.len()];
+        let mut at: Vec<usize> = edges.iter().flat_map(|&e| [e.saturating_sub(1), e, e + 1]).collect();
+        at.extend(edges.windows(2).map(|w| (w[0] + w[1]) / 2));
+        at.retain(|&p| p <= want.len());
+        at.sort_unstable();
+        at.dedup();
+        for &from in &at {
+            for &end in at.iter().filter(|&&e| e >= from) {
                 let got: Vec<u8> = buf.pieces_in(from..end).flatten().copied().collect();
                 assert_eq!(got, want[from..end], "{from}..{end}");
             }

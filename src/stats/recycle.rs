@@ -161,8 +161,7 @@ mod tests {
         w.send_lag_ns.record(42).unwrap();
         let now = Instant::now();
         w.down.push((now, now));
-        let mut node = OpStats::default();
-        node.count = 1;
+        let mut node = OpStats { count: 1, ..Default::default() };
         node.record(1_000, None);
         w.nodes.push(("a:1".into(), node));
         (w.reconnect_attempts, w.successes, w.moved, w.asked) = (1, 2, 3, 4);
