@@ -64,7 +64,7 @@ impl RoleWindow {
     /// The interval's latency histogram and its name (`delivery`), if the kind keeps one.
     pub fn latency(&self) -> Option<(&'static str, &Histogram<u64>)> {
         match self {
-            RoleWindow::Messages(d) => Some((super::latency_name::DELIVERY, &d.latency_ns)),
+            RoleWindow::Messages(d) => Some((super::role_latency::name::DELIVERY, &d.latency_ns)),
         }
     }
 
@@ -170,7 +170,7 @@ pub struct Messages {
     pub dropped_subscribers: Vec<String>,
     /// The delivery latency's histogram (`histograms.roles` in the result).
     #[serde(skip)]
-    pub kept: super::Latencies,
+    pub kept: super::role_latency::Latencies,
 }
 
 impl Messages {
@@ -193,7 +193,10 @@ impl Messages {
             out_of_order: received.out_of_order,
             delivery_latency: LatencySummary::of(&received.latency_ns),
             dropped_subscribers: dropped,
-            kept: super::Latencies::of([(super::latency_name::DELIVERY, received.latency_ns.clone())]),
+            kept: super::role_latency::Latencies::of([(
+                super::role_latency::name::DELIVERY,
+                received.latency_ns.clone(),
+            )]),
         }
     }
 }

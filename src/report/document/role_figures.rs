@@ -2,6 +2,8 @@
 //! every table (Markdown, HTML) reads, for each kind of role, and each kind's latencies by the
 //! name `histograms.roles` keeps them under (`stats::latency_name`).
 
+use std::fmt::Write as _;
+
 use crate::engine::pubsub::Messages;
 use crate::engine::queue::QueueFigures;
 use crate::engine::streams::StreamFigures;
@@ -187,6 +189,47 @@ impl<'a> Grid<'a> {
 /// A figure's name as a table's heading says it: `delivery_p999_ms` is "delivery p99.9 ms".
 pub fn label(name: &str) -> String {
     name.split('_').map(|w| if w == "p999" { "p99.9" } else { w }).collect::<Vec<_>>().join(" ")
+}
+
+impl RoleReport {
+    /// The role's own figures, each by the one name every flat output gives it, in order
+    /// (`role_figures`): a pub/sub role's `published`, `expected_deliveries`, `delivered`,
+    /// `lost`, `duplicated`, `out_of_order`, `delivery_p50_ms`, ...; a stream role's `produced`,
+    /// `consumed`, `pending`, `end_to_end_p99_ms`, ...; a queue role's `wait_p99_ms`,
+    /// `service_p99_ms`, ...; a tracking role's `local_hits`, `invalidations`, `stale_reads`,
+    /// `invalidation_delay_p99_ms`, ... A figure that was not measured is left out.
+    pub fn figures(&self) -> Vec<Named> {
+        of(self)
+    }
+}
+
+/// The roles as Markdown tables, after the summary: their requests, then per kind of role its
+/// figures (`RoleReport::figures`). Nothing without roles.
+pub fn markdown(roles: &[RoleReport]) -> String {
+    if roles.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n| Role | Kind | Requests | Ops/sec | p99 ms |\n|---|---|---:|---:|---:|\n");
+    for role in roles {
+        let t = &role.totals;
+        let p99_ms = t.latency_us.p99_us / 1000.0;
+        let _ = writeln!(out, "| {} | {} | {} | {:.0} | {p99_ms:.3} |", role.name, role.kind, t.count, t.ops_per_sec);
+    }
+    for grid in Grid::by_kind(roles) {
+        let mut heading: Vec<String> = vec!["Role".into()];
+        heading.extend(grid.columns.iter().map(|c| capitalised(&label(c))));
+        let _ = writeln!(out, "\n| {} |\n|---|{}", heading.join(" | "), "---:|".repeat(grid.columns.len()));
+        for (role, cells) in &grid.rows {
+            let cells: Vec<String> = cells.iter().map(|c| c.map_or_else(|| "—".into(), |f| f.text())).collect();
+            let _ = writeln!(out, "| {} | {} |", role.name, cells.join(" | "));
+        }
+    }
+    out
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::parts::OpSummary;
-use super::role_figures::{Grid, Named, label};
 use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::engine::pubsub::Messages;
@@ -60,16 +59,6 @@ pub struct RoleReport {
 }
 
 impl RoleReport {
-    /// The role's own figures, each by the one name every flat output gives it, in order
-    /// (`role_figures`): a pub/sub role's `published`, `expected_deliveries`, `delivered`,
-    /// `lost`, `duplicated`, `out_of_order`, `delivery_p50_ms`, ...; a stream role's `produced`,
-    /// `consumed`, `pending`, `end_to_end_p99_ms`, ...; a queue role's `wait_p99_ms`,
-    /// `service_p99_ms`, ...; a tracking role's `local_hits`, `invalidations`, `stale_reads`,
-    /// `invalidation_delay_p99_ms`, ... A figure that was not measured is left out.
-    pub fn figures(&self) -> Vec<Named> {
-        super::role_figures::of(self)
-    }
-
     /// The role's own latency histograms over the run (empty when read back from a result).
     pub fn kept(&self) -> Option<&crate::stats::Latencies> {
         let (m, s) = (self.messages.as_ref().map(|m| &m.kept), self.stream.as_ref().map(|s| &s.kept));
@@ -196,7 +185,7 @@ fn own_totals(commands: &[String], outcome: &crate::engine::Outcome) -> OpSummar
 
 /// One role's latency histograms as [`histograms`] encodes them, decoded (in the layout of
 /// the result's histograms, so that they add).
-pub fn decoded(encoded: &BTreeMap<String, String>) -> Result<crate::stats::Latencies, super::Malformed> {
+pub fn decoded(encoded: &BTreeMap<String, String>) -> Result<crate::stats::Latencies, super::error::Malformed> {
     let mut kept = crate::stats::Latencies::default();
     for (what, text) in encoded {
         kept.add(what, &crate::stats::widen(&super::histo::decode(text)?));
@@ -279,35 +268,6 @@ pub fn text(roles: &[RoleReport]) -> String {
         }
     }
     out
-}
-
-/// The roles as Markdown tables, after the summary: their requests, then per kind of role its
-/// figures (`RoleReport::figures`). Nothing without roles.
-pub fn markdown(roles: &[RoleReport]) -> String {
-    if roles.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n| Role | Kind | Requests | Ops/sec | p99 ms |\n|---|---|---:|---:|---:|\n");
-    for role in roles {
-        let t = &role.totals;
-        let p99_ms = t.latency_us.p99_us / 1000.0;
-        let _ = writeln!(out, "| {} | {} | {} | {:.0} | {p99_ms:.3} |", role.name, role.kind, t.count, t.ops_per_sec);
-    }
-    for grid in Grid::by_kind(roles) {
-        let mut heading: Vec<String> = vec!["Role".into()];
-        heading.extend(grid.columns.iter().map(|c| capitalised(&label(c))));
-        let _ = writeln!(out, "\n| {} |\n|---|{}", heading.join(" | "), "---:|".repeat(grid.columns.len()));
-        for (role, cells) in &grid.rows {
-            let cells: Vec<String> = cells.iter().map(|c| c.map_or_else(|| "—".into(), |f| f.text())).collect();
-            let _ = writeln!(out, "| {} | {} |", role.name, cells.join(" | "));
-        }
-    }
-    out
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }
 
 /// A tracking role's lines in the text report (nothing for another role).

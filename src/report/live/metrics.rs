@@ -470,47 +470,7 @@ fn encode(s: &State) -> String {
         "Share of the last interval each client worker thread ran or waited for a core (1 = it set the pace)",
         busy,
     );
-    if !s.role_counts.is_empty() {
-        let roles = Family::<Labels, Counter>::default();
-        let labels = |(role, kind, figure): &(String, String, String)| -> Labels {
-            vec![("role".into(), role.clone()), ("kind".into(), kind.clone()), ("figure".into(), figure.clone())]
-        };
-        for (key, n) in &s.role_counts {
-            roles.get_or_create(&labels(key)).inc_by(*n);
-        }
-        registry.register(
-            "role_messages",
-            "--role: a role's counts so far, by role and figure (a pub/sub role: published, delivered, \
-             duplicated, out_of_order live; expected_deliveries and lost, and every other kind's counts, once \
-             the run has ended)",
-            roles,
-        );
-        let levels = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
-        for (key, v) in &s.role_levels {
-            levels.get_or_create(&labels(key)).set(*v);
-        }
-        registry.register(
-            "role_figure",
-            "--role: a role's figures other than counts and latencies as its last run's end said them (a stream \
-             role's pending, pending_max, lag_max; a tracking role's hit_ratio, invalidations_per_sec)",
-            levels,
-        );
-        registry.register(
-            "role_latency_seconds",
-            "--role: a role's own latency, by role and name (a pub/sub role: delivery, live; a stream role: \
-             end_to_end; a queue role: wait, service, end_to_end; a tracking role: invalidation_delay; those \
-             once the run has ended)",
-            Latency(
-                s.role_latency
-                    .iter()
-                    .map(|((role, what), (h, sum))| {
-                        let labels = vec![("role".into(), role.clone()), ("latency".into(), what.clone())];
-                        (labels, snapshot(h, *sum, &s.shape.buckets))
-                    })
-                    .collect(),
-            ),
-        );
-    }
+    register_roles(&mut registry, s);
     registry.register("intervals", "Intervals completed", {
         let c = Counter::<u64>::default();
         c.inc_by(s.intervals);
@@ -519,6 +479,52 @@ fn encode(s: &State) -> String {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &registry).expect("writing to a String");
     text
+}
+
+/// The roles' figures (`--role`): their counts, other figures and own latencies.
+fn register_roles(registry: &mut prometheus_client::registry::Registry, s: &State) {
+    if s.role_counts.is_empty() {
+        return;
+    }
+    let roles = Family::<Labels, Counter>::default();
+    let labels = |(role, kind, figure): &(String, String, String)| -> Labels {
+        vec![("role".into(), role.clone()), ("kind".into(), kind.clone()), ("figure".into(), figure.clone())]
+    };
+    for (key, n) in &s.role_counts {
+        roles.get_or_create(&labels(key)).inc_by(*n);
+    }
+    registry.register(
+        "role_messages",
+        "--role: a role's counts so far, by role and figure (a pub/sub role: published, delivered, \
+         duplicated, out_of_order live; expected_deliveries and lost, and every other kind's counts, once \
+         the run has ended)",
+        roles,
+    );
+    let levels = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    for (key, v) in &s.role_levels {
+        levels.get_or_create(&labels(key)).set(*v);
+    }
+    registry.register(
+        "role_figure",
+        "--role: a role's figures other than counts and latencies as its last run's end said them (a stream \
+         role's pending, pending_max, lag_max; a tracking role's hit_ratio, invalidations_per_sec)",
+        levels,
+    );
+    registry.register(
+        "role_latency_seconds",
+        "--role: a role's own latency, by role and name (a pub/sub role: delivery, live; a stream role: \
+         end_to_end; a queue role: wait, service, end_to_end; a tracking role: invalidation_delay; those \
+         once the run has ended)",
+        Latency(
+            s.role_latency
+                .iter()
+                .map(|((role, what), (h, sum))| {
+                    let labels = vec![("role".into(), role.clone()), ("latency".into(), what.clone())];
+                    (labels, snapshot(h, *sum, &s.shape.buckets))
+                })
+                .collect(),
+        ),
+    );
 }
 
 fn command(name: &str) -> Labels {

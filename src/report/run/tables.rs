@@ -110,7 +110,7 @@ pub fn markdown(doc: &Document) -> String {
             op.errors
         );
     }
-    out.push_str(&crate::report::document::roles::markdown(&doc.roles));
+    out.push_str(&crate::report::document::role_figures::markdown(&doc.roles));
     out
 }
 
