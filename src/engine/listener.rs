@@ -70,6 +70,18 @@ impl Line {
         self.session.stream.write_all(request).map_err(|e| format!("its connection failed: {e}"))
     }
 
+    /// Sends `request` and reads its reply, in place: `None` once `give_up` says so before it
+    /// came; an error reply ends the line as `what` refused.
+    pub fn call(&mut self, request: &[u8], what: &str, give_up: impl Fn() -> bool) -> Result<Option<&[u8]>, Ended> {
+        self.send(request)?;
+        match self.reply(give_up)? {
+            Some((ReplyClass::Error { msg_start, msg_end }, reply)) => {
+                Err(format!("{what} refused: {}", String::from_utf8_lossy(&reply[msg_start..msg_end])))
+            }
+            answered => Ok(answered.map(|(_, reply)| reply)),
+        }
+    }
+
     /// The next reply and its class, in place; `None` once `give_up` says so before it came.
     pub fn reply(&mut self, give_up: impl Fn() -> bool) -> Result<Option<(ReplyClass, &[u8])>, Ended> {
         self.buf.copy_within(self.taken..self.end, 0);

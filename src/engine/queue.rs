@@ -19,7 +19,6 @@ use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::config::role::queue::{Pop, QueueRole};
 use crate::net::{ConnectError, Session};
-use crate::resp::ReplyClass;
 use crate::stats::latency_name::{END_TO_END, SERVICE, WAIT};
 use crate::stats::{Latencies, LatencySummary};
 use crate::workload::stamp::{self, Stamp};
@@ -133,50 +132,11 @@ fn work(mut line: Line, worker: usize, (pop, kind): (&[u8], Pop), taken: Option<
         end_to_end: histogram(),
         ended: None,
     };
-    let mut lrem = Vec::new();
-    let stopped = || shared.stop.load(Ordering::Relaxed);
-    while !stopped() {
-        let sent = stamp::now();
-        if let Err(e) = line.send(pop) {
-            tally.ended = Some(e);
-            break;
-        }
-        let (class, reply) = match line.reply(stopped) {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                tally.ended = Some(e);
-                break;
-            }
-        };
-        let now = stamp::now();
-        if let ReplyClass::Error { msg_start, msg_end } = class {
-            let pop = kind.name().to_ascii_uppercase();
-            tally.ended = Some(format!("{pop} refused: {}", String::from_utf8_lossy(&reply[msg_start..msg_end])));
-            break;
-        }
-        let Some(item) = item(reply, kind) else {
-            tally.ended = Some(format!("it could not read a {} reply", kind.name().to_ascii_uppercase()));
-            break;
-        };
-        let Some(item) = item else {
-            tally.empty_pops += 1;
-            continue;
-        };
-        if let Some(pushed) = Stamp::read(item).map(|s| s.sent_ns) {
-            tally.count(sent, pushed, now);
-            shared.consumed.fetch_add(1, Ordering::Relaxed);
-        }
-        let Some(taken) = &taken else { continue };
-        lrem.clear();
-        listener::command(&mut lrem, 4);
-        for arg in [&b"LREM"[..], taken.as_bytes(), b"1", item] {
-            listener::arg(&mut lrem, arg);
-        }
-        let asked = Instant::now();
-        match line.send(&lrem).and_then(|()| line.reply(|| stopped() && asked.elapsed() > ACK_WAIT)) {
-            Ok(Some(_)) => {}
-            Ok(None) => break,
+    let (mut lrem, name) = (Vec::new(), kind.name().to_ascii_uppercase());
+    while !shared.stop.load(Ordering::Relaxed) {
+        match work_once(&mut line, (pop, kind, &name), taken.as_deref().map(|t| (t, &mut lrem)), shared, &mut tally) {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(e) => {
                 tally.ended = Some(e);
                 break;
@@ -184,6 +144,38 @@ fn work(mut line: Line, worker: usize, (pop, kind): (&[u8], Pop), taken: Option<
         }
     }
     tally
+}
+
+/// One pop (its request, kind and name), and the removal of its item from `taken` (BLMOVE's
+/// list, with the buffer its LREM is written in): `false` once the run is over before a reply
+/// came.
+fn work_once(
+    line: &mut Line,
+    (pop, kind, name): (&[u8], Pop, &str),
+    taken: Option<(&str, &mut Vec<u8>)>,
+    shared: &Shared,
+    tally: &mut Tally,
+) -> Result<bool, Ended> {
+    let stopped = || shared.stop.load(Ordering::Relaxed);
+    let sent = stamp::now();
+    let Some(reply) = line.call(pop, name, stopped)? else { return Ok(false) };
+    let now = stamp::now();
+    let Some(item) = item(reply, kind).ok_or_else(|| format!("it could not read a {name} reply"))? else {
+        tally.empty_pops += 1;
+        return Ok(true);
+    };
+    if let Some(pushed) = Stamp::read(item).map(|s| s.sent_ns) {
+        tally.count(sent, pushed, now);
+        shared.consumed.fetch_add(1, Ordering::Relaxed);
+    }
+    let Some((taken, lrem)) = taken else { return Ok(true) };
+    lrem.clear();
+    listener::command(lrem, 4);
+    for arg in [&b"LREM"[..], taken.as_bytes(), b"1", item] {
+        listener::arg(lrem, arg);
+    }
+    let asked = Instant::now();
+    Ok(line.call(lrem, "LREM", || stopped() && asked.elapsed() > ACK_WAIT)?.is_some())
 }
 
 impl Tally {

@@ -19,7 +19,6 @@ use crate::config::Config;
 use crate::config::role::RoleKind;
 use crate::config::role::queue::StreamRole;
 use crate::net::{ConnectError, Session};
-use crate::resp::ReplyClass;
 use crate::resp::value::{self, Value};
 use crate::stats::LatencySummary;
 use crate::workload::stamp::{self, Stamp};
@@ -141,59 +140,11 @@ pub fn listen(config: &Config) -> Result<Option<Consumers>, ConnectError> {
 /// group to XACK in.
 fn consume(mut line: Line, consumer: usize, read: &[u8], ack: Option<(String, String)>, shared: &Shared) -> Tally {
     let mut tally = Tally { consumer, consumed: 0, acked: 0, latency: crate::stats::histogram(), ended: None };
-    // The IDs of the last read, back to back, and where each ends; the XACK built from them.
-    let (mut ids, mut ends, mut xack) = (Vec::new(), Vec::new(), Vec::new());
-    let stopped = || shared.stop.load(Ordering::Relaxed);
-    while !stopped() {
-        if let Err(e) = line.send(read) {
-            tally.ended = Some(e);
-            break;
-        }
-        let (class, reply) = match line.reply(stopped) {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                tally.ended = Some(e);
-                break;
-            }
-        };
-        let now = stamp::now();
-        if let ReplyClass::Error { msg_start, msg_end } = class {
-            tally.ended = Some(format!("XREADGROUP refused: {}", String::from_utf8_lossy(&reply[msg_start..msg_end])));
-            break;
-        }
-        let before = tally.consumed;
-        ids.clear();
-        ends.clear();
-        let read = entries(reply, |id, stamp| {
-            if let Some(stamp) = stamp {
-                tally.consumed += 1;
-                let _ = tally.latency.record(now.saturating_sub(stamp.sent_ns).max(1));
-            }
-            ids.extend_from_slice(id);
-            ends.push(ids.len());
-        });
-        shared.consumed.fetch_add(tally.consumed - before, Ordering::Relaxed);
-        if read.is_none() {
-            tally.ended = Some("it could not read an XREADGROUP reply".into());
-            break;
-        }
-        let Some((key, group)) = ack.as_ref().filter(|_| !ends.is_empty()) else { continue };
-        xack.clear();
-        listener::command(&mut xack, 3 + ends.len());
-        for arg in [&b"XACK"[..], key.as_bytes(), group.as_bytes()] {
-            listener::arg(&mut xack, arg);
-        }
-        let mut start = 0;
-        for &end in &ends {
-            listener::arg(&mut xack, &ids[start..end]);
-            start = end;
-        }
-        let sent = Instant::now();
-        let answered = line.send(&xack).and_then(|()| line.reply(|| stopped() && sent.elapsed() > ACK_WAIT));
-        match answered {
-            Ok(Some((_, reply))) => tally.acked += listener::integer(reply).unwrap_or(0),
-            Ok(None) => break,
+    let mut acks = ack.map(|(key, group)| Acks { key, group, ids: Vec::new(), ends: Vec::new(), out: Vec::new() });
+    while !shared.stop.load(Ordering::Relaxed) {
+        match consume_once(&mut line, read, acks.as_mut(), shared, &mut tally) {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(e) => {
                 tally.ended = Some(e);
                 break;
@@ -201,6 +152,73 @@ fn consume(mut line: Line, consumer: usize, read: &[u8], ack: Option<(String, St
         }
     }
     tally
+}
+
+/// What a consumer acknowledges in: its stream and group, the IDs of its last read back to
+/// back and where each ends, and the XACK built from them.
+struct Acks {
+    key: String,
+    group: String,
+    ids: Vec<u8>,
+    ends: Vec<usize>,
+    out: Vec<u8>,
+}
+
+impl Acks {
+    /// The XACK of the IDs kept.
+    fn command(&mut self) -> &[u8] {
+        self.out.clear();
+        listener::command(&mut self.out, 3 + self.ends.len());
+        for arg in [&b"XACK"[..], self.key.as_bytes(), self.group.as_bytes()] {
+            listener::arg(&mut self.out, arg);
+        }
+        let mut start = 0;
+        for &end in &self.ends {
+            listener::arg(&mut self.out, &self.ids[start..end]);
+            start = end;
+        }
+        &self.out
+    }
+}
+
+/// One XREADGROUP, and the XACK of what it read: `false` once the run is over before a reply
+/// came.
+fn consume_once(
+    line: &mut Line,
+    read: &[u8],
+    mut acks: Option<&mut Acks>,
+    shared: &Shared,
+    tally: &mut Tally,
+) -> Result<bool, Ended> {
+    let stopped = || shared.stop.load(Ordering::Relaxed);
+    let Some(reply) = line.call(read, "XREADGROUP", stopped)? else { return Ok(false) };
+    let now = stamp::now();
+    let before = tally.consumed;
+    if let Some(a) = acks.as_mut() {
+        a.ids.clear();
+        a.ends.clear();
+    }
+    let read = entries(reply, |id, stamp| {
+        if let Some(stamp) = stamp {
+            tally.consumed += 1;
+            let _ = tally.latency.record(now.saturating_sub(stamp.sent_ns).max(1));
+        }
+        if let Some(a) = acks.as_mut() {
+            a.ids.extend_from_slice(id);
+            a.ends.push(a.ids.len());
+        }
+    });
+    shared.consumed.fetch_add(tally.consumed - before, Ordering::Relaxed);
+    if read.is_none() {
+        return Err("it could not read an XREADGROUP reply".into());
+    }
+    let Some(acks) = acks.filter(|a| !a.ends.is_empty()) else { return Ok(true) };
+    let sent = Instant::now();
+    let Some(reply) = line.call(acks.command(), "XACK", || stopped() && sent.elapsed() > ACK_WAIT)? else {
+        return Ok(false);
+    };
+    tally.acked += listener::integer(reply).unwrap_or(0);
+    Ok(true)
 }
 
 /// Each entry of an XREADGROUP reply (RESP2 or RESP3): its ID and the stamp its `stamp` field

@@ -246,10 +246,8 @@ impl Witness {
             self.out.clear();
             resp::encode_command(&mut self.out, &args);
             let sent_ns = stamp::now();
-            self.line.send(&self.out)?;
-            let reply = match self.line.reply(|| stop.load(Ordering::Relaxed))? {
-                Some((_, reply)) => reply,
-                None => return Err("the run ended during a witness's read".into()),
+            let Some(reply) = self.line.call(&self.out, "MGET", || stop.load(Ordering::Relaxed))? else {
+                return Err("the run ended during a witness's read".into());
             };
             let seen_ns = stamp::now();
             let values =
