@@ -2,7 +2,8 @@
 //! (`redis-benchmarks-specification`, `test-suites/*.yml`) as they are written, against the
 //! server given by respbench's own connection flags. `schema.rs` reads a file, `plan.rs` builds
 //! its steps (memtier command lines through the memtier front-end's plan) or the reason it is
-//! refused, `exec.rs` runs them, `summary.rs` is the summary in its formats.
+//! refused, `clients.rs` makes `clientconfigs` one run with a role (the tools beside memtier
+//! read by `tools.rs`), `exec.rs` runs them, `summary.rs` is the summary in its formats.
 
 mod clients;
 mod compare;
