@@ -356,6 +356,10 @@ fn blocked(memtiers: &[(usize, &Config)]) -> Option<Result<Together, SpecError>>
         }
         _ => return None,
     };
+    notes.push(format!(
+        "the run's requests (ops/s, latency) are the producers' {push_name}s, where the spec exports the \
+         consumers' {pop_name}s: those are in the role's figures (consumed, and their latencies)"
+    ));
     if producer.stop != consumer.stop {
         notes.push(format!("one run as long as the consumers' {MEMTIER} line: the producer's own length is not kept"));
     }

@@ -315,13 +315,20 @@ fn client(
 ) -> Result<(Document, String), SpecError> {
     let step = &steps.client;
     let (config, output) = (&step.config, &step.output);
-    let runs = runs.max(output.runs);
+    let mut runs = runs.max(output.runs);
+    let mut notes = steps.notes.clone();
+    if runs > 1 && !config.extras.roles.is_empty() {
+        // As `--runs` with `--role`: a role's messages are counted over one run.
+        notes.push(format!("one run, not {runs}: a role's messages are counted over one run"));
+        eprintln!("respbench: {}: note: one run, not {runs}: a role's messages are counted over one run", result.name);
+        runs = 1;
+    }
     let mut line = LiveLine::new(runs, false);
     let plan = Plan { config, runs, checks: Some(&output.notes) };
     let ran = run::run(&plan, cx, &mut [&mut line]).map_err(|e| run::failure_message(config, &e))?;
     let mut pooled = ran.pooled();
     // What the run does differently from the tools of `clientconfigs`, in its JSON's notes.
-    pooled.notes.splice(0..0, steps.notes.iter().cloned());
+    pooled.notes.splice(0..0, notes);
     result.roles = role_figures(&pooled);
     let run = report::Run { config, outcome: &pooled, label: Some(&result.name), percentiles: &output.percentiles };
     let doc = report::run::json::document(&run);
