@@ -472,3 +472,74 @@ pub fn describe(config: &Config) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::cli::memtier::{Translated, translate};
+
+    fn memtier(line: &str) -> Config {
+        let words: Vec<OsString> = shlex::split(line).unwrap().into_iter().map(OsString::from).collect();
+        let Translated::Run(run) = translate(&words).unwrap() else { panic!("a run") };
+        run.draft.into_plan().unwrap().0
+    }
+
+    fn tool(name: &str, arguments: &str) -> Tool {
+        Tool { tool: name.into(), arguments: arguments.into() }
+    }
+
+    fn run(clients: &[(Tool, Option<Config>)]) -> Result<Together, SpecError> {
+        let clients: Vec<Client<'_>> =
+            clients.iter().map(|(tool, memtier)| Client { tool, memtier: memtier.clone() }).collect();
+        together(&clients)
+    }
+
+    #[test]
+    fn publishers_and_subscribers_keep_the_deliveries_per_publish() {
+        let line = "--key-prefix channel- -d 128 --key-maximum 100 --command \"PUBLISH __key__ __data__\" -c 50 -t 4 \
+                    --rate-limiting 10";
+        let sub = "-clients 5000 -channel-minimum 1 -channel-maximum 100 -subscriber-prefix channel- \
+                   -min-number-channels-per-subscriber 10 -max-number-channels-per-subscriber 10";
+        let made = run(&[(tool(MEMTIER, line), Some(memtier(line))), (tool(SUBSCRIBERS, sub), None)]).unwrap();
+        let RoleKind::PubSub(p) = &made.config.extras.roles[0].kind else { panic!("a pub/sub role") };
+        // 5000 x 10 subscriptions over 100 channels: 500 on each.
+        assert_eq!((p.channels, p.subscribers, p.publishers, p.rate), (100, 500, 200, Some(2000.0)));
+        assert_eq!((p.size, made.config.keys.prefix.as_str()), (128 - STAMP_LEN, "channel-"));
+        assert!(made.notes.iter().any(|n| n.contains("run as 500 subscriber(s) on every channel")), "{:?}", made.notes);
+    }
+
+    #[test]
+    fn a_writer_and_listeners_are_a_bcast_tracking_role_over_the_writers_keys() {
+        let line = "-d 16 --key-prefix bench: --key-minimum 1 --key-maximum 5000 --command \"SET __key__ __data__\" \
+                    -c 4 -t 4";
+        let listeners = "--listener-count 30 --tracking-prefix bench:";
+        let made = run(&[(tool(MEMTIER, line), Some(memtier(line))), (tool(LISTENERS, listeners), None)]).unwrap();
+        let RoleKind::Tracking(t) = &made.config.extras.roles[0].kind else { panic!("a tracking role") };
+        assert_eq!((t.writers, t.readers, t.keys, t.cache), (16, 30, 5000, 1000));
+        assert_eq!(t.mode, TrackMode::Bcast { prefix: "bench:".into() });
+        assert_eq!(made.config.keys.prefix, "bench:");
+    }
+
+    #[test]
+    fn a_pusher_and_blocked_poppers_are_a_queue_role_on_their_key() {
+        let push = "--data-size 32 --command \"LPUSH blpop:key:1 __data__\" -c 1 -t 1 --test-time 125";
+        let pop = "--command \"BLPOP blpop:key:1 0\" -c 25 -t 4 --test-time 120";
+        let clients = [(tool(MEMTIER, push), Some(memtier(push))), (tool(MEMTIER, pop), Some(memtier(pop)))];
+        let made = run(&clients).unwrap();
+        let RoleKind::Queue(q) = &made.config.extras.roles[0].kind else { panic!("a queue role") };
+        assert_eq!((q.producers, q.workers, q.pop), (1, 100, Pop::Blpop));
+        assert_eq!((made.config.keys.prefix.as_str(), made.output_from), ("blpop:key:", 1));
+        assert_eq!(made.config.stop, crate::config::StopAfter::Duration(std::time::Duration::from_secs(120)));
+    }
+
+    #[test]
+    fn plain_clients_together_and_unknown_tools_are_refused_in_a_line() {
+        let (a, b) = ("--command \"INFO everything\" -c 1 -t 1", "--command \"GET __key__\" -c 2 -t 1");
+        let e = run(&[(tool(MEMTIER, a), Some(memtier(a))), (tool(MEMTIER, b), Some(memtier(b)))]).err().unwrap();
+        assert!(e.0.starts_with("not supported yet: 2 memtier_benchmark clients together (INFO; GET)"), "{e}");
+        let e = known(&[tool(MEMTIER, a), tool("other-bench", "")]).unwrap_err().to_string();
+        assert!(e.starts_with("clientconfigs[1]: tool other-bench is not supported: respbench runs"), "{e}");
+    }
+}
