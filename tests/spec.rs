@@ -1,16 +1,147 @@
 //! `respbench spec`: the Redis project's benchmark specification files (shortened samples in
 //! tests/fixtures/specs, one of each kind) planned without a server, run against a real
-//! redis-server, and refused as bad input with the server untouched.
+//! redis-server, and refused as bad input with the server untouched; specifications whose
+//! `clientconfigs` run several tools together (tests/fixtures/specs-clients) run as one run
+//! with a role, against redis-server and valkey-server.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{Server, read_json, respbench, stderr, stdout};
+use common::{Kind, Server, read_json, respbench, stderr, stdout};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/specs")
+}
+
+fn clients(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/specs-clients").join(name).display().to_string()
+}
+
+on_each_server!(
+    publishers_and_pubsub_sub_bench_subscribers_run_as_a_pubsub_role,
+    a_writer_and_bcast_listeners_run_as_a_bcast_tracking_role,
+);
+
+/// Runs one specification of specs-clients for `time`, its files written to `dir`: the
+/// output and respbench's JSON of it.
+fn run_clients(server: &Server, name: &str, time: &str, dir: &Path) -> (std::process::Output, serde_json::Value) {
+    let out = spec(server, &["--test-time", time, "--output-dir", dir.to_str().unwrap(), &clients(name)]);
+    assert!(out.status.success(), "{name}: {}{}", stdout(&out), stderr(&out));
+    let summary = read_json(&dir.join("summary.json"));
+    let spec_name = summary["specs"][0]["name"].as_str().unwrap().to_string();
+    (out, read_json(&dir.join(format!("{spec_name}.json"))))
+}
+
+fn count(v: &serde_json::Value, field: &str) -> u64 {
+    v[field].as_u64().unwrap_or_else(|| panic!("no {field} in {v}"))
+}
+
+fn publishers_and_pubsub_sub_bench_subscribers_run_as_a_pubsub_role(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (out, doc) = run_clients(&server, "pubsub.yml", "1s", dir.path());
+    // memtier's 50 x 4 publishers on the subscribers' 100 channels, one subscriber on each.
+    let role = &doc["roles"][0];
+    assert_eq!((role["kind"].as_str(), count(role, "connections")), (Some("pubsub"), 200), "{role}");
+    assert_eq!((count(role, "channels"), count(role, "subscribers")), (100, 1), "{role}");
+    let m = &role["messages"];
+    let published = count(m, "published");
+    assert!(published > 0, "{m}");
+    assert_eq!((count(m, "delivered"), count(m, "expected_deliveries")), (published, published), "{m}");
+    assert_eq!((count(m, "lost"), count(m, "duplicated"), count(m, "out_of_order")), (0, 0, 0), "{m}");
+    assert_eq!(server.calls("publish"), published, "every PUBLISH is the role's");
+    // The line names the role's figures; the notes say what differs from the tools.
+    let line = stdout(&out);
+    assert!(
+        line.contains(&format!("pubsub: {published} published, {published} delivered of {published} expected, 0 lost")),
+        "{line}"
+    );
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    assert!(notes.iter().any(|n| n.contains("40-byte stamp") && n.contains("128 bytes")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("the publishers walk the channels in order")), "{notes:?}");
+    assert!(stderr(&out).contains("note: pubsub-sub-bench's 100 connections on 1 channel(s) each"), "{}", stderr(&out));
+    let summary = read_json(&dir.path().join("summary.json"));
+    assert!(summary["specs"][0]["roles"][0].as_str().unwrap().starts_with("pubsub: "), "{summary}");
+}
+
+fn a_writer_and_bcast_listeners_run_as_a_bcast_tracking_role(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (out, doc) = run_clients(&server, "bcast-tracking.yml", "1s", dir.path());
+    let role = &doc["roles"][0];
+    assert_eq!(
+        (role["kind"].as_str(), count(role, "connections"), count(role, "readers")),
+        (Some("tracking"), 16, 100),
+        "{role}"
+    );
+    let t = &role["tracking"];
+    assert!(count(t, "invalidations") > 0, "{t}");
+    assert_eq!(count(t, "stale_reads"), 0, "{t}");
+    // The writers' keys are the spec's, under the listeners' prefix.
+    assert!(server.cli(&["EXISTS", "bench:1"]) == "1", "no bench:1 written");
+    assert!(stdout(&out).contains("tracking: "), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("tracking role tracking: 16 writers SET bench:1..bench:1000000"), "{err}");
+    assert!(err.contains("CLIENT TRACKING on BCAST PREFIX bench:"), "{err}");
+}
+
+#[test]
+fn a_producer_and_blocked_consumers_run_as_a_queue_or_stream_role() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (_, doc) = run_clients(&server, "bzpopmin.yml", "1s", dir.path());
+    let role = &doc["roles"][0];
+    assert_eq!(role["kind"].as_str(), Some("queue"), "{role}");
+    let q = &role["queue"];
+    assert!(count(q, "produced") > 0, "{q}");
+    assert_eq!(count(q, "consumed") + count(q, "unconsumed"), count(q, "produced"), "{q}");
+    assert!(server.calls("bzpopmin") > 0 && server.calls("zadd") > 0);
+    let dir = tempfile::tempdir().unwrap();
+    let (_, doc) = run_clients(&server, "xreadgroup.yml", "1s", dir.path());
+    let role = &doc["roles"][0];
+    let s = &role["stream"];
+    assert_eq!(role["kind"].as_str(), Some("stream"), "{role}");
+    assert!(count(s, "produced") > 0, "{s}");
+    assert_eq!(count(s, "consumed") + count(s, "unconsumed"), count(s, "produced"), "{s}");
+    // The spec's own stream and group: the init command made them, the role read them.
+    assert!(server.calls("xreadgroup") > 0);
+    assert_eq!(server.cli(&["EXISTS", "stream:1"]), "1");
+}
+
+#[test]
+fn dry_run_shows_each_role_and_refuses_an_unknown_tool_in_one_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/specs-clients");
+    let out = respbench().args(["spec", "--dry-run"]).arg(&dir).output().unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}{text}", stderr(&out));
+    assert!(text.contains("5 specifications: 4 planned, 1 refused"), "{text}");
+    for role in [
+        "pubsub role pubsub: 100 channels channel-1..channel-100, 1 subscriber(s) on every channel (subscribe), 200 publishers",
+        "tracking role tracking: 16 writers SET bench:1..bench:1000000",
+        "queue role queue: 1 producers to bzpopmin:key:1, closed loop, items 40 B; 100 workers on BZPOPMIN",
+        "stream role stream: 1 producers XADD to stream:1, closed loop, entries 40 B; 100 consumers in group test-group",
+        "client: pubsub-sub-bench -clients 100",
+        "client: bcast-listener --listener-count 100 --tracking-prefix bench:",
+    ] {
+        assert!(text.contains(role), "no '{role}' in {text}");
+    }
+    let refused = "refused: unknown-tool.yml: clientconfigs[1]: tool other-sub-bench is not supported: respbench runs \
+                   memtier_benchmark clients, with pubsub-sub-bench subscribers or bcast-listener listeners beside them";
+    assert!(text.lines().any(|l| l == refused), "{text}");
+}
+
+#[test]
+fn an_unknown_tool_is_refused_in_one_line_and_nothing_runs() {
+    let server = Server::start(&[]);
+    let out = spec(&server, &[&clients("unknown-tool.yml")]);
+    // Nothing ran: not a success.
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let line = text.lines().find(|l| l.starts_with("[1/1]")).unwrap();
+    assert!(line.ends_with("refused: clientconfigs[1]: tool other-sub-bench is not supported: respbench runs memtier_benchmark clients, with pubsub-sub-bench subscribers or bcast-listener listeners beside them"), "{line}");
+    assert_eq!(server.calls("publish"), 0);
 }
 
 fn spec(server: &Server, args: &[&str]) -> std::process::Output {
@@ -53,7 +184,9 @@ fn dry_run_plans_the_sample_and_refuses_other_tools_by_name() {
     assert!(text.contains(
         "refused: other-tool.yml: client tool sidekiq-bench: respbench stands in for memtier_benchmark only"
     ));
-    assert!(text.contains("refused: several-clients.yml: several clients run together (clientconfigs: memtier_benchmark, pubsub-sub-bench)"));
+    assert!(text.contains(
+        "refused: several-clients.yml: not supported yet: 2 memtier_benchmark clients together (INFO; GET) need roles"
+    ));
     // Each step of the preload kind, shown without a server.
     for step in [
         "configuration: CONFIG SET save ''",

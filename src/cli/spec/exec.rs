@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use super::error::SpecError;
-use super::plan::{Spec, Step, Steps};
+use super::plan::{Spec, Steps};
 use super::summary::{CheckFigures, Parameter, SpecResult, Verdict};
 use crate::cli::exit;
 use crate::cli::run::{self, Plan, RunContext};
@@ -294,23 +294,42 @@ fn setup_and_run(
             return Err(format!("keyspace check: expected {} keys, the server holds {found}", expected.keys).into());
         }
     }
-    eprintln!("respbench: {}: client: {}", spec.name, steps.client.describe());
-    client(&steps.client, result, runs, cx)
+    if steps.clients.is_empty() {
+        eprintln!("respbench: {}: client: {}", spec.name, steps.client.describe());
+    }
+    for role in super::clients::describe(&steps.client.config) {
+        eprintln!("respbench: {}: {role}", spec.name);
+    }
+    for note in &steps.notes {
+        eprintln!("respbench: {}: note: {note}", spec.name);
+    }
+    client(steps, result, runs, cx)
 }
 
 /// The client run: respbench's document and memtier's JSON of it.
 fn client(
-    step: &Step,
+    steps: &Steps,
     result: &mut SpecResult,
     runs: usize,
     cx: &RunContext<'_>,
 ) -> Result<(Document, String), SpecError> {
+    let step = &steps.client;
     let (config, output) = (&step.config, &step.output);
-    let runs = runs.max(output.runs);
+    let mut runs = runs.max(output.runs);
+    let mut notes = steps.notes.clone();
+    if runs > 1 && !config.extras.roles.is_empty() {
+        // As `--runs` with `--role`: a role's messages are counted over one run.
+        notes.push(format!("one run, not {runs}: a role's messages are counted over one run"));
+        eprintln!("respbench: {}: note: one run, not {runs}: a role's messages are counted over one run", result.name);
+        runs = 1;
+    }
     let mut line = LiveLine::new(runs, false);
     let plan = Plan { config, runs, checks: Some(&output.notes) };
     let ran = run::run(&plan, cx, &mut [&mut line]).map_err(|e| run::failure_message(config, &e))?;
-    let pooled = ran.pooled();
+    let mut pooled = ran.pooled();
+    // What the run does differently from the tools of `clientconfigs`, in its JSON's notes.
+    pooled.notes.splice(0..0, notes);
+    result.roles = role_figures(&pooled);
     let run = report::Run { config, outcome: &pooled, label: Some(&result.name), percentiles: &output.percentiles };
     let doc = report::run::json::document(&run);
     let view = MemtierView {
@@ -332,6 +351,30 @@ fn client(
     result.p99_ms = Some(doc.totals.latency_us.p99_us / 1000.0);
     result.verdict = Verdict::Ran;
     Ok((doc, memtier_json))
+}
+
+/// Each role's delivery figures in a line (a run of `clientconfigs`).
+fn role_figures(outcome: &crate::engine::Outcome) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(m) = &outcome.messages {
+        lines.push(format!(
+            "pubsub: {} published, {} delivered of {} expected, {} lost, {} duplicated, {} out of order",
+            m.published, m.delivered, m.expected_deliveries, m.lost, m.duplicated, m.out_of_order
+        ));
+    }
+    if let Some(t) = &outcome.tracking {
+        lines.push(format!(
+            "tracking: {} invalidations, {} reads ({} local), {} stale reads",
+            t.invalidations, t.reads, t.local_hits, t.stale_reads
+        ));
+    }
+    if let Some(s) = &outcome.stream {
+        lines.push(format!("stream: {} produced, {} consumed, {} unconsumed", s.produced, s.consumed, s.unconsumed));
+    }
+    if let Some(q) = &outcome.queue {
+        lines.push(format!("queue: {} produced, {} consumed, {} unconsumed", q.produced, q.consumed, q.unconsumed));
+    }
+    lines
 }
 
 fn shown(words: &[String]) -> String {

@@ -2,14 +2,17 @@
 //! (`redis-benchmarks-specification`, `test-suites/*.yml`) as they are written, against the
 //! server given by respbench's own connection flags. `schema.rs` reads a file, `plan.rs` builds
 //! its steps (memtier command lines through the memtier front-end's plan) or the reason it is
-//! refused, `exec.rs` runs them, `summary.rs` is the summary in its formats.
+//! refused, `clients.rs` makes `clientconfigs` one run with a role (the tools beside memtier
+//! read by `tools.rs`), `exec.rs` runs them, `summary.rs` is the summary in its formats.
 
+mod clients;
 mod compare;
 mod error;
 mod exec;
 mod plan;
 mod schema;
 mod summary;
+mod tools;
 pub use error::SpecError;
 
 use std::ffi::OsString;
@@ -219,8 +222,19 @@ fn dry_run(specs: &[Spec]) {
                 if c.keys != c.written { format!(" ({} as written, scaled)", c.written) } else { String::new() };
             println!("  check: {} keys in INFO keyspace{scaled}", c.keys);
         }
-        println!("  client: memtier_benchmark {}", steps.client.arguments.trim());
-        println!("    {}", steps.client.describe());
+        if steps.clients.is_empty() {
+            println!("  client: memtier_benchmark {}", steps.client.arguments.trim());
+            println!("    {}", steps.client.describe());
+        }
+        for tool in &steps.clients {
+            println!("  client: {} {}", tool.tool, tool.arguments.trim());
+        }
+        for role in clients::describe(&steps.client.config) {
+            println!("    {role}");
+        }
+        for note in &steps.notes {
+            println!("    note: {note}");
+        }
     }
     println!("{} specifications: {} planned, {} refused", specs.len(), specs.len() - refused.len(), refused.len());
     for (why, spec) in refused {

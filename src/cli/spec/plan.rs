@@ -8,15 +8,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::clients::{self, Client};
 use super::error::SpecError;
-use super::schema::{self, SpecFile, Tool};
+use super::schema::{self, MEMTIER, SpecFile, Tool};
 use crate::cli::memtier::{Translated, translate};
 use crate::cli::options::Output;
 use crate::config::{ArgPart, Config, ReadFrom, ServerOptions, StopAfter, ValueSize};
 use crate::report::memtier::stats::MemtierOutput;
-
-/// The one client tool respbench stands in for.
-pub const MEMTIER: &str = "memtier_benchmark";
 
 /// One specification: what it is, and its steps or why respbench does not run it.
 pub struct Spec {
@@ -36,6 +34,11 @@ pub struct Steps {
     pub init: Vec<Vec<String>>,
     pub check: Option<Expected>,
     pub client: Step,
+    /// `clientconfigs` as written (none for one `clientconfig`): the client step runs them
+    /// together, as a role.
+    pub clients: Vec<Tool>,
+    /// What the run does differently from the tools of `clientconfigs`.
+    pub notes: Vec<String>,
 }
 
 /// A memtier command line and the plan it builds.
@@ -87,15 +90,10 @@ fn steps(
     shape: &Shape,
 ) -> Result<Steps, SpecError> {
     if let Some(clients) = &spec.clientconfigs {
-        let tools: Vec<&str> = clients.iter().map(|c| c.tool.as_str()).collect();
-        return Err(format!(
-            "several clients run together (clientconfigs: {}) are not supported yet",
-            tools.join(", ")
-        )
-        .into());
-    }
-    let client = spec.clientconfig.as_ref().expect("checked by build");
-    if client.tool != MEMTIER {
+        clients::known(clients)?;
+    } else if let Some(client) = &spec.clientconfig
+        && client.tool != MEMTIER
+    {
         return Err(format!("client tool {}: respbench stands in for {MEMTIER} only", client.tool).into());
     }
     let db = &spec.dbconfig;
@@ -108,7 +106,11 @@ fn steps(
         return Err(format!("dbconfig.dataset: loading an RDB file ({dataset}) is not supported").into());
     }
     let preload = db.preload_tool.as_ref().map(|t| step("dbconfig.preload_tool", t, shape, false)).transpose()?;
-    let client = step("clientconfig", client, shape, true)?;
+    let (client, clients, notes) = match (&spec.clientconfigs, &spec.clientconfig) {
+        (Some(clients), _) => together(clients, shape)?,
+        (None, Some(client)) => (step("clientconfig", client, shape, true)?, Vec::new(), Vec::new()),
+        (None, None) => unreachable!("checked by build"),
+    };
     let check = db.check.as_ref().map(|c| {
         // --scale shrinks the keys the preload writes; the keys the rest of the setup makes stay.
         let keys = match &preload {
@@ -119,7 +121,29 @@ fn steps(
         };
         Expected { written: c.keyspacelen, keys }
     });
-    Ok(Steps { parameters, preload, init, check, client })
+    Ok(Steps { parameters, preload, init, check, client, clients, notes })
+}
+
+/// `clientconfigs` run together: each memtier_benchmark line built into its plan, the tools
+/// beside them read, all made one run with a role (`clients`); the step keeps the output
+/// options of the memtier line the tools' runner exports.
+fn together(tools: &[Tool], shape: &Shape) -> Result<(Step, Vec<Tool>, Vec<String>), SpecError> {
+    let mut steps = Vec::with_capacity(tools.len());
+    for (i, tool) in tools.iter().enumerate() {
+        let memtier = tool.tool == MEMTIER;
+        steps.push(memtier.then(|| step(&format!("clientconfigs[{i}]"), tool, shape, true)).transpose()?);
+    }
+    let clients: Vec<Client<'_>> = tools
+        .iter()
+        .zip(&steps)
+        .map(|(tool, step)| Client { tool, memtier: step.as_ref().map(|s| s.config.clone()) })
+        .collect();
+    let made = clients::together(&clients)?;
+    let Some(from) = steps.into_iter().nth(made.output_from).flatten() else {
+        unreachable!("the output follows a memtier client")
+    };
+    let step = Step { config: made.config, unscaled: 0, ..from };
+    Ok((step, tools.to_vec(), made.notes))
 }
 
 /// A memtier command line built by the memtier front-end, aimed at respbench's server and

@@ -9,6 +9,9 @@ use super::error::SpecError;
 use serde::Deserialize;
 use serde_norway::Value;
 
+/// The one client tool respbench stands in for.
+pub const MEMTIER: &str = "memtier_benchmark";
+
 /// The specification versions this reader knows.
 pub const KNOWN_VERSIONS: [&str; 1] = ["0.4"];
 

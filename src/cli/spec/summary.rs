@@ -71,6 +71,9 @@ pub struct SpecResult {
     pub ops_per_sec: Option<f64>,
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
+    /// A run of `clientconfigs`: each role's figures in a line (messages delivered, lost, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
     /// respbench's JSON, HTML and Markdown and memtier's JSON of the client run.
     pub files: Vec<String>,
 }
@@ -92,6 +95,7 @@ impl SpecResult {
             ops_per_sec: None,
             p50_ms: None,
             p99_ms: None,
+            roles: Vec::new(),
             files: Vec::new(),
         }
     }
@@ -104,6 +108,9 @@ impl SpecResult {
         }
         if let Some(c) = &self.check {
             let _ = write!(s, ", check {} keys of {}", c.found, c.expected);
+        }
+        for role in &self.roles {
+            let _ = write!(s, "; {role}");
         }
         if let Some(why) = &self.reason {
             let _ = write!(s, ": {why}");
