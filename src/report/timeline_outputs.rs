@@ -108,12 +108,7 @@ fn run(run: usize, intervals: u64) -> Outcome {
         client_stats: Vec::new(),
         clock_bound_ns: 1500,
         stamps_refused: None,
-        messages: None,
-        role_total: None,
-        role_series: Vec::new(),
-        tracking: None,
-        stream: None,
-        queue: None,
+        roles: Vec::new(),
     };
     o.runs = vec![RunFigures { errors: o.total().errors, ..o.figures() }];
     o

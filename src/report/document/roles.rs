@@ -157,22 +157,18 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
 }
 
 /// The roles' figures: with one role, the run's totals are the role's; with several, each
-/// role's requests are its own rows (`commands`) added up. Each role takes what its kind's
-/// listeners counted over the run and per interval (a run holds one role of each kind).
+/// role's requests are its own rows (`commands`) added up. Each role takes what its own
+/// listeners counted over the run and per interval, found by its name.
 pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, outcome: &crate::engine::Outcome) {
     let several = roles.len() > 1;
     for role in roles {
         role.totals = if several { own_totals(&role.commands, outcome) } else { totals.clone() };
-        match role.kind.as_str() {
-            "pubsub" => {
-                role.messages = outcome.messages.clone();
-                role.over_time = outcome.role_series.clone();
-            }
-            "tracking" => role.tracking = outcome.tracking.clone(),
-            "stream" => role.stream = outcome.stream.clone(),
-            "queue" => role.queue = outcome.queue.clone(),
-            _ => {}
-        }
+        let Some(own) = outcome.role(&role.name) else { continue };
+        role.messages = own.messages.clone();
+        role.over_time = own.series.clone();
+        role.tracking = own.tracking.clone();
+        role.stream = own.stream.clone();
+        role.queue = own.queue.clone();
     }
 }
 
