@@ -132,6 +132,7 @@ fn outputs() -> String {
         hide_histogram: true,
         transaction: false,
         sections: sections_of(Layout::default(), &measured, &Measured::of(&pooled)),
+        roles: Vec::new(),
     });
     format!("{}\n--- csv timeline\n{csv}--- memtier\n{memtier}", doc.to_json())
 }

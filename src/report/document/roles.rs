@@ -31,6 +31,12 @@ pub struct RoleReport {
     pub connections: usize,
     /// Publishes per second asked for; absent in closed loop.
     pub rate_per_sec: Option<f64>,
+    /// How the role's requests were paced, which says where their latency is measured from:
+    /// `open_loop` (at its rate: from each request's intended send time) or `closed_loop`
+    /// (from its actual send). Each role of a run has its own.
+    pub loop_mode: String,
+    /// Where the role's request latency is measured from: `intended_send` or `actual_send`.
+    pub latency_from: String,
     /// A pub/sub role: its channels, subscribers and how they listen.
     pub channels: Option<u64>,
     pub subscribers: Option<usize>,
@@ -152,6 +158,10 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
     let rows = config.command_rows();
     for role in &mut roles {
         role.commands = rows[config.role_commands(&role.name)].to_vec();
+        let pacing = config.pacing_of(&role.name);
+        role.loop_mode = pacing.name().into();
+        role.latency_from =
+            if pacing == crate::config::role_plan::Pacing::Open { "intended_send" } else { "actual_send" }.into();
     }
     roles
 }
@@ -206,7 +216,7 @@ pub fn text(roles: &[RoleReport]) -> String {
         let l = &role.totals.latency_us;
         let _ = writeln!(
             out,
-            "Role {} ({}): {} {}, {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}",
+            "Role {} ({}): {} {}, {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}; {}",
             role.name,
             role.kind,
             role.connections,
@@ -219,7 +229,8 @@ pub fn text(roles: &[RoleReport]) -> String {
             role.totals.ops_per_sec,
             ms(l.p50_us),
             ms(l.p99_us),
-            ms(l.p999_us)
+            ms(l.p999_us),
+            loop_words(role)
         );
         out.push_str(&tracking_text(role));
         out.push_str(&super::roles_queue::text(
@@ -264,6 +275,15 @@ pub fn text(roles: &[RoleReport]) -> String {
         }
     }
     out
+}
+
+/// How a role was paced, in words: `open loop at 1000/s, latency from intended send`.
+fn loop_words(role: &RoleReport) -> String {
+    match (role.loop_mode.as_str(), role.rate_per_sec) {
+        ("open_loop", Some(rate)) => format!("open loop at {rate}/s, latency from intended send"),
+        ("closed_loop", _) => "closed loop, latency from actual send".into(),
+        (other, _) => other.replace('_', " "),
+    }
 }
 
 /// A tracking role's lines in the text report (nothing for another role).
