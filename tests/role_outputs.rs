@@ -23,7 +23,13 @@ on_each_server!(
     two_queue_role_shards_merge_into_their_sums,
     two_tracking_role_shards_merge_into_their_sums,
     a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram,
+    two_pubsub_roles_have_their_own_rows_in_csv_metrics_and_statsd,
+    a_killed_run_of_two_pubsub_roles_is_recovered_with_each_ones_figures,
 );
+
+/// Two pub/sub roles of one run, at their own rates.
+const TWO: [&str; 4] =
+    ["--role", "a:pubsub:channels=2,subscribers=2,rate=200", "--role", "b:pubsub:channels=3,rate=100"];
 
 const ROLE: &str = "news:pubsub:channels=4,subscribers=2,rate=400";
 
@@ -382,4 +388,79 @@ fn a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram(kind: Kin
     assert_eq!(s["end_to_end_latency"], journaled["end_to_end_latency"], "{s}");
     let kept = doc["histograms"]["roles"]["orders"]["end_to_end"].as_str().expect("the role's histogram");
     assert_eq!(histogram(kept).len(), count(s, "consumed"));
+}
+
+fn two_pubsub_roles_have_their_own_rows_in_csv_metrics_and_statsd(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let statsd = UdpSocket::bind("127.0.0.1:0").unwrap();
+    statsd.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let statsd_port = statsd.local_addr().unwrap().port().to_string();
+    let mut cmd = respbench();
+    cmd.args(["-p", &server.port_arg()]).args(TWO).args(["--duration", "2s", "--progress", "-q"]);
+    cmd.args(["--json", json.to_str().unwrap(), "--csv", csv.to_str().unwrap()])
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"])
+        .args(["--statsd-host", "127.0.0.1", "--statsd-port", &statsd_port, "--statsd-run-label", "t"]);
+    let end = scraped_at_the_end(cmd);
+    let doc = read_json(&json);
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let (_, rows) = table.split_once("\n\n").expect("a role table after the summary");
+    let mut lines = rows.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let mut heard = String::new();
+    let mut buf = [0u8; 2048];
+    while !(heard.contains(".role.a.lost:") && heard.contains(".role.b.lost:")) {
+        let n = statsd.recv(&mut buf).expect("StatsD packets");
+        heard.push_str(&String::from_utf8_lossy(&buf[..n]));
+        heard.push('\n');
+    }
+    for (k, (name, subscribers)) in [("a", 2), ("b", 1)].into_iter().enumerate() {
+        let role = &doc["roles"][k];
+        assert_eq!(role["name"], name);
+        let m = &role["messages"];
+        let published = count(m, "published");
+        assert!(published > 0, "{m}");
+        assert_eq!((count(m, "delivered"), count(m, "lost")), (subscribers * published, 0), "{m}");
+        let row = rows.iter().find(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {table}"));
+        let cell = |figure: &str| row[header.iter().position(|h| *h == figure).unwrap()];
+        for figure in ["published", "delivered", "lost"] {
+            assert_eq!(cell(figure), count(m, figure).to_string(), "{figure}: {table}");
+            let at = format!("respbench_role_messages_total{{role=\"{name}\",kind=\"pubsub\",figure=\"{figure}\"}}");
+            assert_eq!(sample(&end, &at), count(m, figure) as f64, "{figure}: {end}");
+        }
+        let at = format!("respbench_role_latency_seconds_count{{role=\"{name}\",latency=\"delivery\"}}");
+        assert_eq!(sample(&end, &at), count(m, "delivered") as f64, "{end}");
+        assert!(heard.contains(&format!(".role.{name}.delivered:")), "{heard}");
+        assert!(heard.contains(&format!(".role.{name}.lost:0|g")), "{heard}");
+    }
+}
+
+fn a_killed_run_of_two_pubsub_roles_is_recovered_with_each_ones_figures(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.journal");
+    let mut cmd = respbench();
+    cmd.args(["-p", &server.port_arg()]).args(TWO).args(["--duration", "60s", "--json", json.to_str().unwrap()]);
+    let run = Watched::spawn(cmd);
+    wait_for("3 journaled intervals", Duration::from_secs(60), || journal_intervals(&journal).len() >= 3);
+    run.signal(libc::SIGKILL);
+    let _ = run.finish();
+    let journaled = journal_intervals(&journal);
+    let doc = recovered(&journal);
+    for (k, (name, subscribers)) in [("a", 2), ("b", 1)].into_iter().enumerate() {
+        let of_role = |l: &Value| l["roles"].as_array().unwrap().iter().find(|r| r["name"] == name).cloned();
+        let delivered: u64 = journaled.iter().filter_map(of_role).map(|r| count(&r["counts"], "delivered")).sum();
+        // Each role's PUBLISH is its own row: `a`'s the first, `b`'s the second.
+        let published: u64 = journaled.iter().map(|l| l["ops"][k]["count"].as_u64().unwrap()).sum();
+        assert!(delivered > 0, "{journaled:?}");
+        let role = &doc["roles"][k];
+        assert_eq!(role["name"], name);
+        let m = &role["messages"];
+        assert_eq!((count(m, "delivered"), count(m, "published")), (delivered, published), "{m}");
+        assert_eq!(count(m, "expected_deliveries"), subscribers * published, "{m}");
+        assert_eq!(role["over_time"].as_array().unwrap().len(), journaled.len(), "{role}");
+    }
 }
