@@ -146,16 +146,11 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, MergeEr
         sections_of(layout, &each, &pooled)
     };
 
-    let mut sections = sections;
-    let mut role_objects = Vec::new();
-    if runs_count <= 1 {
-        for role in &doc.roles {
-            let at = (started, doc.duration_secs);
-            let (section, object) = role_section(role, (&whole, layout, &quantiles), (&ops, &one_run), at);
-            role_objects.push((section.title.clone(), object));
-            sections.push(section);
-        }
-    }
+    // A run of roles (one run: `--runs` takes no roles): a section per role after the run's.
+    let roles = if runs_count <= 1 { &doc.roles[..] } else { &[] };
+    let at = (started, doc.duration_secs);
+    let (role_sections, role_objects) = role_sections(roles, (&whole, layout, &quantiles), (&ops, &one_run), at);
+    let sections = [sections, role_sections].concat();
 
     let threads = config.threads.max(1);
     let connections = config.connections.max(1);
@@ -177,6 +172,23 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, MergeEr
         roles: role_objects,
     };
     Ok(memtier::json::write(&document))
+}
+
+/// Each role's section ([`role_section`]), and its `Role` object by the section's title.
+fn role_sections(
+    roles: &[RoleReport],
+    (whole, layout, quantiles): (&Whole<'_>, Layout, &[f64]),
+    (ops, slots): (&[OpStats], &[Slot]),
+    at: (u64, f64),
+) -> (Vec<Section>, Vec<(String, Value)>) {
+    let mut sections = Vec::new();
+    let mut objects = Vec::new();
+    for role in roles {
+        let (section, object) = role_section(role, (whole, layout, quantiles), (ops, slots), at);
+        objects.push((section.title.clone(), object));
+        sections.push(section);
+    }
+    (sections, objects)
 }
 
 /// A role's own section, `ROLE name RESULTS`: memtier's blocks for the role's rows only (its
