@@ -277,7 +277,11 @@ pub struct Config {
 
 impl Config {
     /// The requests connection `index` must send, or `None` when the run is timed.
+    /// In a run of several roles, `-n` is each role's own: a role's connections share it.
     pub fn quota(&self, index: usize) -> Option<u64> {
+        if let Some(g) = self.extras.groups.iter().find(|g| g.connections.contains(&index)) {
+            return g.plan.quota(index - g.connections.start);
+        }
         let conns = self.connections as u64;
         let i = index as u64;
         match self.stop {
@@ -402,8 +406,11 @@ impl Config {
         filled
     }
 
-    /// Total requests planned, when known in advance.
+    /// Total requests planned, when known in advance (every role's, in a run of several).
     pub fn planned_requests(&self) -> Option<u64> {
+        if !self.extras.groups.is_empty() {
+            return self.extras.groups.iter().map(|g| g.plan.planned_requests()).sum();
+        }
         match self.stop {
             StopAfter::Requests(n) => Some(n),
             StopAfter::AllKeys => {

@@ -15,6 +15,8 @@ on_each_server!(
     a_subscriber_killed_mid_run_shows_as_its_lost_deliveries,
     subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails,
     sharded_subscribers_in_a_cluster_get_every_message,
+    a_role_with_nothing_to_do_or_no_publishers_is_one_line_and_exit_2,
+    two_role_shards_merge_into_their_sums,
 );
 
 fn ten_channels_five_subscribers_get_every_publish_five_times(kind: Kind) {
@@ -57,9 +59,13 @@ fn pattern_subscribers_over_resp3_get_every_publish(kind: Kind) {
     let m = &role(&out.json)["messages"];
     assert_eq!(count(m, "published"), 2000, "{m}");
     let page = &out.html;
-    assert!(page.contains("<h2>Roles</h2>") && page.contains("<td>feed</td><td>pubsub</td><td>2000</td>"), "{page}");
+    assert!(
+        page.contains("<h2>Roles</h2>")
+            && page.contains("<td>feed</td><td>pubsub</td><td>closed loop</td><td>2000</td>"),
+        "{page}"
+    );
     let table = &out.markdown;
-    assert!(table.contains("| feed | pubsub | 2000 |"), "{table}");
+    assert!(table.contains("| feed | pubsub | closed loop | 2000 |"), "{table}");
     assert!(table.contains("| feed | 2000 | 6000 | 6000 | 0 | 0 | 0 |"), "{table}");
     assert_eq!(count(m, "delivered"), 6000, "{m}");
     assert_eq!(count(m, "lost"), 0, "{m}");
@@ -116,9 +122,8 @@ fn subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails(kind:
     assert!(stdout(&out).contains("delivery latency: no message was delivered"), "{}", stdout(&out));
 }
 
-#[test]
-fn a_role_with_nothing_to_do_or_no_publishers_is_one_line_and_exit_2() {
-    let server = Server::start(&[]);
+fn a_role_with_nothing_to_do_or_no_publishers_is_one_line_and_exit_2(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     assert_refused(&server, &["--role", "news"], &["--role news names nothing to do: give it a kind"]);
     let says = "--role news has subscribers but no publishers: give it publishers=N";
     assert_refused(&server, &["--role", "news:pubsub:subscribers=5,publishers=0"], &[says]);
@@ -151,21 +156,10 @@ fn sharded_subscribers_in_a_cluster_get_every_message(kind: Kind) {
     assert_eq!(publishing, 3);
 }
 
-#[test]
-fn two_role_shards_merge_into_their_sums() {
-    let server = Server::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let shard = |name: &str| {
-        let json = dir.path().join(name);
-        let role = "news:pubsub:channels=3,subscribers=2,publishers=2";
-        run_ok(&server, &["--role", role, "-n", "600", "--json", json.to_str().unwrap()]);
-        json
-    };
-    let (a, b) = (shard("a.json"), shard("b.json"));
-    let merged = dir.path().join("merged.json");
-    let out = respbench().arg("merge").args([&a, &b]).arg("--json").arg(&merged).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let (a, b, m) = (read_json(&a), read_json(&b), read_json(&merged));
+fn two_role_shards_merge_into_their_sums(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let Merged { a, b, merged: m, .. } =
+        merged_shards(&server, &["--role", "news:pubsub:channels=3,subscribers=2,publishers=2", "-n", "600"]);
     let (ra, rb, rm) = (&role(&a)["messages"], &role(&b)["messages"], &role(&m)["messages"]);
     for key in
         ["published", "expected_deliveries", "fanout_reported", "delivered", "lost", "duplicated", "out_of_order"]

@@ -1,4 +1,4 @@
-//! Every kind of role's figures in every output, against a real redis-server: the CSV's role
+//! Every kind of role's figures in every output, against a real redis-server and valkey-server: the CSV's role
 //! table, the Markdown and HTML tables, the metrics endpoint's counters and latencies equal to
 //! the result's, StatsD's gauges, a run killed outright whose journal `recover` brings back with
 //! the role's figures, and two shards of each kind of role merged into the one run's sums.
@@ -13,6 +13,24 @@ use std::time::Duration;
 use common::*;
 use serde_json::Value;
 
+on_each_server!(
+    the_csv_has_a_row_per_role_with_its_figures,
+    the_metrics_end_with_the_results_role_figures_and_statsd_hears_them,
+    a_killed_role_run_is_recovered_with_its_role_figures,
+    stream_queue_and_tracking_roles_have_their_figures_in_csv_markdown_and_html,
+    the_metrics_and_statsd_end_with_every_kinds_figures,
+    two_stream_role_shards_merge_into_their_sums,
+    two_queue_role_shards_merge_into_their_sums,
+    two_tracking_role_shards_merge_into_their_sums,
+    a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram,
+    two_pubsub_roles_have_their_own_rows_in_csv_metrics_and_statsd,
+    a_killed_run_of_two_pubsub_roles_is_recovered_with_each_ones_figures,
+);
+
+/// Two pub/sub roles of one run, at their own rates.
+const TWO: [&str; 4] =
+    ["--role", "a:pubsub:channels=2,subscribers=2,rate=200", "--role", "b:pubsub:channels=3,rate=100"];
+
 const ROLE: &str = "news:pubsub:channels=4,subscribers=2,rate=400";
 
 fn messages(doc: &Value) -> &Value {
@@ -23,9 +41,8 @@ fn count(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
 }
 
-#[test]
-fn the_csv_has_a_row_per_role_with_its_figures() {
-    let server = Server::start(&[]);
+fn the_csv_has_a_row_per_role_with_its_figures(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
     let (json_arg, csv_arg) = (json.to_str().unwrap(), csv.to_str().unwrap());
@@ -62,9 +79,8 @@ fn sample(text: &str, prefix: &str) -> f64 {
     line.rsplit(' ').next().unwrap().parse().unwrap()
 }
 
-#[test]
-fn the_metrics_end_with_the_results_role_figures_and_statsd_hears_them() {
-    let server = Server::start(&[]);
+fn the_metrics_end_with_the_results_role_figures_and_statsd_hears_them(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let statsd = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -132,9 +148,8 @@ fn journal_intervals(path: &Path) -> Vec<Value> {
     whole.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|l| l["line"] == "interval").collect()
 }
 
-#[test]
-fn a_killed_role_run_is_recovered_with_its_role_figures() {
-    let server = Server::start(&[]);
+fn a_killed_role_run_is_recovered_with_its_role_figures(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let journal = dir.path().join("run.json.journal");
@@ -145,7 +160,7 @@ fn a_killed_role_run_is_recovered_with_its_role_figures() {
     run.signal(libc::SIGKILL);
     let _ = run.finish();
     let journaled = journal_intervals(&journal);
-    let delivered: u64 = journaled.iter().map(|l| l["role"]["counts"]["delivered"].as_u64().unwrap()).sum();
+    let delivered: u64 = journaled.iter().map(|l| l["roles"][0]["counts"]["delivered"].as_u64().unwrap()).sum();
     let published: u64 = journaled.iter().map(|l| l["ops"][0]["count"].as_u64().unwrap()).sum();
     assert!(delivered > 0, "{journaled:?}");
     let doc = recovered(&journal);
@@ -176,9 +191,8 @@ fn kind_figures(kind: &str) -> (&'static [&'static str], &'static str, &'static 
     }
 }
 
-#[test]
-fn stream_queue_and_tracking_roles_have_their_figures_in_csv_markdown_and_html() {
-    let server = Server::start(&[]);
+fn stream_queue_and_tracking_roles_have_their_figures_in_csv_markdown_and_html(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     for (name, role, n, kind) in KINDS {
         let path = |ext: &str| dir.path().join(format!("{name}.{ext}"));
@@ -225,9 +239,8 @@ fn histogram(text: &str) -> hdrhistogram::Histogram<u64> {
     hdrhistogram::serialization::Deserializer::new().deserialize(&mut std::io::Cursor::new(bytes)).unwrap()
 }
 
-#[test]
-fn the_metrics_and_statsd_end_with_every_kinds_figures() {
-    let server = Server::start(&[]);
+fn the_metrics_and_statsd_end_with_every_kinds_figures(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     for (name, role, n, kind) in KINDS {
         let json = dir.path().join(format!("{name}.json"));
@@ -270,21 +283,12 @@ fn the_metrics_and_statsd_end_with_every_kinds_figures() {
     }
 }
 
-/// Runs `role` twice against one server as two shards of one run, merges them, and returns the
-/// shards' results and the merged one.
-fn merged_shards(role: &str, n: &str) -> (Value, Value, Value) {
-    let server = Server::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let shard = |name: &str| {
-        let json = dir.path().join(name);
-        run_ok(&server, &["--role", role, "-n", n, "--json", json.to_str().unwrap()]);
-        json
-    };
-    let (a, b) = (shard("a.json"), shard("b.json"));
-    let merged = dir.path().join("merged.json");
-    let out = respbench().arg("merge").args([&a, &b]).arg("--json").arg(&merged).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    (read_json(&a), read_json(&b), read_json(&merged))
+/// Runs `role` twice against a `kind` server as two shards of one run, merges them, and returns
+/// the shards' results and the merged one.
+fn merged_shards(kind: Kind, role: &str, n: &str) -> (Value, Value, Value) {
+    let server = Server::start_as(kind, &[]);
+    let m = common::roles::merged_shards(&server, &["--role", role, "-n", n]);
+    (m.a, m.b, m.merged)
 }
 
 /// The merged role's latency `what` (its summary in `summary`) is the one of the shards'
@@ -306,9 +310,8 @@ fn assert_latency_of_the_sum(docs: (&Value, &Value, &Value), (role, kind): (&str
     }
 }
 
-#[test]
-fn two_stream_role_shards_merge_into_their_sums() {
-    let (a, b, m) = merged_shards("orders:stream:consumers=2,block=100", "300");
+fn two_stream_role_shards_merge_into_their_sums(kind: Kind) {
+    let (a, b, m) = merged_shards(kind, "orders:stream:consumers=2,block=100", "300");
     let (sa, sb, sm) = (&a["roles"][0]["stream"], &b["roles"][0]["stream"], &m["roles"][0]["stream"]);
     for key in ["produced", "consumed", "acked", "unconsumed", "pending"] {
         assert_eq!(count(sm, key), count(sa, key) + count(sb, key), "{key}: {sm}");
@@ -318,9 +321,8 @@ fn two_stream_role_shards_merge_into_their_sums() {
     assert_latency_of_the_sum((&a, &b, &m), ("orders", "stream"), "end_to_end", 600);
 }
 
-#[test]
-fn two_queue_role_shards_merge_into_their_sums() {
-    let (a, b, m) = merged_shards("jobs:queue:workers=2,command=bzpopmin", "300");
+fn two_queue_role_shards_merge_into_their_sums(kind: Kind) {
+    let (a, b, m) = merged_shards(kind, "jobs:queue:workers=2,command=bzpopmin", "300");
     let (qa, qb, qm) = (&a["roles"][0]["queue"], &b["roles"][0]["queue"], &m["roles"][0]["queue"]);
     for key in ["produced", "consumed", "unconsumed", "waited", "empty_pops"] {
         assert_eq!(count(qm, key), count(qa, key) + count(qb, key), "{key}: {qm}");
@@ -331,9 +333,8 @@ fn two_queue_role_shards_merge_into_their_sums() {
     }
 }
 
-#[test]
-fn two_tracking_role_shards_merge_into_their_sums() {
-    let (a, b, m) = merged_shards("kv:tracking:readers=2,keys=10,rate=200", "200");
+fn two_tracking_role_shards_merge_into_their_sums(kind: Kind) {
+    let (a, b, m) = merged_shards(kind, "kv:tracking:readers=2,keys=10,rate=200", "200");
     let (ta, tb, tm) = (&a["roles"][0]["tracking"], &b["roles"][0]["tracking"], &m["roles"][0]["tracking"]);
     let keys = ["reads", "local_hits", "server_reads", "invalidations", "flushes", "stale_reads"];
     for key in keys.into_iter().chain(["invalidations_timed", "invalidations_untimed"]) {
@@ -347,9 +348,8 @@ fn two_tracking_role_shards_merge_into_their_sums() {
     assert_latency_of_the_sum((&a, &b, &m), ("kv", "tracking"), "invalidation_delay", timed);
 }
 
-#[test]
-fn a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram() {
-    let server = Server::start(&[]);
+fn a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     // What a stream role's run says at its end: its figures and its histogram.
     let full = dir.path().join("full.json");
@@ -388,4 +388,79 @@ fn a_journals_run_end_brings_back_a_stream_roles_figures_and_histogram() {
     assert_eq!(s["end_to_end_latency"], journaled["end_to_end_latency"], "{s}");
     let kept = doc["histograms"]["roles"]["orders"]["end_to_end"].as_str().expect("the role's histogram");
     assert_eq!(histogram(kept).len(), count(s, "consumed"));
+}
+
+fn two_pubsub_roles_have_their_own_rows_in_csv_metrics_and_statsd(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let statsd = UdpSocket::bind("127.0.0.1:0").unwrap();
+    statsd.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let statsd_port = statsd.local_addr().unwrap().port().to_string();
+    let mut cmd = respbench();
+    cmd.args(["-p", &server.port_arg()]).args(TWO).args(["--duration", "2s", "--progress", "-q"]);
+    cmd.args(["--json", json.to_str().unwrap(), "--csv", csv.to_str().unwrap()])
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"])
+        .args(["--statsd-host", "127.0.0.1", "--statsd-port", &statsd_port, "--statsd-run-label", "t"]);
+    let end = scraped_at_the_end(cmd);
+    let doc = read_json(&json);
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let (_, rows) = table.split_once("\n\n").expect("a role table after the summary");
+    let mut lines = rows.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let mut heard = String::new();
+    let mut buf = [0u8; 2048];
+    while !(heard.contains(".role.a.lost:") && heard.contains(".role.b.lost:")) {
+        let n = statsd.recv(&mut buf).expect("StatsD packets");
+        heard.push_str(&String::from_utf8_lossy(&buf[..n]));
+        heard.push('\n');
+    }
+    for (k, (name, subscribers)) in [("a", 2), ("b", 1)].into_iter().enumerate() {
+        let role = &doc["roles"][k];
+        assert_eq!(role["name"], name);
+        let m = &role["messages"];
+        let published = count(m, "published");
+        assert!(published > 0, "{m}");
+        assert_eq!((count(m, "delivered"), count(m, "lost")), (subscribers * published, 0), "{m}");
+        let row = rows.iter().find(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {table}"));
+        let cell = |figure: &str| row[header.iter().position(|h| *h == figure).unwrap()];
+        for figure in ["published", "delivered", "lost"] {
+            assert_eq!(cell(figure), count(m, figure).to_string(), "{figure}: {table}");
+            let at = format!("respbench_role_messages_total{{role=\"{name}\",kind=\"pubsub\",figure=\"{figure}\"}}");
+            assert_eq!(sample(&end, &at), count(m, figure) as f64, "{figure}: {end}");
+        }
+        let at = format!("respbench_role_latency_seconds_count{{role=\"{name}\",latency=\"delivery\"}}");
+        assert_eq!(sample(&end, &at), count(m, "delivered") as f64, "{end}");
+        assert!(heard.contains(&format!(".role.{name}.delivered:")), "{heard}");
+        assert!(heard.contains(&format!(".role.{name}.lost:0|g")), "{heard}");
+    }
+}
+
+fn a_killed_run_of_two_pubsub_roles_is_recovered_with_each_ones_figures(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.journal");
+    let mut cmd = respbench();
+    cmd.args(["-p", &server.port_arg()]).args(TWO).args(["--duration", "60s", "--json", json.to_str().unwrap()]);
+    let run = Watched::spawn(cmd);
+    wait_for("3 journaled intervals", Duration::from_secs(60), || journal_intervals(&journal).len() >= 3);
+    run.signal(libc::SIGKILL);
+    let _ = run.finish();
+    let journaled = journal_intervals(&journal);
+    let doc = recovered(&journal);
+    for (k, (name, subscribers)) in [("a", 2), ("b", 1)].into_iter().enumerate() {
+        let of_role = |l: &Value| l["roles"].as_array().unwrap().iter().find(|r| r["name"] == name).cloned();
+        let delivered: u64 = journaled.iter().filter_map(of_role).map(|r| count(&r["counts"], "delivered")).sum();
+        // Each role's PUBLISH is its own row: `a`'s the first, `b`'s the second.
+        let published: u64 = journaled.iter().map(|l| l["ops"][k]["count"].as_u64().unwrap()).sum();
+        assert!(delivered > 0, "{journaled:?}");
+        let role = &doc["roles"][k];
+        assert_eq!(role["name"], name);
+        let m = &role["messages"];
+        assert_eq!((count(m, "delivered"), count(m, "published")), (delivered, published), "{m}");
+        assert_eq!(count(m, "expected_deliveries"), subscribers * published, "{m}");
+        assert_eq!(role["over_time"].as_array().unwrap().len(), journaled.len(), "{role}");
+    }
 }

@@ -1,35 +1,25 @@
-//! Several roles in one run against a real redis-server: a pub/sub role beside a queue role
-//! (each at its own rate), beside a stream role (closed loop), and a tracking role beside a
-//! stream role each keep their own figures, and the run's totals are their requests together;
-//! roles that cannot share a run are one line and exit 2.
+//! Several roles in one run against a real redis-server and valkey-server: a pub/sub role
+//! beside a queue role (each at its own rate), beside a stream role (closed loop), two pub/sub
+//! roles, a rated role beside a closed-loop one, and a tracking role beside a stream role each
+//! keep their own figures, rows, `-n` and mode, and the run's totals are their requests
+//! together; two shards of such runs merge into each role's sums, in memtier's JSON too; two
+//! roles of one name are one line and exit 2.
 
 mod common;
 
+use common::roles::{Merged, count, merged_shards, roles, totals_add_up};
 use common::*;
-use serde_json::Value;
+use serde_json::json;
 
-fn count(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
-}
-
-/// The roles of a result, by name, in the command line's order.
-fn roles<'a>(doc: &'a Value, names: &[&str]) -> Vec<&'a Value> {
-    let roles = doc["roles"].as_array().expect("a roles array");
-    let got: Vec<&str> = roles.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(got, names, "{roles:?}");
-    roles.iter().collect()
-}
-
-/// Each role's requests are its own rows, and the run's totals are theirs added up.
-fn totals_add_up(doc: &Value, roles: &[&Value]) {
-    let requests: u64 = roles.iter().map(|r| count(&r["totals"], "count")).sum();
-    assert_eq!(count(&doc["totals"], "count"), requests, "{}", doc["totals"]);
-    for role in roles {
-        let rows = role["commands"].as_array().expect("the role's rows");
-        let own: u64 = rows.iter().map(|row| count(&doc["commands"][row.as_str().unwrap()], "count")).sum();
-        assert_eq!(count(&role["totals"], "count"), own, "{role}");
-    }
-}
+on_each_server!(
+    a_pubsub_role_and_a_queue_role_at_their_own_rates_keep_their_own_figures,
+    a_pubsub_role_and_a_stream_role_in_closed_loop_each_send_their_own_n,
+    two_pubsub_roles_each_deliver_every_message_in_their_own_rows,
+    a_rated_pubsub_role_beside_a_closed_loop_stream_role_keeps_each_ones_latency_origin,
+    a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart,
+    two_shards_of_a_run_with_two_roles_merge_into_their_sums,
+    two_shards_with_two_pubsub_roles_merge_into_each_roles_sums_in_memtiers_json_too,
+);
 
 /// The README's Roles section's line with several roles, split into its arguments.
 fn readme_line() -> Vec<String> {
@@ -42,10 +32,9 @@ fn readme_line() -> Vec<String> {
     line.split_whitespace().skip(1).map(String::from).collect()
 }
 
-#[test]
-fn a_pubsub_role_and_a_queue_role_at_their_own_rates_keep_their_own_figures() {
+fn a_pubsub_role_and_a_queue_role_at_their_own_rates_keep_their_own_figures(kind: Kind) {
     // The README's line, as written, with -p added.
-    let server = Server::start(&[]);
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let args = readme_line();
     let line = args.join(" ");
@@ -78,14 +67,15 @@ fn a_pubsub_role_and_a_queue_role_at_their_own_rates_keep_their_own_figures() {
     totals_add_up(&doc, &roles);
     // The run's one rate is the roles' together.
     assert_eq!(doc["configuration"]["rate_per_sec"].as_f64(), Some(1200.0));
+    assert_eq!(doc["measurement"]["mode"], "open_loop");
+    assert!(roles.iter().all(|r| r["loop_mode"] == "open_loop" && r["latency_from"] == "intended_send"), "{doc}");
     let text = stdout(&out);
     assert!(text.contains("Role news (pubsub): 1 publisher(s)"), "{text}");
     assert!(text.contains("Role jobs (queue): 1 producer(s)"), "{text}");
 }
 
-#[test]
-fn a_pubsub_role_and_a_stream_role_in_closed_loop_share_the_run_exactly() {
-    let server = Server::start(&[]);
+fn a_pubsub_role_and_a_stream_role_in_closed_loop_each_send_their_own_n(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     run_ok(
@@ -96,7 +86,7 @@ fn a_pubsub_role_and_a_stream_role_in_closed_loop_share_the_run_exactly() {
             "--role",
             "log:stream:producers=2,consumers=3,size=64",
             "-n",
-            "3000",
+            "1000",
             "--json",
             json.to_str().unwrap(),
         ],
@@ -104,42 +94,101 @@ fn a_pubsub_role_and_a_stream_role_in_closed_loop_share_the_run_exactly() {
     let doc = read_json(&json);
     let roles = roles(&doc, &["feed", "log"]);
     let (feed, log) = (roles[0], roles[1]);
-    // Three connections share the 3,000 requests: the publisher's 1,000, the producers' 2,000.
+    // `-n` is each role's own: the publisher's 1,000, the two producers' 1,000 between them.
     let m = &feed["messages"];
     assert_eq!((count(m, "published"), count(m, "delivered")), (1000, 3000), "{m}");
     assert_eq!(count(m, "lost"), 0, "{m}");
     let s = &log["stream"];
-    assert_eq!((count(s, "produced"), count(s, "consumed")), (2000, 2000), "{s}");
+    assert_eq!((count(s, "produced"), count(s, "consumed")), (1000, 1000), "{s}");
     assert_eq!(count(s, "pending"), 0, "{s}");
-    assert_eq!(server.cli(&["XLEN", "log:1"]).trim(), "2000");
+    assert_eq!(server.cli(&["XLEN", "log:1"]).trim(), "1000");
     totals_add_up(&doc, &roles);
-    assert_eq!(count(&doc["totals"], "count"), 3000);
+    assert_eq!(count(&doc["totals"], "count"), 2000);
+    assert_eq!(doc["configuration"]["requests"].as_u64(), Some(2000), "{}", doc["configuration"]);
 }
 
-#[test]
-fn roles_that_cannot_share_a_run_are_one_line_and_exit_2() {
-    for (roles, says) in [
-        (["news:pubsub", "news:queue"], "--role news is given twice: give each role a name of its own"),
-        (
-            ["a:pubsub:channels=2", "b:pubsub:channels=3"],
-            "--role b: a is this run's pubsub role already (a run holds one role of each kind): run b on its own",
-        ),
-        (
-            ["a:pubsub:rate=100", "b:stream"],
-            "--role b: closed loop beside a at a rate: give b a rate (rate=N), or a none",
-        ),
-    ] {
-        let out = respbench().args(["-p", "1", "--role", roles[0], "--role", roles[1], "-n", "10"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{roles:?}");
-        let err = stderr(&out);
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains(says), "{err}");
+fn two_pubsub_roles_each_deliver_every_message_in_their_own_rows(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let (a, b) = ("a:pubsub:channels=3,subscribers=2", "b:pubsub:channels=2,subscribers=3,publishers=2");
+    let out = common::roles::run_written(&server, &["--role", a, "--role", b, "-n", "600"]);
+    let doc = &out.json;
+    let roles = roles(doc, &["a", "b"]);
+    assert_eq!(
+        (roles[0]["commands"].clone(), roles[1]["commands"].clone()),
+        (json!(["PUBLISH"]), json!(["PUBLISH#2"]))
+    );
+    for (role, subscribers) in [(roles[0], 2), (roles[1], 3)] {
+        let m = &role["messages"];
+        assert_eq!(count(m, "published"), 600, "{m}");
+        assert_eq!(count(m, "expected_deliveries"), 600 * subscribers, "{m}");
+        assert_eq!(count(m, "delivered"), 600 * subscribers, "{m}");
+        assert_eq!(count(m, "fanout_reported"), 600 * subscribers, "{m}");
+        assert_eq!((count(m, "lost"), count(m, "duplicated"), count(m, "out_of_order")), (0, 0, 0), "{m}");
+        assert_eq!(count(&role["totals"], "count"), 600, "{role}");
+        // Each role's intervals count its own deliveries, its histogram its own latencies.
+        let over_time = role["over_time"].as_array().expect("over_time");
+        let per_interval: u64 = over_time.iter().map(|p| count(&p["counts"], "delivered")).sum();
+        assert_eq!(per_interval, 600 * subscribers, "{role}");
+        let name = role["name"].as_str().unwrap();
+        let kept = doc["histograms"]["roles"][name]["delivery"].as_str().expect("the role's histogram");
+        assert_eq!(histogram_len(kept), 600 * subscribers);
     }
+    totals_add_up(doc, &roles);
+    assert!(out.markdown.contains("| a | pubsub | closed loop | 600 |"), "{}", out.markdown);
+    assert!(out.markdown.contains("| b | pubsub | closed loop | 600 |"), "{}", out.markdown);
+    assert!(out.html.contains("<td>a</td><td>pubsub</td><td>closed loop</td><td>600</td>"), "{}", out.html);
+    assert!(out.html.contains("<td>b</td><td>pubsub</td><td>closed loop</td><td>600</td>"), "{}", out.html);
+}
+
+fn a_rated_pubsub_role_beside_a_closed_loop_stream_role_keeps_each_ones_latency_origin(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("out.json"), dir.path().join("out.csv"));
+    let (news, log) = ("news:pubsub:channels=4,subscribers=2,rate=400", "log:stream:producers=2,consumers=2");
+    let args = ["--role", news, "--role", log, "-n", "400", "--json", json.to_str().unwrap(), "--csv"];
+    let out = run_ok(&server, &[&args[..], &[csv.to_str().unwrap()]].concat());
+    let doc = read_json(&json);
+    let roles = roles(&doc, &["news", "log"]);
+    let (news, log) = (roles[0], roles[1]);
+    assert_eq!((news["loop_mode"].as_str(), news["latency_from"].as_str()), (Some("open_loop"), Some("intended_send")));
+    assert_eq!((log["loop_mode"].as_str(), log["latency_from"].as_str()), (Some("closed_loop"), Some("actual_send")));
+    // The run as a whole claims neither mode.
+    assert_eq!(doc["measurement"]["mode"], "mixed", "{}", doc["measurement"]);
+    assert_eq!(doc["measurement"]["latency_from"], "per_role", "{}", doc["measurement"]);
+    let m = &news["messages"];
+    assert_eq!((count(m, "published"), count(m, "delivered"), count(m, "lost")), (400, 800, 0), "{m}");
+    let s = &log["stream"];
+    assert_eq!((count(s, "produced"), count(s, "consumed")), (400, 400), "{s}");
+    totals_add_up(&doc, &roles);
+    let text = stdout(&out);
+    assert!(text.contains("Latency in milliseconds; mixed: each role is paced as its own"), "{text}");
+    assert!(text.contains("open loop at 400/s, latency from intended send"), "{text}");
+    assert!(text.contains("closed loop, latency from actual send"), "{text}");
+    let table = std::fs::read_to_string(&csv).unwrap();
+    assert!(table.contains("\nnews,pubsub,open_loop,") && table.contains("\nlog,stream,closed_loop,"), "{table}");
+}
+
+/// How many latencies a result's encoded histogram holds.
+fn histogram_len(text: &str) -> u64 {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
+    let h: hdrhistogram::Histogram<u64> =
+        hdrhistogram::serialization::Deserializer::new().deserialize(&mut std::io::Cursor::new(bytes)).unwrap();
+    h.len()
 }
 
 #[test]
-fn a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart() {
-    let server = Server::start(&[]);
+fn two_roles_of_one_name_are_one_line_and_exit_2() {
+    let out =
+        respbench().args(["-p", "1", "--role", "news:pubsub", "--role", "news:queue", "-n", "10"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--role news is given twice: give each role a name of its own"), "{err}");
+}
+
+fn a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     run_ok(
@@ -172,29 +221,49 @@ fn a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart() {
     totals_add_up(&doc, &roles);
 }
 
-#[test]
-fn two_shards_of_a_run_with_two_roles_merge_into_their_sums() {
-    let server = Server::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let shard = |name: &str| {
-        let json = dir.path().join(name);
-        let (feed, log) = ("feed:pubsub:channels=4,subscribers=3", "log:stream:producers=2,consumers=3");
-        run_ok(&server, &["--role", feed, "--role", log, "-n", "3000", "--json", json.to_str().unwrap()]);
-        json
-    };
-    let (a, b) = (shard("a.json"), shard("b.json"));
-    let merged = dir.path().join("merged.json");
-    let out = respbench().arg("merge").args([&a, &b]).arg("--json").arg(&merged).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let (a, b, m) = (read_json(&a), read_json(&b), read_json(&merged));
+fn two_shards_of_a_run_with_two_roles_merge_into_their_sums(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let (feed, log) = ("feed:pubsub:channels=4,subscribers=3", "log:stream:producers=2,consumers=3");
+    let Merged { a, b, merged: m, .. } = merged_shards(&server, &["--role", feed, "--role", log, "-n", "1000"]);
     let (ra, rb, rm) = (roles(&a, &["feed", "log"]), roles(&b, &["feed", "log"]), roles(&m, &["feed", "log"]));
     for k in 0..2 {
         let requests = count(&ra[k]["totals"], "count") + count(&rb[k]["totals"], "count");
         assert_eq!(count(&rm[k]["totals"], "count"), requests, "{}", rm[k]);
+        assert_eq!(requests, 2000, "{}", rm[k]);
     }
-    assert_eq!(count(&rm[0]["totals"], "count"), 2000);
-    assert_eq!(count(&rm[1]["totals"], "count"), 4000);
     assert_eq!(count(&rm[0]["messages"], "delivered"), 6000, "{}", rm[0]);
-    assert_eq!((count(&rm[1]["stream"], "produced"), count(&rm[1]["stream"], "consumed")), (4000, 4000));
+    assert_eq!((count(&rm[1]["stream"], "produced"), count(&rm[1]["stream"], "consumed")), (2000, 2000));
     totals_add_up(&m, &rm);
+}
+
+fn two_shards_with_two_pubsub_roles_merge_into_each_roles_sums_in_memtiers_json_too(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let (one, two) = ("one:pubsub:channels=2,subscribers=2", "two:pubsub:channels=3,subscribers=1,publishers=2");
+    let Merged { a, b, merged: m, memtier } = merged_shards(&server, &["--role", one, "--role", two, "-n", "300"]);
+    let (ra, rb, rm) = (roles(&a, &["one", "two"]), roles(&b, &["one", "two"]), roles(&m, &["one", "two"]));
+    let keys =
+        ["published", "expected_deliveries", "fanout_reported", "delivered", "lost", "duplicated", "out_of_order"];
+    for k in 0..2 {
+        let (ma, mb, mm) = (&ra[k]["messages"], &rb[k]["messages"], &rm[k]["messages"]);
+        for key in keys {
+            assert_eq!(count(mm, key), count(ma, key) + count(mb, key), "{key}: {mm}");
+        }
+        assert_eq!(count(&rm[k]["totals"], "count"), 600, "{}", rm[k]);
+        let name = rm[k]["name"].as_str().unwrap();
+        let kept = m["histograms"]["roles"][name]["delivery"].as_str().expect("the role's histogram");
+        assert_eq!(histogram_len(kept), count(mm, "delivered"));
+    }
+    assert_eq!((count(&rm[0]["messages"], "delivered"), count(&rm[1]["messages"], "delivered")), (1200, 600));
+    totals_add_up(&m, &rm);
+    // memtier's JSON: the whole run, then a section per role with its own rows and figures.
+    assert_eq!(memtier["ALL STATS"]["Totals"]["Count"].as_u64(), Some(1200), "{memtier}");
+    for (name, delivered) in [("one", 1200), ("two", 600)] {
+        let section = &memtier[format!("ROLE {name} RESULTS")];
+        assert_eq!(section["Totals"]["Count"].as_u64(), Some(600), "{section}");
+        let role = &section["Role"];
+        assert_eq!((role["Name"].as_str(), role["Kind"].as_str()), (Some(name), Some("pubsub")), "{role}");
+        assert_eq!((count(role, "delivered"), count(role, "published"), count(role, "lost")), (delivered, 600, 0));
+        assert_eq!(role["Loop mode"], "closed_loop", "{role}");
+        assert!(section["Totals"]["Percentile Latencies"]["p99.00"].as_f64().unwrap() > 0.0, "{section}");
+    }
 }

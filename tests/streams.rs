@@ -13,6 +13,7 @@ on_each_server!(
     noack_consumers_over_resp3_leave_nothing_pending,
     bzpopmin_workers_tell_the_wait_for_data_apart_from_the_service,
     list_workers_pop_every_item,
+    a_stream_or_queue_role_with_nothing_to_do_is_one_line_and_exit_2,
 );
 
 fn xadd_at_500_per_second_with_20_blocked_consumers_is_consumed_entirely(kind: Kind) {
@@ -89,9 +90,8 @@ fn list_workers_pop_every_item(kind: Kind) {
     assert_eq!(server.cli(&["LLEN", "{qblmove}:taken"]).trim(), "0");
 }
 
-#[test]
-fn a_stream_or_queue_role_with_nothing_to_do_is_one_line_and_exit_2() {
-    let server = Server::start(&[]);
+fn a_stream_or_queue_role_with_nothing_to_do_is_one_line_and_exit_2(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
     for (role, says) in [
         ("orders", "--role orders names nothing to do: give it a kind"),
         ("orders:stream:consumers=0", "--role orders has producers but no consumers: give it consumers=M"),

@@ -45,26 +45,8 @@ pub fn failure(config: &Config, outcome: &Outcome, output: &Output) -> Option<St
             )
         });
     }
-    // A pub/sub role's publishes succeeded, yet no subscriber received one.
-    if let Some(m) = outcome.messages.as_ref().filter(|m| m.published > 0 && m.delivered == 0) {
-        return Some(format!(
-            "no message was delivered: {} published, all {} expected deliveries lost",
-            m.published, m.expected_deliveries
-        ));
-    }
-    // A tracking role's reader served a value the server had invalidated.
-    if let Some(t) = outcome.tracking.as_ref().filter(|t| t.stale_reads > 0) {
-        return Some(format!(
-            "{} stale reads: a reader served a value from its cache after the server had invalidated it",
-            t.stale_reads
-        ));
-    }
-    // A stream or queue role's producers succeeded, yet nothing was consumed.
-    if let Some(s) = outcome.stream.as_ref().filter(|s| s.produced > 0 && s.consumed == 0) {
-        return Some(format!("no stream entry was consumed: {} produced, none read by the consumers", s.produced));
-    }
-    if let Some(q) = outcome.queue.as_ref().filter(|q| q.produced > 0 && q.consumed == 0) {
-        return Some(format!("no queue item was consumed: {} produced, none popped by the workers", q.produced));
+    if let Some(why) = outcome.roles.iter().find_map(role_failure) {
+        return Some(why);
     }
     let rate = failed as f64 / (ok + failed) as f64;
     if output.fail_on_errors && failed > 0 {
@@ -90,4 +72,36 @@ fn kinds(outcome: &Outcome) -> String {
         return "none".into();
     }
     sorted.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Why a role's figures make the run a failure, naming the role: a pub/sub role's publishes
+/// succeeded yet no subscriber received one; a tracking role's reader served a value the
+/// server had invalidated; a stream or queue role's producers succeeded yet nothing was consumed.
+fn role_failure(role: &crate::engine::RoleOutcome) -> Option<String> {
+    let name = &role.name;
+    if let Some(m) = role.messages.as_ref().filter(|m| m.published > 0 && m.delivered == 0) {
+        return Some(format!(
+            "role {name}: no message was delivered: {} published, all {} expected deliveries lost",
+            m.published, m.expected_deliveries
+        ));
+    }
+    if let Some(t) = role.tracking.as_ref().filter(|t| t.stale_reads > 0) {
+        return Some(format!(
+            "role {name}: {} stale reads: a reader served a value from its cache after the server had invalidated it",
+            t.stale_reads
+        ));
+    }
+    if let Some(s) = role.stream.as_ref().filter(|s| s.produced > 0 && s.consumed == 0) {
+        return Some(format!(
+            "role {name}: no stream entry was consumed: {} produced, none read by the consumers",
+            s.produced
+        ));
+    }
+    if let Some(q) = role.queue.as_ref().filter(|q| q.produced > 0 && q.consumed == 0) {
+        return Some(format!(
+            "role {name}: no queue item was consumed: {} produced, none popped by the workers",
+            q.produced
+        ));
+    }
+    None
 }

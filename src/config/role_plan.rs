@@ -9,7 +9,7 @@ use super::role::{Listen, PubSub, Role, RoleError, RoleKind};
 mod groups;
 mod tracking;
 use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
-pub use groups::Group;
+pub use groups::{Group, Pacing};
 
 /// Makes `config` run `roles`: a pub/sub role's publishers become the run's connections, its
 /// PUBLISH (SPUBLISH for `mode=ssubscribe`) the mix, its channels the key range, walked in

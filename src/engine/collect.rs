@@ -6,7 +6,7 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use super::msg::Msg;
-use super::outcome::{FailedKey, Outage, Outcome, Progress};
+use super::outcome::{FailedKey, Outage, Outcome, Progress, RoleInterval};
 use super::server_stats::ServerSampler;
 use super::telemetry::ThreadCpu;
 use super::timeline::{Interval, Timeline};
@@ -79,14 +79,17 @@ pub(super) struct Collector<'c> {
     total: OpStats,
     /// Connections' down spans so far, merged into outages as they come.
     outages: Vec<Outage>,
-    /// The run's role, when its listeners hand in intervals beside the workers.
-    role: Option<RoleFeed>,
+    /// The run's roles whose listeners hand in intervals beside the workers, by the index
+    /// their messages carry.
+    roles: Vec<RoleFeed>,
 }
 
 /// A role's listeners as the collector hears them: like the workers, an interval is complete
 /// once every listener has moved past it.
 pub(super) struct RoleFeed {
     name: String,
+    /// The role's first row of the run's windows (its PUBLISH).
+    row: usize,
     /// Per listener: the highest interval handed in, and whether it has stopped.
     reported: Vec<(Option<u64>, bool)>,
     /// Intervals handed in by some listeners, not yet complete.
@@ -99,10 +102,15 @@ pub(super) struct RoleFeed {
 }
 
 impl RoleFeed {
-    /// The role `name`, heard from `listeners` listeners, its intervals like `empty`.
-    pub(super) fn new(name: String, listeners: usize, empty: RoleWindow) -> RoleFeed {
+    /// The role `name` (its first row `row`), heard from `listeners` listeners, its intervals
+    /// like `empty`.
+    pub(super) fn new(name: String, row: usize, listeners: usize, empty: RoleWindow) -> RoleFeed {
         let reported = vec![(None, false); listeners];
-        RoleFeed { name, reported, pending: BTreeMap::new(), total: empty.clone(), empty, series: Vec::new() }
+        RoleFeed { name, row, reported, pending: BTreeMap::new(), total: empty.clone(), empty, series: Vec::new() }
+    }
+
+    fn done(&self) -> bool {
+        self.reported.iter().all(|(_, done)| *done)
     }
 
     fn passed(&self, index: u64) -> bool {
@@ -120,9 +128,8 @@ impl RoleFeed {
     }
 }
 
-/// What the collector hands back about the role: its run's figures and its intervals.
-pub(super) struct RoleOutcome {
-    pub name: String,
+/// What the collector hands back about a role: its run's figures and its intervals.
+pub(super) struct Heard {
     pub total: RoleWindow,
     pub series: Vec<RolePoint>,
 }
@@ -135,7 +142,7 @@ impl<'c> Collector<'c> {
         start: Instant,
         started_unix_ms: u64,
         (server, command_names): (Option<ServerInfo>, Vec<String>),
-        role: Option<RoleFeed>,
+        roles: Vec<RoleFeed>,
     ) -> Collector<'c> {
         let workers = spares.len();
         Collector {
@@ -162,7 +169,7 @@ impl<'c> Collector<'c> {
             merged: None,
             total: OpStats::default(),
             outages: Vec::new(),
-            role,
+            roles,
         }
     }
 
@@ -177,8 +184,8 @@ impl<'c> Collector<'c> {
     }
 
     /// A role's listener's interval.
-    fn deliveries(&mut self, listener: usize, interval: u64, window: RoleWindow, last: bool) {
-        let Some(role) = self.role.as_mut() else { return };
+    fn deliveries(&mut self, (role, listener): (usize, usize), interval: u64, window: RoleWindow, last: bool) {
+        let Some(role) = self.roles.get_mut(role) else { return };
         role.total.add(&window);
         role.reported[listener] = (Some(interval), last);
         match role.pending.get_mut(&interval) {
@@ -192,8 +199,8 @@ impl<'c> Collector<'c> {
     pub(super) fn take(&mut self, msg: Msg, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
         let (worker, interval, window) = match msg {
             Msg::Failed(_) => return,
-            Msg::Deliveries { listener, interval, window, last } => {
-                self.deliveries(listener, interval, window, last);
+            Msg::Deliveries { role, listener, interval, window, last } => {
+                self.deliveries((role, listener), interval, window, last);
                 self.complete_ready(sampler, observe);
                 return;
             }
@@ -229,15 +236,15 @@ impl<'c> Collector<'c> {
     /// Moves every interval all workers have handed in (or that a finished worker will never
     /// hand in) into the timeline, oldest first.
     fn complete_ready(&mut self, sampler: &mut Option<ServerSampler>, observe: &mut dyn FnMut(&Progress)) {
-        let listened = self.role.as_ref().is_none_or(|r| r.reported.iter().all(|(_, done)| *done));
+        let listened = self.roles.iter().all(RoleFeed::done);
         let all_done = self.workers_done() && listened;
         while let Some((&index, _)) = self.pending.first_key_value() {
             // The workers' last interval waits for the listeners' last: what arrives after
             // the publishers stopped is counted in it.
-            let final_wait = self.role.is_some() && self.workers_done() && self.pending.len() == 1;
+            let final_wait = !self.roles.is_empty() && self.workers_done() && self.pending.len() == 1;
             let complete = all_done
                 || (self.reported.iter().all(|(last, done)| *done || last.is_some_and(|l| l >= index))
-                    && self.role.as_ref().is_none_or(|r| r.passed(index))
+                    && self.roles.iter().all(|r| r.passed(index))
                     && !final_wait);
             if !complete {
                 break;
@@ -268,11 +275,16 @@ impl<'c> Collector<'c> {
             let total_errors = self.totals.ops.iter().map(|o| o.errors).sum();
             let started_unix_ms = self.started_unix_ms;
             let last = all_done && self.pending.is_empty();
-            let role = self.role.as_mut().map(|r| {
-                let window = r.take(index, last);
-                r.series.push(window.point((self.run, index), span));
-                (r.name.as_str(), window)
-            });
+            let run = self.run;
+            let roles: Vec<RoleInterval> = self
+                .roles
+                .iter_mut()
+                .map(|r| {
+                    let window = r.take(index, last);
+                    r.series.push(window.point((run, index), span));
+                    RoleInterval { name: r.name.as_str(), row: r.row, window }
+                })
+                .collect();
             let (server, command_names) = (self.server.as_ref(), &self.command_names[..]);
             observe(&Progress {
                 interval: &interval,
@@ -286,7 +298,7 @@ impl<'c> Collector<'c> {
                 time_left,
                 server,
                 command_names,
-                role: role.as_ref().map(|(name, w)| (*name, w)),
+                roles: &roles,
             });
             // One kept for the next interval; more (intervals that waited on a late worker)
             // are let go, so that a moment behind does not hold their memory for the run.
@@ -298,11 +310,11 @@ impl<'c> Collector<'c> {
         }
     }
 
-    pub(super) fn finish(mut self, interrupted: bool) -> (Outcome, Option<RoleOutcome>) {
+    pub(super) fn finish(mut self, interrupted: bool) -> (Outcome, Vec<Heard>) {
         for (_, done) in self.reported.iter_mut() {
             *done = true;
         }
-        for (_, done) in self.role.iter_mut().flat_map(|r| r.reported.iter_mut()) {
+        for (_, done) in self.roles.iter_mut().flat_map(|r| r.reported.iter_mut()) {
             *done = true;
         }
         self.complete_ready(&mut None, &mut |_| {});
@@ -318,7 +330,8 @@ impl<'c> Collector<'c> {
                 self.failed_keys_dropped
             ));
         }
-        let role = self.role.take().map(|r| RoleOutcome { name: r.name, total: r.total, series: r.series });
+        let heard = std::mem::take(&mut self.roles).into_iter().map(|r| Heard { total: r.total, series: r.series });
+        let heard = heard.collect();
         let outcome = Outcome {
             retries: self.totals.retries,
             retried_ops: self.totals.retried_ops,
@@ -327,10 +340,7 @@ impl<'c> Collector<'c> {
             client_stats: self.clients,
             clock_bound_ns: self.totals.clock_bound_ns,
             stamps_refused: self.totals.stamps_refused.take(),
-            messages: None,
-            tracking: None,
-            stream: None,
-            queue: None,
+            roles: Vec::new(),
             outages,
             reconnect_attempts: self.totals.reconnect_attempts,
             connections_lost: self.totals.connections_lost,
@@ -353,9 +363,7 @@ impl<'c> Collector<'c> {
             warnings,
             notes: Vec::new(),
             runs: Vec::new(),
-            role_series: Vec::new(),
-            role_total: None,
         };
-        (outcome, role)
+        (outcome, heard)
     }
 }

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub use board::{Board, LinkState, Shown};
 use collect::{Collector, telemetry_warnings};
 pub use msg::Msg;
-pub use outcome::{ClientShare, FailedKey, Outage, Outcome, Progress, RunFigures};
+pub use outcome::{ClientShare, FailedKey, Outage, Outcome, Progress, RoleInterval, RoleOutcome, RunFigures};
 pub use pacer::Pacer;
 pub use preflight::{Checks, preflight};
 use prepared::Prepared;
@@ -128,19 +128,26 @@ pub fn run(
     // likewise. (A pub/sub role's subscribers are opened in `drive_all`, whose collector they
     // hand their intervals.) Each role's listeners follow its own plan; its producers' count
     // is its row's (`Config::role_plans`).
-    let (mut readers, mut consumers, mut workers) = (None, None, None);
+    let mut listening = Vec::new();
     for (plan, row) in config.role_plans() {
-        readers = tracking::listen(plan)?.or(readers);
-        consumers = streams::listen(plan)?.map(|c| (c, row)).or(consumers);
-        workers = queue::listen(plan)?.map(|w| (w, row)).or(workers);
+        let Some(role) = plan.extras.roles.first() else { continue };
+        let readers = tracking::listen(plan)?;
+        let consumers = streams::listen(plan)?;
+        let workers = queue::listen(plan)?;
+        listening.push((role.name.clone(), row, readers, consumers, workers));
     }
     let mut outcome = drive_all(config, state, board, run, stop, observe)?;
-    outcome.tracking = readers.map(tracking::Readers::finish);
-    let produced = |row: usize| outcome.ops.get(row).map_or(0, crate::stats::OpStats::succeeded);
     let stopped = stop.load(Ordering::SeqCst);
-    let stream = consumers.map(|(c, row)| c.finish(produced(row), stopped));
-    let queue = workers.map(|(w, row)| w.finish(produced(row), stopped));
-    (outcome.stream, outcome.queue) = (stream, queue);
+    for (name, row, readers, consumers, workers) in listening {
+        let produced = outcome.ops.get(row).map_or(0, crate::stats::OpStats::succeeded);
+        let tracking = readers.map(tracking::Readers::finish);
+        let stream = consumers.map(|c| c.finish(produced, stopped));
+        let queue = workers.map(|w| w.finish(produced, stopped));
+        if tracking.is_some() || stream.is_some() || queue.is_some() {
+            let role = outcome.role_mut(&name);
+            (role.tracking, role.stream, role.queue) = (tracking, stream, queue);
+        }
+    }
     Ok(outcome)
 }
 
@@ -151,15 +158,17 @@ struct Subscribed {
     row: usize,
 }
 
-/// Opens the subscribers of the run's pub/sub role, if it has one (`pubsub::listen`).
-fn subscribe(config: &Config, tx: &Sender<Msg>) -> Result<Option<Subscribed>, ConnectError> {
+/// Opens the subscribers of every pub/sub role of the run (`pubsub::listen`), each role's
+/// listeners handing their intervals in as the collector's role of that index.
+fn subscribe(config: &Config, tx: &Sender<Msg>) -> Result<Vec<Subscribed>, ConnectError> {
+    let mut out = Vec::new();
     for (plan, row) in config.role_plans() {
-        if let Some(listeners) = pubsub::listen(plan, tx)? {
+        if let Some(listeners) = pubsub::listen(plan, tx, out.len())? {
             let name = plan.extras.roles.first().map(|r| r.name.clone()).unwrap_or_default();
-            return Ok(Some(Subscribed { listeners, name, row }));
+            out.push(Subscribed { listeners, name, row });
         }
     }
-    Ok(None)
+    Ok(out)
 }
 
 /// The run's own connections, from preparing to collecting.
@@ -356,7 +365,7 @@ fn drive(
 /// then adds the server's figures over the run and the warnings they call for.
 fn collect(
     config: &Config,
-    (mut probe, subscribed): (Probe, Option<Subscribed>),
+    (mut probe, subscribed): (Probe, Vec<Subscribed>),
     prepared: &Prepared,
     Began { run, measure_from, started_unix_ms, early }: Began,
     (rx, spares): (Receiver<Msg>, Vec<Sender<Window>>),
@@ -366,12 +375,15 @@ fn collect(
     let sampler = &mut probe.sampler;
     let names = prepared.workload.names().to_vec();
     let about = (probe.server.take(), names);
-    let feed = subscribed.as_ref().map(|s| {
-        s.listeners.begin(measure_from);
-        let empty = crate::stats::RoleWindow::Messages(Default::default());
-        collect::RoleFeed::new(s.name.clone(), s.listeners.count(), empty)
-    });
-    let mut collector = Collector::new(config, run, spares, measure_from, started_unix_ms, about, feed);
+    let feeds = subscribed
+        .iter()
+        .map(|s| {
+            s.listeners.begin(measure_from);
+            let empty = crate::stats::RoleWindow::Messages(Default::default());
+            collect::RoleFeed::new(s.name.clone(), s.row, s.listeners.count(), empty)
+        })
+        .collect();
+    let mut collector = Collector::new(config, run, spares, measure_from, started_unix_ms, about, feeds);
     for msg in early {
         collector.take(msg, sampler, observe);
     }
@@ -391,31 +403,32 @@ fn collect(
             Err(RecvTimeoutError::Disconnected) => break,
         }
         // The listeners hold the channel open: the workers' end is the loop's.
-        if subscribed.is_some() && collector.workers_done() {
+        if !subscribed.is_empty() && collector.workers_done() {
             break;
         }
     }
     // The listeners read what is still on its way, then hand in their last intervals.
-    let ended = subscribed.map(|Subscribed { listeners: l, row, .. }| {
+    let mut ended = Vec::new();
+    for Subscribed { listeners: l, row, name } in subscribed {
         let (published, fanout) = collector.answered(row);
         let role = l.role.clone();
         let dropped = l.finish(published, stop.load(Ordering::SeqCst));
         while let Ok(msg) = rx.try_recv() {
             collector.take(msg, sampler, observe);
         }
-        (role, dropped, (published, fanout))
-    });
+        ended.push((name, role, dropped, (published, fanout)));
+    }
     let server_stats = sampler.as_mut().and_then(|s| {
         s.sample();
         s.overall()
     });
     let server_latency = measure(config, probe.silent.as_deref(), sampler.as_mut());
-    let (mut outcome, role) = collector.finish(stop.load(Ordering::SeqCst));
-    if let (Some((p, dropped, (published, fanout))), Some(role)) = (ended, role) {
-        let crate::stats::RoleWindow::Messages(received) = &role.total;
-        outcome.messages = Some(pubsub::Messages::of(p.subscribers, (published, fanout), received, dropped));
-        outcome.role_total = Some((role.name, role.total));
-        outcome.role_series = role.series;
+    let (mut outcome, heard) = collector.finish(stop.load(Ordering::SeqCst));
+    for ((name, p, dropped, (published, fanout)), heard) in ended.into_iter().zip(heard) {
+        let crate::stats::RoleWindow::Messages(received) = &heard.total;
+        let role = outcome.role_mut(&name);
+        role.messages = Some(pubsub::Messages::of(p.subscribers, (published, fanout), received, dropped));
+        (role.total, role.series) = (Some(heard.total), heard.series);
     }
     // Clients connected is a gauge best read while the load runs, not after it.
     outcome.server_stats = server_stats.map(|mut s| {

@@ -25,7 +25,8 @@ pub enum Msg {
         clients: Vec<ClientStats>,
         failed: (Vec<FailedKey>, u64),
     },
-    /// A role's listener's figures for one interval (`pubsub`); `last`: it has stopped, and
-    /// this is its last, partial interval.
-    Deliveries { listener: usize, interval: u64, window: RoleWindow, last: bool },
+    /// A role's listener's figures for one interval (`pubsub`): the role by its index among
+    /// the collector's, the listener among the role's; `last`: it has stopped, and this is its
+    /// last, partial interval.
+    Deliveries { role: usize, listener: usize, interval: u64, window: RoleWindow, last: bool },
 }

@@ -84,12 +84,21 @@ pub struct Outcome {
     /// `--failed-keys`: the requests given up, oldest first, and how many more were not kept.
     pub failed_keys: Vec<FailedKey>,
     pub failed_keys_dropped: u64,
+    /// Each role's own figures beside its requests (its rows of `ops`), by role, in the
+    /// order the run plans them (`Config::role_plans`): empty without `--role`.
+    pub roles: Vec<RoleOutcome>,
+}
+
+/// What one role's listeners measured beside its requests: only its kind's object is set.
+#[derive(Debug, Clone, Default)]
+pub struct RoleOutcome {
+    pub name: String,
     /// A pub/sub role: what its messages did (`engine::pubsub`).
     pub messages: Option<crate::stats::Messages>,
-    /// A role whose listeners count beside the requests: its name and what they counted over
-    /// the run (lossless), and per interval of the timeline.
-    pub role_total: Option<(String, crate::stats::RoleWindow)>,
-    pub role_series: Vec<crate::stats::RolePoint>,
+    /// A role whose listeners count beside the requests: what they counted over the run
+    /// (lossless), and per interval of the timeline.
+    pub total: Option<crate::stats::RoleWindow>,
+    pub series: Vec<crate::stats::RolePoint>,
     /// A tracking role: what its cached readers did (`engine::tracking`).
     pub tracking: Option<super::tracking::Figures>,
     /// A stream role: what its entries did (`engine::streams`).
@@ -150,6 +159,22 @@ impl Outage {
 }
 
 impl Outcome {
+    /// Role `name`'s own figures, if the run measured any.
+    pub fn role(&self, name: &str) -> Option<&RoleOutcome> {
+        self.roles.iter().find(|r| r.name == name)
+    }
+
+    /// Role `name`'s own figures, made empty when the run has none yet.
+    pub fn role_mut(&mut self, name: &str) -> &mut RoleOutcome {
+        match self.roles.iter().position(|r| r.name == name) {
+            Some(i) => &mut self.roles[i],
+            None => {
+                self.roles.push(RoleOutcome { name: name.to_string(), ..RoleOutcome::default() });
+                self.roles.last_mut().expect("just pushed")
+            }
+        }
+    }
+
     pub fn total(&self) -> OpStats {
         crate::stats::total(&self.ops)
     }
@@ -281,9 +306,18 @@ pub struct Progress<'a> {
     pub server: Option<&'a ServerInfo>,
     /// The names of the window's rows (the commands, then a sequence's unit row).
     pub command_names: &'a [String],
-    /// The run's role, by name, and what its listeners counted in the interval (a role
-    /// without listeners, or a run without roles: `None`).
-    pub role: Option<(&'a str, &'a crate::stats::RoleWindow)>,
+    /// The run's roles whose listeners count beside the requests (a pub/sub role's), each with
+    /// what they counted in the interval: empty without such a role.
+    pub roles: &'a [RoleInterval<'a>],
+}
+
+/// One role's listeners' interval, as the live outputs see it.
+#[derive(Debug, Clone)]
+pub struct RoleInterval<'a> {
+    pub name: &'a str,
+    /// The role's first row of the window (a pub/sub role's PUBLISH).
+    pub row: usize,
+    pub window: crate::stats::RoleWindow,
 }
 
 /// The client's part of p99 (see [`Outcome::client_share`]).

@@ -33,6 +33,8 @@ pub use crate::stats::Messages;
 /// as the interval ends.
 struct Tally {
     subscriber: usize,
+    /// The role among the collector's roles.
+    role: usize,
     /// This listener among all of the role's, as the collector counts them.
     listener: usize,
     /// The interval `window` counts, on the run's clock.
@@ -71,8 +73,9 @@ pub fn role(config: &Config) -> Option<&PubSub> {
 
 /// Opens and subscribes every subscriber of `config`'s pub/sub role (none without one), each
 /// confirmed by the server before this returns, so that the publishers' first message has
-/// every receiver. Each listener hands its intervals to the collector through `tx`.
-pub(super) fn listen(config: &Config, tx: &Sender<Msg>) -> Result<Option<Listeners>, ConnectError> {
+/// every receiver. Each listener hands its intervals to the collector through `tx`, as its
+/// role of index `role`.
+pub(super) fn listen(config: &Config, tx: &Sender<Msg>, index: usize) -> Result<Option<Listeners>, ConnectError> {
     let Some(p) = role(config) else { return Ok(None) };
     let prefix = config.keys.prefix.clone();
     let channels: Vec<String> = (1..=p.channels).map(|n| format!("{prefix}{n}")).collect();
@@ -93,7 +96,7 @@ pub(super) fn listen(config: &Config, tx: &Sender<Msg>) -> Result<Option<Listene
             let (shared, tx) = (Arc::clone(&shared), tx.clone());
             let publishers = config.connections;
             let max_reply = config.faults.max_reply;
-            let tally = Tally::new(subscriber, threads.len());
+            let tally = Tally::new(subscriber, (index, threads.len()));
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("respbench-sub{subscriber}"))
@@ -193,8 +196,8 @@ fn read(
 ) -> Tally {
     receive(session, &mut tally, streams, max_reply, (shared, tx));
     let window = std::mem::take(&mut tally.window);
-    let (listener, interval) = (tally.listener, tally.interval);
-    let _ = tx.send(Msg::Deliveries { listener, interval, window: RoleWindow::Messages(window), last: true });
+    let (role, listener, interval) = (tally.role, tally.listener, tally.interval);
+    let _ = tx.send(Msg::Deliveries { role, listener, interval, window: RoleWindow::Messages(window), last: true });
     tally
 }
 
@@ -254,8 +257,8 @@ fn receive(
 }
 
 impl Tally {
-    fn new(subscriber: usize, listener: usize) -> Tally {
-        Tally { subscriber, listener, interval: 0, window: Deliveries::default(), dropped: None }
+    fn new(subscriber: usize, (role, listener): (usize, usize)) -> Tally {
+        Tally { subscriber, role, listener, interval: 0, window: Deliveries::default(), dropped: None }
     }
 
     /// Hands the collector the interval under way once `now` is past its end (nothing before
@@ -265,7 +268,8 @@ impl Tally {
         let index = if now < start { 0 } else { (now - start) / shared.interval_ns };
         if index > self.interval {
             let window = RoleWindow::Messages(std::mem::take(&mut self.window));
-            let _ = tx.send(Msg::Deliveries { listener: self.listener, interval: self.interval, window, last: false });
+            let (role, listener, interval) = (self.role, self.listener, self.interval);
+            let _ = tx.send(Msg::Deliveries { role, listener, interval, window, last: false });
             self.interval = index;
         }
     }
@@ -386,7 +390,7 @@ mod tests {
 
     #[test]
     fn a_tally_tells_duplicates_and_disorder() {
-        let mut t = Tally::new(0, 0);
+        let mut t = Tally::new(0, (0, 0));
         let mut last = vec![0; 4];
         let mut payload = [0; stamp::STAMP_LEN];
         for seq in [1, 3, 3, 2] {

@@ -36,6 +36,12 @@ pub trait Format {
 
 /// How latency was measured, in words: printed with every report.
 pub fn method(config: &Config) -> &'static str {
+    if config.pacing() == crate::config::role_plan::Pacing::Mixed {
+        return "mixed: each role is paced as its own; a role at a rate follows a schedule of intended send times \
+                and its latency is from each request's intended send time (no coordinated omission); a role in \
+                closed loop sends when a pipeline slot frees and its latency is from the moment a request is queued \
+                for sending; both to the moment its reply is read (each role's mode is in its row)";
+    }
     match config.rate {
         None => {
             "closed loop: each connection sends when a pipeline slot frees; latency per request from \

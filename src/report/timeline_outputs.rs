@@ -108,12 +108,7 @@ fn run(run: usize, intervals: u64) -> Outcome {
         client_stats: Vec::new(),
         clock_bound_ns: 1500,
         stamps_refused: None,
-        messages: None,
-        role_total: None,
-        role_series: Vec::new(),
-        tracking: None,
-        stream: None,
-        queue: None,
+        roles: Vec::new(),
     };
     o.runs = vec![RunFigures { errors: o.total().errors, ..o.figures() }];
     o
@@ -137,6 +132,7 @@ fn outputs() -> String {
         hide_histogram: true,
         transaction: false,
         sections: sections_of(Layout::default(), &measured, &Measured::of(&pooled)),
+        roles: Vec::new(),
     });
     format!("{}\n--- csv timeline\n{csv}--- memtier\n{memtier}", doc.to_json())
 }

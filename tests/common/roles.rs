@@ -77,3 +77,56 @@ pub fn assert_refused(server: &Server, args: &[&str], says: &[&str]) {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(says.iter().all(|s| err.contains(s)), "{err}");
 }
+
+/// Two shards of one run merged: each shard's result, the merged result and the merged
+/// memtier JSON (`respbench merge --json --memtier-json`).
+pub struct Merged {
+    pub a: Value,
+    pub b: Value,
+    pub merged: Value,
+    pub memtier: Value,
+}
+
+/// Runs `args` twice against `server` as two shards of one run, each with `--json`, and merges
+/// them, asserting that every step succeeded.
+pub fn merged_shards(server: &Server, args: &[&str]) -> Merged {
+    let dir = tempfile::tempdir().unwrap();
+    let shard = |name: &str| {
+        let json = dir.path().join(name);
+        super::run_ok(server, &[args, &["--json", json.to_str().unwrap()]].concat());
+        json
+    };
+    let (a, b) = (shard("a.json"), shard("b.json"));
+    let (merged, memtier) = (dir.path().join("merged.json"), dir.path().join("merged.memtier.json"));
+    let out = respbench()
+        .arg("merge")
+        .args([&a, &b])
+        .arg("--json")
+        .arg(&merged)
+        .arg("--memtier-json")
+        .arg(&memtier)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = super::read_json;
+    Merged { a: read(&a), b: read(&b), merged: read(&merged), memtier: read(&memtier) }
+}
+
+/// The roles of a result, by name, in the command line's order.
+pub fn roles<'a>(doc: &'a Value, names: &[&str]) -> Vec<&'a Value> {
+    let roles = doc["roles"].as_array().expect("a roles array");
+    let got: Vec<&str> = roles.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(got, names, "{roles:?}");
+    roles.iter().collect()
+}
+
+/// Each role's requests are its own rows, and the run's totals are theirs added up.
+pub fn totals_add_up(doc: &Value, roles: &[&Value]) {
+    let requests: u64 = roles.iter().map(|r| count(&r["totals"], "count")).sum();
+    assert_eq!(count(&doc["totals"], "count"), requests, "{}", doc["totals"]);
+    for role in roles {
+        let rows = role["commands"].as_array().expect("the role's rows");
+        let own: u64 = rows.iter().map(|row| count(&doc["commands"][row.as_str().unwrap()], "count")).sum();
+        assert_eq!(count(&role["totals"], "count"), own, "{role}");
+    }
+}

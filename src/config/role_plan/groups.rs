@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use super::super::role::{Role, RoleError, RoleKind};
+use super::super::role::{Role, RoleError};
 use super::super::{ArgPart, CommandSpec, Config, KeyRange, Rate, ValueSize};
 
 /// One role's client group in a run of several roles.
@@ -56,28 +56,62 @@ impl Config {
     }
 }
 
+/// How a run's requests are paced, which says where their latency is measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pacing {
+    /// At a rate: latency from each request's intended send time.
+    Open,
+    /// Closed loop: latency from each request's actual send.
+    Closed,
+    /// A run of several roles, some at a rate and some in closed loop: each role's latency
+    /// from its own origin (`Config::pacing_of`).
+    Mixed,
+}
+
+impl Pacing {
+    /// As the result's `mode` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pacing::Open => "open_loop",
+            Pacing::Closed => "closed_loop",
+            Pacing::Mixed => "mixed",
+        }
+    }
+}
+
+impl Config {
+    /// How the run is paced as a whole.
+    pub fn pacing(&self) -> Pacing {
+        let rated = self.extras.groups.iter().filter(|g| g.plan.rate.is_some()).count();
+        match (self.rate, rated) {
+            (Some(_), _) => Pacing::Open,
+            (None, 0) => Pacing::Closed,
+            (None, _) => Pacing::Mixed,
+        }
+    }
+
+    /// How role `name`'s requests are paced (the run's, when the run is one role's).
+    pub fn pacing_of(&self, name: &str) -> Pacing {
+        let group = self.extras.groups.iter().find(|g| g.plan.extras.roles.iter().any(|r| r.name == name));
+        match group.map_or(self.rate, |g| g.plan.rate) {
+            Some(_) => Pacing::Open,
+            None => Pacing::Closed,
+        }
+    }
+}
+
 /// Makes `config` run `roles` together, each planned on its own by `plan_one`: refuses two
-/// roles of one name, two of one kind (their listeners report as the run's one of that kind)
-/// and roles at a rate beside roles in closed loop (the run is measured as one or the other).
+/// roles of one name (each role's figures are found by its name). Roles of one kind, and roles
+/// at a rate beside roles in closed loop, run together: each role is reported as its own
+/// (`Config::pacing_of`), and `-n` is each role's own count (`Config::quota`).
 pub(super) fn apply(
     config: &mut Config,
     roles: Vec<Role>,
     plan_one: fn(&mut Config, Role) -> Result<(), RoleError>,
 ) -> Result<(), RoleError> {
     for (i, role) in roles.iter().enumerate() {
-        let earlier = &roles[..i];
-        if earlier.iter().any(|r| r.name == role.name) {
+        if roles[..i].iter().any(|r| r.name == role.name) {
             return Err(format!("--role {} is given twice: give each role a name of its own", role.name).into());
-        }
-        if let Some(other) = earlier.iter().find(|r| kind(r) == kind(role)) {
-            return Err(format!(
-                "--role {}: {} is this run's {} role already (a run holds one role of each kind): run {} on its own",
-                role.name,
-                other.name,
-                kind(role),
-                role.name
-            )
-            .into());
         }
     }
     let mut groups: Vec<Group> = Vec::with_capacity(roles.len());
@@ -85,15 +119,14 @@ pub(super) fn apply(
     for role in roles.iter().cloned() {
         let mut plan = config.clone();
         plan_one(&mut plan, role)?;
-        if let Some(first) = groups.first() {
-            paced_alike(&first.plan, &plan)?;
-        }
         let start = commands.len();
         commands.extend(plan.commands.iter().map(|c| self_contained(c, &plan)));
         let span = connections..connections + plan.connections;
         connections = span.end;
         groups.push(Group { plan, connections: span, commands: start..commands.len() });
     }
+    // The run's rate is its roles' together when every role has one; with a role in closed
+    // loop the run has none as a whole (`Config::pacing`: mixed).
     let rates: Option<Vec<f64>> = groups.iter().map(|g| g.plan.rate.map(|r| r.per_sec)).collect();
     config.commands = commands;
     config.sequence = None;
@@ -109,41 +142,6 @@ pub(super) fn apply(
     config.extras.roles = roles;
     config.extras.groups = groups;
     Ok(())
-}
-
-/// The word a role's kind goes by on the command line.
-fn kind(role: &Role) -> &'static str {
-    match role.kind {
-        RoleKind::PubSub(_) => "pubsub",
-        RoleKind::Tracking(_) => "tracking",
-        RoleKind::Stream(_) => "stream",
-        RoleKind::Queue(_) => "queue",
-    }
-}
-
-/// Roles of one run all at a rate, or all in closed loop: a run is measured as open or closed
-/// loop as a whole (its latency's origin, its delivery of the rate asked).
-fn paced_alike(first: &Config, next: &Config) -> Result<(), RoleError> {
-    let name = |c: &Config| c.extras.roles.first().map_or(String::new(), |r| r.name.clone());
-    match (first.rate, next.rate) {
-        (Some(_), None) => Err(format!(
-            "--role {}: closed loop beside {} at a rate: give {} a rate (rate=N), or {} none",
-            name(next),
-            name(first),
-            name(next),
-            name(first)
-        )
-        .into()),
-        (None, Some(_)) => Err(format!(
-            "--role {}: at a rate beside {} in closed loop: give {} a rate (rate=N), or {} none",
-            name(next),
-            name(first),
-            name(first),
-            name(next)
-        )
-        .into()),
-        _ => Ok(()),
-    }
 }
 
 /// A role's command as the run of several roles sends it: its key prefix and its filler are
@@ -248,6 +246,23 @@ mod tests {
         let push = first_request(&config, 4);
         assert!(push.starts_with("*4\r\n$4\r\nZADD\r\n$6\r\njobs:1\r\n$1\r\n0\r\n"), "{push:?}");
         assert!(push.ends_with("xxx\r\n"), "{push:?}");
+    }
+
+    #[test]
+    fn each_role_counts_its_own_requests_and_is_paced_as_its_own() {
+        let mut config = base();
+        config.stop = StopAfter::Requests(10);
+        let roles = vec![
+            parse("a:pubsub:channels=2,publishers=2,rate=100").unwrap(),
+            parse("b:pubsub:channels=3,publishers=3").unwrap(),
+        ];
+        super::super::apply(&mut config, roles).unwrap();
+        assert_eq!((0..2).map(|i| config.quota(i).unwrap()).sum::<u64>(), 10);
+        assert_eq!((2..5).map(|i| config.quota(i).unwrap()).sum::<u64>(), 10);
+        assert_eq!(config.planned_requests(), Some(20));
+        assert_eq!(config.pacing(), Pacing::Mixed);
+        assert_eq!((config.pacing_of("a"), config.pacing_of("b")), (Pacing::Open, Pacing::Closed));
+        assert_eq!(config.rate, None);
     }
 
     #[test]

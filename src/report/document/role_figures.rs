@@ -209,11 +209,14 @@ pub fn markdown(roles: &[RoleReport]) -> String {
     if roles.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\n| Role | Kind | Requests | Ops/sec | p99 ms |\n|---|---|---:|---:|---:|\n");
+    let mut out =
+        String::from("\n| Role | Kind | Loop | Requests | Ops/sec | p99 ms |\n|---|---|---|---:|---:|---:|\n");
     for role in roles {
         let t = &role.totals;
         let p99_ms = t.latency_us.p99_us / 1000.0;
-        let _ = writeln!(out, "| {} | {} | {} | {:.0} | {p99_ms:.3} |", role.name, role.kind, t.count, t.ops_per_sec);
+        let mode = role.loop_mode.replace('_', " ");
+        let (name, kind) = (&role.name, &role.kind);
+        let _ = writeln!(out, "| {name} | {kind} | {mode} | {} | {:.0} | {p99_ms:.3} |", t.count, t.ops_per_sec);
     }
     for grid in Grid::by_kind(roles) {
         let mut heading: Vec<String> = vec!["Role".into()];

@@ -31,6 +31,12 @@ pub struct RoleReport {
     pub connections: usize,
     /// Publishes per second asked for; absent in closed loop.
     pub rate_per_sec: Option<f64>,
+    /// How the role's requests were paced, which says where their latency is measured from:
+    /// `open_loop` (at its rate: from each request's intended send time) or `closed_loop`
+    /// (from its actual send). Each role of a run has its own.
+    pub loop_mode: String,
+    /// Where the role's request latency is measured from: `intended_send` or `actual_send`.
+    pub latency_from: String,
     /// A pub/sub role: its channels, subscribers and how they listen.
     pub channels: Option<u64>,
     pub subscribers: Option<usize>,
@@ -152,27 +158,27 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
     let rows = config.command_rows();
     for role in &mut roles {
         role.commands = rows[config.role_commands(&role.name)].to_vec();
+        let pacing = config.pacing_of(&role.name);
+        role.loop_mode = pacing.name().into();
+        role.latency_from =
+            if pacing == crate::config::role_plan::Pacing::Open { "intended_send" } else { "actual_send" }.into();
     }
     roles
 }
 
 /// The roles' figures: with one role, the run's totals are the role's; with several, each
-/// role's requests are its own rows (`commands`) added up. Each role takes what its kind's
-/// listeners counted over the run and per interval (a run holds one role of each kind).
+/// role's requests are its own rows (`commands`) added up. Each role takes what its own
+/// listeners counted over the run and per interval, found by its name.
 pub fn measured(roles: &mut [RoleReport], totals: &OpSummary, outcome: &crate::engine::Outcome) {
     let several = roles.len() > 1;
     for role in roles {
         role.totals = if several { own_totals(&role.commands, outcome) } else { totals.clone() };
-        match role.kind.as_str() {
-            "pubsub" => {
-                role.messages = outcome.messages.clone();
-                role.over_time = outcome.role_series.clone();
-            }
-            "tracking" => role.tracking = outcome.tracking.clone(),
-            "stream" => role.stream = outcome.stream.clone(),
-            "queue" => role.queue = outcome.queue.clone(),
-            _ => {}
-        }
+        let Some(own) = outcome.role(&role.name) else { continue };
+        role.messages = own.messages.clone();
+        role.over_time = own.series.clone();
+        role.tracking = own.tracking.clone();
+        role.stream = own.stream.clone();
+        role.queue = own.queue.clone();
     }
 }
 
@@ -210,7 +216,7 @@ pub fn text(roles: &[RoleReport]) -> String {
         let l = &role.totals.latency_us;
         let _ = writeln!(
             out,
-            "Role {} ({}): {} {}, {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}",
+            "Role {} ({}): {} {}, {} request(s), {:.2}/s; latency ms p50 {:.3} p99 {:.3} p99.9 {:.3}; {}",
             role.name,
             role.kind,
             role.connections,
@@ -223,7 +229,8 @@ pub fn text(roles: &[RoleReport]) -> String {
             role.totals.ops_per_sec,
             ms(l.p50_us),
             ms(l.p99_us),
-            ms(l.p999_us)
+            ms(l.p999_us),
+            loop_words(role)
         );
         out.push_str(&tracking_text(role));
         out.push_str(&super::roles_queue::text(
@@ -268,6 +275,15 @@ pub fn text(roles: &[RoleReport]) -> String {
         }
     }
     out
+}
+
+/// How a role was paced, in words: `open loop at 1000/s, latency from intended send`.
+fn loop_words(role: &RoleReport) -> String {
+    match (role.loop_mode.as_str(), role.rate_per_sec) {
+        ("open_loop", Some(rate)) => format!("open loop at {rate}/s, latency from intended send"),
+        ("closed_loop", _) => "closed loop, latency from actual send".into(),
+        (other, _) => other.replace('_', " "),
+    }
 }
 
 /// A tracking role's lines in the text report (nothing for another role).

@@ -232,8 +232,8 @@ impl Live {
         s.memtier.ops += total;
         s.memtier.connection_errors += w.connections_lost.sorted().into_iter().map(|(_, n)| n).sum::<u64>();
         s.memtier.connections = w.active_connections;
-        if let Some((role, window)) = p.role {
-            let published = w.ops.first().map_or(0, |op| op.count - op.errors);
+        for &crate::engine::RoleInterval { name: role, row, ref window } in p.roles {
+            let published = w.ops.get(row).map_or(0, |op| op.count - op.errors);
             let key = |figure: &str| (role.to_string(), window.kind().to_string(), figure.to_string());
             *s.role_counts.entry(key("published")).or_default() += published;
             for (figure, n) in window.counts() {
@@ -268,7 +268,6 @@ impl Live {
     /// role's) are added from the run's histograms.
     pub fn run_ended(&self, outcome: &crate::engine::Outcome) {
         let mut s = self.lock();
-        let live = outcome.role_total.as_ref().map(|(name, _)| name.as_str());
         for role in crate::report::document::roles::ended(&s.role_planned, outcome) {
             let key = |figure: &str| (role.name.clone(), role.kind.clone(), figure.to_string());
             for (figure, value) in role.figures() {
@@ -283,7 +282,8 @@ impl Live {
                     }
                 }
             }
-            if live == Some(role.name.as_str()) {
+            // A role whose listeners fed its intervals live (a pub/sub role's).
+            if outcome.role(&role.name).is_some_and(|r| r.total.is_some()) {
                 continue;
             }
             for (what, h) in role.kept().into_iter().flat_map(|k| k.iter()) {

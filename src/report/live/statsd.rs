@@ -129,8 +129,8 @@ impl Statsd {
                 self.send(&name, &format!("{ms:.6}"), "g");
             }
         }
-        if let Some((role, w)) = p.role {
-            self.role(role, w, window.ops.first().map_or(0, |op| op.count - op.errors));
+        for r in p.roles {
+            self.role(r.name, &r.window, window.ops.get(r.row).map_or(0, |op| op.count - op.errors));
         }
     }
 
@@ -156,10 +156,9 @@ impl Statsd {
     /// `expected_deliveries`; every figure of the other kinds (`role.NAME.consumed`,
     /// `role.NAME.end_to_end_p99_ms`, `role.NAME.stale_reads`, ...).
     pub fn roles_ended(&mut self, outcome: &crate::engine::Outcome) {
-        let live = outcome.role_total.as_ref().map(|(name, w)| (name.as_str(), w));
         for role in crate::report::document::roles::ended(&self.roles, outcome) {
             let at = format!("role.{}", sanitise(&role.name, "-_"));
-            let window = live.filter(|(name, _)| *name == role.name).map(|(_, w)| w);
+            let window = outcome.role(&role.name).and_then(|r| r.total.as_ref());
             let sent_live = |figure: &str, value: Figure| {
                 let Some(w) = window else { return false };
                 match value {

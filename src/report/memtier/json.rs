@@ -33,6 +33,9 @@ pub struct Document {
     /// `--transaction`: the EXEC block and Totals carry `Aborts/sec`.
     pub transaction: bool,
     pub sections: Vec<Section>,
+    /// A run with roles (`--role`): per section title, the `Role` object that section holds
+    /// (a role's own section, `ROLE name RESULTS`: its name, kind, pacing and figures).
+    pub roles: Vec<(String, Value)>,
 }
 
 /// The whole document: configuration, run information, then one object per section
@@ -54,6 +57,7 @@ pub fn render(view: &MemtierView<'_>, runs: &[Outcome], pooled: &Outcome) -> Str
         hide_histogram: view.options.hide_histogram,
         transaction: config.extras.transaction,
         sections: sections(view, runs, pooled),
+        roles: Vec::new(),
     })
 }
 
@@ -72,7 +76,11 @@ pub fn write(doc: &Document) -> String {
     info.insert("Format version".into(), json!(2));
     out.insert("run information".into(), Value::Object(info));
     for section in &doc.sections {
-        out.insert(section.title.clone(), stats(doc, section));
+        let mut stats = stats(doc, section);
+        if let (Some((_, role)), Value::Object(m)) = (doc.roles.iter().find(|(t, _)| *t == section.title), &mut stats) {
+            m.insert("Role".into(), role.clone());
+        }
+        out.insert(section.title.clone(), stats);
     }
     serde_json::to_string_pretty(&Value::Object(out)).expect("a JSON value serialises") + "\n"
 }

@@ -21,8 +21,10 @@ use serde_json::{Map, Value, json};
 use super::error::MergeError;
 use super::figures::{count_only, op_stats};
 use crate::report::document::histo::{CompleteInterval, IntervalHistograms};
+use crate::report::document::role_figures::Figure;
+use crate::report::document::roles::RoleReport;
 use crate::report::document::{Configuration, Document as ResultDocument, Malformed, ValueSizeConfig};
-use crate::report::memtier::stats::{Layout, Measured, Second, base_name, sections_of};
+use crate::report::memtier::stats::{Layout, Measured, Second, Section, base_name, sections_of};
 use crate::report::memtier::{self, json::Document};
 use crate::stats::{CompactOp, OpStats};
 
@@ -31,6 +33,7 @@ const MEMTIER_ROWS: [&str; 6] = ["SET", "SETRANGE", "GET", "MGET", "GETRANGE", "
 
 /// One interval's figures, owned (the `Measured` the writer reads borrows them): summarised as
 /// a run's timeline keeps them, and in full for the runs' sums.
+#[derive(Clone)]
 struct Slot {
     index: u64,
     active: Option<u64>,
@@ -110,9 +113,11 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, MergeEr
         // memtier 2.4's default, --command-miss-tracking=auto.
         miss_tracking: true,
     };
-    let sections = if runs.len() <= 1 {
-        let slots: Vec<Slot> = runs.into_values().next().unwrap_or_default();
-        let pooled = whole.measured(&ops, pooled_total, &slots, started, secs(doc.duration_secs));
+    let runs_count = runs.len();
+    let one_run: Vec<Slot> =
+        if runs_count <= 1 { runs.values().next().map(|v| v.to_vec()).unwrap_or_default() } else { Vec::new() };
+    let sections = if runs_count <= 1 {
+        let pooled = whole.measured(&ops, pooled_total, &one_run, started, secs(doc.duration_secs));
         sections_of(layout, &[], &pooled)
     } else {
         // --runs: each run's rows are the sums of its intervals; the runs follow one another.
@@ -141,6 +146,12 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, MergeEr
         sections_of(layout, &each, &pooled)
     };
 
+    // A run of roles (one run: `--runs` takes no roles): a section per role after the run's.
+    let roles = if runs_count <= 1 { &doc.roles[..] } else { &[] };
+    let at = (started, doc.duration_secs);
+    let (role_sections, role_objects) = role_sections(roles, (&whole, layout, &quantiles), (&ops, &one_run), at);
+    let sections = [sections, role_sections].concat();
+
     let threads = config.threads.max(1);
     let connections = config.connections.max(1);
     let requests_per_client = config.requests.unwrap_or(0) / connections as u64;
@@ -158,8 +169,77 @@ pub fn render(doc: &ResultDocument, options: &Options) -> Result<String, MergeEr
         hide_histogram: options.hide_histogram,
         transaction: doc.configuration.transaction,
         sections,
+        roles: role_objects,
     };
     Ok(memtier::json::write(&document))
+}
+
+/// Each role's section ([`role_section`]), and its `Role` object by the section's title.
+fn role_sections(
+    roles: &[RoleReport],
+    (whole, layout, quantiles): (&Whole<'_>, Layout, &[f64]),
+    (ops, slots): (&[OpStats], &[Slot]),
+    at: (u64, f64),
+) -> (Vec<Section>, Vec<(String, Value)>) {
+    let mut sections = Vec::new();
+    let mut objects = Vec::new();
+    for role in roles {
+        let (section, object) = role_section(role, (whole, layout, quantiles), (ops, slots), at);
+        objects.push((section.title.clone(), object));
+        sections.push(section);
+    }
+    (sections, objects)
+}
+
+/// A role's own section, `ROLE name RESULTS`: memtier's blocks for the role's rows only (its
+/// requests; their Totals and Time-Serie the role's alone), and the `Role` object that names
+/// the role, its kind, how it was paced and its own figures (`RoleReport::figures`).
+fn role_section(
+    role: &RoleReport,
+    (whole, layout, quantiles): (&Whole<'_>, Layout, &[f64]),
+    (ops, slots): (&[OpStats], &[Slot]),
+    (started, duration_secs): (u64, f64),
+) -> (Section, Value) {
+    let rows: Vec<usize> = (0..whole.names.len()).filter(|&i| role.commands.contains(&whole.names[i])).collect();
+    let names: Vec<String> = rows.iter().map(|&i| whole.names[i].clone()).collect();
+    let own: Vec<OpStats> = rows.iter().map(|&i| ops[i].clone()).collect();
+    let own_slots: Vec<Slot> = slots
+        .iter()
+        .map(|s| {
+            let full: Vec<OpStats> = rows.iter().map(|&i| s.full[i].clone()).collect();
+            let full_total = crate::stats::total(&full);
+            Slot {
+                index: s.index,
+                active: s.active,
+                ops: rows.iter().map(|&i| s.ops[i].clone()).collect(),
+                total: full_total.compact(quantiles),
+                full,
+                full_total,
+            }
+        })
+        .collect();
+    let role_whole = Whole { names: &names, ..*whole };
+    let measured = role_whole.measured(
+        &own,
+        crate::stats::total(&own),
+        &own_slots,
+        started,
+        Duration::from_secs_f64(duration_secs.max(0.0)),
+    );
+    let section = Section::build(layout, &format!("ROLE {} RESULTS", role.name), &measured);
+    let mut object = Map::new();
+    object.insert("Name".into(), json!(role.name));
+    object.insert("Kind".into(), json!(role.kind));
+    object.insert("Loop mode".into(), json!(role.loop_mode));
+    object.insert("Latency from".into(), json!(role.latency_from));
+    for (name, figure) in role.figures() {
+        let value = match figure {
+            Figure::Count(n) | Figure::Level(n) => json!(n),
+            other => json!(other.value()),
+        };
+        object.insert(name, value);
+    }
+    (section, Value::Object(object))
 }
 
 /// What every section of the merged result shares.

@@ -27,7 +27,12 @@ pub(super) fn merge(
     own_totals: &dyn Fn(&[String]) -> crate::report::document::OpSummary,
 ) -> Result<(Vec<RoleReport>, RoleHistograms), MergeError> {
     let first = &inputs[0].doc.roles;
-    let names = |roles: &[RoleReport]| roles.iter().map(|r| (r.name.clone(), r.kind.clone())).collect::<Vec<_>>();
+    // Each role is found by its name in every shard: the shards' roles match as sets.
+    let names = |roles: &[RoleReport]| {
+        let mut named: Vec<(String, String)> = roles.iter().map(|r| (r.name.clone(), r.kind.clone())).collect();
+        named.sort();
+        named
+    };
     for i in &inputs[1..] {
         if names(&i.doc.roles) != names(first) {
             return Err(format!(
@@ -41,8 +46,9 @@ pub(super) fn merge(
         }
     }
     let (mut roles, mut histograms) = (Vec::new(), RoleHistograms::new());
-    for (k, role) in first.iter().enumerate() {
-        let shards: Vec<(&Input, &RoleReport)> = inputs.iter().map(|i| (i, &i.doc.roles[k])).collect();
+    for role in first {
+        let shards: Vec<(&Input, &RoleReport)> =
+            inputs.iter().filter_map(|i| Some((i, i.doc.roles.iter().find(|r| r.name == role.name)?))).collect();
         let mut merged = role.clone();
         merged.connections = shards.iter().map(|(_, r)| r.connections).sum();
         merged.subscribers = shards.iter().map(|(_, r)| r.subscribers).sum();

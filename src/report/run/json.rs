@@ -140,9 +140,14 @@ pub fn frame(config: &Config, label: Option<&str>) -> Document {
         tool: Tool { name: "respbench".into(), version: env!("CARGO_PKG_VERSION").into() },
         configuration: configuration(config, 1),
         measurement: Measurement {
-            latency_from: "intended_send".into(),
+            // Several roles, some at a rate: each role's own (`roles[].latency_from`).
+            latency_from: match config.pacing() {
+                crate::config::role_plan::Pacing::Mixed => "per_role",
+                _ => "intended_send",
+            }
+            .into(),
             latency_to: "reply_read".into(),
-            mode: if config.rate.is_some() { "open_loop" } else { "closed_loop" }.into(),
+            mode: config.pacing().name().into(),
             histogram: "hdrhistogram, 3 significant digits (time-series intervals: 2), nanosecond values".into(),
             description: crate::report::method(config).into(),
             clock_offset_bound_us: None,

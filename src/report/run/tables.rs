@@ -46,10 +46,11 @@ fn roles_csv(doc: &Document) -> String {
         return String::new();
     }
     let grid = Grid::of(&doc.roles);
-    let mut out = format!("\nrole,kind,{}\n", grid.columns.join(","));
+    let mut out = format!("\nrole,kind,loop_mode,{}\n", grid.columns.join(","));
     for (role, cells) in &grid.rows {
         let cells: Vec<String> = cells.iter().map(|c| c.map(Figure::text).unwrap_or_default()).collect();
-        let _ = writeln!(out, "{},{},{}", field(&role.name), field(&role.kind), cells.join(","));
+        let (name, kind, mode) = (field(&role.name), field(&role.kind), field(&role.loop_mode));
+        let _ = writeln!(out, "{name},{kind},{mode},{}", cells.join(","));
     }
     out
 }

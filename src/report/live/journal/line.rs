@@ -65,9 +65,10 @@ pub(crate) struct IntervalLine {
     pub window_connections: u64,
     pub server_sample: Option<ServerSample>,
     pub active_connections: Option<u64>,
-    /// `--role`: what the role's listeners counted in the interval.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<RoleLine>,
+    /// `--role`: what each role's listeners counted in the interval (the roles whose
+    /// listeners count beside the requests: pub/sub roles).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleLine>,
 }
 
 /// A role's interval: its counts by name, and its own latency (at the interval log's

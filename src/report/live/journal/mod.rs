@@ -68,8 +68,9 @@ struct Pending {
     server: Option<ServerInfo>,
     /// The rows' names (the interval log tags every row by its name).
     names: Vec<String>,
-    /// The run's role and what its listeners counted in the interval.
-    role: Option<(String, RoleWindow)>,
+    /// The run's roles whose listeners count beside the requests, each with what they
+    /// counted in the interval.
+    roles: Vec<(String, RoleWindow)>,
 }
 
 /// The writer thread's side: the files, and what happened to them.
@@ -156,7 +157,7 @@ impl Pending {
             window_connections: w.active_connections,
             server_sample: i.server,
             active_connections: i.active_connections,
-            role: self.role.as_ref().map(|(name, w)| RoleLine::of(name, w)),
+            roles: self.roles.iter().map(|(name, w)| RoleLine::of(name, w)).collect(),
         }
     }
 }
@@ -322,7 +323,7 @@ impl Journal {
             start: p.start,
             server: if first { p.server.cloned() } else { None },
             names: p.command_names.to_vec(),
-            role: p.role.map(|(name, w)| (name.to_string(), w.coarse())),
+            roles: p.roles.iter().map(|r| (r.name.to_string(), r.window.coarse())).collect(),
         };
         self.send(Work::Interval(Box::new(pending)));
     }

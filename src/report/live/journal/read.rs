@@ -55,11 +55,7 @@ pub fn recover(text: &str, what: &str, read_log: &ReadLog<'_>) -> Result<Recover
             )
             .into());
         }
-        // The pub/sub role's subscribers and its PUBLISH row (the first, with one role).
-        let pubsub = header.frame.roles.iter().find(|r| r.kind == "pubsub");
-        let subscribers = pubsub.and_then(|r| r.subscribers).unwrap_or(0);
-        let publish = pubsub.and_then(|r| r.commands.first()).map(String::as_str);
-        let (o, h) = outcome(run, lines, &intervals, (subscribers, publish))
+        let (o, h) = outcome(run, lines, &intervals, &header.frame.roles)
             .map_err(|e| format!("{what}: run {}: {e}", run + 1))?;
         outcomes.push(o);
         inline.extend(h);
@@ -147,7 +143,7 @@ fn outcome(
     run: usize,
     lines: RunLines,
     logged: &[LoggedInterval],
-    subscribers: (usize, Option<&str>),
+    planned: &[crate::report::document::roles::RoleReport],
 ) -> Result<(Outcome, Vec<IntervalHistograms>), Malformed> {
     let first = &lines.intervals[0];
     let (started_unix_ms, server, names) = (first.started_unix_ms, first.server.clone(), first.command_names.clone());
@@ -158,9 +154,9 @@ fn outcome(
     // Down spans come back on a clock of their own: only their distances matter.
     let base = Instant::now();
     let at = |secs: f64| base + Duration::from_secs_f64(secs.max(0.0));
-    let mut role = Role::default();
+    let mut heard = Heard::default();
     for (line, logged) in lines.intervals.into_iter().zip(logged) {
-        role.add(&line)?;
+        heard.add(&line)?;
         let window = window(&line, (logged, &names), unit_row, &at)?;
         totals.merge(&window);
         inline.push(IntervalHistograms::of(run, line.index, &window.total(), names.iter().zip(&window.ops)));
@@ -204,12 +200,7 @@ fn outcome(
         // The latency's parts come back from the interval log; the clock's bound is the run's end's.
         clock_bound_ns: 0,
         stamps_refused: None,
-        messages: None,
-        role_total: None,
-        role_series: Vec::new(),
-        tracking: None,
-        stream: None,
-        queue: None,
+        roles: Vec::new(),
         warnings: ended.warnings,
         notes: Vec::new(),
         runs: Vec::new(),
@@ -226,51 +217,59 @@ fn outcome(
         client_stats: Vec::new(),
     };
     outcome.runs = vec![outcome.figures()];
-    role.into(&mut outcome, subscribers);
+    heard.into(&mut outcome, planned);
     for mut ended in roles {
         if let Some(encoded) = role_histograms.get(&ended.name) {
             ended.keep(crate::report::document::roles::decoded(encoded)?);
         }
-        outcome.stream = outcome.stream.take().or(ended.stream);
-        outcome.queue = outcome.queue.take().or(ended.queue);
-        outcome.tracking = outcome.tracking.take().or(ended.tracking);
+        if ended.stream.is_some() || ended.queue.is_some() || ended.tracking.is_some() {
+            let role = outcome.role_mut(&ended.name);
+            (role.stream, role.queue, role.tracking) = (ended.stream, ended.queue, ended.tracking);
+        }
     }
     Ok((outcome, inline))
 }
 
-/// A role's intervals, as its journal lines give them back.
+/// The roles' intervals, as the journal lines give them back, by role.
 #[derive(Default)]
-struct Role {
-    total: Option<(String, RoleWindow)>,
-    series: Vec<RolePoint>,
+struct Heard {
+    roles: Vec<(String, RoleWindow, Vec<RolePoint>)>,
 }
 
-impl Role {
+impl Heard {
     fn add(&mut self, line: &IntervalLine) -> Result<(), Malformed> {
-        let Some(r) = &line.role else { return Ok(()) };
-        let latency = r.latency.as_deref().map(histo::decode).transpose()?.map(|h| crate::stats::widen(&h));
-        let Some(window) = RoleWindow::of(&r.kind, &r.counts, latency, r.latency_sum_ns) else {
-            return Err(format!("interval {}: role {} of an unknown kind '{}'", line.index, r.name, r.kind).into());
-        };
-        let span = (line.start_secs, line.duration_secs);
-        self.series.push(window.point((line.run, line.index), span));
-        match self.total.as_mut() {
-            Some((_, total)) => total.add(&window),
-            None => self.total = Some((r.name.clone(), window)),
+        for r in &line.roles {
+            let latency = r.latency.as_deref().map(histo::decode).transpose()?.map(|h| crate::stats::widen(&h));
+            let Some(window) = RoleWindow::of(&r.kind, &r.counts, latency, r.latency_sum_ns) else {
+                return Err(format!("interval {}: role {} of an unknown kind '{}'", line.index, r.name, r.kind).into());
+            };
+            let point = window.point((line.run, line.index), (line.start_secs, line.duration_secs));
+            match self.roles.iter_mut().find(|(name, ..)| *name == r.name) {
+                Some((_, total, series)) => {
+                    total.add(&window);
+                    series.push(point);
+                }
+                None => self.roles.push((r.name.clone(), window, vec![point])),
+            }
         }
         Ok(())
     }
 
-    /// The role's figures in `outcome`: its messages from the journaled intervals (those of the
-    /// interval under way when the run was killed are not in them, on either side).
-    fn into(self, outcome: &mut Outcome, (subscribers, publish): (usize, Option<&str>)) {
-        let Some((name, total)) = self.total else { return };
-        let row = publish.and_then(|p| outcome.command_names.iter().position(|n| n == p)).unwrap_or(0);
-        let answered = outcome.ops.get(row).map_or((0, 0), |op| (op.count - op.errors, op.hits));
-        let RoleWindow::Messages(received) = &total;
-        outcome.messages = Some(Messages::of(subscribers, answered, received, Vec::new()));
-        outcome.role_total = Some((name, total));
-        outcome.role_series = self.series;
+    /// Each role's figures in `outcome`: its messages from the journaled intervals (those of
+    /// the interval under way when the run was killed are not in them, on either side), its
+    /// subscribers and PUBLISH row from its plan (`planned`).
+    fn into(self, outcome: &mut Outcome, planned: &[crate::report::document::roles::RoleReport]) {
+        for (name, total, series) in self.roles {
+            let plan = planned.iter().find(|r| r.name == name);
+            let subscribers = plan.and_then(|r| r.subscribers).unwrap_or(0);
+            let publish = plan.and_then(|r| r.commands.first());
+            let row = publish.and_then(|p| outcome.command_names.iter().position(|n| n == p)).unwrap_or(0);
+            let answered = outcome.ops.get(row).map_or((0, 0), |op| (op.count - op.errors, op.hits));
+            let RoleWindow::Messages(received) = &total;
+            let role = outcome.role_mut(&name);
+            role.messages = Some(Messages::of(subscribers, answered, received, Vec::new()));
+            (role.total, role.series) = (Some(total), series);
+        }
     }
 }
 

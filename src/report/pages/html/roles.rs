@@ -17,16 +17,17 @@ pub(super) fn html(b: &mut String, doc: &Document) {
         return;
     }
     b.push_str(
-        "<h2>Roles</h2><div class=\"scroll\"><table><tr><th>role</th><th>kind</th><th>requests</th><th>ops/s</th>\
+        "<h2>Roles</h2><div class=\"scroll\"><table><tr><th>role</th><th>kind</th><th>loop</th><th>requests</th><th>ops/s</th>\
          <th>p99 ms</th></tr>",
     );
     for role in &doc.roles {
         let t = &role.totals;
         let _ = write!(
             b,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.3}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.3}</td></tr>",
             escape(&role.name),
             escape(&role.kind),
+            escape(&role.loop_mode.replace('_', " ")),
             t.count,
             t.ops_per_sec,
             t.latency_us.p99_us / 1000.0
