@@ -356,23 +356,26 @@ fn client(
 /// Each role's delivery figures in a line (a run of `clientconfigs`).
 fn role_figures(outcome: &crate::engine::Outcome) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(m) = &outcome.messages {
-        lines.push(format!(
-            "pubsub: {} published, {} delivered of {} expected, {} lost, {} duplicated, {} out of order",
-            m.published, m.delivered, m.expected_deliveries, m.lost, m.duplicated, m.out_of_order
-        ));
-    }
-    if let Some(t) = &outcome.tracking {
-        lines.push(format!(
-            "tracking: {} invalidations, {} reads ({} local), {} stale reads",
-            t.invalidations, t.reads, t.local_hits, t.stale_reads
-        ));
-    }
-    if let Some(s) = &outcome.stream {
-        lines.push(format!("stream: {} produced, {} consumed, {} unconsumed", s.produced, s.consumed, s.unconsumed));
-    }
-    if let Some(q) = &outcome.queue {
-        lines.push(format!("queue: {} produced, {} consumed, {} unconsumed", q.produced, q.consumed, q.unconsumed));
+    for role in &outcome.roles {
+        if let Some(m) = &role.messages {
+            lines.push(format!(
+                "pubsub: {} published, {} delivered of {} expected, {} lost, {} duplicated, {} out of order",
+                m.published, m.delivered, m.expected_deliveries, m.lost, m.duplicated, m.out_of_order
+            ));
+        }
+        if let Some(t) = &role.tracking {
+            lines.push(format!(
+                "tracking: {} invalidations, {} reads ({} local), {} stale reads",
+                t.invalidations, t.reads, t.local_hits, t.stale_reads
+            ));
+        }
+        if let Some(s) = &role.stream {
+            lines
+                .push(format!("stream: {} produced, {} consumed, {} unconsumed", s.produced, s.consumed, s.unconsumed));
+        }
+        if let Some(q) = &role.queue {
+            lines.push(format!("queue: {} produced, {} consumed, {} unconsumed", q.produced, q.consumed, q.unconsumed));
+        }
     }
     lines
 }
