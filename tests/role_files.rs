@@ -8,7 +8,7 @@ use common::roles::assert_refused;
 use common::*;
 use serde_json::Value;
 
-on_each_server!(a_mix_role_beside_a_pubsub_role_keeps_its_own_rows);
+on_each_server!(a_mix_role_beside_a_pubsub_role_keeps_its_own_rows, a_scenario_runs_a_pubsub_role_and_a_mix_role);
 
 fn count(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
@@ -76,4 +76,100 @@ fn a_mix_role_with_settings_or_twice_is_one_line() {
     let server = Server::start(&[]);
     assert_refused(&server, &["--role", "cache:mix:connections=3"], &["--role cache:mix takes no settings"]);
     assert_refused(&server, &["--role", "a:mix", "--role", "b:mix"], &["--role b: a names the command line's mix"]);
+}
+
+/// A scenario with a pub/sub role and a mix role of its own keys, pipeline and rate.
+const SCENARIO: &str = r#"
+[keyspaces.hot]
+prefix = "hot:"
+min = 1
+max = 20
+
+[values.small]
+size = "8"
+
+[mixes.writes]
+commands = [{ command = "SET __key__ __data__", keyspace = "hot" }]
+
+[[phase]]
+kind = "run"
+duration = "1s"
+
+[[phase.role]]
+name = "news"
+kind = "pubsub"
+settings = "channels=4,subscribers=3,rate=400"
+
+[[phase.role]]
+name = "cache"
+kind = "mix"
+mix = "writes"
+values = "small"
+connections = 2
+pipeline = 4
+rate = 200
+"#;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn a_scenario_runs_a_pubsub_role_and_a_mix_role(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "roles.toml", SCENARIO);
+    let json = dir.path().join("out.json");
+    let out =
+        respbench().args(["run", &file, "-p", &server.port_arg(), "--json", json.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let result = &doc["phases"][0]["result"];
+    let r = roles(result, &["news", "cache"]);
+    pubsub_and_mix_hold(result, r[0], r[1], 3);
+    assert_eq!((count(r[1], "connections"), r[1]["rate_per_sec"].as_f64()), (2, Some(200.0)), "{}", r[1]);
+    assert_eq!(server.cli(&["STRLEN", "hot:1"]).trim(), "8", "the mix role's keys and values");
+}
+
+/// `respbench run FILE` of `text` (no server needed: refused before connecting); asserts
+/// exit 2 with one line holding each of `says`.
+fn assert_file_refused(text: &str, says: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bad.toml", text);
+    let out = respbench().args(["run", &file, "-p", &free_port().to_string()]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(says.iter().all(|s| err.contains(s)), "{err}");
+}
+
+#[test]
+fn a_scenario_role_that_cannot_run_is_one_line_naming_it() {
+    let run = "[mixes.m]\nset = 1\n[[phase]]\nkind = \"run\"\nduration = \"1s\"\n";
+    let cases: [(String, &[&str]); 5] = [
+        (
+            format!("{run}[[phase.role]]\nname = \"c\"\nkind = \"mix\"\n"),
+            &["role 'c' names nothing to do: give it mix"],
+        ),
+        (
+            format!("{run}[[phase.role]]\nname = \"n\"\nkind = \"pubsub\"\nconnections = 3\n"),
+            &["role 'n': 'connections' is a mix role's key"],
+        ),
+        (
+            format!("{run}[[phase.role]]\nname = \"n\"\nkind = \"pubsub\"\nsettings = \"publishers=0\"\n"),
+            &["--role n has subscribers but no publishers: give it publishers=N"],
+        ),
+        (
+            format!("{run}[[phase.role]]\nname = \"c\"\nkind = \"mix\"\nmix = \"m\"\nsettings = \"x=1\"\n"),
+            &["role 'c': a mix role takes its run keys"],
+        ),
+        (
+            format!("{run}[[phase.role]]\nname = \"c\"\nkind = \"mix\"\nmix = \"nope\"\n"),
+            &["'nope' is not defined under [mixes]"],
+        ),
+    ];
+    for (text, says) in &cases {
+        assert_file_refused(text, says);
+    }
 }
