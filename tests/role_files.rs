@@ -8,7 +8,12 @@ use common::roles::assert_refused;
 use common::*;
 use serde_json::Value;
 
-on_each_server!(a_mix_role_beside_a_pubsub_role_keeps_its_own_rows, a_scenario_runs_a_pubsub_role_and_a_mix_role);
+on_each_server!(
+    a_mix_role_beside_a_pubsub_role_keeps_its_own_rows,
+    a_scenario_runs_a_pubsub_role_and_a_mix_role,
+    ab_runs_the_same_roles_on_both_sides,
+    capacity_searches_the_named_roles_rate
+);
 
 fn count(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
@@ -172,4 +177,67 @@ fn a_scenario_role_that_cannot_run_is_one_line_naming_it() {
     for (text, says) in &cases {
         assert_file_refused(text, says);
     }
+}
+
+/// ab's roles, held by both sides; each side's own mix as the `cache` role.
+const AB_ROLES: [&str; 4] = ["--role", "news:pubsub:channels=2,subscribers=2,rate=200", "--role", "cache:mix"];
+
+fn ab_runs_the_same_roles_on_both_sides(kind: Kind) {
+    let (a, b) = (Server::start_as(kind, &[]), Server::start_as(kind, &[]));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ab.json");
+    let side = |s: &Server| format!("-p {} --command 'SET k __data__' -c 2 --rate 100", s.port);
+    let out = respbench()
+        .args(["ab", "--a", &side(&a), "--b", &side(&b)])
+        .args(AB_ROLES)
+        .args(["--rounds", "2", "--round-duration", "300ms", "--warmup", "0", "--seed", "1"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    for side in ["a", "b"] {
+        let rounds = doc[side]["rounds"].as_array().expect("rounds");
+        assert_eq!(rounds.len(), 2, "{}", doc[side]);
+    }
+    // Both sides ran both roles: publishes and the mix's SETs on each server.
+    for s in [&a, &b] {
+        assert!(s.calls("publish") > 0 && s.calls("set") > 0, "publish and set on :{}", s.port);
+    }
+    // A warm-up before each round would leave some of the pub/sub role's messages unmatched.
+    let out = respbench().args(["ab", "--a", &side(&a), "--b", &side(&b)]).args(AB_ROLES).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!((out.status.code(), err.trim().lines().count()), (Some(2), 1), "{err}");
+    assert!(err.contains("--a: role news (pubsub) counts every message over each round: give ab --warmup 0"), "{err}");
+}
+
+fn capacity_searches_the_named_roles_rate(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("capacity.json");
+    let base = ["capacity", "-p", &server.port_arg(), "--slo", "p99=500ms", "--duration", "300ms"];
+    let roles = ["--role", "news:pubsub:channels=2,subscribers=2,rate=50", "--role", "cache:mix"];
+    let out = respbench()
+        .args(base)
+        .args(roles)
+        .args(["--command", "SET __key__ x", "--start-rate", "100", "--max-rate", "200", "--search-role", "cache"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let steps = doc["capacity"]["steps"].as_array().expect("steps");
+    let requested: Vec<f64> = steps.iter().map(|s| s["requested_per_sec"].as_f64().unwrap()).collect();
+    assert_eq!(requested, [100.0, 200.0], "{doc}");
+    // Each step's achieved rate is the searched role's alone (the publishes are not counted).
+    for s in steps {
+        let achieved = s["achieved_per_sec"].as_f64().unwrap();
+        assert!(achieved < s["requested_per_sec"].as_f64().unwrap() * 1.2, "{s}");
+    }
+    assert!(server.calls("publish") > 0, "the pub/sub role ran at its own rate");
+    // Several roles and no --search-role: which rate to search is the user's to say.
+    let out = respbench().args(base).args(roles).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!((out.status.code(), err.trim().lines().count()), (Some(2), 1), "{err}");
+    assert!(err.contains("name it with --search-role NAME (one of news, cache)"), "{err}");
 }

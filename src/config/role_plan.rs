@@ -8,10 +8,12 @@ use super::role::{Listen, PubSub, Role, RoleError, RoleKind};
 
 mod groups;
 mod mix;
+mod rate;
 mod tracking;
 use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
 pub use groups::Group;
 pub use mix::mix_role;
+pub use rate::set_role_rate;
 
 /// Makes `config` run `roles`: a pub/sub role's publishers become the run's connections, its
 /// PUBLISH (SPUBLISH for `mode=ssubscribe`) the mix, its channels the key range, walked in
