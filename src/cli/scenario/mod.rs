@@ -16,8 +16,7 @@ pub mod schema;
 use std::path::{Path, PathBuf};
 
 pub(crate) use plan::Planned;
-pub use plan::{PlanError, Setting, Step, Tool, Value};
-pub use roles::StepRole;
+pub use plan::{PlanError, Setting, Step, StepRole, Tool, Value};
 pub use schema::{Kind, Phase, PhaseRole, Price, Scenario};
 
 /// A scenario file as read: its text (kept in the result, with its hash) and its contents.

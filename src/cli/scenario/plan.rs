@@ -40,7 +40,7 @@ pub struct Step {
     /// Where the phase starts in the file (byte offsets), for messages.
     pub span: std::ops::Range<usize>,
     /// The run's roles (`[[phase.role]]`).
-    pub roles: Vec<super::roles::StepRole>,
+    pub roles: Vec<StepRole>,
 }
 
 impl Step {
@@ -270,5 +270,30 @@ fn shown(s: &Setting) -> String {
     match &s.value {
         Value::Password(_) => "-a".into(),
         v => format!("--{}", v.long().unwrap_or_default()),
+    }
+}
+
+/// A role of a step, as the file gives it.
+#[derive(Debug, Clone)]
+pub enum StepRole {
+    /// A kind role, read, and as the file gives it (`NAME:KIND:SETTINGS`).
+    Kind { role: crate::config::role::Role, text: String },
+    /// A mix role: its name, the step's connection settings and its run keys' settings,
+    /// planned when the step is.
+    Mix { name: String, target: Vec<Setting>, settings: Vec<Setting> },
+}
+
+impl StepRole {
+    /// The role as `--dry-run` shows it, for people: a kind role as its flag, a mix role's own
+    /// settings in brackets. Never parsed.
+    pub(super) fn shown(&self) -> String {
+        match self {
+            StepRole::Kind { text, .. } => format!("--role {text}"),
+            StepRole::Mix { name, settings, .. } => {
+                let own = settings.iter().filter(|s| !s.text.is_empty());
+                let words: Vec<String> = own.map(|s| format!("{}={}", s.key, s.text)).collect();
+                format!("--role {name}:mix[{}]", words.join(" "))
+            }
+        }
     }
 }

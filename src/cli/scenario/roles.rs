@@ -5,20 +5,10 @@
 
 use super::compile::Compiler;
 use super::error::ScenarioError;
-use super::plan::{PlanError, Planned, Setting, Step, Tool};
+use super::plan::{PlanError, Planned, Setting, Step, StepRole, Tool};
 use super::schema::{Kind, Phase, PhaseRole};
 use super::{kind_name, locate};
 use crate::config::role::Role;
-
-/// A role of a step, as the file gives it.
-#[derive(Debug, Clone)]
-pub enum StepRole {
-    /// A kind role, read, and as the file gives it (`NAME:KIND:SETTINGS`).
-    Kind { role: Role, text: String },
-    /// A mix role: its name, the step's connection settings and its run keys' settings,
-    /// planned when the step is.
-    Mix { name: String, target: Vec<Setting>, settings: Vec<Setting> },
-}
 
 /// The keys only a mix role takes, by name, and whether the role gives each.
 fn mix_keys(r: &PhaseRole) -> [(&'static str, bool); 8] {
@@ -131,20 +121,5 @@ impl Step {
             }
         }
         Ok(out)
-    }
-}
-
-impl StepRole {
-    /// The role as `--dry-run` shows it, for people: a kind role as its flag, a mix role's own
-    /// settings in brackets. Never parsed.
-    pub(super) fn shown(&self) -> String {
-        match self {
-            StepRole::Kind { text, .. } => format!("--role {text}"),
-            StepRole::Mix { name, settings, .. } => {
-                let own = settings.iter().filter(|s| !s.text.is_empty());
-                let words: Vec<String> = own.map(|s| format!("{}={}", s.key, s.text)).collect();
-                format!("--role {name}:mix[{}]", words.join(" "))
-            }
-        }
     }
 }

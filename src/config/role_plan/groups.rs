@@ -211,50 +211,53 @@ fn self_contained(command: &CommandSpec, plan: &Config) -> CommandSpec {
     CommandSpec { args, ..command.clone() }
 }
 
+/// A plan as the command line would make it, for the role plans' tests.
 #[cfg(test)]
-pub(super) mod tests {
-    use std::sync::Arc;
+pub(super) fn base() -> Config {
+    use super::super::{Extras, Faults, KeyPattern, ServerOptions, StopAfter, Target};
     use std::time::Duration;
+    Config {
+        server: ServerOptions {
+            target: Target::Tcp { host: "h".into(), port: 1 },
+            user: None,
+            password: None,
+            db: None,
+            resp3: false,
+            tls: None,
+            connect_timeout: None,
+            session: Default::default(),
+        },
+        connections: 50,
+        threads: 4,
+        pipeline: 1,
+        stop: StopAfter::Duration(Duration::from_secs(2)),
+        commands: vec![CommandSpec::get(1, KeyPattern::Random)],
+        keys: KeyRange { prefix: "memtier-".into(), min: 0, max: 9 },
+        values: ValueSize::Fixed(32),
+        random_data: false,
+        expiry: None,
+        seed: 9,
+        same_stream: false,
+        conn_jitter: None,
+        interval: Duration::from_secs(1),
+        rate: None,
+        warmup: Duration::ZERO,
+        sequence: None,
+        faults: Faults::default(),
+        cluster: None,
+        ramp: None,
+        extras: Extras::default(),
+    }
+}
 
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::super::KeyPattern;
     use super::super::super::role::parse;
-    use super::super::super::{Extras, Faults, KeyPattern, ServerOptions, StopAfter, Target};
     use super::*;
     use crate::workload::{RequestGen, Workload};
-
-    pub(in super::super) fn base() -> Config {
-        Config {
-            server: ServerOptions {
-                target: Target::Tcp { host: "h".into(), port: 1 },
-                user: None,
-                password: None,
-                db: None,
-                resp3: false,
-                tls: None,
-                connect_timeout: None,
-                session: Default::default(),
-            },
-            connections: 50,
-            threads: 4,
-            pipeline: 1,
-            stop: StopAfter::Duration(Duration::from_secs(2)),
-            commands: vec![CommandSpec::get(1, KeyPattern::Random)],
-            keys: KeyRange { prefix: "memtier-".into(), min: 0, max: 9 },
-            values: ValueSize::Fixed(32),
-            random_data: false,
-            expiry: None,
-            seed: 9,
-            same_stream: false,
-            conn_jitter: None,
-            interval: Duration::from_secs(1),
-            rate: None,
-            warmup: Duration::ZERO,
-            sequence: None,
-            faults: Faults::default(),
-            cluster: None,
-            ramp: None,
-            extras: Extras::default(),
-        }
-    }
 
     /// What connection `conn` sends first, as text.
     fn first_request(config: &Config, conn: usize) -> String {

@@ -73,7 +73,7 @@ mod tests {
 
     #[test]
     fn the_command_line_mix_named_is_the_run_it_always_was() {
-        let mut config = super::super::groups::tests::base();
+        let mut config = super::super::groups::base();
         let alone = config.clone();
         super::super::apply(&mut config, vec![parse("cache:mix").unwrap()]).unwrap();
         let RoleKind::Mix(Some(m)) = &config.extras.roles[0].kind else { panic!("a planned mix role") };
@@ -86,7 +86,7 @@ mod tests {
     fn a_mix_role_refuses_what_a_group_cannot_hold() {
         let e = parse("cache:mix:connections=3").unwrap_err().to_string();
         assert!(e.starts_with("--role cache:mix takes no settings"), "{e}");
-        let mut plan = super::super::groups::tests::base();
+        let mut plan = super::super::groups::base();
         plan.extras.transaction = true;
         let e = mix_role("cache", &plan).unwrap_err().to_string();
         assert_eq!(e, "--role cache: a mix role cannot hold --transaction: run it on its own");
