@@ -22,6 +22,7 @@ fn clients(name: &str) -> String {
 on_each_server!(
     publishers_and_pubsub_sub_bench_subscribers_run_as_a_pubsub_role,
     a_writer_and_bcast_listeners_run_as_a_bcast_tracking_role,
+    plain_memtier_clients_together_run_as_mix_roles_each_paced_as_its_own,
 );
 
 /// Runs one specification of specs-clients for `time`, its files written to `dir`: the
@@ -64,6 +65,27 @@ fn publishers_and_pubsub_sub_bench_subscribers_run_as_a_pubsub_role(kind: Kind) 
     assert!(stderr(&out).contains("note: pubsub-sub-bench's 100 connections on 1 channel(s) each"), "{}", stderr(&out));
     let summary = read_json(&dir.path().join("summary.json"));
     assert!(summary["specs"][0]["roles"][0].as_str().unwrap().starts_with("pubsub: "), "{summary}");
+}
+
+fn plain_memtier_clients_together_run_as_mix_roles_each_paced_as_its_own(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (_, doc) = run_clients(&server, "two-mixes.yml", "1s", dir.path());
+    let roles = doc["roles"].as_array().unwrap();
+    let named: Vec<(&str, &str, &str)> = roles
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["kind"].as_str().unwrap(), r["loop_mode"].as_str().unwrap()))
+        .collect();
+    assert_eq!(named, [("client1", "mix", "open_loop"), ("client2", "mix", "closed_loop")], "{doc}");
+    assert_eq!((count(&roles[0], "connections"), count(&roles[1], "connections")), (1, 10), "{doc}");
+    // Each client's requests are its own role's rows, and the server saw both mixes.
+    let sent = |r: &serde_json::Value| count(&r["totals"], "count");
+    assert!(sent(&roles[0]) > 0 && sent(&roles[1]) > sent(&roles[0]), "{doc}");
+    // The spec runner reads INFO itself (topology, keyspace), so the server saw more.
+    assert!(server.calls("info") >= sent(&roles[0]), "client1's INFOs reached the server");
+    assert_eq!(server.calls("get"), sent(&roles[1]), "every GET is client2's");
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    assert!(notes.iter().any(|n| n.contains("each memtier_benchmark client is a role of its own mix")), "{notes:?}");
 }
 
 fn a_writer_and_bcast_listeners_run_as_a_bcast_tracking_role(kind: Kind) {
@@ -116,8 +138,9 @@ fn dry_run_shows_each_role_and_refuses_an_unknown_tool_in_one_line() {
     let out = respbench().args(["spec", "--dry-run"]).arg(&dir).output().unwrap();
     let text = stdout(&out);
     assert!(out.status.success(), "{}{text}", stderr(&out));
-    assert!(text.contains("5 specifications: 4 planned, 1 refused"), "{text}");
+    assert!(text.contains("6 specifications: 5 planned, 1 refused"), "{text}");
     for role in [
+        "mix role client1: 1 connection(s), 1 thread(s), pipeline 1, 20 per second",
         "pubsub role pubsub: 100 channels channel-1..channel-100, 1 subscriber(s) on every channel (subscribe), 200 publishers",
         "tracking role tracking: 16 writers SET bench:1..bench:1000000",
         "queue role queue: 1 producers to bzpopmin:key:1, closed loop, items 40 B; 100 workers on BZPOPMIN",
@@ -180,13 +203,13 @@ fn dry_run_plans_the_sample_and_refuses_other_tools_by_name() {
     let out = respbench().args(["spec", "--dry-run"]).arg(fixtures()).output().unwrap();
     let text = stdout(&out);
     assert!(out.status.success(), "{}{text}", stderr(&out));
-    assert!(text.contains("5 specifications: 3 planned, 2 refused"), "{text}");
+    assert!(text.contains("5 specifications: 4 planned, 1 refused"), "{text}");
     assert!(text.contains(
         "refused: other-tool.yml: client tool sidekiq-bench: respbench stands in for memtier_benchmark only"
     ));
-    assert!(text.contains(
-        "refused: several-clients.yml: not supported yet: 2 memtier_benchmark clients together (INFO; GET) need roles"
-    ));
+    // Two plain memtier clients together: a mix role each.
+    assert!(text.contains("mix role client1: 1 connection(s), 1 thread(s), pipeline 1, 1 per second"), "{text}");
+    assert!(text.contains("mix role client2: 10 connection(s), 1 thread(s), pipeline 1, closed loop"), "{text}");
     // Each step of the preload kind, shown without a server.
     for step in [
         "configuration: CONFIG SET save ''",

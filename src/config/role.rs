@@ -7,9 +7,11 @@
 //! PUBLISH is the mix, its channels the key range, its rate the run's); its subscribers are
 //! listeners the engine opens beside them (`engine::pubsub`). A tracking role's writers are
 //! the run's connections too (SET with a stamp); its cached readers are listeners
-//! (`engine::tracking`).
+//! (`engine::tracking`). A mix role is a plain command mix with its own connections
+//! (`config::role::mix`).
 
 mod error;
+pub mod mix;
 pub mod queue;
 pub mod tracking;
 
@@ -34,6 +36,22 @@ pub enum RoleKind {
     Stream(queue::StreamRole),
     /// Producers and workers blocked on a pop (`config::role::queue`).
     Queue(queue::QueueRole),
+    /// A plain command mix with its own connections, pipeline, keys, values and rate
+    /// (`config::role::mix`); `None` until planned: the command line's own mix.
+    Mix(Option<Box<mix::MixRole>>),
+}
+
+impl RoleKind {
+    /// The word the kind goes by on the command line and in the result.
+    pub fn word(&self) -> &'static str {
+        match self {
+            RoleKind::PubSub(_) => "pubsub",
+            RoleKind::Tracking(_) => "tracking",
+            RoleKind::Stream(_) => "stream",
+            RoleKind::Queue(_) => "queue",
+            RoleKind::Mix(_) => "mix",
+        }
+    }
 }
 
 /// How subscribers listen.
@@ -100,8 +118,10 @@ pub fn parse(text: &str) -> Result<Role, RoleError> {
         "tracking" => tracking::parse(name, settings).map(|t| Role { name: name.into(), kind: RoleKind::Tracking(t) }),
         "stream" => queue::stream(name, settings).map(|s| Role { name: name.into(), kind: RoleKind::Stream(s) }),
         "queue" => queue::queue(name, settings).map(|q| Role { name: name.into(), kind: RoleKind::Queue(q) }),
+        "mix" => mix::parse(name, settings).map(|m| Role { name: name.into(), kind: RoleKind::Mix(m) }),
         other => {
-            Err(format!("--role {name}: unknown kind '{other}' (expected pubsub, stream, queue or tracking)").into())
+            Err(format!("--role {name}: unknown kind '{other}' (expected pubsub, stream, queue, tracking or mix)")
+                .into())
         }
     }
 }

@@ -7,14 +7,19 @@ use super::role::queue::{Pop, QueueRole, StreamRole};
 use super::role::{Listen, PubSub, Role, RoleError, RoleKind};
 
 mod groups;
+mod mix;
+mod rate;
 mod tracking;
 use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
 pub use groups::{Group, Pacing};
+pub use mix::mix_role;
+pub use rate::set_role_rate;
 
 /// Makes `config` run `roles`: a pub/sub role's publishers become the run's connections, its
 /// PUBLISH (SPUBLISH for `mode=ssubscribe`) the mix, its channels the key range, walked in
 /// order by every publisher, and its rate the run's; a tracking role's writers likewise, with
-/// SET (`role_plan::tracking`). The command line's own mix does not run. Several roles are
+/// SET (`role_plan::tracking`). The command line's own mix does not run, unless a mix role
+/// (`NAME:mix`) names it; a mix role built elsewhere ([`mix_role`]) runs its own. Several roles are
 /// client groups of the one run, each planned as it would be alone (`role_plan::groups`).
 pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
     if roles.len() > 1 {
@@ -33,6 +38,7 @@ fn plan(config: &mut Config, role: Role) -> Result<(), RoleError> {
         RoleKind::Tracking(t) => tracking::apply(config, &t.clone(), role),
         RoleKind::Stream(s) => stream(config, &s.clone(), role),
         RoleKind::Queue(q) => queue(config, &q.clone(), role),
+        RoleKind::Mix(_) => mix::plan(config, role),
     }
 }
 

@@ -320,6 +320,7 @@ fn drive(
     for (k, conn) in conns.iter_mut().enumerate() {
         let delay = worker::join_delay(config, prepared.threads, first + k);
         conn.set_pacer(pacer::for_connection(config, first + k, start + delay));
+        conn.set_pipeline(config.pipeline_of(first + k));
         if config.extras.client_stats {
             conn.keep_stats(ClientStats::new(first + k, (t, k), config.rows(), start + config.warmup));
         }

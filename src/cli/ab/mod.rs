@@ -39,14 +39,19 @@ pub(crate) struct AbArgs {
     /// Side B as a scenario file (as --a-file).
     #[arg(long, value_name = "FILE.toml", conflicts_with = "b")]
     b_file: Option<PathBuf>,
+    /// A role both sides run, as respbench's --role (NAME:KIND:SETTINGS; NAME:mix is each
+    /// side's own mix); given again, each is a client group of every round.
+    #[arg(long, value_parser = crate::config::role::parse, value_name = "NAME:KIND:SETTINGS")]
+    role: Vec<crate::config::role::Role>,
     /// Round pairs: each one A round and one B round, in an order drawn per pair.
     #[arg(long, default_value = "10", value_parser = parse::positive, value_name = "N")]
     rounds: u64,
     /// The measured length of every round.
     #[arg(long, default_value = "2s", value_parser = parse::duration, value_name = "D")]
     round_duration: Duration,
-    /// Load before every round, kept out of its figures.
-    #[arg(long, default_value = "1s", value_parser = parse::duration, value_name = "D")]
+    /// Load before every round, kept out of its figures (0: none, as a side with a pub/sub,
+    /// stream, queue or tracking role needs).
+    #[arg(long, default_value = "1s", value_parser = warmup_or_none, value_name = "D")]
     warmup: Duration,
     /// Confidence of the set of four verdicts (each figure's interval at its Bonferroni share), in percent.
     #[arg(long, default_value = "95", value_parser = percent_between_0_and_100, value_name = "PCT")]
@@ -98,6 +103,11 @@ enum MethodArg {
     Bootstrap,
 }
 
+/// A warm-up's length, or `0` for none.
+fn warmup_or_none(s: &str) -> Result<Duration, InvalidValue> {
+    if s.trim() == "0" { Ok(Duration::ZERO) } else { parse::duration(s) }
+}
+
 fn percent_between_0_and_100(s: &str) -> Result<f64, InvalidValue> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
         Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
@@ -140,10 +150,14 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     if let Err(msg) = crate::report::output::check(&named) {
         return usage_error(&msg);
     }
-    let side = |flag: &str, letter: &str, flags: &Option<String>, file: &Option<PathBuf>| match (flags, file) {
-        (Some(flags), _) => sides::from_flags(flag, letter, flags),
-        (None, Some(path)) => sides::from_file(&format!("{flag}-file"), path),
-        (None, None) => Err(AbError(format!("give {flag} FLAGS or {flag}-file FILE.toml"))),
+    let side = |flag: &str, letter: &str, flags: &Option<String>, file: &Option<PathBuf>| {
+        let side = match (flags, file) {
+            (Some(flags), _) => sides::from_flags(flag, letter, flags, &args.role),
+            (None, Some(path)) => sides::from_file(&format!("{flag}-file"), path, &args.role),
+            (None, None) => Err(AbError(format!("give {flag} FLAGS or {flag}-file FILE.toml"))),
+        }?;
+        side.counted_whole(flag, args.warmup)?;
+        Ok::<_, AbError>(side)
     };
     let (mut a, mut b) = match (side("--a", "A", &args.a, &args.a_file), side("--b", "B", &args.b, &args.b_file)) {
         (Ok(a), Ok(b)) => (a, b),

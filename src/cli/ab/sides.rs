@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use super::error::AbError;
 use crate::cli::options::Args;
+use crate::cli::scenario::StepRole;
+use crate::config::role::{Role, RoleKind};
 use crate::config::{Config, StopAfter};
 
 /// One side, ready to run a round.
@@ -22,8 +24,8 @@ pub struct Side {
     pub price: Option<(f64, String)>,
 }
 
-/// `--a FLAGS` (`flag` names it in messages).
-pub fn from_flags(flag: &str, letter: &str, flags: &str) -> Result<Side, AbError> {
+/// `--a FLAGS` (`flag` names it in messages), running ab's `roles` as well.
+pub fn from_flags(flag: &str, letter: &str, flags: &str, roles: &[Role]) -> Result<Side, AbError> {
     let words = shlex::split(flags)
         .ok_or_else(|| format!("{flag} '{flags}': unbalanced quotes (give the side's flags as one shell word)"))?;
     let argv = std::iter::once(OsString::from("respbench")).chain(words.iter().map(OsString::from));
@@ -31,6 +33,11 @@ pub fn from_flags(flag: &str, letter: &str, flags: &str) -> Result<Side, AbError
     let args = crate::cli::usage::parse_flags(&argv)
         .map_err(|e| format!("{flag}: {}", crate::cli::usage::clap_message(&e)))?;
     refuse_own_flags(flag, &args)?;
+    let mut args = args;
+    if !roles.is_empty() && !args.role.is_empty() {
+        return Err(roles_twice(flag));
+    }
+    args.role.extend(roles.iter().cloned());
     let label = args.label.clone().unwrap_or_else(|| letter.to_string());
     let (config, _output) = args.into_config().map_err(|e| format!("{flag}: {e}"))?;
     Ok(Side { label, source: masked(&words), config, price: None })
@@ -68,8 +75,14 @@ fn refuse_own_flags(flag: &str, args: &Args) -> Result<(), AbError> {
     Ok(())
 }
 
-/// `--a-file FILE.toml`: the scenario's one measured phase, its `[price]` with it.
-pub fn from_file(flag: &str, path: &Path) -> Result<Side, AbError> {
+/// Roles given both to ab and in a side.
+fn roles_twice(flag: &str) -> AbError {
+    format!("{flag} gives roles and so does ab's --role: give them once (ab's --role holds for both sides)").into()
+}
+
+/// `--a-file FILE.toml`: the scenario's one measured phase, its `[price]` with it, running
+/// ab's `roles` as well.
+pub fn from_file(flag: &str, path: &Path, roles: &[Role]) -> Result<Side, AbError> {
     let loaded = crate::cli::scenario::load(path)?;
     let steps = loaded.compile(&crate::cli::scenario::Overrides::default())?;
     let measured: Vec<_> = steps.iter().filter(|s| s.kind == crate::cli::scenario::Kind::Run).collect();
@@ -93,6 +106,11 @@ pub fn from_file(flag: &str, path: &Path) -> Result<Side, AbError> {
             .into());
         }
     };
+    if !roles.is_empty() && !step.roles.is_empty() {
+        return Err(roles_twice(flag));
+    }
+    let mut step = step.clone();
+    step.roles.extend(roles.iter().map(|role| StepRole::Kind { role: role.clone(), text: role.name.clone() }));
     let (config, _output) = step.plan().map_err(|e| format!("{flag} {}: {e}", path.display()))?;
     let label = path.file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
     let price = loaded.scenario.price.as_ref().map(|p| (p.get_ref().per_hour, p.get_ref().currency().to_string()));
@@ -100,6 +118,21 @@ pub fn from_file(flag: &str, path: &Path) -> Result<Side, AbError> {
 }
 
 impl Side {
+    /// Refuses a warm-up before every round when the side has a role whose messages (entries,
+    /// items, cached reads) are each counted: a warm-up would leave some of them unmatched.
+    pub fn counted_whole(&self, flag: &str, warmup: Duration) -> Result<(), AbError> {
+        let counted = self.config.extras.roles.iter().find(|r| !matches!(r.kind, RoleKind::Mix(_)));
+        match counted {
+            Some(r) if !warmup.is_zero() => Err(format!(
+                "{flag}: role {} ({}) counts every message over each round: give ab --warmup 0",
+                r.name,
+                r.kind.word()
+            )
+            .into()),
+            _ => Ok(()),
+        }
+    }
+
     /// The plan of one round: `round` measured after `warmup`.
     pub fn round(&self, round: Duration, warmup: Duration) -> Config {
         let mut config = self.config.clone();
@@ -136,23 +169,23 @@ mod tests {
 
     #[test]
     fn flags_are_split_like_a_shell_and_parsed_once() {
-        let side = from_flags("--a", "A", "-p 7000 -c 4 --command 'SET k v' --label fast -a secret").unwrap();
+        let side = from_flags("--a", "A", "-p 7000 -c 4 --command 'SET k v' --label fast -a secret", &[]).unwrap();
         assert_eq!(side.label, "fast");
         assert_eq!(side.config.connections, 4);
         assert_eq!(side.source, "-p 7000 -c 4 --command 'SET k v' --label fast -a ***");
         let round = side.round(Duration::from_secs(2), Duration::from_secs(1));
         assert_eq!(round.stop, StopAfter::Duration(Duration::from_secs(2)));
         assert_eq!(round.warmup, Duration::from_secs(1));
-        assert_eq!(from_flags("--b", "B", "").unwrap().label, "B");
+        assert_eq!(from_flags("--b", "B", "", &[]).unwrap().label, "B");
     }
 
     #[test]
     fn a_sides_run_length_and_files_are_refused_by_name() {
-        let e = from_flags("--b", "B", "--duration 10s").err().unwrap();
+        let e = from_flags("--b", "B", "--duration 10s", &[]).err().unwrap();
         assert!(e.starts_with("--b gives --duration: ab sets"), "{e}");
-        assert!(from_flags("--a", "A", "--json x.json").err().unwrap().contains("--json"));
-        assert!(from_flags("--a", "A", "-p 'x").err().unwrap().contains("unbalanced quotes"));
-        assert!(from_flags("--a", "A", "-c none").err().unwrap().starts_with("--a: "));
+        assert!(from_flags("--a", "A", "--json x.json", &[]).err().unwrap().contains("--json"));
+        assert!(from_flags("--a", "A", "-p 'x", &[]).err().unwrap().contains("unbalanced quotes"));
+        assert!(from_flags("--a", "A", "-c none", &[]).err().unwrap().starts_with("--a: "));
         assert_eq!(masked(&["-u".into(), "redis://bob:pw@h:1".into()]), "-u redis://bob:***@h:1");
     }
 }

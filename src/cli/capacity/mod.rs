@@ -37,6 +37,10 @@ pub(crate) struct CapacityArgs {
     /// Stop bisecting when the bracket is this close (percent of the rate that held).
     #[arg(long, default_value_t = 5.0, help_heading = "Capacity")]
     pub(crate) precision: f64,
+    /// With several --role: the role whose rate is searched (the others keep their own rates);
+    /// with one role, that role's.
+    #[arg(long, value_name = "NAME", help_heading = "Capacity")]
+    pub(crate) search_role: Option<String>,
     /// Length of each step (the run's --duration); default 3s.
     #[command(flatten)]
     pub(crate) run: Args,
@@ -66,6 +70,10 @@ pub(crate) fn execute(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Opt
     }
     let (slo, start, max, precision) = (args.slo, args.start_rate as f64, args.max_rate as f64, args.precision);
     let mut run = args.run;
+    let searched = match searched_role(&mut run, args.search_role.as_deref(), start) {
+        Ok(name) => name,
+        Err(msg) => return (usage_error(&msg), None),
+    };
     let json = run.json.take();
     let step_length = run.duration.take().unwrap_or(Duration::from_secs(3));
     let scenario_flags = run.scenario.clone();
@@ -82,7 +90,7 @@ pub(crate) fn execute(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Opt
         }
     };
     let cx = cx.with_metrics(own.clone().or_else(|| cx.metrics.clone()));
-    let found = search(&mut config, slo, (start, max, precision), &cx);
+    let found = search(&mut config, searched.as_deref(), slo, (start, max, precision), &cx);
     scenario_flags.finish_metrics(own);
     match found {
         Ok((steps, best, interrupted)) => {
@@ -103,6 +111,33 @@ pub(crate) fn execute(args: CapacityArgs, cx: &RunContext<'_>) -> (ExitCode, Opt
             (ExitCode::from(EXIT_FAILURE), None)
         }
     }
+}
+
+/// The role whose rate the search steps (`None`: the run's, without roles or with one), each
+/// other role at its own rate; the searched role starts at `start` so that it plans as a
+/// role at a rate. Several roles and no --search-role, or a name no role has, is refused.
+fn searched_role(run: &mut Args, named: Option<&str>, start: f64) -> Result<Option<String>, String> {
+    let names: Vec<&str> = run.role.iter().map(|r| r.name.as_str()).collect();
+    let name = match (named, names.as_slice()) {
+        (None, []) => return Ok(None),
+        (Some(n), []) => return Err(format!("--search-role {n}: the run has no roles (give --role, or drop it)")),
+        (None, [one]) => one.to_string(),
+        (None, _) => {
+            return Err(format!(
+                "capacity with several roles searches one role's rate: name it with --search-role NAME (one of {})",
+                names.join(", ")
+            ));
+        }
+        (Some(n), _) if names.contains(&n) => n.to_string(),
+        (Some(n), _) => return Err(format!("--search-role {n} names no role (the roles: {})", names.join(", "))),
+    };
+    for role in run.role.iter_mut().filter(|r| r.name == name) {
+        if !crate::config::role_plan::set_role_rate(role, start) {
+            // The command line's own mix: its rate is the run's.
+            run.rate = Some(start as u64);
+        }
+    }
+    Ok(Some(name).filter(|_| run.role.len() > 1))
 }
 
 /// The search's result: the objective, every step and the answer (what `--json` writes).

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::cli::parse;
 use crate::cli::run::{self, RunContext};
+use crate::config::Config;
 use crate::config::parse::InvalidValue;
-use crate::config::{Config, Rate};
 use crate::engine::Outcome;
 
 /// A latency objective: `p99=1ms`.
@@ -47,9 +47,10 @@ pub(super) struct Step {
     pub(super) client_share: Option<f64>,
 }
 
-/// A step holds when the percentile is within bound and the rate was delivered (95 %).
-pub(super) fn judge(requested: f64, outcome: &Outcome, slo: Slo) -> Step {
-    let total = outcome.total();
+/// A step holds when the percentile is within bound and the rate was delivered (95 %), both
+/// of the requests in `rows` (the searched role's, or every row).
+pub(super) fn judge(requested: f64, outcome: &Outcome, rows: std::ops::Range<usize>, slo: Slo) -> Step {
+    let total = crate::stats::total(outcome.ops.get(rows).unwrap_or(&outcome.ops));
     let secs = outcome.elapsed.as_secs_f64().max(1e-9);
     let achieved = total.count as f64 / secs;
     let latency_us = total.latency_ns.value_at_quantile(slo.percentile / 100.0) as f64 / 1000.0;
@@ -63,6 +64,7 @@ pub(super) type Found = (Vec<Step>, Option<f64>, bool);
 /// Runs the search: one measured run per step, each through the run API.
 pub(super) fn search(
     config: &mut Config,
+    role: Option<&str>,
     slo: Slo,
     (start, max, precision): (f64, f64, f64),
     cx: &RunContext<'_>,
@@ -75,9 +77,9 @@ pub(super) fn search(
         precision,
         || stop.load(Ordering::SeqCst),
         |rate| {
-            config.rate = Some(Rate { per_sec: rate, poisson: config.rate.is_some_and(|r| r.poisson) });
+            config.set_rate_of(role, rate);
             let outcome = run::measure(config, cx)?;
-            let step = judge(rate, &outcome, slo);
+            let step = judge(rate, &outcome, config.rows_of(role), slo);
             eprintln!(
                 "  {:>12.0} req/s requested, {:>12.0} achieved, p{}={:.3} ms: {}",
                 step.requested,

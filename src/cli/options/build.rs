@@ -101,7 +101,7 @@ impl Args {
             return Err("--runs cannot be used with --role: a role's messages are counted over one run".into());
         }
         if !self.role.is_empty() && self.scenario.save_scenario.is_some() {
-            return Err("--save-scenario cannot be used with --role: scenario files do not hold roles".into());
+            return Err("--save-scenario cannot be used with --role: it does not write roles (give them as [[phase.role]] in the file)".into());
         }
         crate::config::role_plan::apply(&mut config, std::mem::take(&mut self.role))?;
         self.arguments.apply(&mut config)?;

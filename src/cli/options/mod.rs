@@ -277,8 +277,9 @@ pub struct Args {
     /// publishers, rate, mode=subscribe|psubscribe|ssubscribe, size; tracking: writers, readers,
     /// keys, rate, reads, mode=default|bcast|optin, prefix, cache, size; stream: producers,
     /// consumers, rate, count, block, ack=xack|noack, group, size; queue: producers, workers,
-    /// rate, command=bzpopmin|blpop|brpop|blmove, size); the run's own mix does not run. Given
-    /// again, each role (one of each kind) is a client group of the one run.
+    /// rate, command=bzpopmin|blpop|brpop|blmove, size); the run's own mix does not run, unless
+    /// NAME:mix names it as a role of its own (its -c, -t, --pipeline, --rate, keys and sizes).
+    /// Given again, each role (one of each kind) is a client group of the one run.
     #[arg(long, value_parser = crate::config::role::parse, value_name = "NAME:KIND:SETTINGS",
           help_heading = "Workload")]
     pub role: Vec<crate::config::role::Role>,

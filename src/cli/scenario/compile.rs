@@ -38,7 +38,9 @@ impl Loaded {
                 return Err(self.at(spanned, "the phase has no 'kind' (fill, warmup, run, steps or capacity)").into());
             };
             let name = phase.name.clone().unwrap_or_else(|| format!("{}-{}", kind_name(kind), index + 1));
-            let compiled = Compiler { loaded: self, phase: &phase, scale }.phase(kind)?;
+            let compiler = Compiler { loaded: self, phase: &phase, scale };
+            let compiled = compiler.phase(kind)?;
+            let roles = compiler.roles(kind, &target)?;
             let repeat = phase.repeat.unwrap_or(1);
             if repeat == 0 {
                 return Err(self.at(spanned, "repeat 0: a phase runs at least once").into());
@@ -51,7 +53,16 @@ impl Loaded {
                     }
                     let mut all = target.clone();
                     all.extend(settings.iter().cloned());
-                    steps.push(Step { phase: index, label, kind, tool: *tool, settings: all, span: spanned.span() });
+                    let roles = roles.clone();
+                    steps.push(Step {
+                        phase: index,
+                        label,
+                        kind,
+                        tool: *tool,
+                        settings: all,
+                        span: spanned.span(),
+                        roles,
+                    });
                 }
             }
         }
@@ -144,17 +155,18 @@ fn merge(defaults: &Phase, phase: &Phase) -> Phase {
         phase.connection_steps.clone()
     };
     merged.args = defaults.args.iter().chain(&phase.args).cloned().collect();
+    merged.roles = if phase.roles.is_empty() { defaults.roles.clone() } else { phase.roles.clone() };
     merged
 }
 
 /// One phase's settings (target aside).
-struct Compiler<'a> {
-    loaded: &'a Loaded,
-    phase: &'a Phase,
-    scale: f64,
+pub(super) struct Compiler<'a> {
+    pub(super) loaded: &'a Loaded,
+    pub(super) phase: &'a Phase,
+    pub(super) scale: f64,
 }
 
-type Compiled = Vec<(String, Tool, Vec<Setting>)>;
+pub(super) type Compiled = Vec<(String, Tool, Vec<Setting>)>;
 
 impl Setting {
     /// The flag the file's `key` in `table` stands for (see `keys`), set to `text`.
@@ -169,7 +181,7 @@ impl Setting {
 }
 
 impl Compiler<'_> {
-    fn phase(&self, kind: Kind) -> Result<Compiled, ScenarioError> {
+    pub(super) fn phase(&self, kind: Kind) -> Result<Compiled, ScenarioError> {
         let p = self.phase;
         let mut out = Vec::new();
         let mix = self.lookup(&p.mix, &self.loaded.scenario.mixes, "mixes")?;
@@ -343,7 +355,7 @@ impl Compiler<'_> {
     }
 
     /// An error at the phase being compiled.
-    fn here(&self, msg: &str) -> String {
+    pub(super) fn here(&self, msg: &str) -> String {
         let name = self.phase.name.as_deref().unwrap_or("");
         let offset = self.loaded.text.find(&format!("name = \"{name}\"")).filter(|_| !name.is_empty());
         match offset {

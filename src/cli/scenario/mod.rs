@@ -8,6 +8,7 @@ mod compile;
 pub mod flags;
 mod keys;
 mod plan;
+mod roles;
 pub mod run_file;
 pub mod save;
 pub mod schema;
@@ -15,8 +16,8 @@ pub mod schema;
 use std::path::{Path, PathBuf};
 
 pub(crate) use plan::Planned;
-pub use plan::{PlanError, Setting, Step, Tool, Value};
-pub use schema::{Kind, Phase, Price, Scenario};
+pub use plan::{PlanError, Setting, Step, StepRole, Tool, Value};
+pub use schema::{Kind, Phase, PhaseRole, Price, Scenario};
 
 /// A scenario file as read: its text (kept in the result, with its hash) and its contents.
 pub struct Loaded {

@@ -39,6 +39,8 @@ pub struct Step {
     pub settings: Vec<Setting>,
     /// Where the phase starts in the file (byte offsets), for messages.
     pub span: std::ops::Range<usize>,
+    /// The run's roles (`[[phase.role]]`).
+    pub roles: Vec<StepRole>,
 }
 
 impl Step {
@@ -52,6 +54,9 @@ impl Step {
                 Value::Switch(long) => out.push(format!("--{long}")),
                 Value::Flag(long) => out.extend([format!("--{long}"), shell_word(&s.text)]),
             }
+        }
+        for role in &self.roles {
+            out.push(role.shown());
         }
         out.join(" ")
     }
@@ -175,13 +180,19 @@ impl Step {
         })?;
         let whole = |e: clap::Error| PlanError { key: None, msg: crate::cli::usage::clap_message(&e) };
         Ok(match self.tool {
-            Tool::Native => Planned::Native(Box::new(Args::from_arg_matches(&matches).map_err(whole)?)),
+            Tool::Native => {
+                let mut args = Args::from_arg_matches(&matches).map_err(whole)?;
+                args.role.extend(self.roles_planned()?);
+                Planned::Native(Box::new(args))
+            }
             Tool::Fill => Planned::Fill(Box::new(FillArgs::from_arg_matches(&matches).map_err(whole)?)),
             Tool::Capacity => {
                 if matches.value_source("slo") != Some(ValueSource::CommandLine) {
                     return Err(PlanError { key: None, msg: "a capacity phase needs 'slo' (p99=1ms, say)".into() });
                 }
-                Planned::Capacity(Box::new(CapacityArgs::from_arg_matches(&matches).map_err(whole)?))
+                let mut args = CapacityArgs::from_arg_matches(&matches).map_err(whole)?;
+                args.run.role.extend(self.roles_planned()?);
+                Planned::Capacity(Box::new(args))
             }
         })
     }
@@ -259,5 +270,30 @@ fn shown(s: &Setting) -> String {
     match &s.value {
         Value::Password(_) => "-a".into(),
         v => format!("--{}", v.long().unwrap_or_default()),
+    }
+}
+
+/// A role of a step, as the file gives it.
+#[derive(Debug, Clone)]
+pub enum StepRole {
+    /// A kind role, read, and as the file gives it (`NAME:KIND:SETTINGS`).
+    Kind { role: crate::config::role::Role, text: String },
+    /// A mix role: its name, the step's connection settings and its run keys' settings,
+    /// planned when the step is.
+    Mix { name: String, target: Vec<Setting>, settings: Vec<Setting> },
+}
+
+impl StepRole {
+    /// The role as `--dry-run` shows it, for people: a kind role as its flag, a mix role's own
+    /// settings in brackets. Never parsed.
+    pub(super) fn shown(&self) -> String {
+        match self {
+            StepRole::Kind { text, .. } => format!("--role {text}"),
+            StepRole::Mix { name, settings, .. } => {
+                let own = settings.iter().filter(|s| !s.text.is_empty());
+                let words: Vec<String> = own.map(|s| format!("{}={}", s.key, s.text)).collect();
+                format!("--role {name}:mix[{}]", words.join(" "))
+            }
+        }
     }
 }

@@ -298,6 +298,48 @@ pub struct Phase {
     /// Further respbench flags, as on the command line.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// The run's roles (`[[phase.role]]`), client groups of one run (`--role`); the phase's
+    /// own mix does not run beside them unless a mix role names it.
+    #[serde(rename = "role", default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<PhaseRole>,
+}
+
+/// A role of a phase's run: a kind (`pubsub`, `stream`, `queue`, `tracking`) with its
+/// `settings`, or a `mix` with its own run keys (a mix, keyspace and values named above, and
+/// its connections, threads, pipeline and rate).
+#[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseRole {
+    pub name: String,
+    /// pubsub, stream, queue, tracking or mix.
+    pub kind: String,
+    /// A kind's settings, as `--role NAME:KIND:SETTINGS` takes them: "channels=10,subscribers=5,rate=1000".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<String>,
+    /// A mix role: the mix it runs (from `[mixes]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub mix: Option<Spanned<String>>,
+    /// A mix role without a mix: its keyspace (from `[keyspaces]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub keyspace: Option<Spanned<String>>,
+    /// A mix role: its value sizes (from `[values]`; one size beside other roles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub values: Option<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<u32>,
+    /// A mix role in open loop: its requests per second (closed loop without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    /// "constant" or "poisson".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<String>,
 }
 
 impl Phase {

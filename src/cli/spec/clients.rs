@@ -6,7 +6,7 @@
 //! - a memtier SET client and `bcast-listener` listeners: a tracking role in BCAST mode;
 //! - a memtier client pushing to one key (LPUSH, RPUSH, ZADD, XADD) and one blocked on it
 //!   (BLPOP, BRPOP, BZPOPMIN, XREADGROUP): a queue or stream role;
-//! - other memtier clients together: [`mix`].
+//! - memtier clients alone together: a mix role each ([`mix`]).
 //!
 //! What the run does differently from the tools is said in its notes.
 
@@ -83,20 +83,32 @@ pub fn together(clients: &[Client<'_>]) -> Result<Together, SpecError> {
     Ok(Together { config, output_from, notes })
 }
 
-/// Several memtier_benchmark clients, each its own command mix, run together: a role of each
-/// client's own mix, as one run of several roles.
-///
-/// Not run yet: this is the one place that makes them a run once a role kind of a plain
-/// command mix exists (each client's plan a role of that kind, the roles applied together by
-/// `config::role_plan::apply`, the last client's output options kept as [`together`] does).
+/// Several memtier_benchmark clients, each its own command mix, run together: each client a
+/// mix role of its own (`client1`, `client2`, ... in the order of `clientconfigs`), one run of
+/// several roles whose length, server and outputs are the last client's.
 pub fn mix(memtiers: &[(usize, &Config)]) -> Result<Together, SpecError> {
-    let mixes: Vec<String> = memtiers.iter().map(|(_, c)| commands(c)).collect();
-    Err(format!(
-        "not supported yet: {} {MEMTIER} clients together ({}) need roles of their own command mix",
-        memtiers.len(),
-        mixes.join("; ")
-    )
-    .into())
+    let Some(&(output_from, last)) = memtiers.last() else {
+        return Err(format!("clientconfigs: no {MEMTIER} client").into());
+    };
+    let mut roles = Vec::with_capacity(memtiers.len());
+    let mut notes = Vec::new();
+    for &(i, client) in memtiers {
+        let name = format!("client{}", i + 1);
+        roles.push(role_plan::mix_role(&name, client).map_err(|e| e.to_string())?);
+        if client.stop != last.stop {
+            notes.push(format!(
+                "{name} ({}) runs as long as the last client: one run holds every client",
+                commands(client)
+            ));
+        }
+    }
+    notes.push(format!(
+        "each {MEMTIER} client is a role of its own mix (client1..client{}), run together as one run's roles",
+        memtiers.len()
+    ));
+    let mut config = last.clone();
+    role_plan::apply(&mut config, roles).map_err(|e| e.to_string())?;
+    Ok(Together { config, output_from, notes })
 }
 
 /// A client's commands, by name.
@@ -447,6 +459,14 @@ pub fn describe(config: &Config) -> Vec<String> {
                 t.reads_per_sec,
                 t.cache
             ),
+            RoleKind::Mix(m) => format!(
+                "mix role {}: {} connection(s), {} thread(s), pipeline {}, {}",
+                role.name,
+                m.as_ref().map_or(config.connections, |m| m.connections),
+                m.as_ref().map_or(config.threads, |m| m.threads),
+                m.as_ref().map_or(config.pipeline, |m| m.pipeline),
+                rate(m.as_ref().map_or(config.rate, |m| m.rate).map(|r| r.per_sec))
+            ),
             RoleKind::Queue(q) => format!(
                 "queue role {}: {} producers to {prefix}1, {}, items {} B; {} workers on {}",
                 role.name,
@@ -535,10 +555,21 @@ mod tests {
     }
 
     #[test]
-    fn plain_clients_together_and_unknown_tools_are_refused_in_a_line() {
+    fn plain_clients_together_are_mix_roles_and_unknown_tools_are_refused_in_a_line() {
         let (a, b) = ("--command \"INFO everything\" -c 1 -t 1", "--command \"GET __key__\" -c 2 -t 1");
-        let e = run(&[(tool(MEMTIER, a), Some(memtier(a))), (tool(MEMTIER, b), Some(memtier(b)))]).err().unwrap();
-        assert!(e.0.starts_with("not supported yet: 2 memtier_benchmark clients together (INFO; GET)"), "{e}");
+        let made = run(&[(tool(MEMTIER, a), Some(memtier(a))), (tool(MEMTIER, b), Some(memtier(b)))]).unwrap();
+        let roles: Vec<(&str, usize)> = made
+            .config
+            .extras
+            .roles
+            .iter()
+            .map(|r| match &r.kind {
+                RoleKind::Mix(Some(m)) => (r.name.as_str(), m.connections),
+                other => panic!("a mix role, not {other:?}"),
+            })
+            .collect();
+        assert_eq!(roles, [("client1", 1), ("client2", 2)]);
+        assert_eq!((made.config.connections, made.output_from), (3, 1));
         let e = known(&[tool(MEMTIER, a), tool("other-bench", "")]).unwrap_err().to_string();
         assert!(e.starts_with("clientconfigs[1]: tool other-bench is not supported: respbench runs"), "{e}");
     }

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use super::super::role::{Role, RoleError};
+use super::super::role::{Role, RoleError, RoleKind};
 use super::super::{ArgPart, CommandSpec, Config, KeyRange, Rate, ValueSize};
 
 /// One role's client group in a run of several roles.
@@ -46,6 +46,12 @@ impl Config {
             return vec![(self, 0)];
         }
         self.extras.groups.iter().map(|g| (&g.plan, g.commands.start)).collect()
+    }
+
+    /// The requests in flight connection `index` keeps at most: its group's pipeline in a run
+    /// of several roles, otherwise the run's.
+    pub fn pipeline_of(&self, index: usize) -> usize {
+        self.group_of(index).0.pipeline
     }
 
     /// The commands (as indices of `commands`) that are role `name`'s requests: every one
@@ -101,9 +107,12 @@ impl Config {
 }
 
 /// Makes `config` run `roles` together, each planned on its own by `plan_one`: refuses two
-/// roles of one name (each role's figures are found by its name). Roles of one kind, and roles
-/// at a rate beside roles in closed loop, run together: each role is reported as its own
-/// (`Config::pacing_of`), and `-n` is each role's own count (`Config::quota`).
+/// roles of one name (each role's figures are found by its name) and a second role naming the
+/// command line's own mix. Roles of one kind, and roles at a rate beside roles in closed loop,
+/// run together: each role is reported as its own (`Config::pacing_of`), and `-n` is each
+/// role's own count (`Config::quota`). The run's worker threads are the command line's, or the
+/// mix roles' threads together when more; its pipeline is the deepest role's, each connection
+/// keeping its own role's (`Config::pipeline_of`).
 pub(super) fn apply(
     config: &mut Config,
     roles: Vec<Role>,
@@ -113,12 +122,23 @@ pub(super) fn apply(
         if roles[..i].iter().any(|r| r.name == role.name) {
             return Err(format!("--role {} is given twice: give each role a name of its own", role.name).into());
         }
+        if let RoleKind::Mix(None) = role.kind
+            && let Some(other) = roles[..i].iter().find(|r| matches!(r.kind, RoleKind::Mix(None)))
+        {
+            return Err(format!(
+                "--role {}: {} names the command line's mix already: the command line holds one mix role \
+                 (a scenario file holds several)",
+                role.name, other.name
+            )
+            .into());
+        }
     }
     let mut groups: Vec<Group> = Vec::with_capacity(roles.len());
     let (mut commands, mut connections) = (Vec::new(), 0);
     for role in roles.iter().cloned() {
         let mut plan = config.clone();
         plan_one(&mut plan, role)?;
+        one_size(&plan)?;
         let start = commands.len();
         commands.extend(plan.commands.iter().map(|c| self_contained(c, &plan)));
         let span = connections..connections + plan.connections;
@@ -128,20 +148,43 @@ pub(super) fn apply(
     // The run's rate is its roles' together when every role has one; with a role in closed
     // loop the run has none as a whole (`Config::pacing`: mixed).
     let rates: Option<Vec<f64>> = groups.iter().map(|g| g.plan.rate.map(|r| r.per_sec)).collect();
+    let poisson = groups.iter().any(|g| g.plan.rate.is_some_and(|r| r.poisson));
+    let mix_threads: usize = groups.iter().filter(|g| is_mix(&g.plan)).map(|g| g.plan.threads).sum();
     config.commands = commands;
     config.sequence = None;
     config.connections = connections;
-    config.threads = config.threads.clamp(1, connections);
+    config.threads = config.threads.max(mix_threads).clamp(1, connections);
+    config.pipeline = groups.iter().map(|g| g.plan.pipeline).max().unwrap_or(config.pipeline);
     // The keys and values are each command's own (`self_contained`): the run's range only
     // bounds what a report shows of it.
     let max = groups.iter().map(|g| g.plan.keys.max).max().unwrap_or(1);
     config.keys = KeyRange { prefix: String::new(), min: 1, max };
     config.values = ValueSize::Fixed(0);
-    config.rate = rates.map(|r| Rate { per_sec: r.iter().sum(), poisson: false });
+    config.rate = rates.map(|r| Rate { per_sec: r.iter().sum(), poisson });
     config.ramp = None;
-    config.extras.roles = roles;
+    // Each role as planned (a mix role carries the mix it runs).
+    config.extras.roles = groups.iter().flat_map(|g| g.plan.extras.roles.first().cloned()).collect();
     config.extras.groups = groups;
     Ok(())
+}
+
+/// Whether a group's plan is a mix role's.
+fn is_mix(plan: &Config) -> bool {
+    plan.extras.roles.first().is_some_and(|r| matches!(r.kind, RoleKind::Mix(_)))
+}
+
+/// A role's values beside other roles are one size: its filler is a literal of its commands
+/// (`self_contained`), and a literal has one length.
+fn one_size(plan: &Config) -> Result<(), RoleError> {
+    if matches!(plan.values, ValueSize::Fixed(_)) {
+        return Ok(());
+    }
+    let name = plan.extras.roles.first().map_or("", |r| r.name.as_str());
+    Err(format!(
+        "--role {name}: a range or list of value sizes runs in a run of its own, not beside other roles: give it \
+         one size"
+    )
+    .into())
 }
 
 /// A role's command as the run of several roles sends it: its key prefix and its filler are
@@ -171,50 +214,53 @@ fn self_contained(command: &CommandSpec, plan: &Config) -> CommandSpec {
     CommandSpec { args, ..command.clone() }
 }
 
+/// A plan as the command line would make it, for the role plans' tests.
+#[cfg(test)]
+pub(super) fn base() -> Config {
+    use super::super::{Extras, Faults, KeyPattern, ServerOptions, StopAfter, Target};
+    use std::time::Duration;
+    Config {
+        server: ServerOptions {
+            target: Target::Tcp { host: "h".into(), port: 1 },
+            user: None,
+            password: None,
+            db: None,
+            resp3: false,
+            tls: None,
+            connect_timeout: None,
+            session: Default::default(),
+        },
+        connections: 50,
+        threads: 4,
+        pipeline: 1,
+        stop: StopAfter::Duration(Duration::from_secs(2)),
+        commands: vec![CommandSpec::get(1, KeyPattern::Random)],
+        keys: KeyRange { prefix: "memtier-".into(), min: 0, max: 9 },
+        values: ValueSize::Fixed(32),
+        random_data: false,
+        expiry: None,
+        seed: 9,
+        same_stream: false,
+        conn_jitter: None,
+        interval: Duration::from_secs(1),
+        rate: None,
+        warmup: Duration::ZERO,
+        sequence: None,
+        faults: Faults::default(),
+        cluster: None,
+        ramp: None,
+        extras: Extras::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-    use std::time::Duration;
 
     use super::super::super::role::parse;
-    use super::super::super::{Extras, Faults, KeyPattern, ServerOptions, StopAfter, Target};
+    use super::super::super::{KeyPattern, StopAfter};
     use super::*;
     use crate::workload::{RequestGen, Workload};
-
-    fn base() -> Config {
-        Config {
-            server: ServerOptions {
-                target: Target::Tcp { host: "h".into(), port: 1 },
-                user: None,
-                password: None,
-                db: None,
-                resp3: false,
-                tls: None,
-                connect_timeout: None,
-                session: Default::default(),
-            },
-            connections: 50,
-            threads: 4,
-            pipeline: 1,
-            stop: StopAfter::Duration(Duration::from_secs(2)),
-            commands: vec![CommandSpec::get(1, KeyPattern::Random)],
-            keys: KeyRange { prefix: "memtier-".into(), min: 0, max: 9 },
-            values: ValueSize::Fixed(32),
-            random_data: false,
-            expiry: None,
-            seed: 9,
-            same_stream: false,
-            conn_jitter: None,
-            interval: Duration::from_secs(1),
-            rate: None,
-            warmup: Duration::ZERO,
-            sequence: None,
-            faults: Faults::default(),
-            cluster: None,
-            ramp: None,
-            extras: Extras::default(),
-        }
-    }
 
     /// What connection `conn` sends first, as text.
     fn first_request(config: &Config, conn: usize) -> String {
@@ -274,5 +320,39 @@ mod tests {
         assert_eq!(one, alone);
         assert!(one.extras.groups.is_empty());
         assert_eq!(one.keys.prefix, "news:");
+    }
+
+    #[test]
+    fn mix_roles_keep_their_own_connections_pipeline_keys_and_values() {
+        let mut config = base();
+        let (mut hot, mut cold) = (base(), base());
+        (hot.connections, hot.threads, hot.pipeline, hot.rate) =
+            (2, 1, 8, Some(Rate { per_sec: 100.0, poisson: false }));
+        hot.keys = KeyRange { prefix: "hot:".into(), min: 1, max: 5 };
+        hot.commands = vec![CommandSpec::set(1, KeyPattern::Sequential, false)];
+        hot.values = ValueSize::Fixed(3);
+        (cold.connections, cold.threads, cold.pipeline, cold.rate) =
+            (3, 2, 1, Some(Rate { per_sec: 50.0, poisson: false }));
+        let roles = vec![
+            super::super::mix_role("hot", &hot).unwrap(),
+            super::super::mix_role("cold", &cold).unwrap(),
+            parse("news:pubsub:channels=2,rate=10").unwrap(),
+        ];
+        super::super::apply(&mut config, roles).unwrap();
+        assert_eq!((config.connections, config.threads, config.pipeline), (6, 4, 8));
+        assert_eq!((config.pipeline_of(1), config.pipeline_of(2), config.pipeline_of(5)), (8, 1, 1));
+        assert_eq!(config.command_rows(), ["SET", "GET", "PUBLISH"]);
+        assert_eq!(config.rate.map(|r| r.per_sec), Some(160.0));
+        let set = first_request(&config, 0);
+        assert!(set.starts_with("*3\r\n$3\r\nSET\r\n$5\r\nhot:1\r\n$3\r\nxxx\r\n"), "{set:?}");
+        assert!(first_request(&config, 2).contains("memtier-"), "the cold role's own keys");
+        let mut ranged = base();
+        ranged.values = ValueSize::Range { min: 1, max: 9 };
+        let roles = vec![super::super::mix_role("r", &ranged).unwrap(), parse("news:pubsub").unwrap()];
+        let e = super::super::apply(&mut base(), roles).unwrap_err().to_string();
+        assert!(e.starts_with("--role r: a range or list of value sizes runs in a run of its own"), "{e}");
+        let roles = vec![parse("a:mix").unwrap(), parse("b:mix").unwrap()];
+        let e = super::super::apply(&mut base(), roles).unwrap_err().to_string();
+        assert!(e.starts_with("--role b: a names the command line's mix already"), "{e}");
     }
 }

@@ -236,6 +236,8 @@ pub struct Conn {
     pub(in crate::engine) home: Option<usize>,
     /// Requests answered with an error, waiting to be sent again.
     pub(super) retries: Retries,
+    /// Units it keeps in flight at most: its role's pipeline (`Config::pipeline_of`).
+    pub(super) pipeline: usize,
 }
 
 impl Conn {
@@ -256,12 +258,18 @@ impl Conn {
             per_node: false,
             home: None,
             retries: Retries::default(),
+            pipeline: 1,
         }
     }
 
     /// Sets the schedule once the run's start time is known.
     pub fn set_pacer(&mut self, pacer: Pacer) {
         self.pacer = pacer;
+    }
+
+    /// Sets the units it keeps in flight at most.
+    pub fn set_pipeline(&mut self, pipeline: usize) {
+        self.pipeline = pipeline.max(1);
     }
 
     pub(super) fn idle(&self) -> bool {

@@ -390,7 +390,7 @@ impl<'p> Worker<'p> {
             self.release_held(conn, now);
         }
         let retry_cap = self.retry_cap();
-        while conn.room(self.plan.pipeline) && !conn.blocked() && conn.retries.waiting.len() < retry_cap {
+        while conn.room(conn.pipeline) && !conn.blocked() && conn.retries.waiting.len() < retry_cap {
             if let Some(cursor) = conn.unit_sending.take() {
                 self.send_unit_step(conn, c, cursor, now);
                 continue;
@@ -557,7 +557,7 @@ impl Worker<'_> {
     }
 
     fn requeue_paced(&mut self, conn: &Conn, c: usize) {
-        if conn.finished || !conn.room(self.plan.pipeline) || conn.remaining == Some(0) || conn.blocked() {
+        if conn.finished || !conn.room(conn.pipeline) || conn.remaining == Some(0) || conn.blocked() {
             return;
         }
         if let Some(at) = conn.pacer.next_due() {

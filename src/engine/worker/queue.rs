@@ -99,7 +99,7 @@ impl Worker<'_> {
             asking: false,
             lag_due: false,
         };
-        let Conn { links, scratch, requests, client_stats, per_node, .. } = conn;
+        let Conn { links, scratch, requests, client_stats, per_node, pipeline, .. } = conn;
         let link = links[node].as_mut().expect("a link for every routed node");
         let before = link.wbuf.len();
         match (drawn, self.router.as_ref()) {
@@ -114,7 +114,7 @@ impl Worker<'_> {
         }
         let len = link.wbuf.len() - before;
         // A full link holds it, its bytes at the buffer's tail, behind what may be written.
-        if *per_node && (link.units >= self.plan.pipeline || !link.held.is_empty()) {
+        if *per_node && (link.units >= *pipeline || !link.held.is_empty()) {
             link.held_len += len;
             link.held.push_back(InFlight { len: len as u32, ..entry });
             return (node, true);
@@ -161,7 +161,7 @@ impl Worker<'_> {
     /// closed loop's request is timed from now, when it could first be sent; a paced one
     /// keeps its schedule, and waited for room from now.
     pub(super) fn release_held(&mut self, conn: &mut Conn, now: Instant) {
-        let pipeline = self.plan.pipeline;
+        let pipeline = conn.pipeline;
         let Conn { links, client_stats, .. } = conn;
         for (node, link) in links.iter_mut().enumerate() {
             let Some(link) = link.as_mut() else { continue };

@@ -115,7 +115,7 @@ impl Worker<'_> {
             };
             // A full pipeline (the link's: standalone, or cluster mode's per link) has room now.
             if req.ends_unit && !req.asking {
-                if link.units == self.plan.pipeline {
+                if link.units == conn.pipeline {
                     conn.slot_freed = Some(now);
                 }
                 link.units -= 1;

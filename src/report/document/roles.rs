@@ -153,6 +153,13 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
                 mode: Some(q.pop.name().into()),
                 ..RoleReport::default()
             },
+            RoleKind::Mix(m) => RoleReport {
+                name: role.name.clone(),
+                kind: "mix".into(),
+                connections: m.as_ref().map_or(0, |m| m.connections),
+                rate_per_sec: m.as_ref().and_then(|m| m.rate).map(|r| r.per_sec),
+                ..RoleReport::default()
+            },
         })
         .collect();
     let rows = config.command_rows();
@@ -223,6 +230,7 @@ pub fn text(roles: &[RoleReport]) -> String {
             match role.kind.as_str() {
                 "tracking" => "writer(s)",
                 "pubsub" => "publisher(s)",
+                "mix" => "connection(s)",
                 _ => "producer(s)",
             },
             role.totals.count,
