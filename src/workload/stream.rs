@@ -177,6 +177,19 @@ impl RequestGen {
         Some(&self.unit_key_name)
     }
 
+    /// Cluster mode: whether every command of unit `unit` goes where its own key's digits say
+    /// ([`draw_routed`](Self::draw_routed)) and takes no `{tag}`, so that no primary need be
+    /// chosen in turn for the unit.
+    #[inline]
+    pub fn unit_routed(&self, unit: usize) -> bool {
+        let w = &*self.workload;
+        w.monitor.is_none()
+            && w.scan.is_none()
+            && w.units[unit]
+                .iter()
+                .all(|s| w.key_slots.get(s.command).is_some_and(Option::is_some) && !w.draws[s.command].tag)
+    }
+
     /// Steps of unit `unit`.
     #[inline]
     pub fn steps(&self, unit: usize) -> usize {

@@ -35,8 +35,16 @@ impl Conn {
         if !self.per_node {
             return self.units_in_flight < pipeline;
         }
-        let links = || self.links.iter().flatten();
-        links().any(|l| l.units < pipeline && l.held.is_empty()) && links().all(|l| l.held.len() < held_max(pipeline))
+        // One walk of the links: some link with room, none holding its most.
+        let most = held_max(pipeline);
+        let mut room = false;
+        for link in self.links.iter().flatten() {
+            if link.held.len() >= most {
+                return false;
+            }
+            room |= link.units < pipeline && link.held.is_empty();
+        }
+        room
     }
 
     /// Drops what is held and never sent (the run is ending): not counted, never on the wire.
@@ -137,7 +145,12 @@ impl Worker<'_> {
     ) {
         let len = bytes.len();
         if self.journal {
-            link.wbuf.pieces_in(bytes).for_each(|piece| link.journal.extend(piece));
+            // Values kept by reference are copied piece by piece; else one copy of the bytes.
+            if link.wbuf.has_spans() {
+                link.wbuf.pieces_in(bytes).for_each(|piece| link.journal.extend(piece));
+            } else {
+                link.journal.extend(&link.wbuf.bytes()[bytes]);
+            }
         }
         let command = entry.command;
         let measured = entry.intended >= self.plan.measure_from;
