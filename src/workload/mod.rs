@@ -27,7 +27,7 @@ use holes::{
 };
 pub use keys::KeyGen;
 use rng::Rng;
-pub use stream::RequestGen;
+pub use stream::{RequestGen, RoutedKey};
 
 /// The unit step that stands for "one line of the MONITOR capture" (`__monitor_line@__`).
 const MONITOR_PICK: usize = usize::MAX;
