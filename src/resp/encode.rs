@@ -214,7 +214,7 @@ fn part_len(part: &Part) -> usize {
 
 /// Writes `n` in decimal; a length under 100 (most arguments' with holes: a key, a value of
 /// a few dozen bytes) without the general formatter.
-#[inline]
+#[inline(always)]
 fn push_decimal(out: &mut impl Out, n: usize) {
     if n < 10 {
         out.push(b'0' + n as u8);
@@ -224,6 +224,11 @@ fn push_decimal(out: &mut impl Out, n: usize) {
         out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
         return;
     }
+    push_long_decimal(out, n);
+}
+
+#[inline(never)]
+fn push_long_decimal(out: &mut impl Out, n: usize) {
     let mut buf = itoa::Buffer::new();
     out.extend_from_slice(buf.format(n).as_bytes());
 }

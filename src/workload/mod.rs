@@ -27,7 +27,7 @@ use holes::{
 };
 pub use keys::KeyGen;
 use rng::Rng;
-pub use stream::RequestGen;
+pub use stream::{RequestGen, RoutedKey};
 
 /// The unit step that stands for "one line of the MONITOR capture" (`__monitor_line@__`).
 const MONITOR_PICK: usize = usize::MAX;
@@ -58,6 +58,8 @@ struct Draws {
     elements: u8,
     /// `__key2__` .. `__key9__` appear: the multi keys are drawn distinct.
     distinct_keys: bool,
+    /// `{tag}` appears (cluster mode: a primary's hash tag).
+    tag: bool,
 }
 
 /// How a command's reply counts as hits and misses.
@@ -364,7 +366,10 @@ fn arg_parts(
                 d.expiry = true;
                 parts.push(Part::Hole(HOLE_EXPIRY));
             }
-            ArgPart::Tag => parts.push(Part::Hole(HOLE_TAG)),
+            ArgPart::Tag => {
+                d.tag = true;
+                parts.push(Part::Hole(HOLE_TAG));
+            }
             ArgPart::RandShared(i) => {
                 d.shared |= 1 << i;
                 parts.push(Part::Hole(HOLE_SHARED + usize::from(*i)));

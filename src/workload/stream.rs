@@ -26,6 +26,23 @@ fn next_stamp(published: &mut u64, publisher: u32) -> [u8; stamp::STAMP_LEN] {
     out
 }
 
+/// A key drawn and routed before its command is encoded (cluster mode): its number, its slot,
+/// and its digits, formatted once for both the slot and the request.
+#[derive(Debug, Clone, Copy)]
+pub struct RoutedKey {
+    pub key: u64,
+    pub slot: u16,
+    digits: [u8; 20],
+    len: u8,
+}
+
+impl RoutedKey {
+    #[inline]
+    fn digits(&self) -> &[u8] {
+        &self.digits[..usize::from(self.len)]
+    }
+}
+
 /// One connection's request stream: its own random stream, key walkers and mix position.
 #[derive(Debug)]
 pub struct RequestGen {
@@ -177,6 +194,19 @@ impl RequestGen {
         Some(&self.unit_key_name)
     }
 
+    /// Cluster mode: whether every command of unit `unit` goes where its own key's digits say
+    /// ([`draw_routed`](Self::draw_routed)) and takes no `{tag}`, so that no primary need be
+    /// chosen in turn for the unit.
+    #[inline]
+    pub fn unit_routed(&self, unit: usize) -> bool {
+        let w = &*self.workload;
+        w.monitor.is_none()
+            && w.scan.is_none()
+            && w.units[unit]
+                .iter()
+                .all(|s| w.key_slots.get(s.command).is_some_and(Option::is_some) && !w.draws[s.command].tag)
+    }
+
     /// Steps of unit `unit`.
     #[inline]
     pub fn steps(&self, unit: usize) -> usize {
@@ -293,9 +323,9 @@ impl RequestGen {
     /// Cluster mode: draws command `cmd`'s key and returns it with its slot, before the
     /// command is encoded, when its key argument is the key between fixed text; `None`
     /// otherwise (nothing drawn: the encoded command says where it goes). The command is then
-    /// encoded with that key by [`encode_key`](Self::encode_key).
+    /// encoded with that key by [`encode_routed`](Self::encode_routed).
     #[inline]
-    pub fn draw_routed(&mut self, cmd: usize) -> Option<(u64, u16)> {
+    pub fn draw_routed(&mut self, cmd: usize) -> Option<RoutedKey> {
         if self.picked.is_some() {
             return None;
         }
@@ -304,13 +334,33 @@ impl RequestGen {
             Some(key) => key,
             None => self.keys[self.key_of[cmd]].next(&mut self.rng),
         };
-        Some((key, slots.slot(itoa::Buffer::new().format(key).as_bytes())))
+        let mut routed = RoutedKey { key, slot: 0, digits: [0; 20], len: 0 };
+        let mut buf = itoa::Buffer::new();
+        let digits = buf.format(key).as_bytes();
+        routed.digits[..digits.len()].copy_from_slice(digits);
+        routed.len = digits.len() as u8;
+        routed.slot = slots.slot(routed.digits());
+        Some(routed)
+    }
+
+    /// Appends command `cmd` for a key drawn and routed already ([`draw_routed`](Self::draw_routed)),
+    /// its digits as they were formatted for its slot.
+    #[inline]
+    pub fn encode_routed(&mut self, cmd: usize, routed: &RoutedKey, out: &mut impl Out, tag: &[u8]) {
+        self.encode_drawn(cmd, routed.key, routed.digits(), out, tag);
     }
 
     /// Appends command `cmd` for key number `key` (drawn already) with fresh placeholders,
     /// `{tag}` filled with `tag`.
     #[inline]
     pub fn encode_key(&mut self, cmd: usize, key: u64, out: &mut impl Out, tag: &[u8]) {
+        let mut digits = itoa::Buffer::new();
+        self.encode_drawn(cmd, key, digits.format(key).as_bytes(), out, tag);
+    }
+
+    /// Appends command `cmd` for key number `key`, written `key_digits`.
+    #[inline]
+    fn encode_drawn(&mut self, cmd: usize, key: u64, key_digits: &[u8], out: &mut impl Out, tag: &[u8]) {
         if self.encode_imported(cmd, key, out, tag) {
             return;
         }
@@ -327,8 +377,6 @@ impl RequestGen {
             }
         }
         let workload = &*self.workload;
-        let mut key_digits = itoa::Buffer::new();
-        let key_digits = key_digits.format(key).as_bytes();
         let draws = workload.draws[cmd];
         // Only what the command uses is drawn: a GET costs no value and no expiry.
         let data: &[u8] = if draws.data {

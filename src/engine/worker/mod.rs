@@ -407,14 +407,18 @@ impl<'p> Worker<'p> {
             let unit = conn.requests.pick_unit();
             // Cluster mode: one primary's hash tag for the whole unit, so `{tag}` keys stay
             // together (a client bound to one primary keeps its own); a transaction's unit goes
-            // whole to its key's primary.
+            // whole to its key's primary. A unit whose every command goes where its key's
+            // digits say needs none.
             let tag_node = conn.home.or_else(|| {
-                self.router.as_mut().and_then(|router| match conn.requests.unit_key_name() {
+                let router = self.router.as_mut()?;
+                let routed = conn.requests.unit_routed(unit);
+                match conn.requests.unit_key_name() {
                     Some(key) => {
                         router.node_for(crate::net::cluster::slot(key), false).or_else(|| router.next_primary())
                     }
+                    None if routed => None,
                     None => router.next_primary(),
-                })
+                }
             });
             if conn.requests.workload().transaction() {
                 let cursor = UnitCursor { unit, step: 0, sent: 0, node: tag_node, intended, queued, measured };

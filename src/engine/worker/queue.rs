@@ -35,8 +35,16 @@ impl Conn {
         if !self.per_node {
             return self.units_in_flight < pipeline;
         }
-        let links = || self.links.iter().flatten();
-        links().any(|l| l.units < pipeline && l.held.is_empty()) && links().all(|l| l.held.len() < held_max(pipeline))
+        // One walk of the links: some link with room, none holding its most.
+        let most = held_max(pipeline);
+        let mut room = false;
+        for link in self.links.iter().flatten() {
+            if link.held.len() >= most {
+                return false;
+            }
+            room |= link.units < pipeline && link.held.is_empty();
+        }
+        room
     }
 
     /// Drops what is held and never sent (the run is ending): not counted, never on the wire.
@@ -53,7 +61,7 @@ impl Conn {
 impl Worker<'_> {
     /// Encodes one command onto the link it belongs to, or holds it for a full link (cluster
     /// mode). Returns that link's node, and whether the command was held.
-    #[inline]
+    #[inline(always)]
     pub(super) fn queue(
         &mut self,
         conn: &mut Conn,
@@ -62,32 +70,6 @@ impl Worker<'_> {
         (tag_node, intended, queued): (Option<usize>, Instant, Instant),
         now: Instant,
     ) -> (usize, bool) {
-        // Cluster mode: the key is drawn and routed before the command is encoded, straight
-        // into its link's buffer, where its key's slot follows from its digits; else the
-        // command is encoded aside and routed by the key read back from it.
-        let (node, drawn) = match self.router.as_mut() {
-            None => (0, None),
-            Some(router) => {
-                let read = self.plan.reads[command];
-                // A transaction's commands all go where its unit goes (`fill_and_flush`).
-                let transaction = conn.requests.workload().transaction();
-                let (routed, drawn) = match conn.requests.draw_routed(command) {
-                    Some((key, slot)) => (router.node_for(slot, read), Some(key)),
-                    None => {
-                        conn.scratch.clear();
-                        let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
-                        conn.requests.encode_tagged(command, &mut conn.scratch, tag);
-                        let key = self.plan.key_args[command].filter(|_| !transaction);
-                        let key = key.and_then(|k| resp::nth_arg(&conn.scratch, k));
-                        (key.and_then(|k| router.node_for(cluster::slot(k), read)), None)
-                    }
-                };
-                (routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0), drawn)
-            }
-        };
-        if self.router.is_some() {
-            self.ensure_link(conn, c, node, now);
-        }
         let entry = InFlight {
             command,
             intended,
@@ -99,18 +81,61 @@ impl Worker<'_> {
             asking: false,
             lag_due: false,
         };
+        if self.router.is_some() {
+            return self.queue_routed(conn, c, entry, tag_node, now);
+        }
+        // A standalone server: its one link, which never holds (the pipeline is the connection's).
+        let Conn { links, requests, client_stats, .. } = conn;
+        let link = links[0].as_mut().expect("a link to the server");
+        let before = link.wbuf.len();
+        requests.encode(command, &mut link.wbuf);
+        let len = link.wbuf.len() - before;
+        self.account(link, client_stats.as_deref_mut(), 0, entry, before..before + len, now);
+        (0, false)
+    }
+
+    /// Cluster mode's [`queue`](Self::queue): the key is drawn and routed before the command
+    /// is encoded, straight into its link's buffer, where its key's slot follows from its
+    /// digits; else the command is encoded aside and routed by the key read back from it.
+    #[inline(never)]
+    fn queue_routed(
+        &mut self,
+        conn: &mut Conn,
+        c: usize,
+        entry: InFlight,
+        tag_node: Option<usize>,
+        now: Instant,
+    ) -> (usize, bool) {
+        let command = entry.command;
+        let Some(router) = self.router.as_mut() else { return (0, false) };
+        let read = self.plan.reads[command];
+        // A transaction's commands all go where its unit goes (`fill_and_flush`).
+        let transaction = conn.requests.workload().transaction();
+        let drawn = conn.requests.draw_routed(command);
+        let routed = match &drawn {
+            Some(key) => router.node_for(key.slot, read),
+            None => {
+                conn.scratch.clear();
+                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
+                conn.requests.encode_tagged(command, &mut conn.scratch, tag);
+                let key = self.plan.key_args[command].filter(|_| !transaction);
+                let key = key.and_then(|k| resp::nth_arg(&conn.scratch, k));
+                key.and_then(|k| router.node_for(cluster::slot(k), read))
+            }
+        };
+        let node = routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0);
+        if !conn.links.get(node).is_some_and(Option::is_some) {
+            self.ensure_link(conn, c, node, now);
+        }
         let Conn { links, scratch, requests, client_stats, per_node, pipeline, .. } = conn;
         let link = links[node].as_mut().expect("a link for every routed node");
         let before = link.wbuf.len();
-        match (drawn, self.router.as_ref()) {
+        match (&drawn, self.router.as_ref()) {
             (Some(key), Some(router)) => {
                 let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
-                requests.encode_key(command, key, &mut link.wbuf, tag);
+                requests.encode_routed(command, key, &mut link.wbuf, tag);
             }
-            (_, Some(_)) => link.wbuf.extend_from_slice(scratch),
-            (_, None) => {
-                requests.encode(command, &mut link.wbuf);
-            }
+            _ => link.wbuf.extend_from_slice(scratch),
         }
         let len = link.wbuf.len() - before;
         // A full link holds it, its bytes at the buffer's tail, behind what may be written.
@@ -125,7 +150,7 @@ impl Worker<'_> {
 
     /// Puts a request whose bytes are `link.wbuf`'s `bytes` in flight: journaled if asked,
     /// counted as sent when measured.
-    #[inline]
+    #[inline(always)]
     fn account(
         &mut self,
         link: &mut Link,
@@ -137,7 +162,12 @@ impl Worker<'_> {
     ) {
         let len = bytes.len();
         if self.journal {
-            link.wbuf.pieces_in(bytes).for_each(|piece| link.journal.extend(piece));
+            // Values kept by reference are copied piece by piece; else one copy of the bytes.
+            if link.wbuf.has_spans() {
+                link.wbuf.pieces_in(bytes).for_each(|piece| link.journal.extend(piece));
+            } else {
+                link.journal.extend(&link.wbuf.bytes()[bytes]);
+            }
         }
         let command = entry.command;
         let measured = entry.intended >= self.plan.measure_from;
