@@ -46,3 +46,51 @@ fn one_megabyte_values_pipelined_land_whole() {
     let get = &read_json(&json)["totals"];
     assert_eq!((get["count"].as_u64(), get["hits"].as_u64()), (Some(40), Some(40)), "{get}");
 }
+
+/// Puts one value of `len` bytes at `key`, made by the server itself.
+fn put_value(server: &Server, key: &str, len: usize) {
+    let script = "return redis.call('SET', KEYS[1], string.rep('v', tonumber(ARGV[1])))";
+    assert_eq!(server.cli(&["EVAL", script, "1", key, &len.to_string()]).trim(), "OK");
+}
+
+/// A run of `args` against `server`: its JSON result.
+fn json_of(server: &Server, args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    run_ok(server, &[args, &["-q", "--json", json.to_str().unwrap()]].concat());
+    read_json(&json)
+}
+
+#[test]
+fn a_megabyte_reply_over_many_receives_is_counted_to_the_byte() {
+    // Each reply arrives in many pieces (the socket's buffer, io_uring's pooled receives), one
+    // by one at pipeline 1 and back to back at 4: every reply a hit, every byte counted.
+    let server = Server::start(&[]);
+    put_value(&server, "big:one", VALUE);
+    let reply = (format!("${VALUE}\r\n").len() + VALUE + 2) as u64;
+    for pipeline in ["1", "4"] {
+        let args = ["-c", "2", "--threads", "1", "-P", pipeline, "-n", "24", "--command", "GET big:one"];
+        let doc = json_of(&server, &args);
+        let (get, totals) = (&doc["commands"]["GET"], &doc["totals"]);
+        assert_eq!((get["count"].as_u64(), get["hits"].as_u64()), (Some(24), Some(24)), "-P {pipeline}: {get}");
+        assert_eq!(get["bytes_in"].as_u64(), Some(24 * reply), "-P {pipeline}: {get}");
+        assert_eq!((totals["errors"].as_u64(), totals["failed"].as_u64()), (Some(0), Some(0)), "-P {pipeline}");
+    }
+}
+
+#[test]
+fn an_error_reply_after_large_replies_is_seen() {
+    // LPUSH on a string key is answered WRONGTYPE, between and after the 1 MB GET replies on
+    // the same pipelined connections: each error counted as one, each value whole.
+    let server = Server::start(&[]);
+    put_value(&server, "big:one", VALUE);
+    let args = ["-c", "2", "--threads", "1", "-P", "4", "-n", "40", "--command", "GET big:one"];
+    let doc = json_of(&server, &[&args[..], &["--command-ratio", "3", "--command", "LPUSH big:one x"]].concat());
+    let (get, push) = (&doc["commands"]["GET"], &doc["commands"]["LPUSH"]);
+    assert_eq!((get["count"].as_u64(), get["hits"].as_u64(), get["errors"].as_u64()), (Some(30), Some(30), Some(0)));
+    assert_eq!((push["count"].as_u64(), push["errors"].as_u64()), (Some(10), Some(10)), "{push}");
+    let reply = (format!("${VALUE}\r\n").len() + VALUE + 2) as u64;
+    assert_eq!(get["bytes_in"].as_u64(), Some(30 * reply), "{get}");
+    assert_eq!(doc["totals"]["failed"].as_u64(), Some(0));
+    assert_eq!(server.cli(&["STRLEN", "big:one"]).trim(), VALUE.to_string());
+}

@@ -42,6 +42,28 @@ impl Transport {
 }
 
 impl Transport {
+    /// Whether the socket keeps what it received in buffers of its own and can drop bytes
+    /// without copying them ([`discard`](Self::discard)): a plain socket under io_uring.
+    #[inline]
+    pub fn drops(&self) -> bool {
+        matches!(self, Transport::Ring(_))
+    }
+
+    /// Drops up to `n` received bytes without copying them, where the socket [`drops`]
+    /// (elsewhere `Unsupported`); returns as `read` does: how many, `Ok(0)` at the end,
+    /// `WouldBlock` when nothing is there.
+    ///
+    /// [`drops`]: Self::drops
+    #[inline]
+    pub fn discard(&mut self, n: usize) -> io::Result<usize> {
+        match self {
+            Transport::Ring(s) => s.discard(n),
+            _ => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+}
+
+impl Transport {
     /// The socket's own address and its server's (`None` on a unix socket), as a report of
     /// the connections shows them.
     pub fn endpoints(&self) -> Option<(std::net::SocketAddr, std::net::SocketAddr)> {

@@ -11,7 +11,8 @@ pub use encode::{LenForm, Part, RawPart, Template, encode_command};
 pub use hint::{Hint, hint};
 pub use out::{Out, Pieces, SHARE_MIN, SLICES_MAX, SendBuf};
 pub use scan::{
-    Limits, MAX_BULK_LEN, MAX_DEPTH, MAX_LINE, ReplyClass, ScanError, Scanned, count_misses, scan, scan_within,
+    Limits, MAX_BULK_LEN, MAX_DEPTH, MAX_LINE, ReplyClass, ScanError, Scanned, bulk_head, count_misses, scan,
+    scan_within,
 };
 
 /// The first word of an error message (`ERR`, `WRONGTYPE`, `MOVED`, ...): how errors are counted.

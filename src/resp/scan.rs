@@ -106,6 +106,18 @@ pub fn count_misses(reply: &[u8]) -> Option<(u64, u64)> {
     Some((count.max(0) as u64, misses))
 }
 
+/// A bulk string's header at the start of `buf` (`$<len>\r\n`, not a null): where its body
+/// starts and how long the body is. Meant for a reply [`scan_within`] found incomplete, whose
+/// header has already passed its limits.
+pub fn bulk_head(buf: &[u8]) -> Option<(usize, usize)> {
+    if buf.first() != Some(&b'$') {
+        return None;
+    }
+    let (digits, body) = header(buf, 0).ok()??;
+    let len = usize::try_from(parse_int(digits).ok()?).ok()?;
+    Some((body, len))
+}
+
 type Step = Result<Option<(usize, ReplyClass)>, ScanError>;
 
 /// Returns the index just past the line that starts at `pos` (line content is `pos..end-2`).

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::super::pacer::Pacer;
+use crate::codec::{Dropping, Next, Protocol};
 use crate::net::{Dial, Transport};
+use crate::resp::{Limits, ScanError, Scanned};
 use crate::resp::{Out, SendBuf};
 use crate::stats::ClientStats;
 use crate::workload::RequestGen;
@@ -95,6 +97,11 @@ pub struct Link {
     pub(super) rbuf: Vec<u8>,
     pub(super) rstart: usize,
     pub(super) rend: usize,
+    /// A large value whose body the socket drops as it arrives (`codec::Dropping`): `rbuf`
+    /// holds its header. Once one came, the link reads a header's worth first at each reply's
+    /// start (`peek`), so that the next large body is not copied before its header is seen.
+    pub(super) large: Option<Dropping>,
+    pub(super) peek: bool,
     /// Requests not written yet, from `wpos` on: large values by reference (`resp::SendBuf`).
     pub(super) wbuf: SendBuf,
     pub(super) wpos: usize,
@@ -128,6 +135,8 @@ impl Link {
             rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
+            large: None,
+            peek: false,
             wbuf: SendBuf::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::with_capacity(pipeline),
@@ -150,6 +159,8 @@ impl Link {
             rbuf: Vec::new(),
             rstart: 0,
             rend: 0,
+            large: None,
+            peek: false,
             wbuf: SendBuf::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::new(),
@@ -192,6 +203,26 @@ impl Link {
         self.wbuf.consume_front(self.sendable_end());
         self.wpos = 0;
         self.unwritten = 0;
+    }
+
+    /// The next complete reply in the read buffer (its length on the wire) and how many of
+    /// its bytes the buffer holds; `None` until one is complete. A large value's body is
+    /// dropped as it arrives where the socket can (`codec::Dropping`), its header kept.
+    #[inline]
+    pub(super) fn next_reply(
+        &mut self,
+        protocol: Protocol,
+        limits: Limits,
+    ) -> Result<Option<(Scanned, usize)>, ScanError> {
+        let drops = self.io.as_ref().is_some_and(Transport::drops);
+        match protocol.next_reply(&self.rbuf[self.rstart..self.rend], limits, &mut self.large, drops)? {
+            Next::Reply(scanned, held) => Ok(Some((scanned, held))),
+            Next::More { keep } => {
+                self.rend = self.rstart + keep;
+                self.peek |= self.large.is_some();
+                Ok(None)
+            }
+        }
     }
 
     /// Puts bytes read while logging in (after the login's replies) where replies are read.

@@ -139,8 +139,7 @@ impl Worker<'_> {
         if lost > 0 {
             self.window.errors.add(kind, lost);
         }
-        link.rstart = 0;
-        link.rend = 0;
+        (link.rstart, link.rend, link.large) = (0, 0, None);
         link.drop_sendable();
         conn.unit_failed = false;
         // The server forgot the connection's WATCH and MULTI: the unit's rest would make no sense.
@@ -188,8 +187,7 @@ impl Worker<'_> {
         if let Some(mut io) = link.io.take() {
             self.driver.deregister(&mut io);
         }
-        link.rstart = 0;
-        link.rend = 0;
+        (link.rstart, link.rend, link.large) = (0, 0, None);
         link.drop_sendable();
         link.journal.clear();
         // retry_at == since: connecting it again is not counted as an outage.

@@ -16,6 +16,10 @@ use crate::net::driver::stamp::Clock;
 use crate::resp::{self, ReplyClass};
 use crate::stats::{self, ErrorKind, OpStats};
 
+/// What a link that had a large value reads first at a reply's start: its end and the next
+/// reply's header, at least.
+const PEEK: usize = 64;
+
 impl Worker<'_> {
     /// Reads and scans everything available on one link, then refills. Returns the clock.
     pub(super) fn on_event(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) -> Instant {
@@ -52,11 +56,25 @@ impl Worker<'_> {
                 make_room(link);
             }
             let Some(io) = link.io.as_mut() else { return (now, false) };
-            let space = link.rbuf.len() - link.rend;
-            match io.read_stamped(&mut link.rbuf[link.rend..], self.clock.is_some()) {
+            // After a large value, a header's worth first: the next large body is dropped, not copied.
+            let peek = link.peek && (link.rstart == link.rend || link.large.is_some());
+            let end = if peek { link.rbuf.len().min(link.rend + PEEK) } else { link.rbuf.len() };
+            let space = end - link.rend;
+            let dropping = link.large.map_or(0, |l| l.left);
+            let got = match dropping {
+                0 => io.read_stamped(&mut link.rbuf[link.rend..end], self.clock.is_some()),
+                _ => io.discard(dropping).map(|n| (n, None)),
+            };
+            match got {
                 Ok((0, _)) => {
                     self.fail_because(conn, node, ErrorKind::Io, Lost::Dropped, now);
                     return (now, false);
+                }
+                Ok((n, _)) if dropping > 0 => {
+                    link.large.as_mut().expect("a large value being dropped").left -= n;
+                    if io.drained_after(n, space) {
+                        break;
+                    }
                 }
                 Ok((n, stamp)) => {
                     let drained = io.drained_after(n, space);
@@ -88,8 +106,8 @@ impl Worker<'_> {
         let (protocol, limits) = (self.plan.server.session.protocol, guard::limits(self.plan.faults.max_reply));
         loop {
             let Some(link) = conn.links[node].as_mut() else { return false };
-            let scanned = match protocol.scan(&link.rbuf[link.rstart..link.rend], limits) {
-                Ok(Some(s)) => s,
+            let (scanned, held) = match link.next_reply(protocol, limits) {
+                Ok(Some(next)) => next,
                 Ok(None) => break,
                 Err(e) => {
                     let start = &link.rbuf[link.rstart..link.rend.min(link.rstart + 16)];
@@ -100,7 +118,7 @@ impl Worker<'_> {
                 }
             };
             let at = link.rstart;
-            link.rstart += scanned.len;
+            link.rstart += held;
             link.healthy = true;
             if scanned.class == ReplyClass::Push {
                 continue;
@@ -161,7 +179,7 @@ impl Worker<'_> {
                 per_node.bytes_in += scanned.len as u64;
                 per_node.record(response, service);
             }
-            let reply = conn.links[node].as_ref().map_or(&[][..], |l| &l.rbuf[at..at + scanned.len]);
+            let reply = conn.links[node].as_ref().map_or(&[][..], |l| &l.rbuf[at..at + held]);
             if conn.requests.workload().follows_cursor() {
                 conn.requests.scan_reply(req.command, scanned.class, reply);
             }

@@ -105,15 +105,30 @@ impl fmt::Debug for RingSocket {
 
 impl Read for RingSocket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.take(buf.len(), |at, bytes| buf[at..at + bytes.len()].copy_from_slice(bytes))
+    }
+}
+
+impl RingSocket {
+    /// Drops up to `n` bytes of what the receives brought, without copying them: returns as
+    /// `read` does (how many, `Ok(0)` at the end, `WouldBlock` when nothing is there).
+    pub fn discard(&mut self, n: usize) -> io::Result<usize> {
+        self.take(n, |_, _| {})
+    }
+
+    /// Takes up to `want` bytes of what the receives brought, each piece handed to `copy` with
+    /// its offset.
+    #[inline]
+    fn take(&mut self, want: usize, mut copy: impl FnMut(usize, &[u8])) -> io::Result<usize> {
         let mut slots = self.shared.slots.borrow_mut();
         let s = &mut slots[self.slot as usize];
         if s.multi && !s.chunks.is_empty() {
             let mut pool = self.shared.pool.borrow_mut();
-            return Ok(s.read_chunks(buf, pool.as_mut().expect("a multishot receive has its pool")));
+            return Ok(s.take_chunks(want, pool.as_mut().expect("a multishot receive has its pool"), copy));
         }
         if !s.drained() {
-            let n = buf.len().min(s.inbuf.len() - s.in_pos);
-            buf[..n].copy_from_slice(&s.inbuf[s.in_pos..s.in_pos + n]);
+            let n = want.min(s.inbuf.len() - s.in_pos);
+            copy(0, &s.inbuf[s.in_pos..s.in_pos + n]);
             s.in_pos += n;
             if s.drained() {
                 self.shared.mark(s, self.slot); // receive again
@@ -122,7 +137,7 @@ impl Read for RingSocket {
         }
         match s.err {
             Some(errno) => Err(io::Error::from_raw_os_error(errno)),
-            None if s.eof || buf.is_empty() => Ok(0),
+            None if s.eof || want == 0 => Ok(0),
             None => Err(io::ErrorKind::WouldBlock.into()),
         }
     }

@@ -147,15 +147,17 @@ impl Slot {
         !self.recv_busy && !self.eof && (self.multi || self.drained())
     }
 
-    /// Copies what the multishot receives brought into `buf`, giving each buffer read to the
-    /// end back to the pool.
-    pub(super) fn read_chunks(&mut self, buf: &mut [u8], pool: &mut BufRing) -> usize {
+    /// Takes up to `want` bytes of what the multishot receives brought, each piece handed to
+    /// `copy` with its offset (or to nothing: dropped in place), giving each buffer taken to the
+    /// end back to the pool. Returns how many it took.
+    #[inline]
+    pub(super) fn take_chunks(&mut self, want: usize, pool: &mut BufRing, mut copy: impl FnMut(usize, &[u8])) -> usize {
         let mut n = 0;
-        while n < buf.len() {
+        while n < want {
             let Some(c) = self.chunks.front_mut() else { break };
-            let take = (buf.len() - n).min((c.end - c.start) as usize);
+            let take = (want - n).min((c.end - c.start) as usize);
             let from = c.start as usize;
-            buf[n..n + take].copy_from_slice(pool.bytes(c.bid, from..from + take));
+            copy(n, pool.bytes(c.bid, from..from + take));
             n += take;
             c.start += take as u32;
             if c.start == c.end {
