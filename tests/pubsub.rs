@@ -17,6 +17,7 @@ on_each_server!(
     sharded_subscribers_in_a_cluster_get_every_message,
     a_role_with_nothing_to_do_or_no_publishers_is_one_line_and_exit_2,
     two_role_shards_merge_into_their_sums,
+    publishes_left_without_a_reply_at_the_stop_are_unconfirmed,
 );
 
 fn ten_channels_five_subscribers_get_every_publish_five_times(kind: Kind) {
@@ -100,6 +101,32 @@ fn a_subscriber_killed_mid_run_shows_as_its_lost_deliveries(kind: Kind) {
     assert_eq!(dropped.len(), 1, "{m}");
     assert!(dropped[0].as_str().unwrap().contains("the server closed its connection"), "{m}");
     assert!(stdout(&out).contains("DROPPED: subscriber"), "{}", stdout(&out));
+}
+
+fn publishes_left_without_a_reply_at_the_stop_are_unconfirmed(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut command = respbench();
+    command.args(["-p", &server.port_arg(), "--role", "news:pubsub:channels=2,subscribers=2,publishers=4"]);
+    command.args(["--duration", "60s", "--json", json.to_str().unwrap()]);
+    let run = Watched::spawn(command);
+    server.wait_calls("publish", 100);
+    // From now on the server runs no command: the publishes on their way get no reply.
+    assert_eq!(server.cli(&["CLIENT", "PAUSE", "5000", "ALL"]).trim(), "OK");
+    run.signal(libc::SIGINT);
+    let out = run.finish();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let m = &role(&doc)["messages"];
+    let (published, unconfirmed) = (count(m, "published"), count(m, "unconfirmed_publishes"));
+    assert!(published > 0 && unconfirmed > 0, "{m}");
+    assert_eq!(count(m, "expected_deliveries"), 2 * published, "{m}");
+    let received = count(m, "delivered") - count(m, "duplicated");
+    assert!(received <= 2 * (published + unconfirmed), "{m}");
+    assert_eq!(count(m, "lost"), (2 * published).saturating_sub(received), "{m}");
+    let text = stdout(&out);
+    assert!(text.contains(&format!("unconfirmed: {unconfirmed} publishes got no reply")), "{text}");
 }
 
 fn subscribers_dropped_for_their_output_buffer_are_named_and_the_run_fails(kind: Kind) {

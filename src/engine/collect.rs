@@ -178,9 +178,9 @@ impl<'c> Collector<'c> {
         self.reported.iter().all(|(_, done)| *done)
     }
 
-    /// The requests the server answered without an error, and the hits they counted, so far.
-    pub(super) fn answered(&self, row: usize) -> (u64, u64) {
-        self.totals.ops.get(row).map_or((0, 0), |op| (op.succeeded(), op.hits))
+    /// What the publishes of PUBLISH row `row` came to, so far.
+    pub(super) fn publishes(&self, row: usize) -> crate::stats::Publishes {
+        self.totals.ops.get(row).map_or_else(Default::default, crate::stats::Publishes::of)
     }
 
     /// A role's listener's interval.

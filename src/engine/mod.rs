@@ -411,13 +411,13 @@ fn collect(
     // The listeners read what is still on its way, then hand in their last intervals.
     let mut ended = Vec::new();
     for Subscribed { listeners: l, row, name } in subscribed {
-        let (published, fanout) = collector.answered(row);
+        let publishes = collector.publishes(row);
         let role = l.role.clone();
-        let dropped = l.finish(published, stop.load(Ordering::SeqCst));
+        let dropped = l.finish(publishes.answered, stop.load(Ordering::SeqCst));
         while let Ok(msg) = rx.try_recv() {
             collector.take(msg, sampler, observe);
         }
-        ended.push((name, role, dropped, (published, fanout)));
+        ended.push((name, role, dropped, publishes));
     }
     let server_stats = sampler.as_mut().and_then(|s| {
         s.sample();
@@ -425,10 +425,10 @@ fn collect(
     });
     let server_latency = measure(config, probe.silent.as_deref(), sampler.as_mut());
     let (mut outcome, heard) = collector.finish(stop.load(Ordering::SeqCst));
-    for ((name, p, dropped, (published, fanout)), heard) in ended.into_iter().zip(heard) {
+    for ((name, p, dropped, publishes), heard) in ended.into_iter().zip(heard) {
         let crate::stats::RoleWindow::Messages(received) = &heard.total;
         let role = outcome.role_mut(&name);
-        role.messages = Some(pubsub::Messages::of(p.subscribers, (published, fanout), received, dropped));
+        role.messages = Some(pubsub::Messages::of(p.subscribers, publishes, received, dropped));
         (role.total, role.series) = (Some(heard.total), heard.series);
     }
     // Clients connected is a gauge best read while the load runs, not after it.

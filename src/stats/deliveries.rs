@@ -156,6 +156,12 @@ pub struct Messages {
     pub expected_deliveries: u64,
     /// The receivers the server's PUBLISH replies reported, added up.
     pub fanout_reported: u64,
+    /// PUBLISH (SPUBLISH) requests sent that got no reply: lost with their connection, timed
+    /// out, or still on their way when the run stopped. The server may have run them, so their
+    /// deliveries may be among `delivered` while `expected_deliveries` counts none of them:
+    /// while this is above 0, `delivered` may exceed the expected by up to this times the
+    /// subscribers, and `lost` is the least that was lost.
+    pub unconfirmed_publishes: u64,
     /// Messages the subscribers received, duplicates included.
     pub delivered: u64,
     /// Expected deliveries that never arrived.
@@ -173,20 +179,35 @@ pub struct Messages {
     pub kept: super::role_latency::Latencies,
 }
 
+/// What a pub/sub role's PUBLISH requests came to, from their row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Publishes {
+    /// Answered without an error.
+    pub answered: u64,
+    /// The receivers the replies reported (the row's hits).
+    pub fanout: u64,
+    /// Sent and never answered: failed without a reply or abandoned at the stop.
+    pub unanswered: u64,
+}
+
+impl Publishes {
+    /// The publishes of the PUBLISH row `op`.
+    pub fn of<H>(op: &super::OpStats<H>) -> Publishes {
+        Publishes { answered: op.succeeded(), fanout: op.hits, unanswered: op.failed + op.abandoned }
+    }
+}
+
 impl Messages {
-    /// The role's messages from what its `subscribers` received over the run (`received`), the
-    /// publishes the server answered, the receivers it reported and the subscribers it dropped.
-    pub fn of(
-        subscribers: usize,
-        (published, fanout): (u64, u64),
-        received: &Deliveries,
-        dropped: Vec<String>,
-    ) -> Messages {
-        let expected = published * subscribers as u64;
+    /// The role's messages from what its `subscribers` received over the run (`received`), its
+    /// publishes (answered, the receivers reported, unanswered) and the subscribers the server
+    /// dropped.
+    pub fn of(subscribers: usize, publishes: Publishes, received: &Deliveries, dropped: Vec<String>) -> Messages {
+        let (published, expected) = (publishes.answered, publishes.answered * subscribers as u64);
         Messages {
             published,
             expected_deliveries: expected,
-            fanout_reported: fanout,
+            fanout_reported: publishes.fanout,
+            unconfirmed_publishes: publishes.unanswered,
             delivered: received.delivered,
             lost: expected.saturating_sub(received.delivered - received.duplicated),
             duplicated: received.duplicated,

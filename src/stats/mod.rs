@@ -18,7 +18,7 @@ mod window;
 
 pub use clients::{ClientStats, RowSecond};
 pub use compact::{COMPACT_DIGITS, Recorded, Summarized, coarse, widen};
-pub use deliveries::{Deliveries, Messages, RolePoint, RoleWindow};
+pub use deliveries::{Deliveries, Messages, Publishes, RolePoint, RoleWindow};
 pub use errors::{ErrorCounts, ErrorKind, Loss, UnknownErrorKind};
 pub use latency::LatencySummary;
 pub(crate) use latency::histogram;

@@ -68,6 +68,7 @@ pub fn of(role: &RoleReport) -> Vec<Named> {
             ("lost", m.lost),
             ("duplicated", m.duplicated),
             ("out_of_order", m.out_of_order),
+            ("unconfirmed_publishes", m.unconfirmed_publishes),
         ]);
     }
     if let Some(s) = &role.stream {

@@ -263,6 +263,15 @@ pub fn text(roles: &[RoleReport]) -> String {
             m.out_of_order,
             m.fanout_reported
         );
+        if m.unconfirmed_publishes > 0 {
+            let _ = writeln!(
+                out,
+                "  unconfirmed: {} publishes got no reply (the server may have run them: up to {} of the deliveries \
+                 may be theirs, and lost is the least that was lost)",
+                m.unconfirmed_publishes,
+                m.unconfirmed_publishes * role.subscribers.unwrap_or(0) as u64
+            );
+        }
         let d = &m.delivery_latency;
         if m.delivered == 0 {
             out.push_str("  delivery latency: no message was delivered\n");

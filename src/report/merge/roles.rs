@@ -116,6 +116,7 @@ fn add_messages(m: &mut Messages, s: &Messages, shard: &str) {
     m.published += s.published;
     m.expected_deliveries += s.expected_deliveries;
     m.fanout_reported += s.fanout_reported;
+    m.unconfirmed_publishes += s.unconfirmed_publishes;
     m.delivered += s.delivered;
     m.lost += s.lost;
     m.duplicated += s.duplicated;

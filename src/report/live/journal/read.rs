@@ -264,10 +264,10 @@ impl Heard {
             let subscribers = plan.and_then(|r| r.subscribers).unwrap_or(0);
             let publish = plan.and_then(|r| r.commands.first());
             let row = publish.and_then(|p| outcome.command_names.iter().position(|n| n == p)).unwrap_or(0);
-            let answered = outcome.ops.get(row).map_or((0, 0), |op| (op.count - op.errors, op.hits));
+            let publishes = outcome.ops.get(row).map_or_else(Default::default, crate::stats::Publishes::of);
             let RoleWindow::Messages(received) = &total;
             let role = outcome.role_mut(&name);
-            role.messages = Some(Messages::of(subscribers, answered, received, Vec::new()));
+            role.messages = Some(Messages::of(subscribers, publishes, received, Vec::new()));
             (role.total, role.series) = (Some(total), series);
         }
     }
