@@ -7,6 +7,7 @@
 //! the workers (`Config::role_plans`).
 
 use std::ops::Range;
+use std::time::Duration;
 
 use super::super::role::{Role, RoleError, RoleKind};
 use super::super::{ArgPart, CommandSpec, Config, KeyRange, Rate, ValueSize};
@@ -31,6 +32,12 @@ impl Config {
             Some(g) => (&g.plan, index - g.connections.start),
             None => (self, index),
         }
+    }
+
+    /// How far into the measured run connection `index` begins: its role's `start`.
+    pub fn start_of(&self, index: usize) -> Duration {
+        let (plan, _) = self.group_of(index);
+        plan.extras.roles.first().map_or(Duration::ZERO, |r| r.start)
     }
 
     /// The commands (units of the mix) connection `index` picks from in a run of several
