@@ -22,14 +22,14 @@ pub use rate::set_role_rate;
 /// (`NAME:mix`) names it; a mix role built elsewhere ([`mix_role`]) runs its own. Several roles are
 /// client groups of the one run, each planned as it would be alone (`role_plan::groups`).
 pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
-    if let (StopAfter::Duration(run), Some(late)) = (config.stop, roles.iter().find(|r| !r.start.is_zero())) {
-        if late.start >= run {
-            return Err(format!(
-                "--role {}: start={:?} is not before the run's end (--duration {:?}): start it earlier or run longer",
-                late.name, late.start, run
-            )
-            .into());
-        }
+    if let StopAfter::Duration(run) = config.stop
+        && let Some(late) = roles.iter().find(|r| r.start >= run)
+    {
+        return Err(format!(
+            "--role {}: start={:?} is not before the run's end (--duration {:?}): start it earlier or run longer",
+            late.name, late.start, run
+        )
+        .into());
     }
     if roles.len() > 1 {
         return groups::apply(config, roles, plan);
