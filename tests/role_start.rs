@@ -2,7 +2,8 @@
 //! valkey-server: its requests appear only in the intervals from its start on while the other
 //! role's appear from the first, an open-loop role's schedule begins at its start (no burst of
 //! late sends), a closed-loop one's first request goes then, `-n` still completes its count,
-//! and a start the run never reaches is one line naming the role, exit 2.
+//! and a start the run never reaches is one line naming the role, exit 2. A scenario file's
+//! `[[phase.role]]` takes `start` as any role's key.
 
 mod common;
 
@@ -14,6 +15,7 @@ on_each_server!(
     an_open_loop_role_starting_later_keeps_its_schedule_from_its_start,
     a_closed_loop_role_starting_later_sends_from_its_start_and_completes_its_count,
     a_start_the_run_never_reaches_is_one_line,
+    a_scenario_roles_start_holds_its_requests_until_then,
 );
 
 /// Role `name`'s replies in each interval of the run's time series, with the interval's start.
@@ -97,6 +99,61 @@ fn a_start_the_run_never_reaches_is_one_line(kind: Kind) {
         let out = run(&server, &["--role", role, "--duration", "2s"]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{role}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}
+
+/// A scenario of a pub/sub role from the start and a mix role from 1 s into a 2 s run.
+const SCENARIO: &str = r#"
+[keyspaces.hot]
+prefix = "hot:"
+min = 1
+max = 20
+
+[mixes.writes]
+commands = [{ command = "SET __key__ __data__", keyspace = "hot" }]
+
+[[phase]]
+kind = "run"
+duration = "2s"
+
+[[phase.role]]
+name = "news"
+kind = "pubsub"
+settings = "channels=2,rate=200"
+
+[[phase.role]]
+name = "cache"
+kind = "mix"
+mix = "writes"
+connections = 1
+rate = 200
+start = "1s"
+"#;
+
+fn a_scenario_roles_start_holds_its_requests_until_then(kind: Kind) {
+    let server = Server::start_as(kind, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (file, json) = (dir.path().join("roles.toml"), dir.path().join("out.json"));
+    std::fs::write(&file, SCENARIO).unwrap();
+    let (file, path) = (file.to_str().unwrap(), json.to_str().unwrap());
+    let out = respbench().args(["run", file, "-p", &server.port_arg(), "--json", path]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let result = &doc["phases"][0]["result"];
+    let (news, cache) = (series(result, "news"), series(result, "cache"));
+    assert!(news[0].1 > 0, "the pub/sub role from the first interval: {news:?}");
+    assert!(cache.iter().all(|&(at, n)| at >= 1.0 || n == 0), "nothing before its start: {cache:?}");
+    assert!(cache.iter().any(|&(at, n)| at >= 1.0 && n > 0), "its requests from its start: {cache:?}");
+    assert_eq!(role_named(result, "cache")["start_secs"].as_f64(), Some(1.0));
+    // A start past the phase's end, and one that is no time: one line naming the role.
+    for (start, says) in [("5s", "--role cache: start=5s is not before the run's end"), ("later", "role 'cache'")] {
+        let text = SCENARIO.replace("start = \"1s\"", &format!("start = \"{start}\""));
+        std::fs::write(file, text).unwrap();
+        let out = respbench().args(["run", file, "-p", &server.port_arg()]).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{start}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(err.contains(says), "{err}");
     }
