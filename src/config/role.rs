@@ -10,6 +10,8 @@
 //! (`engine::tracking`). A mix role is a plain command mix with its own connections
 //! (`config::role::mix`).
 
+use std::time::Duration;
+
 mod error;
 pub mod mix;
 pub mod queue;
@@ -25,6 +27,17 @@ pub const MAX_STREAMS: u64 = 1 << 22;
 pub struct Role {
     pub name: String,
     pub kind: RoleKind,
+    /// How far into the measured run the role's requesting connections begin (`start=`):
+    /// nothing is sent before, and an open-loop role's schedule begins then. Its listeners
+    /// open before the run all the same.
+    pub start: Duration,
+}
+
+impl Role {
+    /// Role `name` doing `kind` from the run's start.
+    pub fn new(name: impl Into<String>, kind: RoleKind) -> Role {
+        Role { name: name.into(), kind, start: Duration::ZERO }
+    }
 }
 
 /// What a role does.
@@ -112,18 +125,44 @@ pub fn parse(text: &str) -> Result<Role, RoleError> {
         )
         .into());
     };
-    let settings = parts.next().unwrap_or_default();
-    match kind {
-        "pubsub" => pubsub(name, settings).map(|p| Role { name: name.into(), kind: RoleKind::PubSub(p) }),
-        "tracking" => tracking::parse(name, settings).map(|t| Role { name: name.into(), kind: RoleKind::Tracking(t) }),
-        "stream" => queue::stream(name, settings).map(|s| Role { name: name.into(), kind: RoleKind::Stream(s) }),
-        "queue" => queue::queue(name, settings).map(|q| Role { name: name.into(), kind: RoleKind::Queue(q) }),
-        "mix" => mix::parse(name, settings).map(|m| Role { name: name.into(), kind: RoleKind::Mix(m) }),
+    let (start, settings) = start(name, parts.next().unwrap_or_default())?;
+    let settings = settings.as_str();
+    let kind = match kind {
+        "pubsub" => RoleKind::PubSub(pubsub(name, settings)?),
+        "tracking" => RoleKind::Tracking(tracking::parse(name, settings)?),
+        "stream" => RoleKind::Stream(queue::stream(name, settings)?),
+        "queue" => RoleKind::Queue(queue::queue(name, settings)?),
+        "mix" => RoleKind::Mix(mix::parse(name, settings)?),
         other => {
-            Err(format!("--role {name}: unknown kind '{other}' (expected pubsub, stream, queue, tracking or mix)")
-                .into())
+            return Err(format!(
+                "--role {name}: unknown kind '{other}' (expected pubsub, stream, queue, tracking or mix)"
+            )
+            .into());
+        }
+    };
+    Ok(Role { name: name.into(), kind, start })
+}
+
+/// The `start=DURATION` setting every kind takes, and the kind's own settings without it.
+fn start(name: &str, settings: &str) -> Result<(Duration, String), RoleError> {
+    let mut start = Duration::ZERO;
+    let mut rest = Vec::new();
+    for setting in settings.split(',').filter(|s| !s.is_empty()) {
+        match setting.split_once('=') {
+            Some(("start", value)) => start = start_value(name, value)?,
+            _ => rest.push(setting),
         }
     }
+    Ok((start, rest.join(",")))
+}
+
+/// A role's `start` value: a duration into the measured run, as in 1s or 500ms.
+pub fn start_value(name: &str, value: &str) -> Result<Duration, RoleError> {
+    if value.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<f64>() == Ok(0.0) {
+        return Ok(Duration::ZERO);
+    }
+    super::parse::duration(value)
+        .map_err(|e| format!("--role {name}: start={value}: {e} (a time into the run, as in 1s or 500ms)").into())
 }
 
 fn pubsub(name: &str, settings: &str) -> Result<PubSub, RoleError> {

@@ -10,7 +10,7 @@ mod groups;
 mod mix;
 mod rate;
 mod tracking;
-use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, ValueSize};
+use super::{ArgPart, CommandSpec, Config, KeyPattern, KeyRange, Rate, StopAfter, ValueSize};
 pub use groups::{Group, Pacing};
 pub use mix::mix_role;
 pub use rate::set_role_rate;
@@ -22,6 +22,15 @@ pub use rate::set_role_rate;
 /// (`NAME:mix`) names it; a mix role built elsewhere ([`mix_role`]) runs its own. Several roles are
 /// client groups of the one run, each planned as it would be alone (`role_plan::groups`).
 pub fn apply(config: &mut Config, roles: Vec<Role>) -> Result<(), RoleError> {
+    if let StopAfter::Duration(run) = config.stop
+        && let Some(late) = roles.iter().find(|r| r.start >= run)
+    {
+        return Err(format!(
+            "--role {}: start={:?} is not before the run's end (--duration {:?}): start it earlier or run longer",
+            late.name, late.start, run
+        )
+        .into());
+    }
     if roles.len() > 1 {
         return groups::apply(config, roles, plan);
     }

@@ -318,7 +318,11 @@ fn drive(
     let (start, warmup) = *meeting.start.get().expect("set before the go barrier");
     let first = t * config.connections / prepared.threads;
     for (k, conn) in conns.iter_mut().enumerate() {
-        let delay = worker::join_delay(config, prepared.threads, first + k);
+        // A role that starts later into the measured run: connected now, held until then, its
+        // schedule beginning then.
+        let late = config.start_of(first + k);
+        let late = if late.is_zero() { late } else { warmup + late };
+        let delay = worker::join_delay(config, prepared.threads, first + k) + late;
         conn.set_pacer(pacer::for_connection(config, first + k, start + delay));
         conn.set_pipeline(config.pipeline_of(first + k));
         if config.extras.client_stats {

@@ -81,7 +81,9 @@ pub struct Delivery {
 
 impl Delivery {
     pub fn of(config: &Config, outcome: &Outcome) -> Option<Delivery> {
-        config.rate.map(|rate| Delivery::planned(rate).measured(outcome))
+        let rate = config.rate?;
+        let requested_per_sec = config.requested_per_sec(outcome.elapsed).unwrap_or(rate.per_sec);
+        Some(Delivery { requested_per_sec, ..Delivery::planned(rate) }.measured(outcome))
     }
 
     /// What was asked, before anything is measured.

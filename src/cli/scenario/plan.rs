@@ -280,7 +280,7 @@ pub enum StepRole {
     Kind { role: crate::config::role::Role, text: String },
     /// A mix role: its name, the step's connection settings and its run keys' settings,
     /// planned when the step is.
-    Mix { name: String, target: Vec<Setting>, settings: Vec<Setting> },
+    Mix { name: String, target: Vec<Setting>, settings: Vec<Setting>, start: std::time::Duration },
 }
 
 impl StepRole {
@@ -289,9 +289,12 @@ impl StepRole {
     pub(super) fn shown(&self) -> String {
         match self {
             StepRole::Kind { text, .. } => format!("--role {text}"),
-            StepRole::Mix { name, settings, .. } => {
+            StepRole::Mix { name, settings, start, .. } => {
                 let own = settings.iter().filter(|s| !s.text.is_empty());
-                let words: Vec<String> = own.map(|s| format!("{}={}", s.key, s.text)).collect();
+                let mut words: Vec<String> = own.map(|s| format!("{}={}", s.key, s.text)).collect();
+                if !start.is_zero() {
+                    words.push(format!("start={start:?}"));
+                }
                 format!("--role {name}:mix[{}]", words.join(" "))
             }
         }

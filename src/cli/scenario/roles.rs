@@ -49,7 +49,10 @@ impl Compiler<'_> {
                 );
                 return Err(self.at_role(r, &msg).into());
             }
-            let text = format!("{name}:{}:{}", r.kind, r.settings.as_deref().unwrap_or(""));
+            let mut text = format!("{name}:{}:{}", r.kind, r.settings.as_deref().unwrap_or(""));
+            if let Some(start) = &r.start {
+                text.push_str(&format!(",start={start}"));
+            }
             let role =
                 crate::config::role::parse(&text).map_err(|e| self.at_role(r, &format!("role '{name}': {e}")))?;
             return Ok(StepRole::Kind { role, text });
@@ -78,7 +81,12 @@ impl Compiler<'_> {
         };
         let compiled = Compiler { loaded: self.loaded, phase: &own, scale: self.scale }.phase(Kind::Run)?;
         let settings = compiled.into_iter().flat_map(|(_, _, s)| s).collect();
-        Ok(StepRole::Mix { name: name.clone(), target: target.to_vec(), settings })
+        let start = match &r.start {
+            Some(v) => crate::config::role::start_value(name, v)
+                .map_err(|e| self.at_role(r, &format!("role '{name}': {e}")))?,
+            None => std::time::Duration::ZERO,
+        };
+        Ok(StepRole::Mix { name: name.clone(), target: target.to_vec(), settings, start })
     }
 
     /// `msg` at the role's `name` line.
@@ -101,7 +109,7 @@ impl Step {
         for role in &self.roles {
             match role {
                 StepRole::Kind { role, .. } => out.push(role.clone()),
-                StepRole::Mix { name, target, settings } => {
+                StepRole::Mix { name, target, settings, start } => {
                     let own = Step {
                         tool: Tool::Native,
                         settings: target.iter().chain(settings).cloned().collect(),
@@ -114,8 +122,9 @@ impl Step {
                         return Err(whole(format!("role '{name}': {msg}")));
                     };
                     let (plan, _) = args.into_config().map_err(|e| whole(format!("role '{name}': {e}")))?;
-                    let role = crate::config::role_plan::mix_role(name, &plan)
+                    let mut role = crate::config::role_plan::mix_role(name, &plan)
                         .map_err(|e| whole(format!("role '{name}': {e}")))?;
+                    role.start = *start;
                     out.push(role);
                 }
             }

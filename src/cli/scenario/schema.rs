@@ -340,6 +340,10 @@ pub struct PhaseRole {
     /// "constant" or "poisson".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<String>,
+    /// Any role: how far into the measured run its requests begin, as in "1s" (with the run
+    /// without it); its listeners open before the run all the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
 }
 
 impl Phase {

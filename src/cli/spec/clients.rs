@@ -240,7 +240,7 @@ fn pubsub(publisher: &Config, sub: &SubBench) -> Result<(Config, Vec<String>), S
         )
         .into());
     }
-    let role = Role { name: "pubsub".into(), kind: RoleKind::PubSub(p) };
+    let role = Role::new("pubsub", RoleKind::PubSub(p));
     Ok((planned(publisher, role, &sub.prefix)?, notes))
 }
 
@@ -305,7 +305,7 @@ fn tracking(writer: &Config, listeners: &BcastListeners) -> Result<(Config, Vec<
         cache: keys.min(CACHE) as usize,
         size,
     };
-    let role = Role { name: "tracking".into(), kind: RoleKind::Tracking(t) };
+    let role = Role::new("tracking", RoleKind::Tracking(t));
     Ok((planned(writer, role, &writer.keys.prefix)?, notes))
 }
 
@@ -377,7 +377,7 @@ fn blocked(memtiers: &[(usize, &Config)]) -> Option<Result<Together, SpecError>>
     }
     let base = Config { stop: consumer.stop, ..producer.clone() };
     let name = if matches!(kind, RoleKind::Stream(_)) { "stream" } else { "queue" };
-    let role = Role { name: name.into(), kind };
+    let role = Role::new(name, kind);
     let output_from = memtiers.iter().find(|(_, c)| std::ptr::eq(*c, consumer)).map_or(0, |(i, _)| *i);
     Some(planned(&base, role, &prefix).map(|config| Together { config, output_from, notes }))
 }

@@ -7,6 +7,7 @@
 //! the workers (`Config::role_plans`).
 
 use std::ops::Range;
+use std::time::Duration;
 
 use super::super::role::{Role, RoleError, RoleKind};
 use super::super::{ArgPart, CommandSpec, Config, KeyRange, Rate, ValueSize};
@@ -31,6 +32,12 @@ impl Config {
             Some(g) => (&g.plan, index - g.connections.start),
             None => (self, index),
         }
+    }
+
+    /// How far into the measured run connection `index` begins: its role's `start`.
+    pub fn start_of(&self, index: usize) -> Duration {
+        let (plan, _) = self.group_of(index);
+        plan.extras.roles.first().map_or(Duration::ZERO, |r| r.start)
     }
 
     /// The commands (units of the mix) connection `index` picks from in a run of several
@@ -94,6 +101,21 @@ impl Config {
             (None, 0) => Pacing::Closed,
             (None, _) => Pacing::Mixed,
         }
+    }
+
+    /// The requests per second the schedules asked for over `measured` time: the run's rate,
+    /// less what a role starting later did not ask for before its start.
+    pub fn requested_per_sec(&self, measured: Duration) -> Option<f64> {
+        let rate = self.rate?.per_sec;
+        let secs = measured.as_secs_f64();
+        if secs <= 0.0 {
+            return Some(rate);
+        }
+        let held: f64 = (self.role_plans().iter())
+            .filter_map(|(plan, _)| Some((plan.rate?.per_sec, plan.extras.roles.first()?.start.as_secs_f64())))
+            .map(|(per_sec, start)| per_sec * start.min(secs))
+            .sum();
+        Some(rate - held / secs)
     }
 
     /// How role `name`'s requests are paced (the run's, when the run is one role's).
@@ -309,6 +331,27 @@ mod tests {
         assert_eq!(config.pacing(), Pacing::Mixed);
         assert_eq!((config.pacing_of("a"), config.pacing_of("b")), (Pacing::Open, Pacing::Closed));
         assert_eq!(config.rate, None);
+    }
+
+    #[test]
+    fn a_role_starting_later_asks_for_its_rate_from_its_start_only() {
+        let mut config = base();
+        let roles = vec![
+            parse("a:pubsub:channels=2,rate=100").unwrap(),
+            parse("b:pubsub:channels=2,rate=200,start=1s").unwrap(),
+        ];
+        super::super::apply(&mut config, roles).unwrap();
+        assert_eq!((config.start_of(0), config.start_of(1)), (Duration::ZERO, Duration::from_secs(1)));
+        assert_eq!(config.rate.map(|r| r.per_sec), Some(300.0));
+        assert_eq!(config.requested_per_sec(Duration::from_secs(2)), Some(200.0));
+        let late = vec![parse("c:pubsub:start=2s").unwrap()];
+        let e = super::super::apply(&mut base(), late).unwrap_err().to_string();
+        assert!(e.starts_with("--role c: start=2s is not before the run's end (--duration 2s)"), "{e}");
+        let role = parse("d:mix:start=500ms").unwrap();
+        assert_eq!((role.start, role.kind), (Duration::from_millis(500), RoleKind::Mix(None)));
+        assert_eq!(parse("e:queue:start=0,workers=2").unwrap().start, Duration::ZERO);
+        let e = parse("f:stream:start=soon").unwrap_err().to_string();
+        assert!(e.starts_with("--role f: start=soon: expected a duration"), "{e}");
     }
 
     #[test]

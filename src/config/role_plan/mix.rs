@@ -39,7 +39,7 @@ pub fn mix_role(name: &str, plan: &Config) -> Result<Role, RoleError> {
         values: plan.values.clone(),
         rate: plan.rate,
     };
-    Ok(Role { name: name.to_string(), kind: RoleKind::Mix(Some(Box::new(mix))) })
+    Ok(Role::new(name, RoleKind::Mix(Some(Box::new(mix)))))
 }
 
 /// Makes `config` run mix role `role`: its carried mix over the command line's, or (`None`)

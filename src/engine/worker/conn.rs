@@ -312,7 +312,8 @@ impl Conn {
         self.client_stats = Some(Box::new(stats));
     }
 
-    /// Holds the connection back, not connected, until `at` (a staircase ramp's step).
+    /// Holds the connection back until `at`: a staircase ramp's step (not connected), or its
+    /// role's start (connected).
     pub fn hold_until(&mut self, at: Instant) {
         self.join_at = Some(at);
     }

@@ -49,8 +49,11 @@ impl Worker<'_> {
             conn.join_at = None;
             self.live += 1;
             self.window.active_connections = self.window.active_connections.max(self.live as u64);
-            self.connect_joining(conn, c, now);
-            now = Instant::now();
+            // A role starting later was connected before the run; a staircase's step connects now.
+            if conn.links.is_empty() {
+                self.connect_joining(conn, c, now);
+                now = Instant::now();
+            }
             self.fill_and_flush(conn, c, now);
         }
         self.next_join = conns.iter().filter(|c| !c.finished).filter_map(|c| c.join_at).min();

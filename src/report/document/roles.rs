@@ -37,6 +37,10 @@ pub struct RoleReport {
     pub loop_mode: String,
     /// Where the role's request latency is measured from: `intended_send` or `actual_send`.
     pub latency_from: String,
+    /// How far into the measured run the role's requests began (its `start=`); absent when
+    /// at the run's start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_secs: Option<f64>,
     /// A pub/sub role: its channels, subscribers and how they listen.
     pub channels: Option<u64>,
     pub subscribers: Option<usize>,
@@ -169,6 +173,8 @@ pub fn planned(config: &Config) -> Vec<RoleReport> {
         role.loop_mode = pacing.name().into();
         role.latency_from =
             if pacing == crate::config::role_plan::Pacing::Open { "intended_send" } else { "actual_send" }.into();
+        let start = config.extras.roles.iter().find(|r| r.name == role.name).map(|r| r.start);
+        role.start_secs = start.filter(|s| !s.is_zero()).map(|s| s.as_secs_f64());
     }
     roles
 }
