@@ -192,7 +192,7 @@ pub struct Publishes {
 
 impl Publishes {
     /// The publishes of the PUBLISH row `op`.
-    pub fn of<H>(op: &super::OpStats<H>) -> Publishes {
+    pub fn of<H>(op: &super::op::OpStats<H>) -> Publishes {
         Publishes { answered: op.succeeded(), fanout: op.hits, unanswered: op.failed + op.abandoned }
     }
 }
