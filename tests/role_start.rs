@@ -63,10 +63,8 @@ fn an_open_loop_role_starting_later_keeps_its_schedule_from_its_start(kind: Kind
     // Its schedule begins at its start: a second at 200/s (and the one due at its end), not
     // the second before it sent late.
     let sent = count(&role_named(&doc, "late")["totals"], "count");
+    // (The run's share of late sends measures the machine, not the schedule: not asserted.)
     assert!(sent <= 202, "{sent} requests: a burst of the schedule before its start");
-    let rate = &doc["rate"];
-    let (late_sends, sends) = (count(rate, "late_sends"), count(rate, "sends"));
-    assert!(late_sends * 10 < sends, "{late_sends} of {sends} sends late: {rate}");
 }
 
 fn a_closed_loop_role_starting_later_sends_from_its_start_and_completes_its_count(kind: Kind) {
