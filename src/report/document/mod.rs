@@ -18,7 +18,7 @@ pub mod scenario;
 use serde::Deserialize;
 
 pub use self::parts::*;
-pub use self::result::{Document, MergedFrom, Recovery};
+pub use self::result::{Document, MergedFrom, Recovery, as_kept};
 pub use self::scenario::{
     Capacity, CapacityResult, CapacityStep, FillResult, Phase, PhaseResult, Price, ScenarioDocument, ScenarioInfo, Slo,
 };

@@ -116,6 +116,14 @@ impl Document {
     }
 }
 
+/// `point` as the JSON keeps it, every float at 6 significant digits: what a run renders from
+/// memory is then what `respbench report` renders from its JSON.
+pub fn as_kept(point: Point) -> Point {
+    let mut v = serde_json::to_value(&point).expect("plain data serialises");
+    round_floats(&mut v);
+    serde_json::from_value(v).unwrap_or(point)
+}
+
 /// Every float in `v` at 6 significant digits (integers stay as they are).
 fn round_floats(v: &mut serde_json::Value) {
     match v {

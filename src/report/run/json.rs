@@ -223,7 +223,7 @@ pub fn measured(frame: Document, outcome: &engine::Outcome, client_share_warning
         cluster.moved = outcome.moved;
         cluster.asked = outcome.asked;
     }
-    doc.time_series = time_series(outcome);
+    doc.time_series = time_series(outcome).into_iter().map(crate::report::document::as_kept).collect();
     if let Some(start) = doc.start.as_mut() {
         start.offset_ms = outcome.started_unix_ms as f64 - start.requested_unix_ms;
     }
