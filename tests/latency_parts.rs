@@ -113,6 +113,7 @@ struct Steady {
     ports: Vec<u16>,
     server_waited_ms: f64,
     softirq_waited_ms: f64,
+    steal_ms: f64,
 }
 
 impl Steady {
@@ -138,8 +139,9 @@ impl Steady {
                 .collect();
             ports.len() == 2
         });
-        let (server_waited_ms, softirq_waited_ms) = (runqueue_wait_ms(server.pid()), softirq_wait_ms());
-        Steady { run, json, _dir: dir, server_port: server.port, ports, server_waited_ms, softirq_waited_ms }
+        let (server_waited_ms, softirq_waited_ms, steal_ms) =
+            (runqueue_wait_ms(server.pid()), softirq_wait_ms(), steal_ms());
+        Steady { run, json, _dir: dir, server_port: server.port, ports, server_waited_ms, softirq_waited_ms, steal_ms }
     }
 
     /// Whether bytes wait unread in a socket of the run's data connections: at the server's end
@@ -170,44 +172,66 @@ impl Steady {
         let client_ms = threads.iter().map(|t| us(&t["runqueue_wait_secs"]) * 1000.0).sum();
         let server_ms = runqueue_wait_ms(server.pid()) - self.server_waited_ms;
         let softirq_ms = softirq_wait_ms() - self.softirq_waited_ms;
-        (doc, Waits { server_ms, client_ms, test_ms: test_waited_ms, softirq_ms })
+        let steal_ms = steal_ms() - self.steal_ms;
+        (doc, Waits { server_ms, client_ms, test_ms: test_waited_ms, softirq_ms, steal_ms })
     }
 }
 
-/// How long each process behind a figure waited for a core over the run, in milliseconds.
+/// How long each process behind a figure waited for a core over the run, in milliseconds, and
+/// how long the machine's own cores were taken by its host (steal time: a virtual machine's
+/// core held by the hypervisor, which no run queue inside the machine shows).
 #[derive(Debug)]
 struct Waits {
     server_ms: f64,
     client_ms: f64,
     test_ms: f64,
     softirq_ms: f64,
+    steal_ms: f64,
 }
 
 impl Waits {
-    /// Fails the test when `holds` is false, saying whether the machine can explain the miss:
-    /// whether the processes in `which` waited for a core, in all, at least `excess_ms` (the
-    /// amount by which the figure missed) over the run. A miss the machine can explain may pass
-    /// on a try of its own (.config/nextest.toml retries these tests); one it cannot is a fault.
-    fn judge(&self, holds: bool, what: &str, excess_ms: f64, which: &[&str]) {
-        if holds {
+    /// Judges a figure `value_us` against its `bound_us`. A miss passes only where the machine
+    /// explains it: the processes in `which` waited for a core, with the host's steal time, at
+    /// least the amount by which the figure missed, and the figure stays under `fault_us`, what
+    /// a fault in the decomposition would show (the whole stop in the part that was not stopped,
+    /// or the stop counted twice). Any other miss fails, saying which it is.
+    fn judge(&self, value_us: f64, bound_us: f64, fault_us: f64, what: &str, which: &[&str]) {
+        if value_us < bound_us {
             return;
         }
-        let waited: f64 = which
-            .iter()
-            .map(|w| match *w {
-                "server" => self.server_ms,
-                "client" => self.client_ms,
-                "softirq" => self.softirq_ms,
-                _ => self.test_ms,
-            })
-            .sum();
-        let judged = if waited >= excess_ms {
-            format!("the machine can explain it: the {which:?} waited {waited:.1} ms for a core over the run")
+        let waited: f64 = self.steal_ms
+            + which
+                .iter()
+                .map(|w| match *w {
+                    "server" => self.server_ms,
+                    "client" => self.client_ms,
+                    "softirq" => self.softirq_ms,
+                    _ => self.test_ms,
+                })
+                .sum::<f64>();
+        let excess_ms = (value_us - bound_us) / 1000.0;
+        let explained = waited >= excess_ms;
+        let judged = if explained {
+            format!(
+                "the machine can explain it: the {which:?} waited {waited:.1} ms for a core over the run, with steal"
+            )
         } else {
-            format!("NOT the machine: the {which:?} waited only {waited:.1} ms for a core over the run")
+            format!("NOT the machine: the {which:?} waited only {waited:.1} ms for a core over the run, with steal")
         };
-        panic!("{what} ({judged}; {self:?})");
+        if explained && value_us < fault_us {
+            eprintln!("{what}: over {bound_us} us by {excess_ms:.1} ms, passed ({judged}; {self:?})");
+            return;
+        }
+        panic!("{what} (bound {bound_us} us, a fault at {fault_us} us; {judged}; {self:?})");
     }
+}
+
+/// Milliseconds the machine's cores have been taken by its host so far, in all (the steal
+/// column of /proc/stat, in ticks of 10 ms).
+fn steal_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let cpu = stat.lines().next().unwrap_or_default();
+    cpu.split_whitespace().nth(8).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0) * 10.0
 }
 
 /// Milliseconds the process `pid` has waited for a core, over all its threads (the second
@@ -323,6 +347,11 @@ fn signal(pid: u32, signal: i32) {
 const ABOUT_300_MS: std::ops::Range<f64> = 299_000.0..360_000.0;
 /// The bound on the part that was not stopped, in microseconds.
 const UNDER_10_MS: f64 = 10_000.0;
+/// Where a miss is a fault whatever the machine did: the part that was not stopped holding a
+/// third of the stop, in microseconds (a fault in the decomposition puts the whole stop there).
+const A_THIRD_OF_THE_STOP: f64 = 100_000.0;
+/// Where a miss of the stopped part is a fault: the stop counted twice, in microseconds.
+const TWICE_THE_STOP: f64 = 600_000.0;
 
 #[test]
 fn a_stopped_client_holds_replies_in_its_receive_lag() {
@@ -370,13 +399,11 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
         // The reply waited from before the 300 ms began until after they ended.
         assert!(receive_max >= ABOUT_300_MS.start, "{io}: receive lag max {receive_max} us: {parts}");
         let what = format!("{io}: receive lag max {receive_max} us, over about 300 ms");
-        let excess_ms = (receive_max - ABOUT_300_MS.end) / 1000.0;
-        waits.judge(receive_max < ABOUT_300_MS.end, &what, excess_ms, &["client", "test"]);
+        waits.judge(receive_max, ABOUT_300_MS.end, TWICE_THE_STOP, &what, &["client", "test"]);
         // Under io_uring too: a request's send time is the submit that handed its bytes to the
         // kernel, even one queued behind a send in flight when the stop came.
         let what = format!("{io}: wire and server max {wire_max} us while the client was stopped");
-        let excess_ms = (wire_max - UNDER_10_MS) / 1000.0;
-        waits.judge(wire_max < UNDER_10_MS, &what, excess_ms, &["server", "client", "test", "softirq"]);
+        waits.judge(wire_max, UNDER_10_MS, A_THIRD_OF_THE_STOP, &what, &["server", "client", "test", "softirq"]);
     }
 }
 
@@ -409,11 +436,9 @@ fn a_stopped_server_shows_in_the_wire_and_server_time() {
         // What waking and a loaded machine may add, over the stop's own length.
         let bound = stop_us + (ABOUT_300_MS.end - 300_000.0);
         let what = format!("{io}: wire and server max {wire_max} us, over the stop's {stop_us:.0} us");
-        let excess_ms = (wire_max - bound) / 1000.0;
-        waits.judge(wire_max < bound, &what, excess_ms, &["server", "test", "softirq"]);
+        waits.judge(wire_max, bound, stop_us + TWICE_THE_STOP - 300_000.0, &what, &["server", "test", "softirq"]);
         let what = format!("{io}: receive lag max {receive_max} us while the server was stopped");
-        let excess_ms = (receive_max - UNDER_10_MS) / 1000.0;
-        waits.judge(receive_max < UNDER_10_MS, &what, excess_ms, &["client", "softirq"]);
+        waits.judge(receive_max, UNDER_10_MS, A_THIRD_OF_THE_STOP, &what, &["client", "softirq"]);
     }
 }
 
