@@ -45,6 +45,7 @@ fn freeze_during(args: &[&str], pid: Option<u32>) -> (std::process::Output, Valu
 #[test]
 fn the_parts_are_kept_and_add_up_to_the_response_time() {
     let server = Server::start(&[]);
+    let _stamping = stamping_on();
     for io in paths() {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("run.json");
@@ -57,7 +58,7 @@ fn the_parts_are_kept_and_add_up_to_the_response_time() {
         assert!(bound < 1000.0, "{io}: clock offset bound {bound} us");
         let totals = &doc["totals"];
         let parts = &totals["latency_parts_us"];
-        // Every reply (or nearly: the kernel starts stamping a moment after the first socket asks).
+        // Every reply (or nearly): the kernel stamps from the start, held on by `stamping_on`.
         let (count, decomposed) = (totals["count"].as_u64().unwrap(), parts["count"].as_u64().unwrap());
         assert!(decomposed * 100 >= count * 95, "{io}: {decomposed} of {count} replies decomposed");
         // Closed loop: no wait for a slot, so the three means add up to the mean response time

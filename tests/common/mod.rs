@@ -325,6 +325,16 @@ pub fn wait_for(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) 
     }
 }
 
+/// Holds the kernel's receive timestamping on, once it stamps packets: the kernel switches it
+/// on by a work queue a while after the first socket asks (seconds on a loaded machine), which
+/// the run's own keeper waits for only so long. A test that counts the replies a run
+/// decomposed holds this first, so it waits for the event rather than racing it.
+pub fn stamping_on() -> respbench::net::driver::stamp::Keeper {
+    let (keeper, stamped) = respbench::net::driver::stamp::Keeper::start(Duration::from_secs(60)).unwrap();
+    assert!(stamped, "the kernel stamped no packet in 60 s");
+    keeper
+}
+
 impl Server {
     /// Waits until the server has executed at least `n` calls of `command`.
     pub fn wait_calls(&self, command: &str, n: u64) {
