@@ -42,11 +42,12 @@ impl Transport {
 }
 
 impl Transport {
-    /// Whether the socket keeps what it received in buffers of its own and can drop bytes
-    /// without copying them ([`discard`](Self::discard)): a plain socket under io_uring.
+    /// Whether the socket can drop received bytes without copying them
+    /// ([`discard`](Self::discard)): a plain socket under io_uring (its receives' buffers are
+    /// the client's own) and a TCP socket under epoll (`driver::trunc`).
     #[inline]
     pub fn drops(&self) -> bool {
-        matches!(self, Transport::Ring(_))
+        matches!(self, Transport::Ring(_) | Transport::Tcp(_))
     }
 
     /// Drops up to `n` received bytes without copying them, where the socket [`drops`]
@@ -58,6 +59,7 @@ impl Transport {
     pub fn discard(&mut self, n: usize) -> io::Result<usize> {
         match self {
             Transport::Ring(s) => s.discard(n),
+            Transport::Tcp(s) => driver::trunc::discard(std::os::fd::AsRawFd::as_raw_fd(s), n),
             _ => Err(io::ErrorKind::Unsupported.into()),
         }
     }

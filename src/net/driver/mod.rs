@@ -20,6 +20,9 @@ pub mod stamp;
 // is sound.
 #[allow(unsafe_code)]
 mod timer;
+// unsafe: recv(2) with MSG_TRUNC has no safe wrapper in std; its block says why it is sound.
+#[allow(unsafe_code)]
+pub mod trunc;
 // unsafe: the buffer ring is memory the kernel reads and writes; each block says why it is sound.
 #[allow(unsafe_code)]
 mod pbuf;
