@@ -1,8 +1,9 @@
 //! Kernel receive timestamps: `SO_TIMESTAMPNS` on a data connection makes every
 //! `recvmsg` carry, as a control message, the time the kernel received the last bytes it
 //! returns (`CLOCK_REALTIME`, software, taken as the packet entered the stack). This module
-//! turns it on, reads it (a `recvmsg` for epoll; a `msghdr` the ring's `RECVMSG` fills for
-//! io_uring) and maps it onto the run's monotonic clock ([`Clock`]).
+//! turns it on, reads it (a `recvmsg` for epoll; for io_uring, the control bytes a multishot
+//! `RECVMSG` puts in each pool buffer, or a `msghdr` a one-shot `RECVMSG` fills) and maps it
+//! onto the run's monotonic clock ([`Clock`]).
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -68,6 +69,45 @@ pub fn enable(fd: RawFd) -> io::Result<()> {
         )
     };
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// What a multishot `RECVMSG` leaves at the head of each pool buffer: the kernel's
+/// `io_uring_recvmsg_out` (name, control and payload lengths, flags), then the control bytes
+/// (room for [`MULTI_CONTROL`]), then the payload.
+const MULTI_OUT: usize = 16;
+
+/// The control bytes a multishot `RECVMSG` keeps room for in each buffer.
+const MULTI_CONTROL: usize = CONTROL_WORDS * 8;
+
+/// Where a multishot `RECVMSG`'s payload starts in its buffer.
+pub const MULTI_PAYLOAD: usize = MULTI_OUT + MULTI_CONTROL;
+
+/// The header a multishot `RECVMSG` is armed with: the kernel reads only its name and control
+/// lengths (no name, [`MULTI_CONTROL`] bytes of control), which say how it lays out each buffer.
+pub fn multi_header() -> Box<libc::msghdr> {
+    // SAFETY: msghdr is plain integers and pointers, for which all zeroes is a valid value.
+    let mut msg: Box<libc::msghdr> = Box::new(unsafe { zeroed() });
+    msg.msg_controllen = MULTI_CONTROL as _;
+    msg
+}
+
+/// A multishot `RECVMSG`'s buffer of `res` bytes (its completion's result, `buf` the buffer
+/// from its start): the payload's length and the kernel's receive time its control carries.
+/// `None` when the buffer is shorter than the layout the header asked for.
+pub fn multi_out(buf: &[u8]) -> Option<(usize, Option<u64>)> {
+    let word = |at: usize| buf.get(at..at + 4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let (control, payload) = (word(4)?, word(8)?);
+    if buf.len() < MULTI_PAYLOAD + payload {
+        return None;
+    }
+    let control = &buf[MULTI_OUT..MULTI_OUT + control.min(MULTI_CONTROL)];
+    // SAFETY: msghdr is plain integers and pointers, for which all zeroes is a valid value.
+    let mut msg: libc::msghdr = unsafe { zeroed() };
+    msg.msg_control = control.as_ptr() as *mut libc::c_void;
+    msg.msg_controllen = control.len() as _;
+    // The walk only reads through the header (`stamp_of`), within `control`.
+    let stamp = if control.is_empty() { None } else { stamp_of(&msg) };
+    Some((payload, stamp))
 }
 
 /// The kernel's receive time a `msghdr`'s control messages carry, in nanoseconds since the
@@ -252,6 +292,33 @@ mod tests {
         // The wall clock was read after `t`: a little later, never much.
         assert!(clock.after(t, wall) < 10_000_000 + clock.bound_ns);
         assert_eq!(clock.after(t, wall - 1_000_000_000), 0);
+    }
+
+    #[test]
+    fn a_multishot_buffer_gives_its_payload_and_stamp() {
+        // The kernel's layout: io_uring_recvmsg_out, the control bytes (room for
+        // MULTI_CONTROL), the payload. One SCM_TIMESTAMPNS message of 5 s and 7 ns.
+        let mut words = [0u64; 64]; // 8-aligned, as the kernel's buffers are
+        // SAFETY: CMSG_LEN is arithmetic on its argument.
+        let cmsg_len = unsafe { libc::CMSG_LEN(size_of::<libc::timespec>() as u32) } as u64;
+        words[0] = cmsg_len << 32; // name length 0, control length written
+        words[1] = 5; // payload length 5, flags 0
+        words[2] = cmsg_len; // the control message: its length (a size_t) ...
+        words[3] = (libc::SCM_TIMESTAMPNS as u64) << 32 | libc::SOL_SOCKET as u64; // ... level, type
+        (words[4], words[5]) = (5, 7); // ... and its timespec
+        words[MULTI_PAYLOAD / 8] = u64::from_ne_bytes(*b"+OK\r\n\0\0\0");
+        // SAFETY: the bytes of a live local array, as long as it.
+        let bytes: &[u8] = unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), size_of_val(&words)) };
+        assert_eq!(multi_out(&bytes[..MULTI_PAYLOAD + 5]), Some((5, Some(5_000_000_007))));
+        assert_eq!(&bytes[MULTI_PAYLOAD..MULTI_PAYLOAD + 5], b"+OK\r\n");
+        // Cut short of its payload: not a buffer the kernel wrote.
+        assert_eq!(multi_out(&bytes[..MULTI_PAYLOAD + 2]), None);
+        assert_eq!(multi_out(&bytes[..6]), None);
+        // No control message (timestamping not on yet): the payload, no stamp.
+        words[0] = 0;
+        // SAFETY: as above.
+        let bytes: &[u8] = unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), size_of_val(&words)) };
+        assert_eq!(multi_out(&bytes[..MULTI_PAYLOAD + 5]), Some((5, None)));
     }
 
     #[test]

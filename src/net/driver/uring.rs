@@ -1,7 +1,8 @@
 //! The io_uring path: completions instead of readiness. Each registered socket has a slot:
 //! one multishot receive is armed on it for the whole run, taking a buffer from the ring's
-//! shared pool (`pbuf.rs`) only when bytes arrive (kernels before 6.0, or with receive
-//! timestamps on: a one-shot receive into the slot's own buffer, armed again once read), and
+//! shared pool (`pbuf.rs`) only when bytes arrive (with receive timestamps on, a multishot
+//! `RECVMSG`, each buffer carrying its bytes' stamp; kernels before 6.0: a one-shot receive
+//! into the slot's own buffer, armed again once read), and
 //! what the worker writes is queued in the slot and sent by the ring. Sockets sit in the
 //! ring's file table (5.19) where it has one. A loop turn's sends and receives to arm, for
 //! every connection, go to the kernel in the one `io_uring_enter` that also waits (to the
@@ -77,6 +78,9 @@ struct Shared {
     dirty: RefCell<Vec<u32>>,
     /// The receive buffer pool, where the kernel has multishot receives (6.0).
     pool: RefCell<Option<BufRing>>,
+    /// With receive timestamps on, the header every multishot `RECVMSG` is armed with (its
+    /// control length lays out each buffer: `stamp::multi_out`); kept as long as the pool.
+    multi_msg: Option<Box<libc::msghdr>>,
 }
 
 impl Shared {
@@ -247,13 +251,14 @@ impl Uring {
     pub fn new(sockets: usize, stamps: bool, reports_sends: bool) -> io::Result<Uring> {
         let ops = (sockets * 2 + 64).next_power_of_two();
         let ring = build(ops.clamp(256, 4096) as u32, ops.clamp(1024, 1 << 16) as u32)?;
-        let shared = Rc::new(Shared::default());
         // Multishot receives where the kernel has them (6.0: the feature flags cannot say, a
-        // pool registered and a multishot refused with EINVAL falls back per socket), and
-        // not with receive timestamps (those keep their one-shot RECVMSG, stamp.rs).
-        if !stamps && std::env::var_os(ONE_SHOT_ENV).is_none() {
-            *shared.pool.borrow_mut() = BufRing::new(&ring, sockets).ok();
+        // pool registered and a multishot refused with EINVAL falls back per socket); with
+        // receive timestamps, multishot RECVMSGs, each buffer carrying its bytes' stamp.
+        let mut shared = Shared { multi_msg: stamps.then(super::stamp::multi_header), ..Shared::default() };
+        if std::env::var_os(ONE_SHOT_ENV).is_none() {
+            *shared.pool.get_mut() = BufRing::new(&ring, sockets).ok();
         }
+        let shared = Rc::new(shared);
         let table = (sockets + 64) as u32;
         let table = if ring.submitter().register_files_sparse(table).is_ok() { table } else { 0 };
         let stamps = Stamps { on: stamps, refused: None };
@@ -452,7 +457,14 @@ impl Uring {
             if s.multi && s.wants_recv() {
                 // Armed once: it stays until the peer closes, the pool runs dry (ENOBUFS, armed
                 // again here once buffers are back) or the socket is shut down.
-                let sqe = on_socket!(s, index, |fd| opcode::RecvMulti::new(fd, pbuf::GROUP).build());
+                let sqe = match (&shared.multi_msg, s.msg.is_some()) {
+                    // SAFETY (in `push`): the header is only read, and stays as long as the pool.
+                    (Some(msg), true) => {
+                        let msg: *const libc::msghdr = &raw const **msg;
+                        on_socket!(s, index, |fd| opcode::RecvMsgMulti::new(fd, msg, pbuf::GROUP).build())
+                    }
+                    _ => on_socket!(s, index, |fd| opcode::RecvMulti::new(fd, pbuf::GROUP).build()),
+                };
                 // SAFETY (in `push`): the pool's buffers and descriptor ring stay in place
                 // while any receive is armed (`Shared` outlives the ring's operations, see Drop).
                 push(&mut self.ring, &sqe.user_data(u64::from(index) << 1 | RECV))?;

@@ -10,7 +10,7 @@ use io_uring::cqueue;
 
 use super::super::event::Event;
 use super::super::pbuf::BufRing;
-use super::super::stamp::RingMsg;
+use super::super::stamp::{self, RingMsg};
 use crate::resp::SendBuf;
 
 /// Most pieces one `SENDMSG` takes (the kernel's `UIO_MAXIOV`); a send with more leaves the
@@ -81,7 +81,8 @@ pub(super) struct Slot {
     /// Its socket was dropped (and shut down, so that its operations complete): freed, and
     /// its descriptor closed, once idle.
     pub(super) closed: bool,
-    /// Kernel receive timestamps on: receives are `RECVMSG`s through this header.
+    /// Kernel receive timestamps on: receives are `RECVMSG`s (one-shot ones through this
+    /// header; multishot ones through the driver's, their stamps in each buffer).
     pub(super) msg: Option<Box<RingMsg>>,
     /// The kernel's receive time of the last receive's bytes (`CLOCK_REALTIME` nanoseconds).
     pub(super) stamp: Option<u64>,
@@ -97,12 +98,14 @@ pub(super) struct Slot {
     pub(super) fixed: bool,
 }
 
-/// Bytes a multishot receive brought, not read yet: `start..end` of pool buffer `bid`.
+/// Bytes a multishot receive brought, not read yet: `start..end` of pool buffer `bid`, and
+/// the kernel's receive time of them (timestamps on).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Chunk {
     pub(super) bid: u16,
     pub(super) start: u32,
     pub(super) end: u32,
+    pub(super) stamp: Option<u64>,
 }
 
 impl Slot {
@@ -158,6 +161,7 @@ impl Slot {
             let take = (want - n).min((c.end - c.start) as usize);
             let from = c.start as usize;
             copy(n, pool.bytes(c.bid, from..from + take));
+            self.stamp = c.stamp;
             n += take;
             c.start += take as u32;
             if c.start == c.end {
@@ -189,12 +193,30 @@ pub(super) fn multishot(s: &mut Slot, (res, flags): (i32, u32), pool: &mut BufRi
     if !cqueue::more(flags) {
         s.recv_busy = false;
     }
+    let mut res = res;
     if let Some(bid) = cqueue::buffer_select(flags) {
+        // A RECVMSG's buffer (timestamps on) starts with its layout and control bytes: the
+        // payload follows (none at the end: then `res` counts the layout alone).
+        let (start, stamp) =
+            match (s.msg.is_some() && res > 0).then(|| stamp::multi_out(pool.bytes(bid, 0..res as usize))) {
+                Some(Some((payload, stamp))) => {
+                    res = payload as i32;
+                    (stamp::MULTI_PAYLOAD as u32, stamp)
+                }
+                Some(None) => {
+                    // Not the layout the header asked for: the socket cannot be read.
+                    s.err.get_or_insert(libc::EPROTO);
+                    events.push(Event { token: s.token, read_closed: false });
+                    res = 0;
+                    (0, None)
+                }
+                None => (0, None),
+            };
         if res > 0 && !s.closed {
             if s.chunks.is_empty() {
                 events.push(Event { token: s.token, read_closed: false });
             }
-            s.chunks.push_back(Chunk { bid, start: 0, end: res as u32 });
+            s.chunks.push_back(Chunk { bid, start, end: start + res as u32, stamp });
         } else {
             pool.give_back(bid);
         }
