@@ -1,12 +1,11 @@
 //! The io_uring path: completions instead of readiness. Each registered socket has a slot:
-//! one multishot receive is armed on it for the whole run, taking a buffer from the ring's
-//! shared pool (`pbuf.rs`) only when bytes arrive (with receive timestamps on, a multishot
-//! `RECVMSG`, each buffer carrying its bytes' stamp; kernels before 6.0: a one-shot receive
-//! into the slot's own buffer, armed again once read), and
-//! what the worker writes is queued in the slot and sent by the ring. Sockets sit in the
-//! ring's file table (5.19) where it has one. A loop turn's sends and receives to arm, for
-//! every connection, go to the kernel in the one `io_uring_enter` that also waits (to the
-//! nanosecond, so a paced worker needs no timer descriptor).
+//! one multishot receive (a multishot `RECVMSG` with receive timestamps on, each buffer
+//! carrying its bytes' stamp) is armed on it for the whole run, taking a buffer from the
+//! ring's shared pool (`pbuf.rs`) only when bytes arrive (kernels before 6.0: a one-shot
+//! receive into the slot's own buffer, armed again once read), and what the worker writes is
+//! queued in the slot and sent by the ring. Sockets sit in the ring's file table (5.19) where
+//! it has one. A loop turn's sends and receives to arm, for every connection, go to the kernel
+//! in the one `io_uring_enter` that also waits (to the nanosecond: no timer descriptor).
 //!
 //! The worker still reads and writes [`RingSocket`]s as it reads and writes sockets: a read
 //! copies what a receive brought (`WouldBlock` once it is used up), a write appends to the
@@ -78,8 +77,7 @@ struct Shared {
     dirty: RefCell<Vec<u32>>,
     /// The receive buffer pool, where the kernel has multishot receives (6.0).
     pool: RefCell<Option<BufRing>>,
-    /// With receive timestamps on, the header every multishot `RECVMSG` is armed with (its
-    /// control length lays out each buffer: `stamp::multi_out`); kept as long as the pool.
+    /// Timestamps on: the header of every multishot `RECVMSG` (`stamp::multi_out`), kept as the pool.
     multi_msg: Option<Box<libc::msghdr>>,
 }
 
@@ -457,16 +455,12 @@ impl Uring {
             if s.multi && s.wants_recv() {
                 // Armed once: it stays until the peer closes, the pool runs dry (ENOBUFS, armed
                 // again here once buffers are back) or the socket is shut down.
-                let sqe = match (&shared.multi_msg, s.msg.is_some()) {
-                    // SAFETY (in `push`): the header is only read, and stays as long as the pool.
-                    (Some(msg), true) => {
-                        let msg: *const libc::msghdr = &raw const **msg;
-                        on_socket!(s, index, |fd| opcode::RecvMsgMulti::new(fd, msg, pbuf::GROUP).build())
-                    }
-                    _ => on_socket!(s, index, |fd| opcode::RecvMulti::new(fd, pbuf::GROUP).build()),
+                let sqe = match shared.multi_msg.as_deref().filter(|_| s.msg.is_some()) {
+                    Some(msg) => on_socket!(s, index, |fd| opcode::RecvMsgMulti::new(fd, msg, pbuf::GROUP).build()),
+                    None => on_socket!(s, index, |fd| opcode::RecvMulti::new(fd, pbuf::GROUP).build()),
                 };
-                // SAFETY (in `push`): the pool's buffers and descriptor ring stay in place
-                // while any receive is armed (`Shared` outlives the ring's operations, see Drop).
+                // SAFETY (in `push`): the pool's buffers, its descriptor ring and the header stay
+                // in place while any receive is armed (`Shared` outlives the ring's operations).
                 push(&mut self.ring, &sqe.user_data(u64::from(index) << 1 | RECV))?;
                 s.recv_busy = true;
             } else if s.wants_recv() {
