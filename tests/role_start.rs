@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::roles::{count, roles};
+use common::roles::{count, roles, run_json};
 use common::*;
 use serde_json::Value;
 
@@ -40,9 +40,7 @@ fn role_named<'a>(doc: &'a Value, name: &str) -> &'a Value {
 
 fn an_open_loop_role_starting_later_keeps_its_schedule_from_its_start(kind: Kind) {
     let server = Server::start_as(kind, &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    run_ok(
+    let doc = run_json(
         &server,
         &[
             "--role",
@@ -51,11 +49,8 @@ fn an_open_loop_role_starting_later_keeps_its_schedule_from_its_start(kind: Kind
             "late:pubsub:channels=2,rate=200,start=1s",
             "--duration",
             "2s",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    let doc = read_json(&json);
     let (early, late) = (series(&doc, "early"), series(&doc, "late"));
     assert!(early[0].1 > 0, "the early role from the first interval: {early:?}");
     assert!(late.iter().all(|&(at, n)| at >= 1.0 || n == 0), "nothing before its start: {late:?}");
@@ -69,19 +64,14 @@ fn an_open_loop_role_starting_later_keeps_its_schedule_from_its_start(kind: Kind
 
 fn a_closed_loop_role_starting_later_sends_from_its_start_and_completes_its_count(kind: Kind) {
     let server = Server::start_as(kind, &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    let path = json.to_str().unwrap();
     let args = ["--role", "load:mix", "--role", "news:pubsub:channels=2,start=1s", "-c", "1", "--threads", "1"];
-    run_ok(&server, &[&args[..], &["--duration", "2s", "--json", path]].concat());
-    let doc = read_json(&json);
+    let doc = run_json(&server, &[&args[..], &["--duration", "2s"]].concat());
     let (load, news) = (series(&doc, "load"), series(&doc, "news"));
     assert!(load[0].1 > 0, "the mix from the first interval: {load:?}");
     assert!(news.iter().all(|&(at, n)| at >= 1.0 || n == 0), "nothing before its start: {news:?}");
     assert!(news.iter().any(|&(at, n)| at >= 1.0 && n > 0), "its requests from its start: {news:?}");
     // -n: the late role's count completes.
-    run_ok(&server, &[&args[..], &["-n", "50", "--json", path]].concat());
-    let doc = read_json(&json);
+    let doc = run_json(&server, &[&args[..], &["-n", "50"]].concat());
     let roles = roles(&doc, &["load", "news"]);
     assert_eq!((count(&roles[0]["totals"], "count"), count(&roles[1]["totals"], "count")), (50, 50));
     assert_eq!(roles[1]["start_secs"].as_f64(), Some(1.0), "{}", roles[1]);

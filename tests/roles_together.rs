@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::roles::{Merged, count, merged_shards, roles, totals_add_up};
+use common::roles::{Merged, count, merged_shards, roles, run_json, totals_add_up};
 use common::*;
 use serde_json::json;
 
@@ -76,9 +76,7 @@ fn a_pubsub_role_and_a_queue_role_at_their_own_rates_keep_their_own_figures(kind
 
 fn a_pubsub_role_and_a_stream_role_in_closed_loop_each_send_their_own_n(kind: Kind) {
     let server = Server::start_as(kind, &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    run_ok(
+    let doc = run_json(
         &server,
         &[
             "--role",
@@ -87,11 +85,8 @@ fn a_pubsub_role_and_a_stream_role_in_closed_loop_each_send_their_own_n(kind: Ki
             "log:stream:producers=2,consumers=3,size=64",
             "-n",
             "1000",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    let doc = read_json(&json);
     let roles = roles(&doc, &["feed", "log"]);
     let (feed, log) = (roles[0], roles[1]);
     // `-n` is each role's own: the publisher's 1,000, the two producers' 1,000 between them.
@@ -189,9 +184,7 @@ fn two_roles_of_one_name_are_one_line_and_exit_2() {
 
 fn a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart(kind: Kind) {
     let server = Server::start_as(kind, &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    run_ok(
+    let doc = run_json(
         &server,
         &[
             "--role",
@@ -200,11 +193,8 @@ fn a_tracking_role_beside_a_stream_role_keeps_its_cached_reads_apart(kind: Kind)
             "log:stream:consumers=2,rate=100",
             "--duration",
             "1s",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    let doc = read_json(&json);
     let roles = roles(&doc, &["cache", "log"]);
     let (cache, log) = (roles[0], roles[1]);
     assert_eq!(

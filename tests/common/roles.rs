@@ -68,6 +68,15 @@ pub fn run_written(server: &Server, args: &[&str]) -> Written {
     Written { json: super::read_json(&json), markdown: text(&markdown), html: text(&html) }
 }
 
+/// Runs respbench against `server` with `args` and `--json` added, asserting success; the
+/// result it wrote.
+pub fn run_json(server: &Server, args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    super::run_ok(server, &[args, &["--json", json.to_str().unwrap()]].concat());
+    super::read_json(&json)
+}
+
 /// Runs `args` then `-n 10` against `server`; asserts that the run was refused with one line
 /// holding each of `says`, exit 2.
 pub fn assert_refused(server: &Server, args: &[&str], says: &[&str]) {
