@@ -90,7 +90,7 @@ fn a_server_restart_and_a_stop_signal_leave_the_identity_whole() {
         .args(["--json", json.to_str().unwrap()]);
     let mut run = Watched::spawn(cmd);
     run.wait_intervals(1);
-    server.kill();
+    server.kill_with_requests_unread();
     server.start_again();
     // Traffic again after the restart, then a stop with requests in flight.
     server.wait_calls("set", 1000);

@@ -317,7 +317,7 @@ fn a_primary_killed_mid_run_fails_over_and_the_run_recovers() {
         .unwrap();
     let victim_port = format!("master_port:{}", cluster.nodes[victim].port);
     let heir = cluster.nodes.iter().position(|n| n.cli(&["INFO", "replication"]).contains(&victim_port)).unwrap();
-    cluster.nodes[victim].kill();
+    cluster.nodes[victim].kill_with_requests_unread();
     // The promoted replica serves the run's SETs, then one more whole interval passes.
     let heir = &cluster.nodes[heir];
     wait_for("the replica's promotion", Duration::from_secs(60), || {

@@ -158,6 +158,28 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// SIGKILLs the server while requests wait unread in its sockets: it is stopped first, and
+    /// killed once a client's request has reached it. A server killed idle, every reply sent,
+    /// would leave its clients no request to lose.
+    pub fn kill_with_requests_unread(&mut self) {
+        // SAFETY: kill(2) on the server's own process, which this value owns.
+        unsafe { libc::kill(self.pid() as i32, libc::SIGSTOP) };
+        wait_for(&format!("a request unread on port {}", self.port), Duration::from_secs(60), || self.holds_unread());
+        self.kill();
+    }
+
+    /// Whether bytes wait unread in a socket the server accepted (/proc/net/tcp: the receive
+    /// queue of a connection whose local port is the server's).
+    fn holds_unread(&self) -> bool {
+        let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        tcp.lines().skip(1).any(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local = f[1].rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
+            let queued = f[4].split(':').nth(1).and_then(|q| u64::from_str_radix(q, 16).ok());
+            local == Some(self.port) && f[3] == "01" && queued > Some(0)
+        })
+    }
+
     /// Starts the server again with the same command line, on the same port.
     pub fn start_again(&mut self) {
         for _ in 0..50 {

@@ -123,6 +123,8 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
                     worker.closed_by_peer(conn, node, now);
                 }
                 worker.changed(conn, c);
+            } else if conn.finished && up {
+                worker.discard_input(conn, node);
             }
         }
         if !worker.deferred.is_empty() {

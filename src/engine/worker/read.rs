@@ -47,6 +47,22 @@ impl Worker<'_> {
         now
     }
 
+    /// Reads and drops what reaches a connection that has finished (a server's pushes, such as
+    /// the invalidations of client-side caching): unread, on the io_uring path, those bytes
+    /// would hold buffers of the pool the worker's running connections receive into, until
+    /// none was left for them.
+    pub(super) fn discard_input(&mut self, conn: &mut Conn, node: usize) {
+        let Some(io) = conn.links[node].as_mut().and_then(|l| l.io.as_mut()) else { return };
+        loop {
+            let space = self.rbuf.len();
+            match io.read_stamped(&mut self.rbuf, false) {
+                Ok((n, _)) if n > 0 && !io.drained_after(n, space) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                _ => return,
+            }
+        }
+    }
+
     /// Reads and scans until the socket has nothing more. Returns the clock, and false if the
     /// link failed.
     fn read_all(&mut self, conn: &mut Conn, c: usize, node: usize, mut now: Instant) -> (Instant, bool) {
