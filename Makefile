@@ -55,7 +55,7 @@ deps:
 # The engine's tests run once per I/O path: the whole suite as `--io auto` (the default)
 # chooses, io_uring where the kernel allows it, then the tests that drive the event loop again
 # on epoll (RESPBENCH_IO is read by every front-end the tests start). The A/B verdict tests
-# (`ab`: 83 s of the suite) judge statistics over runs, the same on either path: once. So does
+# (`ab`, some of the longest tests) judge statistics over runs, the same on either path: once. So does
 # the capacity search's test against a real server (a search over runs, 25 s alone on the cores).
 NOT_ENGINE = binary(=fuzz_corpus) | binary(=json_schema) | binary(=k8s) | binary(=scan_differential) \
 	| binary(=slurm) | binary(=merge_memtier) | binary(=io_paths) | binary(=module_graph) | binary(=example_guides) \

@@ -3,8 +3,9 @@
 //! verdicts on `--runs` results and on scenario results, phase by phase. `ab` interleaves its
 //! rounds, so a loaded machine's drift hits both sides alike. `compare` judges runs made one
 //! after another, five a side, where a single run slowed by the machine's neighbours would
-//! overlap the other side: there B is held to 2,000 requests a second by its own pacing, a
-//! tenth of what A does, so that no stall short of a tenfold one for a whole run can swing it.
+//! overlap the other side: there B is held to 200 requests a second by its own pacing, a
+//! hundredth of what A does, so that no stall short of a hundredfold one for a whole run can
+//! swing it, and the runs are counted, short: A's 2,000 requests, B's 100.
 
 mod common;
 
@@ -27,7 +28,7 @@ fn ab(a: &Server, b: &Server, extra: &[&str]) -> std::process::Output {
         // 16 pairs: at 98.75 % a figure (95 % for the set of four) the interval leaves out the
         // 20 most extreme of the 136 pair averages on each side, so a few rounds stalled by the
         // loaded machine's neighbours (a server starved for most of a round) do not swing it.
-        .args(["--rounds", "16", "--round-duration", "400ms", "--warmup", "100ms"])
+        .args(["--rounds", "16", "--round-duration", "250ms", "--warmup", "50ms"])
         .args(extra)
         .output()
         .unwrap()
@@ -121,24 +122,24 @@ fn chromium_dom(html: &Path, dir: &Path) -> String {
 fn compare_judges_runs_and_refuses_on_one_run_each() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    // A closed loop; B paced at 2,000/s, a tenth of it (see the file's head).
-    let result = |name: &str, runs: &str, paced: &[&str]| {
+    // A closed loop; B paced at 200/s, a hundredth of it (see the file's head). With 5 runs a
+    // side the interval at 98.75 % a figure is the extreme differences, so no run may overlap.
+    let result = |name: &str, runs: &str, side: &[&str]| {
         let path = dir.path().join(format!("{name}.json"));
-        // Runs of 2 s: a stall of the loaded machine cannot take a whole run. With 5 runs a side
-        // the interval at 98.75 % a figure is the extreme differences, so no run may overlap.
-        let args = ["--duration", "2s", "--runs", runs, "-q", "--json", path.to_str().unwrap()];
-        run_ok(&server, &[&["-c", "4", "--threads", "1", "--ratio", "1:0"][..], &args[..], paced].concat());
+        let args = ["--runs", runs, "-q", "--json", path.to_str().unwrap()];
+        run_ok(&server, &[&["-c", "4", "--threads", "1", "--ratio", "1:0"][..], &args[..], side].concat());
         path
     };
-    let (a5, b5) = (result("a5", "5", &[]), result("b5", "5", &["--rate", "2000"]));
+    let (a, b): (&[&str], &[&str]) = (&["-n", "2000"], &["-n", "100", "--rate", "200"]);
+    let (a5, b5) = (result("a5", "5", a), result("b5", "5", b));
     let json = dir.path().join("verdict.json");
+    // Judged by throughput, as the runs are built to be (a paced side is judged by p99 by default).
     let out = respbench()
         .args(["compare", a5.to_str().unwrap(), b5.to_str().unwrap(), "--json", json.to_str().unwrap()])
-        .args(["--fail-on-regression", "10"])
+        .args(["--fail-on-regression", "10", "--judge-by", "ops"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
-    // The headline names the figure that changed most (a paced B's tail moves as far as its rate).
     assert!(stdout(&out).contains("B (b5) against A (a5): SLOWER by "), "{}", stdout(&out));
     let doc = read_json(&json);
     assert_eq!((doc["kind"].as_str(), doc["verdict"].as_str()), (Some("compare"), Some("slower")));
@@ -146,7 +147,7 @@ fn compare_judges_runs_and_refuses_on_one_run_each() {
     assert_eq!(doc["b"]["rounds"].as_array().unwrap().len(), 5);
     assert!(doc["b"]["rounds"][0]["p99.9_us"].as_f64().unwrap() > 0.0, "per-run percentiles from its histograms");
 
-    let (a1, b1) = (result("a1", "1", &[]), result("b1", "1", &["--rate", "2000"]));
+    let (a1, b1) = (result("a1", "1", a), result("b1", "1", b));
     let out = respbench().args(["compare", a1.to_str().unwrap(), b1.to_str().unwrap()]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -165,17 +166,15 @@ fn compare_judges_runs_and_refuses_on_one_run_each() {
 }
 
 /// A scenario with a measured phase of 5 runs, one of a single run and a fill; on B's side
-/// the measured phase paced at 2,000/s (see the file's head), and a phase A does not have.
+/// the measured phase paced at 200/s (see the file's head), and a phase A does not have.
 fn scenario(dir: &Path, name: &str, b_side: bool) -> String {
     let mut text = String::from(
         "[keyspaces.k]\nprefix = \"k:\"\nmax = 999\n[values.small]\nsize = \"100\"\n[mixes.w]\nset = 1\n\
          keyspace = \"k\"\n[defaults]\nconnections = 4\nthreads = 1\nvalues = \"small\"\nmix = \"w\"\n\
          [[phase]]\nkind = \"fill\"\n\
-         [[phase]]\nkind = \"run\"\nname = \"writes\"\nduration = \"2s\"\nruns = 5\n",
+         [[phase]]\nkind = \"run\"\nname = \"writes\"\nruns = 5\n",
     );
-    if b_side {
-        text.push_str("rate = 2000\n");
-    }
+    text.push_str(if b_side { "requests = \"100\"\nrate = 200\n" } else { "requests = \"2000\"\n" });
     text.push_str("[[phase]]\nkind = \"run\"\nname = \"once\"\nrequests = \"500\"\n");
     if b_side {
         text.push_str("[[phase]]\nkind = \"run\"\nname = \"extra\"\nrequests = \"500\"\n");
@@ -206,7 +205,7 @@ fn compare_judges_scenario_results_phase_by_phase_and_draws_the_verdicts() {
         .args(["--fail-on-regression", "10", "--phase", "writes", "--judge-by", "ops"])
         .output()
         .unwrap();
-    // The phase of 5 runs a side: B's, paced at a tenth of A's rate, is slower by far more than 10 %,
+    // The phase of 5 runs a side: B's, paced at a hundredth of A's rate, is slower by far more than 10 %,
     // judged by throughput (a paced side would be judged by p99, which a loaded machine's stalls
     // on A's side can bring level with B's).
     assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
