@@ -108,24 +108,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         }
         restamp_sent(&worker.driver, &mut conns, &mut worker.window.send_lag_ns);
         for event in &events {
-            let (c, node) = (event.token / LINKS, event.token % LINKS);
-            let conn = &mut conns[c];
-            let link = conn.links.get(node).and_then(Option::as_ref);
-            let (up, dialing) = link.map_or((false, false), |l| (l.io.is_some(), l.dialing.is_some()));
-            if !conn.finished && dialing {
-                worker.on_dial(conn, c, node, now);
-                now = Instant::now();
-                worker.changed(conn, c);
-            } else if !conn.finished && up {
-                now = worker.on_event(conn, c, node, now);
-                // The close came with the last bytes (one edge for both): nothing more will.
-                if event.read_closed {
-                    worker.closed_by_peer(conn, node, now);
-                }
-                worker.changed(conn, c);
-            } else if conn.finished && up {
-                worker.discard_input(conn, node);
-            }
+            now = worker.on_link_event(&mut conns, event, now);
         }
         if !worker.deferred.is_empty() {
             worker.flush_deferred(&mut conns);

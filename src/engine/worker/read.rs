@@ -10,8 +10,9 @@ use super::conn::InFlight;
 use super::conn::{lend, make_room, take_back};
 use super::faults::{MAX_REDIRECTS, redirect_of};
 use super::guard;
-use super::state::Worker;
+use super::state::{LINKS, Worker};
 use super::voice::{self, Lost};
+use crate::net::driver::Event;
 use crate::net::driver::stamp::Clock;
 use crate::resp::{self, ReplyClass};
 use crate::stats::{self, ErrorKind, OpStats};
@@ -21,6 +22,30 @@ use crate::stats::{self, ErrorKind, OpStats};
 const PEEK: usize = 64;
 
 impl Worker<'_> {
+    /// Takes one event of the driver's: a dial that completed, bytes or an end on a link of a
+    /// connection still running, or bytes reaching one that has finished. Returns the clock.
+    pub(super) fn on_link_event(&mut self, conns: &mut [Conn], event: &Event, mut now: Instant) -> Instant {
+        let (c, node) = (event.token / LINKS, event.token % LINKS);
+        let conn = &mut conns[c];
+        let link = conn.links.get(node).and_then(Option::as_ref);
+        let (up, dialing) = link.map_or((false, false), |l| (l.io.is_some(), l.dialing.is_some()));
+        if !conn.finished && dialing {
+            self.on_dial(conn, c, node, now);
+            now = Instant::now();
+            self.changed(conn, c);
+        } else if !conn.finished && up {
+            now = self.on_event(conn, c, node, now);
+            // The close came with the last bytes (one edge for both): nothing more will.
+            if event.read_closed {
+                self.closed_by_peer(conn, node, now);
+            }
+            self.changed(conn, c);
+        } else if conn.finished && up {
+            self.discard_input(conn, node);
+        }
+        now
+    }
+
     /// Reads and scans everything available on one link, then refills. Returns the clock.
     pub(super) fn on_event(&mut self, conn: &mut Conn, c: usize, node: usize, now: Instant) -> Instant {
         if let Some(link) = conn.links[node].as_mut() {
