@@ -41,6 +41,15 @@ impl Cluster {
     }
 }
 
+/// How many latencies a result's encoded histogram holds.
+fn histogram_len(text: &str) -> u64 {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
+    let h: hdrhistogram::Histogram<u64> =
+        hdrhistogram::serialization::Deserializer::new().deserialize(&mut std::io::Cursor::new(bytes)).unwrap();
+    h.len()
+}
+
 fn run_cluster(cluster: &Cluster, args: &[&str]) -> std::process::Output {
     respbench().args(["-p", &cluster.seed().port_arg(), "--cluster"]).args(args).output().unwrap()
 }
@@ -69,6 +78,11 @@ fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
     assert_eq!(doc["cluster"]["asked"], 0);
     assert_eq!(doc["cluster"]["nodes"].as_object().unwrap().len(), 3);
     assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    // Every reply's latency is in its command's histogram once, and in its node's once.
+    let histograms = &doc["histograms"];
+    let len = |h: &serde_json::Value| histogram_len(h["latency"].as_str().unwrap());
+    assert_eq!(len(&histograms["commands"]["SET"]), 6000);
+    assert_eq!(histograms["nodes"].as_object().unwrap().values().map(len).sum::<u64>(), 6000);
     // The server's own latency is read on every primary; the combined SET row sums their calls.
     let latency = &doc["server_latency"];
     assert!(latency["unavailable"].is_null(), "{latency}");

@@ -95,6 +95,9 @@ pub struct Workload {
     /// Cluster mode: for each command whose key argument is the drawn key between fixed text,
     /// how its slot follows from the key's digits (routed before it is encoded).
     key_slots: Vec<Option<KeySlots>>,
+    /// Cluster mode: whether every command of each unit goes where its own key's digits say
+    /// and takes no `{tag}` (no primary need be chosen in turn for it), worked out once.
+    units_routed: Vec<bool>,
     /// Uniform or normal `(min, max, normal)` of each command's `Between` holes.
     between: Vec<Vec<(u64, u64, bool)>>,
     /// `--data-size-pattern S`: the key range value sizes follow.
@@ -228,7 +231,7 @@ impl Workload {
         let execs = config.commands.iter().map(|c| c.name.eq_ignore_ascii_case("EXEC")).collect();
         let import = import::Imported::compile(config);
         let imported = |i: usize| import.as_ref().is_some_and(|im| im.set == i || im.get == Some(i));
-        let key_slots = config
+        let key_slots: Vec<Option<KeySlots>> = config
             .key_args()
             .iter()
             .zip(&config.commands)
@@ -241,7 +244,10 @@ impl Workload {
                 key_slots(arg, prefix)
             })
             .collect();
+        let plain = monitor.is_none() && config.extras.scan.is_none();
+        let units_routed = units_routed(&units, &key_slots, &draws, plain);
         Workload {
+            units_routed,
             templates,
             draws,
             names,
@@ -427,6 +433,13 @@ fn arg_parts(
 
 /// How the slot of a key argument follows from the key's digits: when it is the drawn key
 /// (`__key__`, after the prefix) between literal text, with no hash tag in that text.
+/// Cluster mode: whether every command of each unit goes where its own key's digits say and
+/// takes no `{tag}` (`plain`: no monitor line or followed SCAN chooses the command).
+fn units_routed(units: &[Vec<Step>], key_slots: &[Option<KeySlots>], draws: &[Draws], plain: bool) -> Vec<bool> {
+    let routed = |s: &Step| key_slots.get(s.command).is_some_and(Option::is_some) && !draws[s.command].tag;
+    units.iter().map(|steps| plain && steps.iter().all(routed)).collect()
+}
+
 fn key_slots(arg: &[ArgPart], prefix: &[u8]) -> Option<KeySlots> {
     let key = arg.iter().position(|p| *p == ArgPart::Key)?;
     let literal = |parts: &[ArgPart]| -> Option<Vec<u8>> {

@@ -199,12 +199,25 @@ impl RequestGen {
     /// chosen in turn for the unit.
     #[inline]
     pub fn unit_routed(&self, unit: usize) -> bool {
+        self.workload.units_routed[unit]
+    }
+
+    /// The one command this connection ever sends, if it sends one only: every unit it can
+    /// pick (a weight above 0, or its first when none has one) is that command alone, with no
+    /// monitor line, followed SCAN or transaction to change it. Cluster mode then records
+    /// each reply's latency in its node's row only and adds the nodes' rows to that command's
+    /// at each interval's end.
+    pub fn sole_command(&self) -> Option<usize> {
         let w = &*self.workload;
-        w.monitor.is_none()
-            && w.scan.is_none()
-            && w.units[unit]
-                .iter()
-                .all(|s| w.key_slots.get(s.command).is_some_and(Option::is_some) && !w.draws[s.command].tag)
+        if w.monitor.is_some() || w.scan.is_some() || w.transaction {
+            return None;
+        }
+        let units = self.first_unit..self.first_unit + self.credit.len();
+        let pickable = |u: &usize| self.credit.len() == 1 || self.total_weight == 0 || w.weights[*u] > 0;
+        let pickable = units.filter(pickable).take(if self.total_weight == 0 { 1 } else { usize::MAX });
+        let mut commands = pickable.flat_map(|u| w.units[u].iter().map(|s| s.command));
+        let first = commands.next()?;
+        commands.all(|c| c == first).then_some(first)
     }
 
     /// Steps of unit `unit`.

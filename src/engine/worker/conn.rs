@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::super::pacer::Pacer;
+use super::journal::Journal;
 use crate::codec::{Dropping, Next, Protocol};
 use crate::net::{Dial, Transport};
 use crate::resp::{Limits, ScanError, Scanned};
@@ -111,7 +112,7 @@ pub struct Link {
     pub(super) unwritten: usize,
     /// The bytes of the requests in flight, in order, when they may have to be sent again
     /// (`--retry`, cluster redirects). Empty otherwise.
-    pub(super) journal: VecDeque<u8>,
+    pub(super) journal: Journal,
     pub(super) down: Option<Down>,
     /// A reply was scanned since the last (re)connect: the stream once made sense.
     pub(super) healthy: bool,
@@ -141,7 +142,7 @@ impl Link {
             wpos: 0,
             inflight: VecDeque::with_capacity(pipeline),
             unwritten: 0,
-            journal: VecDeque::new(),
+            journal: Journal::default(),
             down: None,
             healthy: false,
             served: 0,
@@ -165,7 +166,7 @@ impl Link {
             wpos: 0,
             inflight: VecDeque::new(),
             unwritten: 0,
-            journal: VecDeque::new(),
+            journal: Journal::default(),
             down: Some(down),
             healthy: false,
             served: 0,

@@ -114,14 +114,14 @@ impl Worker<'_> {
         for req in link.inflight.drain(..) {
             let len = req.len as usize;
             if req.tries < retry {
-                resend_bytes.extend(link.journal.range(offset..offset + len));
+                resend_bytes.extend_from_slice(link.journal.range(offset..offset + len));
                 resend.push_back(InFlight { tries: req.tries + 1, ..req });
                 self.window.retries += 1;
             } else if !req.asking {
                 // (An ASKING is not a request of the run: it fails with the one it preceded.)
                 lost += u64::from(count_failed(&mut self.window, self.plan, &req));
                 if self.plan.faults.failed_keys {
-                    let bytes: Vec<u8> = link.journal.range(offset..offset + len).copied().collect();
+                    let bytes = link.journal.range(offset..offset + len).to_vec();
                     self.keep_failed(&req, &bytes, &status);
                 }
                 if req.ends_unit {
@@ -395,7 +395,7 @@ impl Worker<'_> {
             }
             lost += u64::from(count_failed(&mut self.window, self.plan, req));
             if self.plan.faults.failed_keys {
-                let bytes: Vec<u8> = link.journal.range(offset - len..offset).copied().collect();
+                let bytes = link.journal.range(offset - len..offset).to_vec();
                 self.keep_failed(req, &bytes, "node gone");
             }
             if req.ends_unit {
@@ -433,7 +433,7 @@ impl Worker<'_> {
                 }
                 lost += u64::from(count_failed(&mut self.window, self.plan, &req));
                 if self.plan.faults.failed_keys {
-                    let bytes: Vec<u8> = link.journal.range(offset - len..offset).copied().collect();
+                    let bytes = link.journal.range(offset - len..offset).to_vec();
                     self.keep_failed(&req, &bytes, &status);
                 }
             }

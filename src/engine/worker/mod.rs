@@ -20,6 +20,7 @@ mod due;
 mod faults;
 mod first_reply;
 mod guard;
+mod journal;
 mod queue;
 mod ramp;
 mod read;
@@ -163,6 +164,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             worker.window.down.push((down.since, now));
         }
     }
+    worker.fold_nodes();
     let window = worker.fresh_window();
     let window = std::mem::replace(&mut worker.window, window);
     let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
@@ -293,6 +295,9 @@ impl<'p> Worker<'p> {
         let faults = &plan.faults;
         let journal = faults.retry > 0 || faults.retry_errors || faults.failed_keys || router.is_some();
         let held = conns.iter().filter(|c| c.join_at.is_some()).count();
+        let sole = conns.first().and_then(|c| c.requests.sole_command());
+        let sole = sole.filter(|&f| conns.iter().all(|c| c.requests.sole_command() == Some(f)));
+        let fold = sole.filter(|_| router.is_some() && plan.unit_row.is_none());
         for conn in conns.iter_mut() {
             conn.per_node = router.is_some();
         }
@@ -309,6 +314,7 @@ impl<'p> Worker<'p> {
             down: 0,
             router,
             journal,
+            fold,
             refreshed: Instant::now(),
             next_join: conns.iter().filter_map(|c| c.join_at).min(),
             live: conns.len() - held,
@@ -362,11 +368,27 @@ impl<'p> Worker<'p> {
 
     /// Hands the finished interval to the collector and starts the next one.
     fn flush_window(&mut self, tx: &Sender<Msg>) {
+        self.fold_nodes();
         let fresh = self.fresh_window();
         let window = std::mem::replace(&mut self.window, fresh);
         let _ = tx.send(Msg::Window { worker: self.plan.index, interval: self.interval, window });
         self.interval += 1;
         self.next_flush += self.plan.interval;
+    }
+
+    /// Adds the nodes' latencies to the sole command's row ([`fold`](Worker::fold)): the
+    /// window then holds every figure, as when each reply was recorded in both rows.
+    fn fold_nodes(&mut self) {
+        let Some(f) = self.fold else { return };
+        let Window { ops, nodes, .. } = &mut self.window;
+        let Some(op) = ops.get_mut(f) else { return };
+        for (_, node) in nodes.iter() {
+            // All histograms share the same bounds, so adding cannot fail.
+            op.latency_ns.add(&node.latency_ns).expect("same bounds");
+            if !node.service_ns.is_empty() {
+                op.service_ns.add(&node.service_ns).expect("same bounds");
+            }
+        }
     }
 
     /// Queues every unit the pipeline and the pacer allow, then writes each link's queue.

@@ -185,7 +185,7 @@ impl Worker<'_> {
                 && let Some((slot, to, ask)) = redirect_of(&link.rbuf[at + msg_start..at + msg_end])
             {
                 // Follow the redirect: the same bytes, to the node named, keeping the intended time.
-                let bytes: Vec<u8> = link.journal.drain(..req.len as usize).collect();
+                let bytes = link.journal.take(req.len as usize).to_vec();
                 self.redirect(conn, c, (slot, &to, ask), bytes, req, now);
                 continue;
             }
@@ -214,11 +214,14 @@ impl Worker<'_> {
                     unit.record(response, service);
                 }
             }
+            // The sole command's latency goes in its node's row only (`Worker::fold_nodes`).
+            let mut folded = false;
             if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
                 per_node.count += 1;
                 per_node.errors += u64::from(failed);
                 per_node.bytes_in += scanned.len as u64;
                 per_node.record(response, service);
+                folded = self.fold == Some(req.command);
             }
             let reply = conn.links[node].as_ref().map_or(&[][..], |l| &l.rbuf[at..at + held]);
             if conn.requests.workload().follows_cursor() {
@@ -246,7 +249,11 @@ impl Worker<'_> {
                 }
                 _ => {}
             }
-            op.record(response, service);
+            if folded {
+                op.latency_sum_ns = op.latency_sum_ns.saturating_add(response);
+            } else {
+                op.record(response, service);
+            }
             if let (Some(clock), Some(stamp)) = (self.clock.as_ref(), stamp) {
                 record_parts(op, clock, &req, (stamp, now), self.paced.then_some(response));
             }
@@ -288,7 +295,7 @@ impl Worker<'_> {
             }
             if self.plan.faults.failed_keys {
                 // Given up: its row names the key it carried and the error's first word.
-                let bytes: Vec<u8> = link.journal.range(..req.len as usize).copied().collect();
+                let bytes = link.journal.range(0..req.len as usize).to_vec();
                 let status = String::from_utf8_lossy(resp::error_prefix(msg)).into_owned();
                 self.keep_failed(req, &bytes, &status);
             }
@@ -297,7 +304,7 @@ impl Worker<'_> {
             self.window.retried_ops += u64::from(measured && req.tries > 0);
         }
         if req.len > 0 {
-            link.journal.drain(..req.len as usize);
+            link.journal.consume(req.len as usize);
         }
         link.served += u64::from(req.ends_unit && !req.asking);
         false

@@ -2,11 +2,11 @@
 //! which errors are worth another try, the connection's queue of requests waiting out their
 //! backoff, and the requests given up, kept for `--failed-keys`.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::conn::{Conn, InFlight, Retries, Waiting};
 use super::faults::count_failed;
+use super::journal::Journal;
 use super::state::Worker;
 use crate::config::MAX_BACKOFF;
 use crate::engine::FailedKey;
@@ -65,7 +65,7 @@ impl Worker<'_> {
         retries: &mut Retries,
         node: usize,
         (req, msg): (&InFlight, &[u8]),
-        journal: &mut VecDeque<u8>,
+        journal: &mut Journal,
         now: Instant,
     ) -> bool {
         let faults = &self.plan.faults;
@@ -74,7 +74,7 @@ impl Worker<'_> {
             return false;
         }
         let due = now + backoff(faults.retry_backoff, faults.retry_backoff_factor, req.tries);
-        retries.bytes.extend(journal.drain(..req.len as usize));
+        retries.bytes.extend(journal.take(req.len as usize));
         retries.waiting.push_back(Waiting { due, node, req: InFlight { tries: req.tries + 1, ..*req } });
         self.window.retries += 1;
         self.retrying += 1;

@@ -72,6 +72,10 @@ pub(super) struct Worker<'p> {
     pub(super) router: Option<Router>,
     /// Requests are kept until answered, to send again (`--retry`, cluster redirects).
     pub(super) journal: bool,
+    /// Cluster mode, every connection sending one command: that command's row, whose
+    /// latencies are recorded in the nodes' rows only and added to it when the window leaves
+    /// the worker (`fold_nodes`), so a reply's latency is recorded once, not twice.
+    pub(super) fold: Option<usize>,
     /// When the cluster map was last reloaded.
     pub(super) refreshed: Instant,
     /// When the next connection a staircase ramp holds back joins.
