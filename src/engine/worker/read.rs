@@ -72,6 +72,25 @@ impl Worker<'_> {
         now
     }
 
+    /// Counts a reply in its node's row (cluster mode). True if its latency went there only,
+    /// the sole command's, added to the command's row as the window leaves the worker
+    /// (`Worker::fold_nodes`).
+    #[inline]
+    fn record_node(
+        &mut self,
+        node: usize,
+        (failed, len): (bool, usize),
+        (response, service): (u64, Option<u64>),
+        command: usize,
+    ) -> bool {
+        let Some((_, per_node)) = self.window.nodes.get_mut(node) else { return false };
+        per_node.count += 1;
+        per_node.errors += u64::from(failed);
+        per_node.bytes_in += len as u64;
+        per_node.record(response, service);
+        self.fold == Some(command)
+    }
+
     /// Reads and drops what reaches a connection that has finished (a server's pushes, such as
     /// the invalidations of client-side caching): unread, on the io_uring path, those bytes
     /// would hold buffers of the pool the worker's running connections receive into, until
@@ -214,15 +233,7 @@ impl Worker<'_> {
                     unit.record(response, service);
                 }
             }
-            // The sole command's latency goes in its node's row only (`Worker::fold_nodes`).
-            let mut folded = false;
-            if let Some((_, per_node)) = self.window.nodes.get_mut(node) {
-                per_node.count += 1;
-                per_node.errors += u64::from(failed);
-                per_node.bytes_in += scanned.len as u64;
-                per_node.record(response, service);
-                folded = self.fold == Some(req.command);
-            }
+            let folded = self.record_node(node, (failed, scanned.len), (response, service), req.command);
             let reply = conn.links[node].as_ref().map_or(&[][..], |l| &l.rbuf[at..at + held]);
             if conn.requests.workload().follows_cursor() {
                 conn.requests.scan_reply(req.command, scanned.class, reply);
