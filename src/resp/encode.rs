@@ -69,6 +69,59 @@ enum Op {
 pub struct Template {
     bytes: Vec<u8>,
     ops: Vec<Op>,
+    /// The ops up to the first that needs a hole other than the key's, encoded whole for
+    /// each width of the key: a GET is one copy and the key's digits patched in.
+    keyed: Option<Keyed>,
+}
+
+/// The hole a template's leading ops may be encoded ahead for: the workload's key digits.
+const KEY: usize = 0;
+/// Widest key encoded ahead (a `u64`'s digits); a wider one takes the ops one by one.
+const KEY_WIDTH_MAX: usize = 20;
+
+/// A template's first `upto` ops encoded for every width of the key, 1 to [`KEY_WIDTH_MAX`].
+#[derive(Debug, Clone)]
+struct Keyed {
+    upto: usize,
+    by_width: Vec<Ahead>,
+}
+
+/// Leading ops encoded with a key of one width: its bytes, and where the key goes in them.
+#[derive(Debug, Clone)]
+struct Ahead {
+    bytes: Vec<u8>,
+    key_at: Vec<usize>,
+}
+
+impl Keyed {
+    /// For the ops before the first that needs another hole than the key's, if the key is
+    /// among them (a template without the key, or with another hole first, gains nothing).
+    fn of(bytes: &[u8], ops: &[Op]) -> Option<Keyed> {
+        let only_key = |op: &Op| match op {
+            Op::Bytes(_) => true,
+            Op::Len { holes, .. } => holes.iter().all(|&h| h == KEY),
+            Op::Hole(h) => *h == KEY,
+            Op::Raw(_) => false,
+        };
+        let upto = ops.iter().position(|op| !only_key(op)).unwrap_or(ops.len());
+        if !ops[..upto].iter().any(|op| matches!(op, Op::Hole(KEY))) {
+            return None;
+        }
+        let by_width = (1..=KEY_WIDTH_MAX)
+            .map(|width| {
+                let key = vec![b'0'; width];
+                let mut ahead = Ahead { bytes: Vec::new(), key_at: Vec::new() };
+                for op in &ops[..upto] {
+                    if matches!(op, Op::Hole(KEY)) {
+                        ahead.key_at.push(ahead.bytes.len());
+                    }
+                    encode_op(bytes, op, &mut ahead.bytes, &|_| &key[..]);
+                }
+                ahead
+            })
+            .collect();
+        Some(Keyed { upto, by_width })
+    }
 }
 
 impl Template {
@@ -111,7 +164,8 @@ impl Template {
         if bytes.len() > run_start {
             ops.push(Op::Bytes(run_start..bytes.len()));
         }
-        Template { bytes, ops }
+        let keyed = Keyed::of(&bytes, &ops);
+        Template { bytes, ops, keyed }
     }
 
     /// Compiles an inline command: the arguments joined by spaces, ended by CRLF
@@ -136,7 +190,7 @@ impl Template {
             }
         }
         push_lit(&mut bytes, &mut pieces, b"\r\n");
-        Template { bytes, ops: vec![Op::Raw(pieces)] }
+        Template { bytes, ops: vec![Op::Raw(pieces)], keyed: None }
     }
 
     /// Compiles a request written piece by piece, with no RESP framing (the memcached codecs).
@@ -155,7 +209,7 @@ impl Template {
                 RawPart::Num { hole, form } => Piece::Num { hole: *hole, form: *form },
             })
             .collect();
-        Template { bytes, ops: vec![Op::Raw(pieces)] }
+        Template { bytes, ops: vec![Op::Raw(pieces)], keyed: None }
     }
 
     /// Bytes of the command apart from its holes and their length digits.
@@ -175,32 +229,49 @@ impl Template {
     #[inline]
     pub fn encode_with<'h>(&self, out: &mut impl Out, hole: impl Fn(usize) -> &'h [u8]) -> usize {
         let before = out.len();
-        for op in &self.ops {
-            match op {
-                Op::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
-                Op::Len { literal_len, holes } => {
-                    let len = holes.iter().fold(*literal_len, |len, i| len + hole(*i).len());
-                    push_decimal(out, len);
+        let mut from = 0;
+        if let Some(keyed) = &self.keyed {
+            let key = hole(KEY);
+            if let Some(ahead) = keyed.by_width.get(key.len().wrapping_sub(1)) {
+                out.extend_from_slice(&ahead.bytes);
+                for &at in &ahead.key_at {
+                    out.patch_back(ahead.bytes.len() - at, key);
                 }
-                Op::Hole(i) => out.extend_from_slice(hole(*i)),
-                Op::Raw(pieces) => self.write_pieces(out, pieces, &hole),
+                from = keyed.upto;
             }
+        }
+        for op in &self.ops[from..] {
+            encode_op(&self.bytes, op, out, &hole);
         }
         out.len() - before
     }
+}
 
-    #[inline]
-    fn write_pieces<'h>(&self, out: &mut impl Out, pieces: &[Piece], hole: &impl Fn(usize) -> &'h [u8]) {
-        for piece in pieces {
-            match piece {
-                Piece::Bytes(range) => out.extend_from_slice(&self.bytes[range.clone()]),
-                Piece::Hole(i) => out.extend_from_slice(hole(*i)),
-                Piece::Len { holes, plus, form } => {
-                    let len = holes.iter().map(|i| hole(*i).len()).sum::<usize>() + plus;
-                    push_number(out, len as u64, *form);
-                }
-                Piece::Num { hole: i, form } => push_number(out, parse_decimal(hole(*i)), *form),
+/// Appends one op of a template whose fixed bytes are `bytes`.
+#[inline(always)]
+fn encode_op<'h>(bytes: &[u8], op: &Op, out: &mut impl Out, hole: &impl Fn(usize) -> &'h [u8]) {
+    match op {
+        Op::Bytes(range) => out.extend_from_slice(&bytes[range.clone()]),
+        Op::Len { literal_len, holes } => {
+            let len = holes.iter().fold(*literal_len, |len, i| len + hole(*i).len());
+            push_decimal(out, len);
+        }
+        Op::Hole(i) => out.extend_from_slice(hole(*i)),
+        Op::Raw(pieces) => write_pieces(bytes, out, pieces, hole),
+    }
+}
+
+#[inline]
+fn write_pieces<'h>(bytes: &[u8], out: &mut impl Out, pieces: &[Piece], hole: &impl Fn(usize) -> &'h [u8]) {
+    for piece in pieces {
+        match piece {
+            Piece::Bytes(range) => out.extend_from_slice(&bytes[range.clone()]),
+            Piece::Hole(i) => out.extend_from_slice(hole(*i)),
+            Piece::Len { holes, plus, form } => {
+                let len = holes.iter().map(|i| hole(*i).len()).sum::<usize>() + plus;
+                push_number(out, len as u64, *form);
             }
+            Piece::Num { hole: i, form } => push_number(out, parse_decimal(hole(*i)), *form),
         }
     }
 }
@@ -305,6 +376,32 @@ mod tests {
         out.clear();
         t.encode(&mut out, &[b"123456", b""]);
         assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$10\r\nk:123456:x\r\n$0\r\n\r\n");
+    }
+
+    #[test]
+    fn a_key_encoded_ahead_writes_what_the_ops_write_one_by_one() {
+        let templates = [
+            Template::new(&[vec![lit("GET")], vec![lit("key:"), Part::Hole(0)]]),
+            Template::new(&[vec![lit("SET")], vec![lit("k:"), Part::Hole(0), lit(":x")], vec![Part::Hole(1)]]),
+            Template::new(&[vec![lit("MSET")], vec![Part::Hole(0)], vec![Part::Hole(1)], vec![Part::Hole(0)]]),
+            Template::new(&[vec![lit("SET")], vec![Part::Hole(1)], vec![Part::Hole(0)]]),
+        ];
+        assert!(templates[..3].iter().all(|t| t.keyed.is_some()) && templates[3].keyed.is_none());
+        let value = vec![b'v'; 300];
+        for t in &templates {
+            let one_by_one = Template { keyed: None, ..t.clone() };
+            for width in 0..=KEY_WIDTH_MAX + 2 {
+                let key: Vec<u8> = (0..width).map(|i| b'1' + (i % 9) as u8).collect();
+                let (mut ahead, mut ops) = (b"before".to_vec(), b"before".to_vec());
+                let holes: [&[u8]; 2] = [&key, &value];
+                assert_eq!(t.encode(&mut ahead, &holes), one_by_one.encode(&mut ops, &holes));
+                assert_eq!(String::from_utf8_lossy(&ahead), String::from_utf8_lossy(&ops), "width {width}");
+                let mut sent = crate::resp::SendBuf::with_capacity(16);
+                sent.extend_from_slice(b"before");
+                t.encode(&mut sent, &holes);
+                assert_eq!(sent.bytes(), &ops[..]);
+            }
+        }
     }
 
     #[test]

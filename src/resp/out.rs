@@ -19,6 +19,10 @@ pub trait Out {
     fn push(&mut self, byte: u8) {
         self.extend_from_slice(&[byte]);
     }
+    /// Overwrites the bytes from `back` before the end with `bytes` (which must fit there):
+    /// a template encoded ahead gets its key. Only bytes just appended by
+    /// [`extend_from_slice`](Self::extend_from_slice) below [`SHARE_MIN`] may be patched.
+    fn patch_back(&mut self, back: usize, bytes: &[u8]);
     /// Declares the immutable data that values are slices of (the run's value data), so that
     /// a sink able to keep a large slice of it by reference may. Copying sinks ignore it.
     fn share(&mut self, _data: &Arc<[u8]>) {}
@@ -36,6 +40,11 @@ impl Out for Vec<u8> {
     #[inline]
     fn push(&mut self, byte: u8) {
         Vec::push(self, byte);
+    }
+    #[inline]
+    fn patch_back(&mut self, back: usize, bytes: &[u8]) {
+        let at = Vec::len(self) - back;
+        self[at..at + bytes.len()].copy_from_slice(bytes);
     }
 }
 
@@ -233,6 +242,12 @@ impl Out for SendBuf {
     fn push(&mut self, byte: u8) {
         self.bytes.push(byte);
         self.len += 1;
+    }
+
+    /// The bytes patched are the buffer's own (a short piece just appended is never a span).
+    #[inline]
+    fn patch_back(&mut self, back: usize, bytes: &[u8]) {
+        self.bytes.patch_back(back, bytes);
     }
 
     /// Takes `data` as its shared data if it has none (an `Arc` clone once per buffer; the
