@@ -133,6 +133,25 @@ fn line_end(buf: &[u8], pos: usize) -> Result<Option<usize>, ScanError> {
     }
 }
 
+/// A bulk string's header at `pos` read as its digits come, up to its CRLF: its length and
+/// where its body starts. The common reply (a GET's value) without a search for the line's end
+/// and a second pass over its digits; `None` for any other header (a null, a sign, more than
+/// 18 digits, not all here yet), which the general path reads.
+#[inline(always)]
+fn bulk_len(buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let digits = buf.get(pos + 1..)?;
+    let mut len = 0usize;
+    let mut n = 0;
+    while let Some(&d) = digits.get(n)
+        && d.is_ascii_digit()
+        && n < 18
+    {
+        len = len * 10 + usize::from(d - b'0');
+        n += 1;
+    }
+    (n > 0 && digits.get(n..n + 2) == Some(b"\r\n")).then_some((len, pos + 1 + n + 2))
+}
+
 /// Parses a signed decimal integer from a line's content, rejecting anything else.
 #[inline]
 fn parse_int(digits: &[u8]) -> Result<i64, ScanError> {
@@ -198,6 +217,19 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize, limits: Limits) -> Step {
                 return Ok(None);
             };
             parse_int(digits)?;
+            Ok(Some((end, ReplyClass::Value)))
+        }
+        b'$' if let Some((len, body)) = bulk_len(buf, pos) => {
+            if len as i64 > limits.max_bulk {
+                return Err(ScanError::TooLarge { len: len as i64, offset: pos, limit: limits.max_bulk });
+            }
+            let end = body + len + 2;
+            if buf.len() < end {
+                return Ok(None);
+            }
+            if &buf[end - 2..end] != b"\r\n" {
+                return Err(ScanError::MissingCrlf);
+            }
             Ok(Some((end, ReplyClass::Value)))
         }
         b'$' | b'!' | b'=' => {
@@ -298,6 +330,24 @@ mod tests {
         assert_eq!(whole(b"_\r\n").class, ReplyClass::Nil);
         assert_eq!(whole(b">1\r\n+x\r\n").class, ReplyClass::Push);
         assert!(matches!(whole(b"!2\r\nNO\r\n").class, ReplyClass::Error { .. }));
+    }
+
+    #[test]
+    fn a_bulk_header_read_as_it_comes_agrees_with_the_line_reader() {
+        // Read digit by digit: the common length; the rest falls to the line reader.
+        assert_eq!(bulk_len(b"$5\r\nhello\r\n", 0), Some((5, 4)));
+        assert_eq!(bulk_len(b"$007\r\n", 0), Some((7, 6)));
+        for other in
+            [&b"$-1\r\n"[..], b"$+5\r\nhello\r\n", b"$5", b"$5\r", b"$5\n", b"$\r\n", b"$1234567890123456789\r\n"]
+        {
+            assert_eq!(bulk_len(other, 0), None, "{}", String::from_utf8_lossy(other));
+        }
+        assert_eq!(whole(b"$+5\r\nhello\r\n").len, 12);
+        assert_eq!(whole(b"$007\r\nabcdefg\r\n").len, 15);
+        assert_eq!(scan(b"$5\r\nhello\n\n"), Err(ScanError::MissingCrlf));
+        assert_eq!(scan(b"$5\r\nhell"), Ok(None));
+        let limits = Limits { max_bulk: 4 };
+        assert!(matches!(scan_within(b"$5\r\nhello\r\n", limits), Err(ScanError::TooLarge { len: 5, .. })));
     }
 
     #[test]
