@@ -62,6 +62,16 @@ struct Draws {
     tag: bool,
 }
 
+impl Draws {
+    /// Nothing to draw but the key (a tag is the caller's): no value, number, row or stamp.
+    #[inline]
+    fn key_only(&self) -> bool {
+        let numbers = self.rand_ints + usize::from(self.shared) + usize::from(self.multi_keys);
+        let drawn = [self.data, self.expiry, self.cursor, self.fields, self.stamp];
+        numbers == 0 && self.between == 0 && self.elements == 0 && !drawn.contains(&true)
+    }
+}
+
 /// How a command's reply counts as hits and misses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ReadKind {

@@ -377,6 +377,11 @@ impl RequestGen {
         if self.encode_imported(cmd, key, out, tag) {
             return;
         }
+        // The commonest case (GET, DEL, INCR): the key and nothing else to draw.
+        if self.workload.draws[cmd].key_only() {
+            self.workload.templates[cmd].encode(out, &[key_digits, b"", b"", tag]);
+            return;
+        }
         let multi = usize::from(self.workload.draws[cmd].multi_keys);
         if multi > 0 {
             self.multi_keys(cmd, key, multi);
