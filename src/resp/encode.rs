@@ -74,8 +74,9 @@ pub struct Template {
     keyed: Option<Keyed>,
 }
 
-/// The hole a template's leading ops may be encoded ahead for: the workload's key digits.
-const KEY: usize = 0;
+/// The hole a template's leading ops may be encoded ahead for: the workload puts the key's
+/// digits there.
+pub const KEY_HOLE: usize = 0;
 /// Widest key encoded ahead (a `u64`'s digits); a wider one takes the ops one by one.
 const KEY_WIDTH_MAX: usize = 20;
 
@@ -99,12 +100,12 @@ impl Keyed {
     fn of(bytes: &[u8], ops: &[Op]) -> Option<Keyed> {
         let only_key = |op: &Op| match op {
             Op::Bytes(_) => true,
-            Op::Len { holes, .. } => holes.iter().all(|&h| h == KEY),
-            Op::Hole(h) => *h == KEY,
+            Op::Len { holes, .. } => holes.iter().all(|&h| h == KEY_HOLE),
+            Op::Hole(h) => *h == KEY_HOLE,
             Op::Raw(_) => false,
         };
         let upto = ops.iter().position(|op| !only_key(op)).unwrap_or(ops.len());
-        if !ops[..upto].iter().any(|op| matches!(op, Op::Hole(KEY))) {
+        if !ops[..upto].iter().any(|op| matches!(op, Op::Hole(KEY_HOLE))) {
             return None;
         }
         let by_width = (1..=KEY_WIDTH_MAX)
@@ -112,7 +113,7 @@ impl Keyed {
                 let key = vec![b'0'; width];
                 let mut ahead = Ahead { bytes: Vec::new(), key_at: Vec::new() };
                 for op in &ops[..upto] {
-                    if matches!(op, Op::Hole(KEY)) {
+                    if matches!(op, Op::Hole(KEY_HOLE)) {
                         ahead.key_at.push(ahead.bytes.len());
                     }
                     encode_op(bytes, op, &mut ahead.bytes, &|_| &key[..]);
@@ -231,7 +232,7 @@ impl Template {
         let before = out.len();
         let mut from = 0;
         if let Some(keyed) = &self.keyed {
-            let key = hole(KEY);
+            let key = hole(KEY_HOLE);
             if let Some(ahead) = keyed.by_width.get(key.len().wrapping_sub(1)) {
                 out.extend_from_slice(&ahead.bytes);
                 for &at in &ahead.key_at {

@@ -7,7 +7,7 @@ mod out;
 mod scan;
 pub mod value;
 
-pub use encode::{LenForm, Part, RawPart, Template, encode_command};
+pub use encode::{KEY_HOLE, LenForm, Part, RawPart, Template, encode_command};
 pub use hint::{Hint, hint};
 pub use out::{Out, Pieces, SHARE_MIN, SLICES_MAX, SendBuf};
 pub use scan::{

@@ -21,7 +21,8 @@ pub trait Out {
     }
     /// Overwrites the bytes from `back` before the end with `bytes` (which must fit there):
     /// a template encoded ahead gets its key. Only bytes just appended by
-    /// [`extend_from_slice`](Self::extend_from_slice) below [`SHARE_MIN`] may be patched.
+    /// [`extend_from_slice`](Self::extend_from_slice) from outside the shared data may be
+    /// patched (a template's own bytes are).
     fn patch_back(&mut self, back: usize, bytes: &[u8]);
     /// Declares the immutable data that values are slices of (the run's value data), so that
     /// a sink able to keep a large slice of it by reference may. Copying sinks ignore it.
@@ -244,7 +245,8 @@ impl Out for SendBuf {
         self.len += 1;
     }
 
-    /// The bytes patched are the buffer's own (a short piece just appended is never a span).
+    /// The bytes patched are the buffer's own: bytes from outside the shared data never
+    /// become a span.
     #[inline]
     fn patch_back(&mut self, back: usize, bytes: &[u8]) {
         self.bytes.patch_back(back, bytes);

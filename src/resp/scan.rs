@@ -133,10 +133,11 @@ fn line_end(buf: &[u8], pos: usize) -> Result<Option<usize>, ScanError> {
     }
 }
 
-/// A bulk string's header at `pos` read as its digits come, up to its CRLF: its length and
-/// where its body starts. The common reply (a GET's value) without a search for the line's end
-/// and a second pass over its digits; `None` for any other header (a null, a sign, more than
-/// 18 digits, not all here yet), which the general path reads.
+/// A length header at `pos` (a bulk string's, a blob error's, a verbatim string's) read as
+/// its digits come, up to its CRLF: its length and where its body starts. The common reply (a
+/// GET's value) without a search for the line's end and a second pass over its digits; `None`
+/// for any other header (a null, a sign, more than 18 digits, not all here yet), which the
+/// line reader takes.
 #[inline(always)]
 fn bulk_len(buf: &[u8], pos: usize) -> Option<(usize, usize)> {
     let digits = buf.get(pos + 1..)?;
@@ -219,30 +220,23 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize, limits: Limits) -> Step {
             parse_int(digits)?;
             Ok(Some((end, ReplyClass::Value)))
         }
-        b'$' if let Some((len, body)) = bulk_len(buf, pos) => {
-            if len as i64 > limits.max_bulk {
-                return Err(ScanError::TooLarge { len: len as i64, offset: pos, limit: limits.max_bulk });
-            }
-            let end = body + len + 2;
-            if buf.len() < end {
-                return Ok(None);
-            }
-            if &buf[end - 2..end] != b"\r\n" {
-                return Err(ScanError::MissingCrlf);
-            }
-            Ok(Some((end, ReplyClass::Value)))
-        }
         b'$' | b'!' | b'=' => {
-            let Some((digits, body)) = header(buf, pos)? else {
-                return Ok(None);
+            let (len, body) = match bulk_len(buf, pos) {
+                Some((len, body)) => (len as i64, body),
+                None => {
+                    let Some((digits, body)) = header(buf, pos)? else {
+                        return Ok(None);
+                    };
+                    let len = parse_int(digits)?;
+                    if len == -1 && kind == b'$' {
+                        return Ok(Some((body, ReplyClass::Nil)));
+                    }
+                    if len < 0 {
+                        return Err(ScanError::BadNumber);
+                    }
+                    (len, body)
+                }
             };
-            let len = parse_int(digits)?;
-            if len == -1 && kind == b'$' {
-                return Ok(Some((body, ReplyClass::Nil)));
-            }
-            if len < 0 {
-                return Err(ScanError::BadNumber);
-            }
             if len > limits.max_bulk {
                 return Err(ScanError::TooLarge { len, offset: pos, limit: limits.max_bulk });
             }

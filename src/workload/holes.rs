@@ -1,7 +1,8 @@
 //! Which hole of a request's template each generated piece fills.
 
 /// Hole indices the templates use.
-pub(super) const HOLE_KEY: usize = 0;
+/// The key's digits: the hole a template encodes ahead for each key width.
+pub(super) const HOLE_KEY: usize = crate::resp::KEY_HOLE;
 pub(super) const HOLE_DATA: usize = 1;
 pub(super) const HOLE_EXPIRY: usize = 2;
 pub(super) const HOLE_TAG: usize = 3;

@@ -63,12 +63,19 @@ struct Draws {
 }
 
 impl Draws {
-    /// Nothing to draw but the key (a tag is the caller's): no value, number, row or stamp.
+    /// Only the fixed holes (key, value, expiry, tag): no random number, second key, element,
+    /// cursor, dataset row or stamp to draw and buffer.
+    #[inline]
+    fn fixed_only(&self) -> bool {
+        let numbers = self.rand_ints + usize::from(self.shared) + usize::from(self.multi_keys);
+        numbers == 0 && self.between == 0 && self.elements == 0 && !(self.cursor || self.fields || self.stamp)
+    }
+
+    /// Nothing to draw but the key (a tag is the caller's): [`fixed_only`](Self::fixed_only)
+    /// with no value and no expiry.
     #[inline]
     fn key_only(&self) -> bool {
-        let numbers = self.rand_ints + usize::from(self.shared) + usize::from(self.multi_keys);
-        let drawn = [self.data, self.expiry, self.cursor, self.fields, self.stamp];
-        numbers == 0 && self.between == 0 && self.elements == 0 && !drawn.contains(&true)
+        self.fixed_only() && !self.data && !self.expiry
     }
 }
 

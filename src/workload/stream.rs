@@ -418,15 +418,7 @@ impl RequestGen {
             (Some(dataset), true) => &dataset.rows[self.rows.next(dataset.rows.len() as u128) as usize],
             _ => &[],
         };
-        if draws.shared == 0
-            && draws.rand_ints == 0
-            && draws.between == 0
-            && !draws.cursor
-            && multi == 0
-            && !draws.fields
-            && !draws.stamp
-            && draws.elements == 0
-        {
+        if draws.fixed_only() {
             // The common case (SET, GET): no random numbers to draw or buffer.
             workload.templates[cmd].encode(out, &fixed);
         } else {
