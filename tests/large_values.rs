@@ -94,3 +94,22 @@ fn an_error_reply_after_large_replies_is_seen() {
     assert_eq!(doc["totals"]["failed"].as_u64(), Some(0));
     assert_eq!(server.cli(&["STRLEN", "big:one"]).trim(), VALUE.to_string());
 }
+
+#[test]
+fn a_large_body_whose_last_piece_is_short_ends_the_run() {
+    // A 65,536-byte value's reply is one loopback segment and a few bytes more: its body's last
+    // bytes come in a piece of their own, shorter than a header's peek, with the CRLF behind
+    // them in the socket. The drop of those bytes does not drain the socket; the run reads the
+    // CRLF and goes on, rather than waiting for an arrival that already came.
+    let server = Server::start(&[]);
+    for (len, pipeline) in [(65_536, "1"), (65_536, "3"), (131_072, "1"), (65_600, "1")] {
+        put_value(&server, "big:edge", len);
+        let args = ["-c", "2", "--threads", "1", "-P", pipeline, "-n", "60", "--command", "GET big:edge"];
+        let get = &json_of(&server, &args)["commands"]["GET"];
+        assert_eq!(
+            (get["count"].as_u64(), get["hits"].as_u64()),
+            (Some(60), Some(60)),
+            "{len} bytes, -P {pipeline}: {get}"
+        );
+    }
+}

@@ -132,7 +132,10 @@ impl Worker<'_> {
                 }
                 Ok((n, _)) if dropping > 0 => {
                     link.large.as_mut().expect("a large value being dropped").left -= n;
-                    if io.drained_after(n, space) {
+                    // The drop asked for the body's rest, not the read window: it drained the
+                    // socket only if it got less than that (the CRLF after a body's last few
+                    // bytes is still there, and no new edge would come for it).
+                    if io.drained_after(n, dropping) {
                         break;
                     }
                 }
