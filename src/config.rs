@@ -125,6 +125,14 @@ impl ValueSize {
             ValueSize::List(list) => list.iter().map(|(size, _)| *size).max().unwrap_or(0),
         }
     }
+
+    pub fn min(&self) -> usize {
+        match self {
+            ValueSize::Fixed(n) => *n,
+            ValueSize::Range { min, .. } => *min,
+            ValueSize::List(list) => list.iter().map(|(size, _)| *size).min().unwrap_or(0),
+        }
+    }
 }
 
 /// Where cluster mode sends reads (`--read-from-replicas`).

@@ -39,6 +39,35 @@ fn both_paths_send_every_request_and_say_which_ran() {
     }
 }
 
+#[test]
+fn auto_takes_epoll_for_large_values_over_plain_tcp() {
+    // Values of 64 KB and more: epoll drops a GET's body in the kernel, io_uring copies it into
+    // its pool first. Smaller values, or one size under the line, keep io_uring; `--io uring`
+    // is kept as asked.
+    let server = Server::start(&[]);
+    let cases: [(&[&str], &str); 5] = [
+        (&["-d", "65536"], "epoll"),
+        (&["--data-size-range", "70000-200000"], "epoll"),
+        (&["--data-size-range", "1000-200000"], "io_uring"),
+        (&["-d", "65535"], "io_uring"),
+        (&["-d", "100000", "--io", "uring"], "io_uring"),
+    ];
+    for (args, path) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        let out = respbench()
+            .env_remove("RESPBENCH_IO")
+            .args(["-p", &server.port_arg(), "-c", "2", "-n", "20", "--ratio", "1:1", "--key-max", "9"])
+            .args(args)
+            .args(["--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(read_json(&json)["configuration"]["io"], path, "{args:?}");
+        assert!(stdout(&out).lines().next().unwrap().ends_with(&format!(", {path}")), "{}", stdout(&out));
+    }
+}
+
 /// Runs respbench with io_uring_setup(2) refused (EPERM) by a seccomp filter.
 fn without_io_uring(command: &mut Command) -> &mut Command {
     const fn stmt(code: u16, k: u32) -> libc::sock_filter {

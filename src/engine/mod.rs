@@ -260,7 +260,7 @@ fn prepare(config: &Config, found_silent: bool) -> Result<(Probe, Prepared), Con
             key_args: config.key_args(),
             reads: config.commands.iter().map(|c| c.reads).collect(),
             workload,
-            io: config.extras.io.taken(),
+            io: crate::net::driver::path_for(config),
             stamps,
             _keeper: keeper.map(|(keeper, _)| keeper),
         },

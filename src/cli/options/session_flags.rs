@@ -18,7 +18,7 @@ pub struct SessionFlags {
     #[arg(long, help_heading = "Connection")]
     pub enable_tracking: bool,
     /// How the worker threads drive their sockets: auto (io_uring where the kernel allows it,
-    /// else epoll), uring (io_uring: a loop turn's sends and receives for every connection in
+    /// else epoll; epoll for plain TCP when every value is 64 KB or more), uring (io_uring: a loop turn's sends and receives for every connection in
     /// one system call) or epoll. Every front-end reads RESPBENCH_IO.
     #[arg(
         long,

@@ -57,12 +57,24 @@ impl IoKind {
     }
 }
 
-impl IoChoice {
-    /// The path a run takes: what [`resolve`](Self::resolve) says, which the configuration
-    /// checked when it was built.
-    pub fn taken(self) -> IoKind {
-        self.resolve().unwrap_or(IoKind::Epoll)
+/// The smallest value from which `--io auto` takes epoll for a plain-TCP run: there a GET's
+/// large body is dropped in the kernel (`recv` with `MSG_TRUNC`, [`trunc`]), where io_uring's
+/// receives have copied it into their pool first. Measured (BENCHMARKS.md, large values): GETs of
+/// 100 KB cost 1.4x on io_uring what they cost on epoll, 1 MB 2.2x; SETs of either cost the same.
+/// Bodies of 64 KB and more take more than one of the pool's largest buffers.
+pub const EPOLL_FROM_VALUE: usize = 64 * 1024;
+
+/// The path a run of `config` takes: `--io`, where `auto` takes io_uring where the kernel allows
+/// it, and epoll for plain-TCP runs whose every value is [`EPOLL_FROM_VALUE`] or more.
+pub fn path_for(config: &crate::config::Config) -> IoKind {
+    let large = config.server.tls.is_none() && config.values.min() >= EPOLL_FROM_VALUE;
+    match config.extras.io {
+        IoChoice::Auto if large => IoKind::Epoll,
+        choice => choice.resolve().unwrap_or(IoKind::Epoll),
     }
+}
+
+impl IoChoice {
 
     /// The path to take: `--io uring` where io_uring is unavailable is an error naming why.
     pub fn resolve(self) -> Result<IoKind, IoUnavailable> {

@@ -83,7 +83,7 @@ fn configuration(config: &Config, runs: usize) -> Configuration {
         connections: config.connections,
         threads: config.threads,
         pipeline: config.pipeline,
-        io: config.extras.io.taken().name().into(),
+        io: crate::net::driver::path_for(config).name().into(),
         requests: config.planned_requests(),
         all_keys: config.stop == StopAfter::AllKeys,
         transaction: config.extras.transaction,

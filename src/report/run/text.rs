@@ -80,7 +80,7 @@ impl Format for Table {
             config.connections,
             config.threads,
             config.pipeline,
-            config.extras.io.taken().name(),
+            crate::net::driver::path_for(config).name(),
         );
         let _ = writeln!(
             out,
