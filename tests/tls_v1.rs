@@ -2,7 +2,9 @@
 //! command line as test setups make them (`openssl x509 -req` without extensions): accepted
 //! through the memtier and valkey-benchmark front-ends and respbench's own command line, with a
 //! note in the JSON result; an expired certificate, an unknown CA and a forged signature refused
-//! with their reason named.
+//! with their reason named. And a self-signed server certificate from `openssl req -x509`
+//! (basicConstraints CA:TRUE, as OpenSSL makes it), trusted as its own CA: taken as OpenSSL
+//! takes it, its name still checked.
 
 mod common;
 
@@ -271,4 +273,53 @@ fn a_v1_client_certificate_is_offered_with_its_key() {
     assert_ne!(out.status.code(), Some(0));
     let err = stderr(&out);
     assert!(err.contains("does not fit the certificate") && err.contains("X.509 v1"), "{err}");
+}
+
+/// A self-signed certificate `NAME.crt` as `openssl req -x509` makes one for a test server:
+/// basicConstraints CA:TRUE, names `sans`.
+fn self_signed(dir: &Path, name: &str, sans: &str) -> (PathBuf, PathBuf) {
+    let (key, crt) = (format!("{name}.key"), format!("{name}.crt"));
+    let (san, ca) = (format!("subjectAltName={sans}"), "basicConstraints=critical,CA:TRUE");
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", &key, "-out", &crt];
+    must(
+        dir,
+        &[&["req", "-x509"][..], &ec, &["-days", "30", "-subj", "/CN=localhost", "-addext", &san, "-addext", ca]]
+            .concat(),
+    );
+    (dir.join(crt), dir.join(key))
+}
+
+#[test]
+fn a_self_signed_ca_certificate_as_the_servers_own_is_taken_with_its_name_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = self_signed(dir.path(), "self", "DNS:localhost,IP:127.0.0.1");
+    let (other, _) = self_signed(dir.path(), "other", "DNS:localhost,IP:127.0.0.1");
+    let (server, port) = tls_server(&cert.0, &cert);
+    let native = |ca: &Path, extra: &[&str]| {
+        respbench()
+            .args(["-h", "127.0.0.1", "-p", &port, "--tls", "--cacert", ca.to_str().unwrap(), "-n", "100", "-q"])
+            .args(["--ratio", "1:0"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for extra in [&[][..], &["--sni", "localhost"]] {
+        let out = native(&cert.0, extra);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+    }
+    for out in [memtier(&port, &cert.0, &[]), valkey(&port, &cert.0)] {
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(server.calls("set"), 400);
+    // Its names are still the only ones it is good for, and only it vouches for itself.
+    let refused = [
+        (native(&cert.0, &["--sni", "example.org"]), "not valid for the name 'example.org'"),
+        (native(&other, &[]), "TLS handshake failed: bad signature"),
+    ];
+    for (out, reason) in refused {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(reason) && err.lines().count() == 1, "{reason}: {err}");
+    }
+    assert_eq!(server.calls("set"), 400);
 }

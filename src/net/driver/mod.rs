@@ -75,7 +75,6 @@ pub fn path_for(config: &crate::config::Config) -> IoKind {
 }
 
 impl IoChoice {
-
     /// The path to take: `--io uring` where io_uring is unavailable is an error naming why.
     pub fn resolve(self) -> Result<IoKind, IoUnavailable> {
         match (self, uring_support()) {

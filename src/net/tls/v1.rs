@@ -26,6 +26,12 @@ pub fn is_v1(cert: &CertificateDer<'_>) -> bool {
     X509Certificate::from_der(cert).is_ok_and(|(_, c)| c.tbs_certificate.version == X509Version::V1)
 }
 
+/// Whether a certificate says it is a CA (basicConstraints CA:TRUE): what `openssl req -x509`
+/// makes by default, and what a self-signed server certificate made that way is.
+pub fn is_ca(cert: &CertificateDer<'_>) -> bool {
+    X509Certificate::from_der(cert).is_ok_and(|(_, c)| c.is_ca())
+}
+
 /// The subject of the first v1 certificate among `chain`, for the note that one was accepted.
 pub fn first_v1_subject(chain: &[CertificateDer<'_>]) -> Option<String> {
     chain.iter().find_map(|der| {

@@ -1,6 +1,7 @@
-//! How the server's certificate is judged: webpki for the chains it takes (every v3 chain), our
-//! own checks (`v1.rs`) for a chain that holds an X.509 v1 certificate, which webpki refuses
-//! and OpenSSL accepts.
+//! How the server's certificate is judged: webpki for the chains it takes, our own checks
+//! (`v1.rs`) for what webpki refuses and OpenSSL accepts: a chain that holds an X.509 v1
+//! certificate, and a server certificate that is a CA certificate (a self-signed one made by
+//! `openssl req -x509`), whose name webpki still checks.
 //!
 //! Why webpki stays first: it is maintained, reviewed and knows everything a v3 certificate can
 //! say (subjectAltName, name constraints, key usages, path length); a v1 certificate says none
@@ -13,6 +14,7 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, DigitallySignedStruct, Error, SignatureScheme};
 
 use super::error::TlsSetupError;
@@ -78,10 +80,21 @@ impl ServerCertVerifier for Verifier {
             return Ok(ServerCertVerified::assertion());
         };
         let check_name = matches!(self.check, Check::Everything);
+        let algs = &self.provider.signature_verification_algorithms;
         let verdict = if v1::is_v1(end_entity) || intermediates.iter().any(v1::is_v1) {
-            let algs = &self.provider.signature_verification_algorithms;
             let name = check_name.then_some(server_name);
             v1::verify_chain(end_entity, intermediates, &self.roots, algs, name, now)
+                .map(|()| ServerCertVerified::assertion())
+        } else if v1::is_ca(end_entity) {
+            // A CA certificate as the server's own, such as a self-signed one from `openssl req
+            // -x509` (CA:TRUE by default) given as its own --cacert: webpki refuses a CA as an
+            // end entity, OpenSSL (redis-cli, memtier) takes it. Its chain is checked as a v1
+            // chain is, its name by webpki (subjectAltName first).
+            v1::verify_chain(end_entity, intermediates, &self.roots, algs, None, now)
+                .and_then(|()| match check_name {
+                    true => rustls::client::verify_server_name(&ParsedCertificate::try_from(end_entity)?, server_name),
+                    false => Ok(()),
+                })
                 .map(|()| ServerCertVerified::assertion())
         } else {
             webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
