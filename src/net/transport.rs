@@ -63,6 +63,17 @@ impl Transport {
             _ => Err(io::ErrorKind::Unsupported.into()),
         }
     }
+
+    /// While a large body is dropped: wake the worker for this socket only once `n` more bytes
+    /// came (`trunc::wake_after`; 1: at every arrival again). A TCP socket under epoll only;
+    /// elsewhere nothing changes. True if the mark was set.
+    #[inline]
+    pub fn wake_after(&mut self, n: usize) -> bool {
+        match self {
+            Transport::Tcp(s) => driver::trunc::wake_after(std::os::fd::AsRawFd::as_raw_fd(s), n).is_ok(),
+            _ => false,
+        }
+    }
 }
 
 impl Transport {

@@ -103,6 +103,9 @@ pub struct Link {
     /// start (`peek`), so that the next large body is not copied before its header is seen.
     pub(super) large: Option<Dropping>,
     pub(super) peek: bool,
+    /// The socket wakes the worker only once the rest of a large body came (`SO_RCVLOWAT`),
+    /// set back once the body is dropped.
+    pub(super) lowat: bool,
     /// Requests not written yet, from `wpos` on: large values by reference (`resp::SendBuf`).
     pub(super) wbuf: SendBuf,
     pub(super) wpos: usize,
@@ -138,6 +141,7 @@ impl Link {
             rend: 0,
             large: None,
             peek: false,
+            lowat: false,
             wbuf: SendBuf::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::with_capacity(pipeline),
@@ -162,6 +166,7 @@ impl Link {
             rend: 0,
             large: None,
             peek: false,
+            lowat: false,
             wbuf: SendBuf::with_capacity(pipeline * max_request),
             wpos: 0,
             inflight: VecDeque::new(),

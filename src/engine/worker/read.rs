@@ -121,6 +121,10 @@ impl Worker<'_> {
             let end = if peek { link.rbuf.len().min(link.rend + PEEK) } else { link.rbuf.len() };
             let space = end - link.rend;
             let dropping = link.large.map_or(0, |l| l.left);
+            if dropping == 0 && link.lowat {
+                link.lowat = false;
+                io.wake_after(1);
+            }
             let got = match dropping {
                 0 => io.read_stamped(&mut link.rbuf[link.rend..end], self.clock.is_some()),
                 _ => io.discard(dropping).map(|n| (n, None)),
@@ -131,11 +135,15 @@ impl Worker<'_> {
                     return (now, false);
                 }
                 Ok((n, _)) if dropping > 0 => {
-                    link.large.as_mut().expect("a large value being dropped").left -= n;
+                    let large = link.large.as_mut().expect("a large value being dropped");
+                    large.left -= n;
+                    let left = large.left;
                     // The drop asked for the body's rest, not the read window: it drained the
                     // socket only if it got less than that (the CRLF after a body's last few
                     // bytes is still there, and no new edge would come for it).
                     if io.drained_after(n, dropping) {
+                        // The rest wakes the worker once it is there, not at each segment.
+                        link.lowat |= io.wake_after(left);
                         break;
                     }
                 }

@@ -13,3 +13,27 @@ pub fn discard(fd: RawFd, n: usize) -> io::Result<usize> {
     let got = unsafe { libc::recv(fd, std::ptr::null_mut(), n, libc::MSG_TRUNC | libc::MSG_DONTWAIT) };
     if got < 0 { Err(io::Error::last_os_error()) } else { Ok(got as usize) }
 }
+
+/// The most a large body's wait asks to arrive before the worker is woken (`SO_RCVLOWAT`): the
+/// kernel raises the socket's receive buffer to twice the mark, so it is kept to a few
+/// loopback segments (a 1 MB body wakes the worker 4 times, not 16).
+pub const WAKE_AFTER_MAX: usize = 256 * 1024;
+
+/// Wakes the worker for TCP socket `fd` only once `n` bytes (at most [`WAKE_AFTER_MAX`]) are
+/// there to read, or at its end (`SO_RCVLOWAT`, which epoll's readiness follows); `n` = 1 is
+/// the default again. While a large body is dropped, the worker then takes it in a few reads
+/// of many segments instead of one per segment, each racing the server's side of the socket.
+pub fn wake_after(fd: RawFd, n: usize) -> io::Result<()> {
+    let mark = n.clamp(1, WAKE_AFTER_MAX) as libc::c_int;
+    // SAFETY: the option's value is a c_int read by the kernel from a live local.
+    let done = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVLOWAT,
+            (&raw const mark).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if done < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+}
