@@ -110,6 +110,12 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         restamp_sent(&worker.driver, &mut conns, &mut worker.window.send_lag_ns);
         for event in &events {
             now = worker.on_link_event(&mut conns, event, now);
+            // A turn of many events (a server's burst of replies over thousands of
+            // connections) takes milliseconds: the sends that fall due meanwhile leave then,
+            // not at its end.
+            if worker.paced && worker.due.next().is_some_and(|due| due <= now) {
+                worker.send_due(&mut conns, now);
+            }
         }
         if !worker.deferred.is_empty() {
             worker.flush_deferred(&mut conns);
