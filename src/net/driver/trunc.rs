@@ -24,16 +24,5 @@ pub const WAKE_AFTER_MAX: usize = 256 * 1024;
 /// the default again. While a large body is dropped, the worker then takes it in a few reads
 /// of many segments instead of one per segment, each racing the server's side of the socket.
 pub fn wake_after(fd: RawFd, n: usize) -> io::Result<()> {
-    let mark = n.clamp(1, WAKE_AFTER_MAX) as libc::c_int;
-    // SAFETY: the option's value is a c_int read by the kernel from a live local.
-    let done = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVLOWAT,
-            (&raw const mark).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if done < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    super::stamp::socket_option(fd, libc::SO_RCVLOWAT, n.clamp(1, WAKE_AFTER_MAX) as libc::c_int)
 }
