@@ -108,13 +108,14 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             alarm.woke(&asked, now, !events.is_empty());
         }
         restamp_sent(&worker.driver, &mut conns, &mut worker.window.send_lag_ns);
+        let mut mid_turn = worker.paced;
         for event in &events {
             now = worker.on_link_event(&mut conns, event, now);
             // A turn of many events (a server's burst of replies over thousands of
             // connections) takes milliseconds: the sends that fall due meanwhile leave then,
             // not at its end.
-            if worker.paced && worker.due.next().is_some_and(|due| due <= now) {
-                worker.send_due(&mut conns, now);
+            if mid_turn && worker.due.next().is_some_and(|due| due <= now) {
+                mid_turn = !worker.send_due_mid_turn(&mut conns, now);
             }
         }
         if !worker.deferred.is_empty() {
@@ -327,6 +328,7 @@ impl<'p> Worker<'p> {
             clock: plan.stamps.then(Clock::measure),
             rbuf: vec![0; conn::READ_BUFFER],
             deferred: Vec::new(),
+            not_yet: Vec::new(),
             alarm: (paced && batching.is_none()).then(Alarm::new),
             answered: false,
             retrying: 0,
@@ -550,18 +552,6 @@ impl<'p> Worker<'p> {
 }
 
 impl Worker<'_> {
-    /// Sends every due request of every connection whose entry came up by `now`, before the
-    /// worker returns to epoll. Each connection is queued again at its next send (by
-    /// `fill_and_flush`), which is after `now`, so this ends.
-    pub(super) fn send_due(&mut self, conns: &mut [Conn], now: Instant) {
-        while let Some(c) = self.due.pop_due(now) {
-            let conn = &mut conns[c];
-            if !conn.finished && !conn.blocked() {
-                self.fill_and_flush(conn, c, now);
-            }
-        }
-    }
-
     /// Queues a paced connection at its next send if it can send then: a slot free in its
     /// pipeline, quota left, connected and joined. Otherwise it stays out until one of those
     /// changes, and whatever changes it (a reply, a reconnect, joining) calls this again.

@@ -90,6 +90,9 @@ pub(super) struct Worker<'p> {
     pub(super) rbuf: Vec<u8>,
     /// Connections whose writes wait for the next turn's reads (`fill_and_flush`).
     pub(super) deferred: Vec<usize>,
+    /// Paced connections due in the middle of a turn but left for its end
+    /// (`send_due_mid_turn`).
+    pub(super) not_yet: Vec<usize>,
     /// Paced without batching: wakes early by the machine's lateness, then sleeps the rest
     /// briefly. (A batching worker's sends wait for their tick anyway.)
     pub(super) alarm: Option<Alarm>,
