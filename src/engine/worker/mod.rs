@@ -21,6 +21,7 @@ mod faults;
 mod first_reply;
 mod guard;
 mod journal;
+mod paced;
 mod queue;
 mod ramp;
 mod read;
