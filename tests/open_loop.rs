@@ -149,12 +149,14 @@ fn many_paced_connections_keep_their_rate() {
         busy(&base) * 100.0
     );
     // Lateness is the machine's as much as ours while other processes kept the worker waiting
-    // for a core (its run-queue wait): the sends due in those waits, and as many again caught
-    // up after them, are excused.
-    let excused = (4000.0 * 2.0 * secs(&many, "runqueue_wait_secs")) as u64;
+    // for a core (its run-queue wait) or the hypervisor held the cores (steal: on a loaded
+    // host a third of the run, and sends tens of milliseconds late): the sends due in those
+    // waits, and as many again caught up after them, are excused.
+    let waited = secs(&many, "runqueue_wait_secs") + secs(&many, "steal_secs");
+    let excused = (4000.0 * 2.0 * waited) as u64;
     assert!(
         late <= sends / 100 + excused,
-        "{late} of {sends} sends over 1 ms late, {excused} excused by run-queue waits: {rate}"
+        "{late} of {sends} sends over 1 ms late, {excused} excused by run-queue waits and steal: {rate} {many}"
     );
 }
 

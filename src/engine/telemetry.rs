@@ -15,6 +15,10 @@ pub struct ThreadCpu {
     pub cpu_secs: f64,
     /// Time it was runnable but waiting for a core (another process had it).
     pub runqueue_wait_secs: f64,
+    /// Time the hypervisor held this machine's cores while the thread ran (steal, from
+    /// /proc/stat), averaged over the cores: a virtual machine's pauses, which neither the
+    /// thread's CPU nor its run-queue wait counts. Zero on bare metal.
+    pub steal_secs: f64,
     pub wall_secs: f64,
 }
 
@@ -35,7 +39,7 @@ impl ThreadCpu {
             .ok()
             .and_then(|s| s.split_whitespace().nth(1).and_then(|w| w.parse::<f64>().ok()))
             .map_or(0.0, |ns| ns / 1e9);
-        ThreadCpu { cpu_secs, runqueue_wait_secs, wall_secs: 0.0 }
+        ThreadCpu { cpu_secs, runqueue_wait_secs, steal_secs: steal_per_core_secs(), wall_secs: 0.0 }
     }
 
     /// The difference from `before`, over `wall`.
@@ -43,6 +47,7 @@ impl ThreadCpu {
         ThreadCpu {
             cpu_secs: self.cpu_secs - before.cpu_secs,
             runqueue_wait_secs: self.runqueue_wait_secs - before.runqueue_wait_secs,
+            steal_secs: (self.steal_secs - before.steal_secs).max(0.0),
             wall_secs: wall.as_secs_f64(),
         }
     }
@@ -54,6 +59,26 @@ impl ThreadCpu {
         if self.wall_secs > 0.0 { ((self.cpu_secs + self.runqueue_wait_secs) / self.wall_secs).min(1.0) } else { 0.0 }
     }
 }
+
+/// The machine's steal time so far (/proc/stat's first line, in clock ticks of 1/100 s) over
+/// its number of cores; 0 where the kernel keeps none.
+fn steal_per_core_secs() -> f64 {
+    std::fs::read_to_string("/proc/stat").map_or(0.0, |text| steal_of(&text))
+}
+
+fn steal_of(stat: &str) -> f64 {
+    let mut lines = stat.lines();
+    // "cpu  user nice system idle iowait irq softirq steal ...", then one "cpuN" line a core.
+    let steal = lines.next().and_then(|all| all.split_whitespace().nth(8)).and_then(|t| t.parse::<f64>().ok());
+    let cores = lines.take_while(|l| l.starts_with("cpu")).count();
+    match steal {
+        Some(ticks) if cores > 0 => ticks / 100.0 / cores as f64,
+        _ => 0.0,
+    }
+}
+
+/// Share of the wall time above which the hypervisor's steal is named in the verdict.
+const STEAL_NAMED: f64 = 0.02;
 
 /// Who set the pace of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -117,7 +142,16 @@ pub fn verdict(client: &[ThreadCpu], server: Option<ServerCpu>) -> (Bottleneck, 
     } else {
         Bottleneck::Neither
     };
-    (verdict, format!("{client_text}; {server_text}"))
+    let stolen = client.iter().filter(|t| t.wall_secs > 0.0).map(|t| t.steal_secs / t.wall_secs).fold(0.0, f64::max);
+    let steal_text = if stolen > STEAL_NAMED {
+        format!(
+            "; the hypervisor held the machine's cores {:.0}% of the time (steal): its pauses are in the figures",
+            stolen * 100.0
+        )
+    } else {
+        String::new()
+    };
+    (verdict, format!("{client_text}; {server_text}{steal_text}"))
 }
 
 #[cfg(test)]
@@ -125,7 +159,7 @@ mod tests {
     use super::*;
 
     fn thread(busy: f64) -> ThreadCpu {
-        ThreadCpu { cpu_secs: busy, runqueue_wait_secs: 0.0, wall_secs: 1.0 }
+        ThreadCpu { cpu_secs: busy, wall_secs: 1.0, ..ThreadCpu::default() }
     }
 
     #[test]
@@ -138,15 +172,32 @@ mod tests {
         assert_eq!(verdict(&[thread(0.5)], None).0, Bottleneck::Neither);
         // Both saturated: the client's share of the blame makes the figures untrustworthy.
         assert_eq!(verdict(&[thread(0.95)], busy_server).0, Bottleneck::ClientBound);
-        let short = ThreadCpu { cpu_secs: 0.01, runqueue_wait_secs: 0.0, wall_secs: 0.01 };
+        let short = ThreadCpu { cpu_secs: 0.01, wall_secs: 0.01, ..ThreadCpu::default() };
         assert!(verdict(&[short], idle_server).1.starts_with("too short"));
     }
 
     #[test]
     fn a_threads_share_never_exceeds_one() {
         // Wait credited late by the kernel can make the parts add up to more than the span.
-        let short = ThreadCpu { cpu_secs: 0.1, runqueue_wait_secs: 0.33, wall_secs: 0.1 };
+        let short = ThreadCpu { cpu_secs: 0.1, runqueue_wait_secs: 0.33, wall_secs: 0.1, ..ThreadCpu::default() };
         assert_eq!(short.busy(), 1.0);
         assert!(verdict(&[short], None).1.contains("client threads busy 100%"));
+    }
+
+    #[test]
+    fn steal_is_read_per_core_and_named_when_it_matters() {
+        let stat =
+            "cpu  100 0 50 900 0 0 0 60 0 0\ncpu0 50 0 25 450 0 0 0 30 0 0\ncpu1 50 0 25 450 0 0 0 30 0 0\nintr 1\n";
+        assert_eq!(steal_of(stat), 0.3);
+        assert_eq!(steal_of("cpu  1 2 3\ncpu0 1 2 3\n"), 0.0);
+        assert_eq!(steal_of(""), 0.0);
+        let paused = ThreadCpu { cpu_secs: 0.4, steal_secs: 0.3, wall_secs: 3.0, ..ThreadCpu::default() };
+        assert!(
+            verdict(&[paused], None)
+                .1
+                .ends_with("held the machine's cores 10% of the time (steal): its pauses are in the figures")
+        );
+        let quiet = ThreadCpu { steal_secs: 0.01, ..paused };
+        assert!(!verdict(&[quiet], None).1.contains("steal"));
     }
 }

@@ -182,18 +182,19 @@ pub fn configuration(out: &mut String, config: &Configuration) {
 fn threads(out: &mut String, threads: &[ThreadCpu]) {
     out.push_str(
         "<table><tr><th>thread</th><th>CPU (s)</th><th>wall (s)</th><th>busy (% of wall)</th>\
-         <th>waiting for a core (s)</th></tr>",
+         <th>waiting for a core (s)</th><th>hypervisor steal (s)</th></tr>",
     );
     for (i, t) in threads.iter().enumerate() {
         let busy =
             if t.wall_secs > 0.0 { format!("{} %", number(t.cpu_secs / t.wall_secs * 100.0)) } else { "-".into() };
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{busy}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{busy}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
             number(t.cpu_secs),
             number(t.wall_secs),
             number(t.runqueue_wait_secs),
+            number(t.steal_secs),
         );
     }
     out.push_str("</table>");
