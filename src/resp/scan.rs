@@ -191,6 +191,21 @@ fn header(buf: &[u8], pos: usize) -> Result<Option<(&[u8], usize)>, ScanError> {
     Ok(Some((&buf[pos + 1..end - 2], end)))
 }
 
+/// Reads the length header at `pos` (a bulk string's or an aggregate's, type byte known):
+/// the length and where what it counts begins, or no length where `nil_allowed` and the
+/// header says -1 (RESP2's nil bulk string and nil array). Any other negative is refused.
+#[inline]
+fn length(buf: &[u8], pos: usize, nil_allowed: bool) -> Result<Option<(Option<i64>, usize)>, ScanError> {
+    let Some((digits, next)) = header(buf, pos)? else {
+        return Ok(None);
+    };
+    match parse_int(digits)? {
+        -1 if nil_allowed => Ok(Some((None, next))),
+        len if len < 0 => Err(ScanError::BadNumber),
+        len => Ok(Some((Some(len), next))),
+    }
+}
+
 fn scan_at(buf: &[u8], pos: usize, depth: usize, limits: Limits) -> Step {
     if depth > MAX_DEPTH {
         return Err(ScanError::TooDeep);
@@ -223,19 +238,11 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize, limits: Limits) -> Step {
         b'$' | b'!' | b'=' => {
             let (len, body) = match bulk_len(buf, pos) {
                 Some((len, body)) => (len as i64, body),
-                None => {
-                    let Some((digits, body)) = header(buf, pos)? else {
-                        return Ok(None);
-                    };
-                    let len = parse_int(digits)?;
-                    if len == -1 && kind == b'$' {
-                        return Ok(Some((body, ReplyClass::Nil)));
-                    }
-                    if len < 0 {
-                        return Err(ScanError::BadNumber);
-                    }
-                    (len, body)
-                }
+                None => match length(buf, pos, kind == b'$')? {
+                    None => return Ok(None),
+                    Some((None, body)) => return Ok(Some((body, ReplyClass::Nil))),
+                    Some((Some(len), body)) => (len, body),
+                },
             };
             if len > limits.max_bulk {
                 return Err(ScanError::TooLarge { len, offset: pos, limit: limits.max_bulk });
@@ -252,16 +259,11 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize, limits: Limits) -> Step {
             Ok(Some((end, class)))
         }
         b'*' | b'~' | b'>' | b'%' | b'|' => {
-            let Some((digits, mut next)) = header(buf, pos)? else {
-                return Ok(None);
+            let (count, mut next) = match length(buf, pos, kind == b'*')? {
+                None => return Ok(None),
+                Some((None, next)) => return Ok(Some((next, ReplyClass::Nil))),
+                Some((Some(count), next)) => (count, next),
             };
-            let count = parse_int(digits)?;
-            if count == -1 && kind == b'*' {
-                return Ok(Some((next, ReplyClass::Nil)));
-            }
-            if count < 0 {
-                return Err(ScanError::BadNumber);
-            }
             if count > limits.max_bulk {
                 return Err(ScanError::TooLarge { len: count, offset: pos, limit: limits.max_bulk });
             }
