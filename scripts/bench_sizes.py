@@ -111,6 +111,25 @@ def medians_of(clients, runs, requests):
     return {n: tuple(statistics.median(x[i] for x in v) for i in range(5)) for n, v in rows.items()}
 
 
+def storm_table(make_clients, connections, runs, hard, how=""):
+    """Opening `connections` connections (`how`: " over TLS"), one GET on each: the clients'
+    wall time, CPU and peak resident set, and respbench's CPU against memtier_benchmark's."""
+    need = connections + 200
+    if hard < need:
+        print(f"\nOpening {connections} connections{how}: skipped, {need} descriptors needed and the hard limit is "
+              f"{hard}")
+        return
+    medians = medians_of(make_clients(), runs, connections)
+    print(f"\nOpening {connections:,} connections{how}, one GET on each, one client thread, median of {runs} runs")
+    print(f"{'client':<28}{'wall s':>8}{'CPU s':>8}{'peak MB':>9}")
+    for name, (_ops, _cpu, wall, cpu_s, rss) in medians.items():
+        print(f"{name:<28}{wall:>8.2f}{cpu_s:>8.2f}{rss:>9.0f}")
+    if "memtier_benchmark" in medians:
+        for name in (n for n in medians if n.startswith("respbench")):
+            print(f"opening{how}, {name}: {medians[name][3] / medians['memtier_benchmark'][3]:.2f}x "
+                  "memtier_benchmark's CPU (target: at most 0.5x)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 3)))
@@ -151,22 +170,8 @@ def main():
                     print(f"{op.upper()} {value:,} B, {name}: CPU per request " + "; ".join(parts))
         print("Targets: within 1.1x the floor and at most 0.8x the cheapest peer.")
         if not args.no_storm:
-            need = args.connections + 200
-            if hard < need:
-                print(f"\nOpening {args.connections} connections: skipped, {need} descriptors needed and the hard "
-                      f"limit is {hard}")
-                return
             prefill(port, 100)  # one GET of a 100-byte value per connection, not of the last large size
-            medians = medians_of(storm_clients(port, args.connections, client_core), args.runs, args.connections)
-            print(f"\nOpening {args.connections:,} connections, one GET on each, one client thread, "
-                  f"median of {args.runs} runs")
-            print(f"{'client':<22}{'wall s':>8}{'CPU s':>8}{'peak MB':>9}")
-            for name, (_ops, _cpu, wall, cpu_s, rss) in medians.items():
-                print(f"{name:<22}{wall:>8.2f}{cpu_s:>8.2f}{rss:>9.0f}")
-            if "memtier_benchmark" in medians:
-                for name in (n for n in medians if n.startswith("respbench")):
-                    print(f"opening, {name}: {medians[name][3] / medians['memtier_benchmark'][3]:.2f}x "
-                          "memtier_benchmark's CPU (target: at most 0.5x)")
+            storm_table(lambda: storm_clients(port, args.connections, client_core), args.connections, args.runs, hard)
     finally:
         server.terminate()
         server.wait()

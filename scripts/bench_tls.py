@@ -3,7 +3,8 @@
 on each I/O path, the TLS floor, memtier_benchmark, and valkey-/redis-benchmark where built
 with TLS), then the cost of handshakes: a reconnect every 10 requests, full handshakes and
 resumed ones (respbench's default; `--no-tls-resumption` makes every one full), beside
-memtier_benchmark's `--reconnect-interval 10`.
+memtier_benchmark's `--reconnect-interval 10`; then opening 10,000 TLS connections with one
+request each (a handshake per connection: wall time, client CPU and peak resident set).
 
 One redis-server with TLS only (`--port 0 --tls-port P`, `--tls-auth-clients no`), a
 certificate made here with openssl for 127.0.0.1; the server pinned to one core and every
@@ -14,10 +15,12 @@ The TLS floor is examples/floor.rs with `tls=CA`: per request only the encryptio
 writes and reads and the decryption rustls (with ring, as respbench) needs, nothing parsed.
 
 Usage: scripts/bench_tls.py [--runs N] [--requests N] [--pipelines 1,16] [--handshake-requests N]
+                            [--connections 10000] [--no-storm]
 """
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -26,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (ports, cores, the binaries' paths)
-from bench_sizes import medians_of, prefill  # noqa: E402  (shared with the sizes table)
+from bench_sizes import medians_of, prefill, storm_table  # noqa: E402  (shared with the sizes table)
 
 KEYS = 100_000
 VALUE = 100
@@ -50,11 +53,12 @@ def certificates(workdir):
     return ca, cert, key
 
 
-def start_tls_server(port, core, workdir, ca, cert, key):
+def start_tls_server(port, core, workdir, ca, cert, key, maxclients):
     proc = subprocess.Popen(
         ["taskset", "-c", core, "redis-server", "--port", "0", "--tls-port", str(port), "--tls-cert-file", cert,
          "--tls-key-file", key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no", "--save", "",
-         "--appendonly", "no", "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log")],
+         "--appendonly", "no", "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log"),
+         "--maxclients", str(maxclients)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(400):
         ping = subprocess.run(["redis-cli", "--tls", "--cacert", ca, "-p", str(port), "PING"],
@@ -113,12 +117,33 @@ def handshake_clients(port, ca, requests, core):
     return out
 
 
+def storm_clients(port, ca, connections, core):
+    """`connections` new TLS connections, one GET on each: a handshake per connection. Full
+    handshakes for all (`--no-tls-resumption`) beside respbench's default, which resumes a
+    session its earlier connections were given, as memtier_benchmark does not."""
+    pin = ["taskset", "-c", core]
+    ours = [bench.RESPBENCH, "-p", str(port), "--tls", "--cacert", ca, "-c", str(connections), "--threads", "1",
+            "-n", str(connections), "--ratio", "0:1", "--key-max", str(KEYS - 1), "-d", str(VALUE), "-q"]
+    out = {}
+    for io, name in bench.IO_PATHS:
+        out[f"respbench ({name}), full"] = pin + ours + ["--io", io, "--no-tls-resumption"]
+        out[f"respbench ({name})"] = pin + ours + ["--io", io]
+    if has_tls("memtier_benchmark"):
+        out["memtier_benchmark"] = pin + [
+            "memtier_benchmark", "-p", str(port), "--tls", "--cacert", ca, "-t", "1", "-c", str(connections),
+            "-n", "1", "--ratio", "0:1", "--key-prefix", "key:", "--key-minimum", "1", "--key-maximum",
+            str(KEYS - 1), "-d", str(VALUE), "--hide-histogram"]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 3)))
     ap.add_argument("--requests", type=int, default=int(os.environ.get("BENCH_TLS_REQUESTS", 1_000_000)))
     ap.add_argument("--pipelines", default=os.environ.get("BENCH_PIPELINES", "1,16"))
     ap.add_argument("--handshake-requests", type=int, default=int(os.environ.get("BENCH_HANDSHAKES", 50_000)))
+    ap.add_argument("--connections", type=int, default=int(os.environ.get("BENCH_STORM", 10000)))
+    ap.add_argument("--no-storm", action="store_true")
     args = ap.parse_args()
     for tool in ("redis-server", "redis-cli", "taskset", "openssl"):
         if not shutil.which(tool):
@@ -128,7 +153,9 @@ def main():
     workdir = tempfile.mkdtemp(prefix="respbench-bench-tls-")
     ca, cert, key = certificates(workdir)
     port = bench.free_port()
-    server = start_tls_server(port, server_core, workdir, ca, cert, key)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    server = start_tls_server(port, server_core, workdir, ca, cert, key, args.connections + 100)
     try:
         prefill(port, VALUE, KEYS, ("--tls", "--cacert", ca))
         for pipeline in (int(p) for p in args.pipelines.split(",")):
@@ -157,6 +184,9 @@ def main():
             for name in (n for n in m if n.startswith("respbench")):
                 print(f"handshakes, {name}: {m[name][1] / m['memtier_benchmark'][1]:.2f}x memtier_benchmark's CPU "
                       "(target: at most 0.5x)")
+        if not args.no_storm:
+            storm_table(lambda: storm_clients(port, ca, args.connections, client_core), args.connections, args.runs,
+                        hard, " over TLS")
     finally:
         server.terminate()
         server.wait()
