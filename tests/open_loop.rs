@@ -426,7 +426,9 @@ fn capacity(server: &Server, run: &[&str], slo: &str) -> f64 {
     line["Capacity: ".len()..].split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("{text}"))
 }
 
-/// Whether a fixed-rate run holds `percentile` <= `bound_us` and delivers 95 % of the rate.
+/// Whether a fixed-rate run holds `percentile` <= `bound_us` and delivers 95 % of the rate. A
+/// run during which the hypervisor held the machine's cores over 5 % of the time (its steal)
+/// judges the machine, not the rate: it is run again, up to three times in all.
 fn holds(server: &Server, run: &[&str], rate: f64, percentile: &str, bound_us: f64) -> bool {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("step.json");
@@ -435,12 +437,22 @@ fn holds(server: &Server, run: &[&str], rate: f64, percentile: &str, bound_us: f
     let mut args = vec!["-c", "1", env!("CARGO_BIN_EXE_respbench"), "-p", &port, "--rate", &rate];
     args.extend(["--json", json.to_str().unwrap()]);
     args.extend_from_slice(run);
-    let out = Command::new("taskset").args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = read_json(&json);
-    let latency = doc["totals"]["latency_us"][percentile].as_f64().unwrap();
-    let achieved = doc["totals"]["ops_per_sec"].as_f64().unwrap();
-    latency <= bound_us && achieved >= 0.95 * rate.parse::<f64>().unwrap()
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let out = Command::new("taskset").args(&args).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc = read_json(&json);
+        let thread = &doc["client"]["threads"][0];
+        let stolen = thread["steal_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
+        if stolen > 0.05 && tries < 3 {
+            eprintln!("the hypervisor held the cores {:.0} % of a run at {rate}/s: run again", stolen * 100.0);
+            continue;
+        }
+        let latency = doc["totals"]["latency_us"][percentile].as_f64().unwrap();
+        let achieved = doc["totals"]["ops_per_sec"].as_f64().unwrap();
+        return latency <= bound_us && achieved >= 0.95 * rate.parse::<f64>().unwrap();
+    }
 }
 
 #[test]
