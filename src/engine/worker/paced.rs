@@ -11,12 +11,7 @@ impl Worker<'_> {
     /// worker returns to epoll. Each connection is queued again at its next send (by
     /// `fill_and_flush`), which is after `now`, so this ends.
     pub(super) fn send_due(&mut self, conns: &mut [Conn], now: Instant) {
-        while let Some(c) = self.due.pop_due(now) {
-            let conn = &mut conns[c];
-            if !conn.finished && !conn.blocked() {
-                self.fill_and_flush(conn, c, now);
-            }
-        }
+        self.send_due_leaving(conns, now, false);
     }
 
     /// [`send_due`](Self::send_due) between a turn's events: with kernel timestamps on, a
@@ -26,10 +21,16 @@ impl Worker<'_> {
     /// any: the turn then sends no more before its end, rather than look at them again at
     /// every event.
     pub(super) fn send_due_mid_turn(&mut self, conns: &mut [Conn], now: Instant) -> bool {
+        self.send_due_leaving(conns, now, self.clock.is_some())
+    }
+
+    /// The due sends, leaving (where `leave_unread`) the connections with replies maybe
+    /// unread, queued again as they were. True if it left any.
+    fn send_due_leaving(&mut self, conns: &mut [Conn], now: Instant, leave_unread: bool) -> bool {
         let mut not_yet = std::mem::take(&mut self.not_yet);
         while let Some(c) = self.due.pop_due(now) {
             let conn = &mut conns[c];
-            if self.clock.is_some() && conn.links.iter().flatten().any(|l| l.inflight.len() > l.unwritten) {
+            if leave_unread && conn.links.iter().flatten().any(|l| l.inflight.len() > l.unwritten) {
                 not_yet.push(c);
             } else if !conn.finished && !conn.blocked() {
                 self.fill_and_flush(conn, c, now);
