@@ -12,8 +12,11 @@ pub use error::IoUnavailable;
 mod epoll;
 mod event;
 pub use event::{Event, Sent};
-// unsafe: setsockopt(2) and recvmsg(2)'s control messages (kernel receive timestamps) have no
-// safe wrapper in std; each block says why it is sound.
+// unsafe: setsockopt(2) for the options std has no setter for; its block says why it is sound.
+#[allow(unsafe_code)]
+mod sockopt;
+// unsafe: recvmsg(2)'s control messages (kernel receive timestamps) have no safe wrapper in
+// std; each block says why it is sound.
 #[allow(unsafe_code)]
 pub mod stamp;
 // unsafe: timerfd(2) and epoll_pwait2(2) have no safe wrapper in std; each block says why it

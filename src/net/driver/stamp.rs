@@ -56,23 +56,7 @@ const CONTROL_WORDS: usize = 8;
 
 /// Turns receive timestamps on for a socket; the error is the kernel's refusal.
 pub fn enable(fd: RawFd) -> io::Result<()> {
-    socket_option(fd, libc::SO_TIMESTAMPNS, 1)
-}
-
-/// Sets a socket-level integer option (`SOL_SOCKET`); the error is the kernel's refusal.
-pub(super) fn socket_option(fd: RawFd, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
-    // SAFETY: setsockopt(2) reads `size_of::<c_int>()` bytes from a live local; a bad
-    // descriptor is an error return, not undefined behaviour.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            name,
-            (&raw const value).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    super::sockopt::set(fd, libc::SO_TIMESTAMPNS, 1)
 }
 
 /// What a multishot `RECVMSG` leaves at the head of each pool buffer: the kernel's

@@ -24,5 +24,5 @@ pub const WAKE_AFTER_MAX: usize = 256 * 1024;
 /// the default again. While a large body is dropped, the worker then takes it in a few reads
 /// of many segments instead of one per segment, each racing the server's side of the socket.
 pub fn wake_after(fd: RawFd, n: usize) -> io::Result<()> {
-    super::stamp::socket_option(fd, libc::SO_RCVLOWAT, n.clamp(1, WAKE_AFTER_MAX) as libc::c_int)
+    super::sockopt::set(fd, libc::SO_RCVLOWAT, n.clamp(1, WAKE_AFTER_MAX) as libc::c_int)
 }
