@@ -48,6 +48,25 @@ def free_port():
         return s.getsockname()[1]
 
 
+def cluster_ports(nodes):
+    """Free ports for a cluster's nodes, each with its bus port (10000 above it) valid and free,
+    none another's bus port: an ephemeral port above 55535 has no bus port, and its node
+    would not start."""
+    ports = []
+    while len(ports) < nodes:
+        port = free_port()
+        taken = {q for p in ports for q in (p, p + 10000)}
+        if port + 10000 > 65535 or port in taken or port + 10000 in taken:
+            continue
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        ports.append(port)
+    return ports
+
+
 def cores():
     n = os.cpu_count() or 1
     return ("0", "1") if n >= 2 else ("0", "0")
@@ -59,6 +78,8 @@ def start_server(port, core, workdir, extra=()):
          "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log"), *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(400):  # a loaded machine may take seconds
+        if proc.poll() is not None:
+            break
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
                 s.sendall(b"PING\r\n")
@@ -81,13 +102,18 @@ def prefill(port):
 
 def start_cluster(core, workdir, nodes=3):
     """A cluster of `nodes` primaries, no replicas, every slot assigned; returns (procs, ports)."""
-    ports = [free_port() for _ in range(nodes)]
+    ports = cluster_ports(nodes)
     procs = []
     for port in ports:
         node_dir = os.path.join(workdir, f"node-{port}")
         os.makedirs(node_dir)
-        procs.append(start_server(port, core, node_dir, ["--cluster-enabled", "yes", "--cluster-config-file",
-                                                         "nodes.conf"]))
+        try:
+            procs.append(start_server(port, core, node_dir, ["--cluster-enabled", "yes", "--cluster-config-file",
+                                                             "nodes.conf"]))
+        except SystemExit:
+            for proc in procs:  # the nodes started already go too
+                proc.kill()
+            raise
     subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports],
                     "--cluster-replicas", "0", "--cluster-yes"], check=True, stdout=subprocess.DEVNULL,
                    stdin=subprocess.DEVNULL)
