@@ -34,7 +34,8 @@ fn gaps(server: &Server, args: &[&str], expected: usize) -> Vec<f64> {
 /// it 17-31 %. Nor when over 2 % of the client's sends left over 1 ms late by its own delay
 /// (`rate.late_sends_own`): a VM's host taking the cores (steal time) holds the client with no
 /// run-queue wait its guest can see; seen here, a plain sleep over 1 ms late 61 times in 6,000
-/// (against none to 8 otherwise) and 7-30 % of these sends late, against 0.1-1 %.
+/// (against none to 8 otherwise) and 7-30 % of these sends late, against 0.1-1 %. Nor when the
+/// host held the machine's cores over 5 % of the run (the run's `steal_secs`).
 fn gaps_and_contention(server: &Server, args: &[&str], expected: usize) -> (Vec<f64>, bool) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
@@ -48,14 +49,16 @@ fn gaps_and_contention(server: &Server, args: &[&str], expected: usize) -> (Vec<
     let client_share = thread["runqueue_wait_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
     let rate = &doc["rate"];
     let held = rate["late_sends_own"].as_f64().unwrap() / rate["sends"].as_f64().unwrap();
-    let contended = server_share > 0.10 || client_share > 0.10 || held > 0.02;
+    let stolen = thread["steal_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
+    let contended = server_share > 0.10 || client_share > 0.10 || held > 0.02 || stolen > 0.05;
     if contended {
         eprintln!(
             "spread not judged: the client waited for a core {:.1}% of its run, the server {:.1}%; \
-             {:.1}% of its sends were over 1 ms late by its own delay",
+             {:.1}% of its sends were over 1 ms late by its own delay; the host held the cores {:.1}%",
             client_share * 100.0,
             server_share * 100.0,
-            held * 100.0
+            held * 100.0,
+            stolen * 100.0
         );
     }
     (gaps, contended)
@@ -77,13 +80,33 @@ fn mean_and_cv(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt() / mean)
 }
 
+/// Runs `run` (which returns its run's JSON) again, up to three times in all, while the
+/// hypervisor held the machine's cores over 5 % of the run (its steal, which neither the
+/// client's CPU nor its run-queue wait counts): a timing figure taken then judges the host.
+fn unstolen<T>(what: &str, mut run: impl FnMut() -> (T, Value)) -> (T, Value) {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let (kept, doc) = run();
+        let thread = &doc["client"]["threads"][0];
+        let stolen = thread["steal_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
+        if stolen <= 0.05 || tries == 3 {
+            return (kept, doc);
+        }
+        eprintln!("the hypervisor held the cores {:.0} % of {what}: run again", stolen * 100.0);
+    }
+}
+
 #[test]
 fn fixed_rate_is_delivered_within_two_percent() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let out = run_ok(&server, &["--rate", "5000", "--duration", "3s", "-c", "10", "--json", json.to_str().unwrap()]);
-    let doc = read_json(&json);
+    let (out, doc) = unstolen("a run at 5000/s", || {
+        let out =
+            run_ok(&server, &["--rate", "5000", "--duration", "3s", "-c", "10", "--json", json.to_str().unwrap()]);
+        (out, read_json(&json))
+    });
     let achieved = doc["totals"]["ops_per_sec"].as_f64().unwrap();
     assert!((achieved - 5000.0).abs() / 5000.0 < 0.02, "achieved {achieved}/s");
     assert_eq!(doc["measurement"]["mode"], "open_loop");
@@ -105,9 +128,12 @@ fn paced_epoll_keeps_time_with_the_timerfd_older_kernels_wait_on() {
     let mut cmd = respbench();
     cmd.env("RESPBENCH_EPOLL_TIMERFD", "1").args(["-p", &server.port_arg(), "--io", "epoll", "--rate", "2000"]);
     cmd.args(["--duration", "2s", "-c", "2", "--threads", "1", "-q", "--json", json.to_str().unwrap()]);
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let rate = &read_json(&json)["rate"];
+    let ((), doc) = unstolen("a run at 2000/s", || {
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        ((), read_json(&json))
+    });
+    let rate = &doc["rate"];
     let achieved = rate["achieved_per_sec"].as_f64().unwrap();
     assert!((achieved - 2000.0).abs() / 2000.0 < 0.02, "achieved {achieved}/s");
     // Sends leave on time (microseconds), not at epoll_wait's next millisecond.
@@ -437,22 +463,14 @@ fn holds(server: &Server, run: &[&str], rate: f64, percentile: &str, bound_us: f
     let mut args = vec!["-c", "1", env!("CARGO_BIN_EXE_respbench"), "-p", &port, "--rate", &rate];
     args.extend(["--json", json.to_str().unwrap()]);
     args.extend_from_slice(run);
-    let mut tries = 0;
-    loop {
-        tries += 1;
+    let ((), doc) = unstolen(&format!("a run at {rate}/s"), || {
         let out = Command::new("taskset").args(&args).output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        let doc = read_json(&json);
-        let thread = &doc["client"]["threads"][0];
-        let stolen = thread["steal_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
-        if stolen > 0.05 && tries < 3 {
-            eprintln!("the hypervisor held the cores {:.0} % of a run at {rate}/s: run again", stolen * 100.0);
-            continue;
-        }
-        let latency = doc["totals"]["latency_us"][percentile].as_f64().unwrap();
-        let achieved = doc["totals"]["ops_per_sec"].as_f64().unwrap();
-        return latency <= bound_us && achieved >= 0.95 * rate.parse::<f64>().unwrap();
-    }
+        ((), read_json(&json))
+    });
+    let latency = doc["totals"]["latency_us"][percentile].as_f64().unwrap();
+    let achieved = doc["totals"]["ops_per_sec"].as_f64().unwrap();
+    latency <= bound_us && achieved >= 0.95 * rate.parse::<f64>().unwrap()
 }
 
 #[test]
