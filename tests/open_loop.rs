@@ -49,7 +49,7 @@ fn gaps_and_contention(server: &Server, args: &[&str], expected: usize) -> (Vec<
     let client_share = thread["runqueue_wait_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
     let rate = &doc["rate"];
     let held = rate["late_sends_own"].as_f64().unwrap() / rate["sends"].as_f64().unwrap();
-    let stolen = thread["steal_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
+    let stolen = stolen_share(&doc);
     let contended = server_share > 0.10 || client_share > 0.10 || held > 0.02 || stolen > 0.05;
     if contended {
         eprintln!(
@@ -80,6 +80,13 @@ fn mean_and_cv(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt() / mean)
 }
 
+/// The share of a run's time (its JSON's first client thread) the hypervisor held the
+/// machine's cores: its steal.
+fn stolen_share(doc: &Value) -> f64 {
+    let thread = &doc["client"]["threads"][0];
+    thread["steal_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap()
+}
+
 /// Runs `run` (which returns its run's JSON) again, up to three times in all, while the
 /// hypervisor held the machine's cores over 5 % of the run (its steal, which neither the
 /// client's CPU nor its run-queue wait counts): a timing figure taken then judges the host.
@@ -88,8 +95,7 @@ fn unstolen<T>(what: &str, mut run: impl FnMut() -> (T, Value)) -> (T, Value) {
     loop {
         tries += 1;
         let (kept, doc) = run();
-        let thread = &doc["client"]["threads"][0];
-        let stolen = thread["steal_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
+        let stolen = stolen_share(&doc);
         if stolen <= 0.05 || tries == 3 {
             return (kept, doc);
         }
