@@ -23,6 +23,7 @@ mod router;
 mod server_latency;
 mod server_stats;
 pub mod setup;
+mod slot_map;
 mod start_at;
 pub mod streams;
 // unsafe: getrusage(RUSAGE_THREAD) has no safe wrapper; each block says why it is sound.

@@ -4,18 +4,16 @@
 
 use std::time::Duration;
 
+use super::slot_map::{NONE, SlotMap};
 use crate::config::{ReadFrom, ServerOptions};
 use crate::net::cluster::{self, NodeAddr, SLOTS, Shard};
 use crate::net::{ConnectError, Session};
-
-/// No node serves the slot (yet).
-const NONE: u16 = u16::MAX;
 
 pub struct Router {
     /// Every node seen, by this worker's node number.
     pub nodes: Vec<NodeAddr>,
     /// The primary of each slot.
-    slot_primary: Vec<u16>,
+    slot_primary: SlotMap,
     /// Each primary's replicas, by node number.
     replicas_of: Vec<Vec<usize>>,
     /// Nodes in the current map (primaries and replicas).
@@ -44,7 +42,7 @@ impl Router {
     fn from_map(seed: &ServerOptions, read_from: ReadFrom, shards: Vec<Shard>) -> Result<Router, ConnectError> {
         let mut router = Router {
             nodes: Vec::new(),
-            slot_primary: vec![NONE; SLOTS],
+            slot_primary: SlotMap::default(),
             replicas_of: Vec::new(),
             in_map: Vec::new(),
             tags: Vec::new(),
@@ -85,17 +83,15 @@ impl Router {
         if !shards.iter().any(serves) {
             return false;
         }
-        self.slot_primary.fill(NONE);
+        self.slot_primary.clear();
         self.in_map.fill(false);
         for r in self.replicas_of.iter_mut() {
             r.clear();
         }
         for shard in shards.into_iter().filter(serves) {
             let primary = self.node_id(&shard.primary);
-            for (start, end) in &shard.ranges {
-                for slot in *start..=(*end).min(SLOTS as u16 - 1) {
-                    self.slot_primary[slot as usize] = primary as u16;
-                }
+            for &(start, end) in &shard.ranges {
+                self.slot_primary.set_range(start, end, primary as u16);
             }
             self.in_map[primary] = true;
             let replicas: Vec<usize> = shard.replicas.iter().map(|r| self.node_id(r)).collect();
@@ -104,9 +100,11 @@ impl Router {
             }
             self.replicas_of[primary] = replicas;
         }
-        let owned_by = |n: usize| self.slot_primary.iter().any(|&p| p as usize == n);
+        self.slot_primary.index();
+        let map = &self.slot_primary;
+        let owned_by = |n: usize| map.slots_of(n as u16).next().is_some();
         let tags: Vec<Option<String>> = (0..self.nodes.len())
-            .map(|n| if owned_by(n) { cluster::tag_for(|s| self.slot_primary[s as usize] as usize == n) } else { None })
+            .map(|n| if owned_by(n) { cluster::tag_for(|s| map.get(s) as usize == n) } else { None })
             .collect();
         self.primaries = (0..tags.len()).filter(|&n| tags[n].is_some()).collect();
         self.tags = tags;
@@ -129,7 +127,7 @@ impl Router {
     /// `--read-from-replicas` says. `None` while no node serves the slot.
     #[inline]
     pub fn node_for(&mut self, slot: u16, read: bool) -> Option<usize> {
-        let primary = self.slot_primary[slot as usize];
+        let primary = self.slot_primary.get(slot);
         if primary == NONE {
             return None;
         }
@@ -169,7 +167,7 @@ impl Router {
     /// After `-MOVED slot host:port`: the slot's new primary, until the next refresh.
     pub fn moved(&mut self, slot: u16, to: &NodeAddr) -> usize {
         let node = self.node_id(to);
-        self.slot_primary[slot as usize % SLOTS] = node as u16;
+        self.slot_primary.set(slot, node as u16);
         self.in_map[node] = true;
         self.stale = true;
         node

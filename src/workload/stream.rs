@@ -26,52 +26,11 @@ fn next_stamp(published: &mut u64, publisher: u32) -> [u8; stamp::STAMP_LEN] {
     out
 }
 
-/// A key drawn and routed before its command is encoded (cluster mode): its number, its slot,
-/// and its digits, formatted once for both the slot and the request.
+/// A key drawn and routed before its command is encoded (cluster mode): its number and slot.
 #[derive(Debug, Clone, Copy)]
 pub struct RoutedKey {
     pub key: u64,
     pub slot: u16,
-    /// The key's decimal digits, at the end of the array (from `start`): written in place, with
-    /// no copy of a variable length (a call to `memcpy` per request).
-    digits: [u8; 20],
-    start: u8,
-}
-
-impl RoutedKey {
-    #[inline]
-    fn digits(&self) -> &[u8] {
-        &self.digits[usize::from(self.start)..]
-    }
-}
-
-/// Two decimal digits for each number below 100.
-const DIGIT_PAIRS: &[u8; 200] = b"\
-0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
-/// Writes `n` in decimal at the end of `out`, two digits a step; returns where it starts.
-#[inline]
-fn decimal_at_end(mut n: u64, out: &mut [u8; 20]) -> usize {
-    let mut at = out.len();
-    while n >= 100 {
-        let pair = 2 * (n % 100) as usize;
-        n /= 100;
-        at -= 2;
-        out[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-    }
-    if n >= 10 {
-        let pair = 2 * n as usize;
-        at -= 2;
-        out[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-    } else {
-        at -= 1;
-        out[at] = b'0' + n as u8;
-    }
-    at
 }
 
 /// One connection's request stream: its own random stream, key walkers and mix position.
@@ -378,17 +337,13 @@ impl RequestGen {
             Some(key) => key,
             None => self.keys[self.key_of[cmd]].next(&mut self.rng),
         };
-        let mut routed = RoutedKey { key, slot: 0, digits: [0; 20], start: 0 };
-        routed.start = decimal_at_end(key, &mut routed.digits) as u8;
-        routed.slot = slots.slot(routed.digits());
-        Some(routed)
+        Some(RoutedKey { key, slot: slots.slot_of(key) })
     }
 
-    /// Appends command `cmd` for a key drawn and routed already ([`draw_routed`](Self::draw_routed)),
-    /// its digits as they were formatted for its slot.
+    /// Appends command `cmd` for a key drawn and routed already ([`draw_routed`](Self::draw_routed)).
     #[inline]
     pub fn encode_routed(&mut self, cmd: usize, routed: &RoutedKey, out: &mut impl Out, tag: &[u8]) {
-        self.encode_drawn(cmd, routed.key, routed.digits(), out, tag);
+        self.encode_key(cmd, routed.key, out, tag);
     }
 
     /// Appends command `cmd` for key number `key` (drawn already) with fresh placeholders,
@@ -535,19 +490,5 @@ impl RequestGen {
         *taken += 1;
         let per = self.keys[self.key_of[cmd]].walk_span().unwrap_or(1);
         lo + ((u128::from(n / per)) % span) as u64
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::decimal_at_end;
-
-    #[test]
-    fn a_routed_key_is_written_as_its_decimal_digits() {
-        for n in [0, 7, 9, 10, 42, 99, 100, 101, 999, 1000, 12_345, 99_999, 1 << 40, u64::MAX - 1, u64::MAX] {
-            let mut out = [0u8; 20];
-            let start = decimal_at_end(n, &mut out);
-            assert_eq!(&out[start..], n.to_string().as_bytes(), "{n}");
-        }
     }
 }
