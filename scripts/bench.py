@@ -131,24 +131,34 @@ def start_cluster(core, workdir, nodes=3):
 def cluster_clients(port, requests, pipeline, core):
     """Each client in its cluster mode, the same GETs: respbench and memtier_benchmark keep a
     connection per primary for each of the 50 clients, each with its whole pipeline;
-    valkey-benchmark binds each of its 50 clients to one primary."""
+    valkey-benchmark binds each of its 50 clients to one primary. Each peer's command line is
+    also run by respbench under that peer's name (`respbench memtier ...`), the same work
+    as the peer's to the key."""
     pin = ["taskset", "-c", core]
     ours = [RESPBENCH, "-p", str(port), "--cluster", "-c", str(CONNECTIONS), "--threads", "1", "-n", str(requests),
             "-P", str(pipeline), "--ratio", "0:1", "--key-max", str(KEYS - 1), "-d", str(VALUE), "-q"]
     out = {f"respbench ({name})": pin + ours + ["--io", io] for io, name in IO_PATHS}
-    if shutil.which("memtier_benchmark"):
-        out["memtier_benchmark"] = pin + [
-            "memtier_benchmark", "-p", str(port), "--cluster-mode", "-t", "1", "-c", str(CONNECTIONS),
+    peers = {
+        "memtier_benchmark": [
+            "-p", str(port), "--cluster-mode", "-t", "1", "-c", str(CONNECTIONS),
             "-n", str(requests // CONNECTIONS), "--pipeline", str(pipeline), "--ratio", "0:1",
             "--key-prefix", "key:", "--key-minimum", "1", "--key-maximum", str(KEYS - 1), "-d", str(VALUE),
-            "--distinct-client-seed", "--hide-histogram"]
-    if shutil.which("valkey-benchmark"):
+            "--distinct-client-seed", "--hide-histogram"],
         # Its cluster keys carry a slot tag drawn per request (key:{tag}:N), which no prefill
         # can cover: its GETs miss.
-        out["valkey-benchmark"] = pin + [
-            "valkey-benchmark", "-p", str(port), "--cluster", "-c", str(CONNECTIONS), "-n", str(requests),
-            "-P", str(pipeline), "-t", "get", "-r", str(KEYS), "-d", str(VALUE), "-q"]
+        "valkey-benchmark": [
+            "-p", str(port), "--cluster", "-c", str(CONNECTIONS), "-n", str(requests),
+            "-P", str(pipeline), "-t", "get", "-r", str(KEYS), "-d", str(VALUE), "-q"],
+    }
+    for peer, args in peers.items():
+        if shutil.which(peer):
+            out[peer] = pin + [peer] + args
+            out[f"respbench as {SHORT[peer]}"] = pin + [RESPBENCH, SHORT[peer]] + args
     return out
+
+
+# The word respbench takes for each peer's command line.
+SHORT = {"memtier_benchmark": "memtier", "valkey-benchmark": "valkey-benchmark"}
 
 
 def run_table(title, make_clients, args, pipelines):
@@ -286,7 +296,7 @@ def cluster_rows(args, server_core, client_core, standalone):
         tables = run_table(f"cluster of {len(ports)} primaries", make, args, pipelines)
         for pipeline, medians in tables.items():
             peers = {n: m for n, m in medians.items() if not n.startswith("respbench")}
-            for name in (n for n in medians if n.startswith("respbench")):
+            for name in (n for n in medians if n.startswith("respbench (")):
                 cpu = medians[name][1]
                 parts = []
                 if peers:
@@ -296,6 +306,11 @@ def cluster_rows(args, server_core, client_core, standalone):
                 if alone:
                     parts.append(f"{cpu / alone[1]:.2f}x its own standalone cost ({alone[1]:.2f} us)")
                 print(f"cluster, pipeline {pipeline}, {name}: CPU per request " + "; ".join(parts or ["no peer"]))
+            for peer in peers:
+                same = medians.get(f"respbench as {SHORT[peer]}")
+                if same:
+                    print(f"cluster, pipeline {pipeline}, respbench as {SHORT[peer]}: CPU per request "
+                          f"{same[1] / peers[peer][1]:.2f}x {peer}'s on its own command line")
         print("Targets: at most 0.6x the cheapest peer at pipeline 1 and 0.7x at 16, and at most 1.3x respbench's "
               "own standalone cost at 16. valkey-benchmark's cluster keys carry a slot tag drawn per request, so "
               "its GETs miss.")

@@ -107,6 +107,8 @@ fn a_cluster_fill_leaves_exactly_n_keys_across_the_shards() {
     assert!(replica_reads > 100, "{replica_reads} GETs on replicas");
     let out = run_cluster(&cluster, &["-n", "3000", "-c", "3", "--command", "MSET a{tag}:__key__ x b{tag}:__key__ y"]);
     assert!(out.status.success() && !stdout(&out).contains("CROSSSLOT"), "{}", stdout(&out));
+    // Each went where its tag's slot is, straight away.
+    assert!(stdout(&out).contains("Cluster: 0 MOVED and 0 ASK"), "{}", stdout(&out));
     assert_eq!(primaries.iter().map(|p| p.calls("mset")).sum::<u64>(), 3000);
     // The front-ends' cluster options.
     let port = cluster.seed().port_arg();

@@ -20,6 +20,8 @@ pub struct Router {
     in_map: Vec<bool>,
     /// A hash tag landing on each primary, for `{tag}`.
     tags: Vec<Option<String>>,
+    /// The slot of each primary's tag.
+    tag_slots: Vec<Option<u16>>,
     /// The nodes that have a tag (primaries serving slots), in order: `next_primary`'s turn.
     primaries: Vec<usize>,
     read_from: ReadFrom,
@@ -46,6 +48,7 @@ impl Router {
             replicas_of: Vec::new(),
             in_map: Vec::new(),
             tags: Vec::new(),
+            tag_slots: Vec::new(),
             primaries: Vec::new(),
             read_from,
             seed: seed.clone(),
@@ -107,6 +110,7 @@ impl Router {
             .map(|n| if owned_by(n) { cluster::tag_for(|s| map.get(s) as usize == n) } else { None })
             .collect();
         self.primaries = (0..tags.len()).filter(|&n| tags[n].is_some()).collect();
+        self.tag_slots = tags.iter().map(|t| t.as_ref().map(|t| cluster::slot(t.as_bytes()))).collect();
         self.tags = tags;
         true
     }
@@ -162,6 +166,14 @@ impl Router {
     /// The hash tag (`{n}`) that lands on primary `node`.
     pub fn tag(&self, node: usize) -> &[u8] {
         self.tags.get(node).and_then(|t| t.as_deref()).map_or(b"", str::as_bytes)
+    }
+
+    /// Where a request whose key's hash tag is primary `node`'s goes: where the tag's slot
+    /// is now (the node's own, unless a redirect moved the slot since the tag was chosen).
+    #[inline]
+    pub fn node_for_tag(&mut self, node: usize, read: bool) -> Option<usize> {
+        let slot = self.tag_slots.get(node).copied().flatten()?;
+        self.node_for(slot, read)
     }
 
     /// After `-MOVED slot host:port`: the slot's new primary, until the next refresh.

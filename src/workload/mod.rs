@@ -11,6 +11,7 @@ pub mod import;
 mod keys;
 pub mod monitor;
 pub mod rng;
+mod routing;
 pub mod stamp;
 mod stream;
 
@@ -112,6 +113,9 @@ pub struct Workload {
     /// Cluster mode: for each command whose key argument is the drawn key between fixed text,
     /// how its slot follows from the key's digits (routed before it is encoded).
     key_slots: Vec<Option<KeySlots>>,
+    /// Cluster mode: for each command whose key's hash tag is its `{tag}` (fixed text with no
+    /// `{` before it), so that it goes where the tag's slot is, known before it is encoded.
+    tag_keyed: Vec<bool>,
     /// Cluster mode: whether every command of each unit goes where its own key's digits say
     /// and takes no `{tag}` (no primary need be chosen in turn for it), worked out once.
     units_routed: Vec<bool>,
@@ -248,21 +252,10 @@ impl Workload {
         let execs = config.commands.iter().map(|c| c.name.eq_ignore_ascii_case("EXEC")).collect();
         let import = import::Imported::compile(config);
         let imported = |i: usize| import.as_ref().is_some_and(|im| im.set == i || im.get == Some(i));
-        let key_slots: Vec<Option<KeySlots>> = config
-            .key_args()
-            .iter()
-            .zip(&config.commands)
-            .enumerate()
-            .map(|(i, (arg, spec))| {
-                let arg = spec.args.get((*arg)?)?;
-                if imported(i) || config.extras.transaction {
-                    return None;
-                }
-                key_slots(arg, prefix)
-            })
-            .collect();
+        let routable = |i: usize| !imported(i) && !config.extras.transaction;
+        let (key_slots, tag_keyed) = routing::keys(config, prefix, routable);
         let plain = monitor.is_none() && config.extras.scan.is_none();
-        let units_routed = units_routed(&units, &key_slots, &draws, plain);
+        let units_routed = routing::units_routed(&units, &key_slots, |c| draws[c].tag, plain);
         Workload {
             units_routed,
             templates,
@@ -273,6 +266,7 @@ impl Workload {
             transaction: config.extras.transaction,
             key_prefix: prefix.to_vec(),
             key_slots,
+            tag_keyed,
             between,
             sizes_by_key: config.extras.sizes_by_key.then_some((config.keys.min, config.keys.max)),
             monitor,
@@ -446,31 +440,6 @@ fn arg_parts(
         }
     }
     parts
-}
-
-/// How the slot of a key argument follows from the key's digits: when it is the drawn key
-/// (`__key__`, after the prefix) between literal text, with no hash tag in that text.
-/// Cluster mode: whether every command of each unit goes where its own key's digits say and
-/// takes no `{tag}` (`plain`: no monitor line or followed SCAN chooses the command).
-fn units_routed(units: &[Vec<Step>], key_slots: &[Option<KeySlots>], draws: &[Draws], plain: bool) -> Vec<bool> {
-    let routed = |s: &Step| key_slots.get(s.command).is_some_and(Option::is_some) && !draws[s.command].tag;
-    units.iter().map(|steps| plain && steps.iter().all(routed)).collect()
-}
-
-fn key_slots(arg: &[ArgPart], prefix: &[u8]) -> Option<KeySlots> {
-    let key = arg.iter().position(|p| *p == ArgPart::Key)?;
-    let literal = |parts: &[ArgPart]| -> Option<Vec<u8>> {
-        parts.iter().try_fold(Vec::new(), |mut text, part| match part {
-            ArgPart::Lit(bytes) => {
-                text.extend_from_slice(bytes);
-                Some(text)
-            }
-            _ => None,
-        })
-    };
-    let mut before = literal(&arg[..key])?;
-    before.extend_from_slice(prefix);
-    KeySlots::new(&before, &literal(&arg[key + 1..])?)
 }
 
 /// The value of an integer reply (`:5\r\n`).

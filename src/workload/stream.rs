@@ -323,6 +323,13 @@ impl RequestGen {
         key
     }
 
+    /// Cluster mode: whether command `cmd`'s key hashes by its `{tag}` alone, so that it goes
+    /// where the tag's slot is (encoded straight into that node's link).
+    #[inline]
+    pub fn tag_keyed(&self, cmd: usize) -> bool {
+        self.picked.is_none() && self.workload.tag_keyed.get(cmd).copied().unwrap_or(false)
+    }
+
     /// Cluster mode: draws command `cmd`'s key and returns it with its slot, before the
     /// command is encoded, when its key argument is the key between fixed text; `None`
     /// otherwise (nothing drawn: the encoded command says where it goes). The command is then

@@ -96,7 +96,8 @@ impl Worker<'_> {
 
     /// Cluster mode's [`queue`](Self::queue): the key is drawn and routed before the command
     /// is encoded, straight into its link's buffer, where its key's slot follows from its
-    /// digits; else the command is encoded aside and routed by the key read back from it.
+    /// number, or where its key's hash tag is a primary's `{tag}`, that tag's slot; else the
+    /// command is encoded aside and routed by the key read back from it.
     #[inline(never)]
     fn queue_routed(
         &mut self,
@@ -112,9 +113,11 @@ impl Worker<'_> {
         // A transaction's commands all go where its unit goes (`fill_and_flush`).
         let transaction = conn.requests.workload().transaction();
         let drawn = conn.requests.draw_routed(command);
-        let routed = match &drawn {
-            Some(key) => router.node_for(key.slot, read),
-            None => {
+        let tagged = drawn.is_none() && tag_node.is_some() && conn.requests.tag_keyed(command);
+        let routed = match (&drawn, tag_node) {
+            (Some(key), _) => router.node_for(key.slot, read),
+            (None, Some(n)) if tagged => router.node_for_tag(n, read),
+            _ => {
                 conn.scratch.clear();
                 let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
                 conn.requests.encode_tagged(command, &mut conn.scratch, tag);
@@ -130,12 +133,16 @@ impl Worker<'_> {
         let Conn { links, scratch, requests, client_stats, per_node, pipeline, .. } = conn;
         let link = links[node].as_mut().expect("a link for every routed node");
         let before = link.wbuf.len();
-        match (&drawn, self.router.as_ref()) {
-            (Some(key), Some(router)) => {
-                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
-                requests.encode_routed(command, key, &mut link.wbuf, tag);
+        let tag = match (tag_node, self.router.as_ref()) {
+            (Some(n), Some(router)) => router.tag(n),
+            _ => b"",
+        };
+        match &drawn {
+            Some(key) => requests.encode_routed(command, key, &mut link.wbuf, tag),
+            None if tagged => {
+                requests.encode_tagged(command, &mut link.wbuf, tag);
             }
-            _ => link.wbuf.extend_from_slice(scratch),
+            None => link.wbuf.extend_from_slice(scratch),
         }
         let len = link.wbuf.len() - before;
         // A full link holds it, its bytes at the buffer's tail, behind what may be written.
