@@ -179,12 +179,12 @@ def run_table(title, make_clients, args, pipelines):
                 results.setdefault(name, []).append((requests / wall, (user + sys_) / requests * 1e6,
                                                      user / requests * 1e6, sys_ / requests * 1e6))
         print(f"\n{title + ', ' if title else ''}pipeline {pipeline}")
-        print(f"{'client':<22}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}")
+        print(f"{'client':<30}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}")
         medians = {}
         for name, rows in results.items():
             ops, cpu, user, sys_ = (statistics.median(r[i] for r in rows) for i in range(4))
             medians[name] = (ops, cpu)
-            print(f"{name:<22}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
+            print(f"{name:<30}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
         tables[pipeline] = medians
     return tables
 
