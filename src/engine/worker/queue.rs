@@ -110,22 +110,14 @@ impl Worker<'_> {
         let command = entry.command;
         let Some(router) = self.router.as_mut() else { return (0, false) };
         let read = self.plan.reads[command];
-        // A transaction's commands all go where its unit goes (`fill_and_flush`).
-        let transaction = conn.requests.workload().transaction();
         let drawn = conn.requests.draw_routed(command);
         let tagged = drawn.is_none() && tag_node.is_some() && conn.requests.tag_keyed(command);
         let routed = match (&drawn, tag_node) {
             (Some(key), _) => router.node_for(key.slot, read),
             (None, Some(n)) if tagged => router.node_for_tag(n, read),
-            _ => {
-                conn.scratch.clear();
-                let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
-                conn.requests.encode_tagged(command, &mut conn.scratch, tag);
-                let key = self.plan.key_args[command].filter(|_| !transaction);
-                let key = key.and_then(|k| resp::nth_arg(&conn.scratch, k));
-                key.and_then(|k| router.node_for(cluster::slot(k), read))
-            }
+            _ => self.encode_aside(conn, command, tag_node),
         };
+        let Some(router) = self.router.as_mut() else { return (0, false) };
         let node = routed.or(tag_node).or_else(|| router.next_primary()).unwrap_or(0);
         if !conn.links.get(node).is_some_and(Option::is_some) {
             self.ensure_link(conn, c, node, now);
@@ -153,6 +145,22 @@ impl Worker<'_> {
         }
         self.account(link, client_stats.as_deref_mut(), node, entry, before..before + len, now);
         (node, false)
+    }
+
+    /// [`queue_routed`](Self::queue_routed)'s general case, out of its hot code: the command
+    /// encoded into `conn.scratch`, and the node its key read back from there goes to.
+    #[cold]
+    #[inline(never)]
+    fn encode_aside(&mut self, conn: &mut Conn, command: usize, tag_node: Option<usize>) -> Option<usize> {
+        let router = self.router.as_mut()?;
+        conn.scratch.clear();
+        let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
+        conn.requests.encode_tagged(command, &mut conn.scratch, tag);
+        // A transaction's commands all go where its unit goes (`fill_and_flush`).
+        let transaction = conn.requests.workload().transaction();
+        let key = self.plan.key_args[command].filter(|_| !transaction);
+        let key = key.and_then(|k| resp::nth_arg(&conn.scratch, k));
+        key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[command]))
     }
 
     /// Puts a request whose bytes are `link.wbuf`'s `bytes` in flight: journaled if asked,
