@@ -128,6 +128,10 @@ def start_cluster(core, workdir, nodes=3):
     sys.exit("bench: the cluster did not settle")
 
 
+# The word respbench takes for each peer's command line.
+SHORT = {"memtier_benchmark": "memtier", "valkey-benchmark": "valkey-benchmark"}
+
+
 def cluster_clients(port, requests, pipeline, core):
     """Each client in its cluster mode, the same GETs: respbench and memtier_benchmark keep a
     connection per primary for each of the 50 clients, each with its whole pipeline;
@@ -155,10 +159,6 @@ def cluster_clients(port, requests, pipeline, core):
             out[peer] = pin + [peer] + args
             out[f"respbench as {SHORT[peer]}"] = pin + [RESPBENCH, SHORT[peer]] + args
     return out
-
-
-# The word respbench takes for each peer's command line.
-SHORT = {"memtier_benchmark": "memtier", "valkey-benchmark": "valkey-benchmark"}
 
 
 def run_table(title, make_clients, args, pipelines):

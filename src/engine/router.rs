@@ -18,10 +18,8 @@ pub struct Router {
     replicas_of: Vec<Vec<usize>>,
     /// Nodes in the current map (primaries and replicas).
     in_map: Vec<bool>,
-    /// A hash tag landing on each primary, for `{tag}`.
-    tags: Vec<Option<String>>,
-    /// The slot of each primary's tag.
-    tag_slots: Vec<Option<u16>>,
+    /// A hash tag landing on each primary, for `{tag}`, and its slot.
+    tags: Vec<Option<(String, u16)>>,
     /// The nodes that have a tag (primaries serving slots), in order: `next_primary`'s turn.
     primaries: Vec<usize>,
     read_from: ReadFrom,
@@ -48,7 +46,6 @@ impl Router {
             replicas_of: Vec::new(),
             in_map: Vec::new(),
             tags: Vec::new(),
-            tag_slots: Vec::new(),
             primaries: Vec::new(),
             read_from,
             seed: seed.clone(),
@@ -106,11 +103,14 @@ impl Router {
         self.slot_primary.index();
         let map = &self.slot_primary;
         let owned_by = |n: usize| map.slots_of(n as u16).next().is_some();
-        let tags: Vec<Option<String>> = (0..self.nodes.len())
-            .map(|n| if owned_by(n) { cluster::tag_for(|s| map.get(s) as usize == n) } else { None })
-            .collect();
+        let tag = |n: usize| {
+            let tag = cluster::tag_for(|s| map.get(s) as usize == n)?;
+            let slot = cluster::slot(tag.as_bytes());
+            Some((tag, slot))
+        };
+        let tags: Vec<Option<(String, u16)>> =
+            (0..self.nodes.len()).map(|n| if owned_by(n) { tag(n) } else { None }).collect();
         self.primaries = (0..tags.len()).filter(|&n| tags[n].is_some()).collect();
-        self.tag_slots = tags.iter().map(|t| t.as_ref().map(|t| cluster::slot(t.as_bytes()))).collect();
         self.tags = tags;
         true
     }
@@ -165,14 +165,14 @@ impl Router {
 
     /// The hash tag (`{n}`) that lands on primary `node`.
     pub fn tag(&self, node: usize) -> &[u8] {
-        self.tags.get(node).and_then(|t| t.as_deref()).map_or(b"", str::as_bytes)
+        self.tags.get(node).and_then(|t| t.as_ref()).map_or(b"", |(t, _)| t.as_bytes())
     }
 
     /// Where a request whose key's hash tag is primary `node`'s goes: where the tag's slot
     /// is now (the node's own, unless a redirect moved the slot since the tag was chosen).
     #[inline]
     pub fn node_for_tag(&mut self, node: usize, read: bool) -> Option<usize> {
-        let slot = self.tag_slots.get(node).copied().flatten()?;
+        let slot = self.tags.get(node)?.as_ref()?.1;
         self.node_for(slot, read)
     }
 
