@@ -312,6 +312,36 @@ fn a_slot_migrated_under_a_deep_pipeline_is_followed_with_requests_held() {
 }
 
 #[test]
+fn requests_held_as_key_numbers_and_as_bytes_leave_in_their_order() {
+    // SETs are routed from their keys' digits and held as key numbers while their link is
+    // full; the APPENDs' key hashes by a literal tag, so they are encoded to be routed and
+    // held as bytes, all on the tag's primary, where the two kinds wait in one queue: each
+    // joins the pipeline whole, once and in its place, so every node ran exactly what the
+    // client counted, and no reply was taken for another request's.
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mixed.json");
+    let args = ["-c", "1", "--threads", "1", "-P", "16", "-n", "3000", "--key-max", "999", "-d", "8"];
+    let commands = ["--command=SET k:__key__ __data__", "--command=APPEND s:{h} x"];
+    let out = run_cluster(&cluster, &[&args[..], &["--json", json.to_str().unwrap()], &commands[..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert_eq!(doc["errors"].as_object().unwrap().len(), 0, "{}", doc["errors"]);
+    assert_eq!((doc["cluster"]["moved"].as_u64(), doc["cluster"]["asked"].as_u64()), (Some(0), Some(0)));
+    let counted = |name: &str| doc["commands"][name]["count"].as_u64().unwrap();
+    let primaries = cluster.primaries();
+    let ran = |command: &str| primaries.iter().map(|p| p.calls(command)).collect::<Vec<u64>>();
+    let (sets, appends) = (ran("set"), ran("append"));
+    assert_eq!(sets.iter().sum::<u64>(), counted("SET"), "{sets:?}");
+    assert_eq!(appends.iter().sum::<u64>(), counted("APPEND"), "{appends:?}");
+    assert_eq!(counted("SET") + counted("APPEND"), 3000);
+    assert!(sets.iter().all(|&n| n > 0), "SETs on every shard: {sets:?}");
+    assert_eq!(appends.iter().filter(|&&n| n > 0).count(), 1, "APPENDs on the tag's shard only: {appends:?}");
+    let owner = primaries.iter().find(|p| p.calls("append") > 0).unwrap();
+    assert_eq!(owner.cli(&["STRLEN", "s:{h}"]), counted("APPEND").to_string());
+}
+
+#[test]
 fn a_primary_killed_mid_run_fails_over_and_the_run_recovers() {
     let mut cluster = Cluster::start();
     let dir = tempfile::tempdir().unwrap();

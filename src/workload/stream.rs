@@ -347,6 +347,12 @@ impl RequestGen {
         Some(RoutedKey { key, slot: slots.slot_of(key) })
     }
 
+    /// Cluster mode: the slot of key number `key` of command `cmd`, when its key argument is
+    /// the key between fixed text (as [`draw_routed`](Self::draw_routed) found it).
+    pub fn key_slot(&self, cmd: usize, key: u64) -> Option<u16> {
+        Some(self.workload.key_slots.get(cmd)?.as_ref()?.slot_of(key))
+    }
+
     /// Appends command `cmd` for a key drawn and routed already ([`draw_routed`](Self::draw_routed)).
     #[inline]
     pub fn encode_routed(&mut self, cmd: usize, routed: &RoutedKey, out: &mut impl Out, tag: &[u8]) {

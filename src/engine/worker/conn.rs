@@ -51,6 +51,56 @@ pub(super) struct InFlight {
     pub(super) lag_due: bool,
 }
 
+/// Cluster mode: a request drawn for a link whose pipeline was full, held until its replies
+/// free room. One whose key is known by its number ([`Held::key`]) is only that number until
+/// it joins the pipeline, and is encoded then; any other ([`Held::encoded`]) was encoded when
+/// drawn, its bytes at the tail of the link's write buffer. 32 bytes: a link holds a few
+/// pipelines of them, and a cluster run has a link per node for each connection.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Held {
+    /// The key's number; for a request encoded when drawn, its length.
+    pub(super) key_or_len: u64,
+    /// As [`InFlight::intended`]: a closed loop's request is timed from when it joins.
+    pub(super) intended: Instant,
+    pub(super) command: u32,
+    /// The node whose `{tag}` its command carries ([`Held::NO_TAG`]: none).
+    pub(super) tag: u16,
+    flags: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<Held>() == 32);
+
+impl Held {
+    pub(super) const NO_TAG: u16 = u16::MAX;
+    const ENCODED: u8 = 1;
+    const ENDS_UNIT: u8 = 2;
+    const LAG_DUE: u8 = 4;
+
+    /// A request held as its key's number, encoded when it joins the pipeline.
+    pub(super) fn key(key: u64, command: usize, intended: Instant, tag: Option<usize>) -> Held {
+        let tag = tag.map_or(Held::NO_TAG, |t| t as u16);
+        Held { key_or_len: key, intended, command: command as u32, tag, flags: 0 }
+    }
+
+    /// A request encoded when drawn, its `len` bytes at the write buffer's tail.
+    pub(super) fn encoded(len: usize, command: usize, intended: Instant) -> Held {
+        Held { key_or_len: len as u64, intended, command: command as u32, tag: Held::NO_TAG, flags: Held::ENCODED }
+    }
+
+    /// Its length in the write buffer's held tail, if it was encoded when drawn.
+    pub(super) fn encoded_len(&self) -> Option<usize> {
+        (self.flags & Held::ENCODED != 0).then_some(self.key_or_len as usize)
+    }
+
+    pub(super) fn ends_unit(&self) -> bool {
+        self.flags & Held::ENDS_UNIT != 0
+    }
+
+    pub(super) fn lag_due(&self) -> bool {
+        self.flags & Held::LAG_DUE != 0
+    }
+}
+
 /// Where a `--transaction` unit is in its sending: its commands go one by one, each taking a
 /// pipeline slot, so that at `--pipeline 1` each waits for the previous reply (other
 /// connections' commands can come between, as a WATCH expects), and a deeper pipeline sends
@@ -122,12 +172,13 @@ pub struct Link {
     /// Units answered since the last (re)connect, for `--reconnect-every`.
     pub(super) served: u64,
     /// Units whose last command is on this link, queued or on the wire (cluster mode's
-    /// pipeline counts them per link: `held.rs`).
+    /// pipeline counts them per link: `queue.rs`).
     pub(super) units: usize,
     /// Cluster mode: requests drawn for this link while its pipeline was full, in order; they
-    /// join the pipeline as its replies free room. Their bytes are the last `held_len` of
-    /// `wbuf`, behind what may be written: joining the pipeline moves that mark, not them.
-    pub(super) held: VecDeque<InFlight>,
+    /// join the pipeline as its replies free room. The bytes of those encoded when drawn are
+    /// the last `held_len` of `wbuf`, behind what may be written: joining the pipeline moves
+    /// that mark, not them.
+    pub(super) held: VecDeque<Held>,
     pub(super) held_len: usize,
 }
 
@@ -183,6 +234,23 @@ impl Link {
 
     pub(super) fn idle(&self) -> bool {
         self.inflight.is_empty() && self.held.is_empty()
+    }
+
+    /// Marks the request just queued (`held`: held) as its unit's last: its reply frees a
+    /// pipeline slot, and its send lag is recorded when a write carries it if `lag_due`.
+    #[inline]
+    pub(super) fn end_unit(&mut self, held: bool, lag_due: bool) {
+        if held {
+            if let Some(req) = self.held.back_mut() {
+                req.flags |= Held::ENDS_UNIT | if lag_due { Held::LAG_DUE } else { 0 };
+            }
+        } else {
+            if let Some(req) = self.inflight.back_mut() {
+                req.ends_unit = true;
+                req.lag_due = lag_due;
+            }
+            self.units += 1;
+        }
     }
 
     /// Where the held requests' bytes start in `wbuf`: what may be written ends there.

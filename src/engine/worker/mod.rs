@@ -455,13 +455,8 @@ impl<'p> Worker<'p> {
             if let Some((node, held)) = last
                 && let Some(link) = conn.links[node].as_mut()
             {
-                let back = if held { link.held.back_mut() } else { link.inflight.back_mut() };
-                if let Some(req) = back {
-                    req.ends_unit = true;
-                    // Its send lag is recorded when a write or submit carries it (`conn::restamp`).
-                    req.lag_due = self.paced && measured;
-                }
-                link.units += usize::from(!held);
+                // Its send lag is recorded when a write or submit carries it (`conn::restamp`).
+                link.end_unit(held, self.paced && measured);
             }
             conn.units_in_flight += 1;
             if !measured {
@@ -500,12 +495,7 @@ impl<'p> Worker<'p> {
         let command = conn.requests.resolve(step.command);
         let (node, held) = self.queue(conn, c, command, (cursor.node, intended, queued), now);
         if let Some(link) = conn.links[node].as_mut() {
-            let back = if held { link.held.back_mut() } else { link.inflight.back_mut() };
-            if let Some(req) = back {
-                req.ends_unit = true;
-                req.lag_due = first && self.paced && cursor.measured;
-            }
-            link.units += usize::from(!held);
+            link.end_unit(held, first && self.paced && cursor.measured);
         }
         conn.units_in_flight += 1;
         let mut next = UnitCursor { sent: cursor.sent + 1, ..cursor };

@@ -9,13 +9,15 @@
 //! pipeline when replies free room, so each link's reads are answered by one write of a
 //! whole pipeline, as on a standalone server. Held requests are bounded per link
 //! ([`held_max`]); they are not sent yet, so they are neither counted nor timed until they
-//! join the pipeline (a closed loop's start its time from then).
+//! join the pipeline (a closed loop's start its time from then). A request whose key is known
+//! by its number is held as that number (32 bytes, [`Held`]) and encoded when it joins; only
+//! one routed by its encoded key is held as bytes.
 
 use std::ops::Range;
 use std::time::Instant;
 
 use super::conn::Conn;
-use super::conn::{InFlight, Link};
+use super::conn::{Held, InFlight, Link};
 use super::state::Worker;
 use crate::net::cluster;
 use crate::resp::{self, Out};
@@ -50,7 +52,7 @@ impl Conn {
     /// Drops what is held and never sent (the run is ending): not counted, never on the wire.
     pub(super) fn drop_held(&mut self) {
         for link in self.links.iter_mut().flatten() {
-            self.units_in_flight -= link.held.iter().filter(|r| r.ends_unit).count();
+            self.units_in_flight -= link.held.iter().filter(|r| r.ends_unit()).count();
             link.held.clear();
             link.wbuf.truncate(link.sendable_end());
             link.held_len = 0;
@@ -124,6 +126,12 @@ impl Worker<'_> {
         }
         let Conn { links, scratch, requests, client_stats, per_node, pipeline, .. } = conn;
         let link = links[node].as_mut().expect("a link for every routed node");
+        let hold = *per_node && (link.units >= *pipeline || !link.held.is_empty());
+        // A full link holds it; a key known by its number is encoded only when it joins.
+        if let (true, Some(key)) = (hold, &drawn) {
+            link.held.push_back(Held::key(key.key, command, entry.intended, tag_node));
+            return (node, true);
+        }
         let before = link.wbuf.len();
         let tag = match (tag_node, self.router.as_ref()) {
             (Some(n), Some(router)) => router.tag(n),
@@ -137,10 +145,10 @@ impl Worker<'_> {
             None => link.wbuf.extend_from_slice(scratch),
         }
         let len = link.wbuf.len() - before;
-        // A full link holds it, its bytes at the buffer's tail, behind what may be written.
-        if *per_node && (link.units >= *pipeline || !link.held.is_empty()) {
+        // Else its bytes wait at the buffer's tail, behind what may be written.
+        if hold {
             link.held_len += len;
-            link.held.push_back(InFlight { len: len as u32, ..entry });
+            link.held.push_back(Held::encoded(len, command, entry.intended));
             return (node, true);
         }
         self.account(link, client_stats.as_deref_mut(), node, entry, before..before + len, now);
@@ -201,24 +209,53 @@ impl Worker<'_> {
         }
     }
 
-    /// Moves held requests into their links' pipelines as far as each has room: the mark
-    /// between what may be written and what is held moves past them, the bytes stay. A
-    /// closed loop's request is timed from now, when it could first be sent; a paced one
+    /// Moves held requests into their links' pipelines as far as each has room: one held as
+    /// its key's number is encoded now, ahead of any held bytes; for one encoded when drawn
+    /// the mark between what may be written and what is held moves past it, the bytes stay.
+    /// A closed loop's request is timed from now, when it could first be sent; a paced one
     /// keeps its schedule, and waited for room from now.
     pub(super) fn release_held(&mut self, conn: &mut Conn, now: Instant) {
         let pipeline = conn.pipeline;
-        let Conn { links, client_stats, .. } = conn;
-        for (node, link) in links.iter_mut().enumerate() {
-            let Some(link) = link.as_mut() else { continue };
+        for node in 0..conn.links.len() {
+            let Conn { links, requests, scratch, client_stats, .. } = &mut *conn;
+            let Some(link) = links[node].as_mut() else { continue };
             while link.units < pipeline
-                && let Some(mut entry) = link.held.pop_front()
+                && let Some(held) = link.held.pop_front()
             {
-                let (from, len) = (link.sendable_end(), entry.len as usize);
-                link.held_len -= len;
-                if !self.paced && entry.intended >= self.plan.measure_from {
-                    entry.intended = now;
-                }
-                (entry.queued, entry.sent) = (entry.queued.max(now), now);
+                let from = link.sendable_end();
+                let len = match held.encoded_len() {
+                    Some(len) => {
+                        link.held_len -= len;
+                        len
+                    }
+                    None => {
+                        let command = held.command as usize;
+                        let tag = match (held.tag, self.router.as_ref()) {
+                            (Held::NO_TAG, _) | (_, None) => &b""[..],
+                            (n, Some(router)) => router.tag(usize::from(n)),
+                        };
+                        if link.held_len == 0 {
+                            requests.encode_key(command, held.key_or_len, &mut link.wbuf, tag);
+                        } else {
+                            scratch.clear();
+                            requests.encode_key(command, held.key_or_len, scratch, tag);
+                            link.push_sendable(scratch);
+                        }
+                        link.sendable_end() - from
+                    }
+                };
+                let measured = held.intended >= self.plan.measure_from;
+                let entry = InFlight {
+                    command: held.command as usize,
+                    intended: if !self.paced && measured { now } else { held.intended },
+                    queued: now,
+                    sent: now,
+                    ends_unit: held.ends_unit(),
+                    len: 0,
+                    tries: 0,
+                    asking: false,
+                    lag_due: held.lag_due(),
+                };
                 self.account(link, client_stats.as_deref_mut(), node, entry, from..from + len, now);
             }
         }
@@ -229,14 +266,20 @@ impl Worker<'_> {
     pub(super) fn reroute_held(&mut self, conn: &mut Conn, c: usize, mut link: Link, now: Instant) {
         let mut offset = link.sendable_end();
         let mut bytes = Vec::new();
-        while let Some(entry) = link.held.pop_front() {
-            bytes.clear();
-            let range = offset..offset + entry.len as usize;
-            link.wbuf.pieces_in(range).for_each(|piece| bytes.extend_from_slice(piece));
-            offset += entry.len as usize;
-            let key = self.plan.key_args[entry.command].and_then(|k| resp::nth_arg(&bytes, k));
+        while let Some(held) = link.held.pop_front() {
+            let command = held.command as usize;
+            let slot = match held.encoded_len() {
+                Some(len) => {
+                    bytes.clear();
+                    link.wbuf.pieces_in(offset..offset + len).for_each(|piece| bytes.extend_from_slice(piece));
+                    offset += len;
+                    let key = self.plan.key_args[command].and_then(|k| resp::nth_arg(&bytes, k));
+                    key.map(cluster::slot)
+                }
+                None => conn.requests.key_slot(command, held.key_or_len),
+            };
             let node = self.router.as_mut().and_then(|router| {
-                let routed = key.and_then(|k| router.node_for(cluster::slot(k), self.plan.reads[entry.command]));
+                let routed = slot.and_then(|slot| router.node_for(slot, self.plan.reads[command]));
                 routed.or_else(|| router.next_primary())
             });
             if let Some(node) = node {
@@ -244,12 +287,14 @@ impl Worker<'_> {
             }
             match node.and_then(|n| conn.links[n].as_mut()) {
                 Some(to) => {
-                    to.wbuf.extend_from_slice(&bytes);
-                    to.held_len += bytes.len();
-                    to.held.push_back(entry);
+                    if held.encoded_len().is_some() {
+                        to.wbuf.extend_from_slice(&bytes);
+                        to.held_len += bytes.len();
+                    }
+                    to.held.push_back(held);
                 }
                 // Nowhere to go (no node serves a slot): it leaves the run unsent.
-                None => conn.units_in_flight -= usize::from(entry.ends_unit),
+                None => conn.units_in_flight -= usize::from(held.ends_unit()),
             }
         }
     }
