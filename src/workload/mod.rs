@@ -317,6 +317,12 @@ impl Workload {
         class == ReplyClass::Nil && self.execs[i]
     }
 
+    /// Cluster mode: how command `cmd`'s key's slot follows from its number, if it does.
+    #[inline]
+    fn key_slots(&self, cmd: usize) -> Option<&KeySlots> {
+        self.key_slots.get(cmd)?.as_ref()
+    }
+
     /// `--transaction`: whether a unit's commands share one key.
     pub fn transaction(&self) -> bool {
         self.transaction

@@ -339,7 +339,7 @@ impl RequestGen {
         if self.picked.is_some() {
             return None;
         }
-        let slots = self.workload.key_slots.get(cmd)?.as_ref()?;
+        let slots = self.workload.key_slots(cmd)?;
         let key = match self.unit_key {
             Some(key) => key,
             None => self.keys[self.key_of[cmd]].next(&mut self.rng),
@@ -350,7 +350,7 @@ impl RequestGen {
     /// Cluster mode: the slot of key number `key` of command `cmd`, when its key argument is
     /// the key between fixed text (as [`draw_routed`](Self::draw_routed) found it).
     pub fn key_slot(&self, cmd: usize, key: u64) -> Option<u16> {
-        Some(self.workload.key_slots.get(cmd)?.as_ref()?.slot_of(key))
+        Some(self.workload.key_slots(cmd)?.slot_of(key))
     }
 
     /// Appends command `cmd` for a key drawn and routed already ([`draw_routed`](Self::draw_routed)).

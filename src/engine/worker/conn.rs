@@ -63,15 +63,15 @@ pub(super) struct Held {
     /// As [`InFlight::intended`]: a closed loop's request is timed from when it joins.
     pub(super) intended: Instant,
     pub(super) command: u32,
-    /// The node whose `{tag}` its command carries ([`Held::NO_TAG`]: none).
-    pub(super) tag: u16,
+    /// The node whose `{tag}` its command carries ([`Held::tag_node`]).
+    tag: u16,
     flags: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<Held>() == 32);
 
 impl Held {
-    pub(super) const NO_TAG: u16 = u16::MAX;
+    const NO_TAG: u16 = u16::MAX;
     const ENCODED: u8 = 1;
     const ENDS_UNIT: u8 = 2;
     const LAG_DUE: u8 = 4;
@@ -85,6 +85,11 @@ impl Held {
     /// A request encoded when drawn, its `len` bytes at the write buffer's tail.
     pub(super) fn encoded(len: usize, command: usize, intended: Instant) -> Held {
         Held { key_or_len: len as u64, intended, command: command as u32, tag: Held::NO_TAG, flags: Held::ENCODED }
+    }
+
+    /// The node whose `{tag}` its command carries, if any.
+    pub(super) fn tag_node(&self) -> Option<usize> {
+        (self.tag != Held::NO_TAG).then_some(usize::from(self.tag))
     }
 
     /// Its length in the write buffer's held tail, if it was encoded when drawn.

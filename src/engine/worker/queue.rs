@@ -19,6 +19,7 @@ use std::time::Instant;
 use super::conn::Conn;
 use super::conn::{Held, InFlight, Link};
 use super::state::Worker;
+use crate::engine::router::Router;
 use crate::net::cluster;
 use crate::resp::{self, Out};
 use crate::stats::ClientStats;
@@ -27,6 +28,14 @@ use crate::stats::ClientStats;
 /// finds a whole pipeline waiting, while the others' draws are kept rather than refused.
 pub(super) fn held_max(pipeline: usize) -> usize {
     4 * pipeline.max(4)
+}
+
+/// The `{tag}` of node `node` (a unit's primary), or none.
+fn tag_of(router: Option<&Router>, node: Option<usize>) -> &[u8] {
+    match (router, node) {
+        (Some(router), Some(n)) => router.tag(n),
+        _ => b"",
+    }
 }
 
 impl Conn {
@@ -133,10 +142,7 @@ impl Worker<'_> {
             return (node, true);
         }
         let before = link.wbuf.len();
-        let tag = match (tag_node, self.router.as_ref()) {
-            (Some(n), Some(router)) => router.tag(n),
-            _ => b"",
-        };
+        let tag = tag_of(self.router.as_ref(), tag_node);
         match &drawn {
             Some(key) => requests.encode_routed(command, key, &mut link.wbuf, tag),
             None if tagged => {
@@ -162,7 +168,7 @@ impl Worker<'_> {
     fn encode_aside(&mut self, conn: &mut Conn, command: usize, tag_node: Option<usize>) -> Option<usize> {
         let router = self.router.as_mut()?;
         conn.scratch.clear();
-        let tag = tag_node.map_or(&b""[..], |n| router.tag(n));
+        let tag = tag_of(Some(router), tag_node);
         conn.requests.encode_tagged(command, &mut conn.scratch, tag);
         // A transaction's commands all go where its unit goes (`fill_and_flush`).
         let transaction = conn.requests.workload().transaction();
@@ -230,10 +236,7 @@ impl Worker<'_> {
                     }
                     None => {
                         let command = held.command as usize;
-                        let tag = match (held.tag, self.router.as_ref()) {
-                            (Held::NO_TAG, _) | (_, None) => &b""[..],
-                            (n, Some(router)) => router.tag(usize::from(n)),
-                        };
+                        let tag = tag_of(self.router.as_ref(), held.tag_node());
                         if link.held_len == 0 {
                             requests.encode_key(command, held.key_or_len, &mut link.wbuf, tag);
                         } else {
