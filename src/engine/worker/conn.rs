@@ -29,7 +29,9 @@ const TAIL_MAX: usize = READ_BUFFER / 4;
 /// A request on the wire, waiting for its reply.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct InFlight {
-    pub(super) command: usize,
+    /// The command's index in the plan ([`InFlight::command`]): 32 bits keep the entry to
+    /// one cache line.
+    pub(super) op: u32,
     /// When the schedule meant it to be sent: response time is measured from here.
     pub(super) intended: Instant,
     /// When it could have been sent: `intended`, or when a pipeline slot freed if later. The
@@ -49,6 +51,16 @@ pub(super) struct InFlight {
     /// A paced, measured unit's last command whose send lag is not recorded yet: it is when
     /// the write (epoll) or submit (io_uring) that first carries it fixes its send time.
     pub(super) lag_due: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<InFlight>() == 64);
+
+impl InFlight {
+    /// The command's index in the plan.
+    #[inline(always)]
+    pub(super) fn command(&self) -> usize {
+        self.op as usize
+    }
 }
 
 /// Cluster mode: a request drawn for a link whose pipeline was full, held until its replies
@@ -509,8 +521,8 @@ mod tests {
     use super::*;
 
     fn entry(sent: Instant) -> InFlight {
-        let (command, ends_unit, len, tries, asking) = (0, true, 0, 0, false);
-        InFlight { command, intended: sent, queued: sent, sent, ends_unit, len, tries, asking, lag_due: false }
+        let (op, ends_unit, len, tries, asking) = (0, true, 0, 0, false);
+        InFlight { op, intended: sent, queued: sent, sent, ends_unit, len, tries, asking, lag_due: false }
     }
 
     #[test]

@@ -464,7 +464,7 @@ pub(super) fn count_failed(window: &mut Window, plan: &WorkerPlan<'_>, req: &InF
     if req.intended < plan.measure_from {
         return false;
     }
-    let op = &mut window.ops[req.command];
+    let op = &mut window.ops[req.command()];
     op.errors += 1;
     op.failed += 1;
     if let (Some(row), true) = (plan.unit_row, req.ends_unit) {

@@ -93,7 +93,7 @@ impl Worker<'_> {
         conn.retries.bytes.clear();
         for super::conn::Waiting { req, .. } in conn.retries.waiting.drain(..) {
             if req.intended >= measure_from {
-                self.window.ops[req.command].abandoned += 1;
+                self.window.ops[req.command()].abandoned += 1;
                 if let (Some(row), true) = (unit_row, req.ends_unit) {
                     self.window.ops[row].abandoned += 1;
                 }
@@ -107,7 +107,7 @@ impl Worker<'_> {
                 self.down -= 1;
             }
             for req in link.inflight.drain(..).filter(|r| !r.asking && r.intended >= measure_from) {
-                self.window.ops[req.command].abandoned += 1;
+                self.window.ops[req.command()].abandoned += 1;
                 if let (Some(row), true) = (unit_row, req.ends_unit) {
                     self.window.ops[row].abandoned += 1;
                 }

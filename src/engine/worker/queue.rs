@@ -82,7 +82,7 @@ impl Worker<'_> {
         now: Instant,
     ) -> (usize, bool) {
         let entry = InFlight {
-            command,
+            op: command as u32,
             intended,
             queued,
             sent: now,
@@ -118,7 +118,7 @@ impl Worker<'_> {
         tag_node: Option<usize>,
         now: Instant,
     ) -> (usize, bool) {
-        let command = entry.command;
+        let command = entry.command();
         let Some(router) = self.router.as_mut() else { return (0, false) };
         let read = self.plan.reads[command];
         let drawn = conn.requests.draw_routed(command);
@@ -198,7 +198,7 @@ impl Worker<'_> {
                 link.journal.extend(&link.wbuf.bytes()[bytes]);
             }
         }
-        let command = entry.command;
+        let command = entry.command();
         let measured = entry.intended >= self.plan.measure_from;
         link.units += usize::from(entry.ends_unit);
         link.inflight.push_back(InFlight { len: if self.journal { len as u32 } else { 0 }, ..entry });
@@ -249,7 +249,7 @@ impl Worker<'_> {
                 };
                 let measured = held.intended >= self.plan.measure_from;
                 let entry = InFlight {
-                    command: held.command as usize,
+                    op: held.command,
                     intended: if !self.paced && measured { now } else { held.intended },
                     queued: now,
                     sent: now,

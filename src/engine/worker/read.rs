@@ -196,7 +196,7 @@ impl Worker<'_> {
             }
             // A reply to nothing we sent, or naming another request: the stream cannot be
             // trusted any more.
-            let named = |r: &InFlight| scanned.id == 0 || scanned.id == r.command as u32 + 1;
+            let named = |r: &InFlight| scanned.id == 0 || scanned.id == r.op + 1;
             let Some(req) = link.inflight.pop_front_if(|r| named(r)) else {
                 // (The request stays in flight, so it is counted as failed with the others.)
                 self.fail(conn, node, ErrorKind::Protocol, now);
@@ -244,21 +244,21 @@ impl Worker<'_> {
                     unit.record(response, service);
                 }
             }
-            let folded = self.record_node(node, (failed, scanned.len), (response, service), req.command);
+            let folded = self.record_node(node, (failed, scanned.len), (response, service), req.command());
             let reply = conn.links[node].as_ref().map_or(&[][..], |l| &l.rbuf[at..at + held]);
             if conn.requests.workload().follows_cursor() {
-                conn.requests.scan_reply(req.command, scanned.class, reply);
+                conn.requests.scan_reply(req.command(), scanned.class, reply);
             }
-            let op = &mut self.window.ops[req.command];
+            let op = &mut self.window.ops[req.command()];
             op.count += 1;
             op.bytes_in += scanned.len as u64;
             let mut read = (0, 0);
             match scanned.class {
                 ReplyClass::Value | ReplyClass::Nil => {
-                    let (hits, misses) = conn.requests.workload().hits_misses(req.command, scanned.class, reply);
+                    let (hits, misses) = conn.requests.workload().hits_misses(req.command(), scanned.class, reply);
                     op.hits += hits;
                     op.misses += misses;
-                    op.aborts += u64::from(conn.requests.workload().aborted(req.command, scanned.class));
+                    op.aborts += u64::from(conn.requests.workload().aborted(req.command(), scanned.class));
                     read = (hits, misses);
                 }
                 ReplyClass::Error { msg_start, msg_end } => {
@@ -280,7 +280,7 @@ impl Worker<'_> {
                 record_parts(op, clock, &req, (stamp, now), self.paced.then_some(response));
             }
             if let Some(stats) = conn.client_stats.as_mut() {
-                stats.replied(req.command, scanned.len as u64, response, read, now);
+                stats.replied(req.command(), scanned.len as u64, response, read, now);
             }
         }
         if let Some(link) = conn.links[node].as_mut()

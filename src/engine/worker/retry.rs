@@ -166,12 +166,12 @@ impl Worker<'_> {
             self.failed_dropped += 1;
             return;
         }
-        let key_arg = self.plan.key_args.get(req.command).copied().flatten();
+        let key_arg = self.plan.key_args.get(req.command()).copied().flatten();
         let key = key_arg.and_then(|k| crate::resp::nth_arg(bytes, k)).unwrap_or_default().to_vec();
         let unix_us = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
         self.failed.push(FailedKey {
             unix_us,
-            command: req.command,
+            command: req.command(),
             key,
             status: status.to_string(),
             retries: req.tries,

@@ -42,7 +42,7 @@ impl Worker<'_> {
                 (None, Some(_)) => LinkState::Connecting,
                 (None, None) => LinkState::Disconnected,
             };
-            part.show(c, node, state, link.inflight.len(), link.inflight.front().map(|r| r.command));
+            part.show(c, node, state, link.inflight.len(), link.inflight.front().map(|r| r.command()));
         }
     }
 
