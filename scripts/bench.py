@@ -42,6 +42,27 @@ def io_paths():
     return paths
 
 
+def cpu_ticks():
+    """(steal, all) of this machine's CPU time so far, in ticks (/proc/stat); None where unknown."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return fields[7], sum(fields)
+
+
+def steal_line(since):
+    """A line saying how much of this VM's CPU time its host took (steal) since `since`
+    (`cpu_ticks()`): above a few percent, a table's figures move by more than the clients
+    differ, and compare only within it. Empty where the kernel does not count steal."""
+    now = cpu_ticks()
+    if since is None or now is None or now[1] <= since[1]:
+        return ""
+    share = 100 * (now[0] - since[0]) / (now[1] - since[1])
+    return f"host steal while this ran: {share:.1f} % of the VM's CPU time (/proc/stat)"
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -170,6 +191,7 @@ def run_table(title, make_clients, args, pipelines):
     for pipeline in pipelines:
         results = {}
         requests = make_clients.requests
+        ticks = cpu_ticks()
         for run in range(args.runs):
             tools = list(make_clients(pipeline).items())
             if run % 2:
@@ -185,6 +207,7 @@ def run_table(title, make_clients, args, pipelines):
             ops, cpu, user, sys_ = (statistics.median(r[i] for r in rows) for i in range(4))
             medians[name] = (ops, cpu)
             print(f"{name:<30}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
+        print(steal_line(ticks))
         tables[pipeline] = medians
     return tables
 

@@ -119,11 +119,13 @@ def storm_table(make_clients, connections, runs, hard, how=""):
         print(f"\nOpening {connections} connections{how}: skipped, {need} descriptors needed and the hard limit is "
               f"{hard}")
         return
+    ticks = bench.cpu_ticks()
     medians = medians_of(make_clients(), runs, connections)
     print(f"\nOpening {connections:,} connections{how}, one GET on each, one client thread, median of {runs} runs")
     print(f"{'client':<28}{'wall s':>8}{'CPU s':>8}{'peak MB':>9}")
     for name, (_ops, _cpu, wall, cpu_s, rss) in medians.items():
         print(f"{name:<28}{wall:>8.2f}{cpu_s:>8.2f}{rss:>9.0f}")
+    print(bench.steal_line(ticks))
     if "memtier_benchmark" in medians:
         for name in (n for n in medians if n.startswith("respbench")):
             print(f"opening{how}, {name}: {medians[name][3] / medians['memtier_benchmark'][3]:.2f}x "
@@ -154,12 +156,14 @@ def main():
             prefill(port, value)
             requests = max(CONNECTIONS * 10, args.requests_mb * 1_000_000 // value // CONNECTIONS * CONNECTIONS)
             for op in ("get", "set"):
+                ticks = bench.cpu_ticks()
                 medians = medians_of(size_clients(port, op, value, requests, client_core), args.runs, requests)
                 print(f"\n{op.upper()} of {value:,}-byte values, {CONNECTIONS} connections, pipeline 1, "
                       f"{requests} requests, median of {args.runs} runs")
                 print(f"{'client':<22}{'ops/s':>10}{'CPU us/req':>12}")
                 for name, (ops, cpu, *_rest) in medians.items():
                     print(f"{name:<22}{ops:>10.0f}{cpu:>12.2f}")
+                print(bench.steal_line(ticks))
                 peers = {n: m for n, m in medians.items() if not n.startswith(("respbench", "floor"))}
                 for name in (n for n in medians if n.startswith("respbench")):
                     cpu = medians[name][1]

@@ -170,11 +170,13 @@ def main():
         print(f"{'build':<10}{'conns':>7} {'mode':<7}{'asked/s':>9}{'ops/s':>9}{'achieved':>9}{'us/req':>8}"
               f"{'loop us/req':>12}{'late sends':>16}{'client own':>16}  verdicts")
         for conns in conn_counts:
+            ticks = bench.cpu_ticks()
             closed = {}
             if not args.no_closed:
                 closed = run_mode(args, binaries, (pin, port, conns, workdir), "closed", lambda label: None)
             rate = (lambda label: args.rate) if args.rate else (lambda label: int(args.of_closed * closed[label]))
             run_mode(args, binaries, (pin, port, conns, workdir), "paced", rate)
+            print(bench.steal_line(ticks))
     finally:
         server.terminate()
         server.wait()
