@@ -63,7 +63,7 @@ impl IoKind {
 /// The smallest value from which `--io auto` takes epoll for a plain-TCP run: there a GET's
 /// large body is dropped in the kernel (`recv` with `MSG_TRUNC`, [`trunc`]), where io_uring's
 /// receives have copied it into their pool first. Measured (BENCHMARKS.md, large values): GETs of
-/// 100 KB cost 1.4x on io_uring what they cost on epoll, 1 MB 2.2x; SETs of either cost the same.
+/// 100 KB cost 1.5x on io_uring what they cost on epoll, 1 MB 2.6x; SETs of either cost the same.
 /// Bodies of 64 KB and more take more than one of the pool's largest buffers.
 pub const EPOLL_FROM_VALUE: usize = 64 * 1024;
 
