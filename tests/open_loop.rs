@@ -39,29 +39,62 @@ fn gaps(server: &Server, args: &[&str], expected: usize) -> Vec<f64> {
 fn gaps_and_contention(server: &Server, args: &[&str], expected: usize) -> (Vec<f64>, bool) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
+    let (gaps, contention) = watched(server, || {
+        let gaps = gaps(server, &[args, &["--json", json.to_str().unwrap()]].concat(), expected);
+        (gaps, read_json(&json))
+    });
+    if contention.any() {
+        eprintln!("spread not judged: {contention}");
+    }
+    (gaps, contention.any())
+}
+
+/// What besides the client set a timed run's pace: the shares of the run the client and the
+/// server waited for a core (their run-queue waits: the client's from its JSON, the server's
+/// from /proc/PID/task/*/schedstat), the share of its sends over 1 ms late by its own delay,
+/// and the share the host held the machine's cores (steal).
+struct Contention {
+    client: f64,
+    server: f64,
+    held: f64,
+    stolen: f64,
+}
+
+impl Contention {
+    /// Over 10 % waiting for a core, 2 % of sends late by the client's own delay or 5 % steal:
+    /// then a timing figure measures the machine's neighbours as much as respbench.
+    fn any(&self) -> bool {
+        self.server > 0.10 || self.client > 0.10 || self.held > 0.02 || self.stolen > 0.05
+    }
+}
+
+impl std::fmt::Display for Contention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the client waited for a core {:.1}% of its run, the server {:.1}%; \
+             {:.1}% of its sends were over 1 ms late by its own delay; the host held the cores {:.1}%",
+            self.client * 100.0,
+            self.server * 100.0,
+            self.held * 100.0,
+            self.stolen * 100.0
+        )
+    }
+}
+
+/// Runs `run` (which returns its run's JSON beside what it keeps) and says how contended the
+/// machine was while it ran.
+fn watched<T>(server: &Server, run: impl FnOnce() -> (T, Value)) -> (T, Contention) {
     let server_waited = || runqueue_wait_secs(server.pid());
     let before = server_waited();
     let started = std::time::Instant::now();
-    let gaps = gaps(server, &[args, &["--json", json.to_str().unwrap()]].concat(), expected);
-    let server_share = (server_waited() - before) / started.elapsed().as_secs_f64();
-    let doc = read_json(&json);
+    let (kept, doc) = run();
+    let server = (server_waited() - before) / started.elapsed().as_secs_f64();
     let thread = &doc["client"]["threads"][0];
-    let client_share = thread["runqueue_wait_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
+    let client = thread["runqueue_wait_secs"].as_f64().unwrap() / thread["wall_secs"].as_f64().unwrap();
     let rate = &doc["rate"];
     let held = rate["late_sends_own"].as_f64().unwrap() / rate["sends"].as_f64().unwrap();
-    let stolen = stolen_share(&doc);
-    let contended = server_share > 0.10 || client_share > 0.10 || held > 0.02 || stolen > 0.05;
-    if contended {
-        eprintln!(
-            "spread not judged: the client waited for a core {:.1}% of its run, the server {:.1}%; \
-             {:.1}% of its sends were over 1 ms late by its own delay; the host held the cores {:.1}%",
-            client_share * 100.0,
-            server_share * 100.0,
-            held * 100.0,
-            stolen * 100.0
-        );
-    }
-    (gaps, contended)
+    (kept, Contention { client, server, held, stolen: stolen_share(&doc) })
 }
 
 /// Seconds the process `pid` has waited for a core, over all its threads.
@@ -134,17 +167,31 @@ fn paced_epoll_keeps_time_with_the_timerfd_older_kernels_wait_on() {
     let mut cmd = respbench();
     cmd.env("RESPBENCH_EPOLL_TIMERFD", "1").args(["-p", &server.port_arg(), "--io", "epoll", "--rate", "2000"]);
     cmd.args(["--duration", "2s", "-c", "2", "--threads", "1", "-q", "--json", json.to_str().unwrap()]);
-    let ((), doc) = unstolen("a run at 2000/s", || {
-        let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        ((), read_json(&json))
-    });
-    let rate = &doc["rate"];
-    let achieved = rate["achieved_per_sec"].as_f64().unwrap();
-    assert!((achieved - 2000.0).abs() / 2000.0 < 0.02, "achieved {achieved}/s");
-    // Sends leave on time (microseconds), not at epoll_wait's next millisecond.
-    let p50 = rate["send_lag_us"]["p50_us"].as_f64().unwrap();
-    assert!(p50 < 250.0, "send lag p50 {p50} us: {rate}");
+    // A run while the server or the client waited for cores (a neighbour's load) or the host
+    // held them measures the machine, not the timer: its lag is not judged, and it is run
+    // again, up to three times in all.
+    for tries in 1.. {
+        let (doc, contention) = watched(&server, || {
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+            let doc = read_json(&json);
+            (doc.clone(), doc)
+        });
+        let rate = &doc["rate"];
+        let achieved = rate["achieved_per_sec"].as_f64().unwrap();
+        assert!((achieved - 2000.0).abs() / 2000.0 < 0.02, "achieved {achieved}/s");
+        if contention.any() {
+            eprintln!("a run at 2000/s while {contention}: its lag is not judged");
+            if tries < 3 {
+                continue;
+            }
+            break;
+        }
+        // Sends leave on time (microseconds), not at epoll_wait's next millisecond.
+        let p50 = rate["send_lag_us"]["p50_us"].as_f64().unwrap();
+        assert!(p50 < 250.0, "send lag p50 {p50} us: {rate}");
+        break;
+    }
 }
 
 #[test]
