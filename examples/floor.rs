@@ -26,7 +26,20 @@
 //! connection gets one `recv` of records that are decrypted and dropped. That is the TLS floor:
 //! what any client of this library pays per request beyond the plain floor.
 //!
-//! Usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set] [tls=CAFILE]
+//! With `rate=R`, on the epoll path only and at pipeline 1, the requests are paced: request
+//! `k` is due at `k / R` seconds from the start and goes to the connection free the longest.
+//! The wait is `epoll_pwait2` until the next send is due, on the grid of ticks a paced
+//! respbench worker wakes on (8 sends' time, at most 250 µs, none where a tick would gather
+//! fewer than 2 sends); at each wake-up every send due is written, then every ready
+//! connection read. That is the open-loop floor: what pacing costs any client of this kernel
+//! beyond the closed loop (its sends wake an idle server, its replies an idle client). It
+//! counts its sends that left over 1 ms after their time: it sleeps until the next is due and
+//! does nothing else, so those are the machine's late wake-ups.
+//!
+//! It prints its replies, then the time and CPU from the connections' opening to the last
+//! reply (and, paced, its late sends).
+//!
+//! Usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set] [tls=CAFILE] [rate=R]
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -54,6 +67,8 @@ struct Load {
     reply: usize,
     /// Requests still to be sent.
     left: u64,
+    /// Paced: sends that left over 1 ms after their time.
+    late: u64,
 }
 
 impl Load {
@@ -75,23 +90,31 @@ impl Conn {
 
 fn main() -> io::Result<()> {
     let a: Vec<String> = std::env::args().collect();
-    if !(8..=10).contains(&a.len()) {
-        eprintln!("usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set] [tls=CAFILE]");
+    if !(8..=11).contains(&a.len()) {
+        eprintln!(
+            "usage: floor epoll|uring PORT CONNECTIONS REQUESTS PIPELINE VALUE_SIZE KEYS [get|set] [tls=CAFILE] [rate=R]"
+        );
         std::process::exit(2);
     }
     let num = |i: usize| a[i].parse::<u64>().unwrap_or_else(|_| panic!("'{}' is not a number", a[i]));
     let (port, conns, requests, pipeline, value, keys) = (num(2), num(3), num(4), num(5), num(6), num(7));
-    let (mut set, mut tls) = (false, None);
+    let (mut set, mut tls, mut rate) = (false, None, None);
     for word in &a[8..] {
         match word.as_str() {
             "get" => set = false,
             "set" => set = true,
             w if w.starts_with("tls=") => tls = Some(tls_config(&w[4..])?),
-            other => panic!("'{other}' is not get, set or tls=CAFILE"),
+            w if w.starts_with("rate=") => {
+                rate = Some(w[5..].parse::<f64>().unwrap_or_else(|_| panic!("'{w}' is not rate=PER_SECOND")))
+            }
+            other => panic!("'{other}' is not get, set, tls=CAFILE or rate=R"),
         }
     }
-    if (set || tls.is_some()) && a[1] != "epoll" {
-        panic!("set and tls are measured on the epoll path only");
+    if (set || tls.is_some() || rate.is_some()) && a[1] != "epoll" {
+        panic!("set, tls and rate are measured on the epoll path only");
+    }
+    if rate.is_some() && pipeline != 1 {
+        panic!("rate paces pipeline 1 only");
     }
     let reply = if set { "+OK\r\n".len() } else { format!("${value}\r\n").len() + value as usize + 2 };
     // The value of every SET and its line end, sent from here by each.
@@ -99,7 +122,7 @@ fn main() -> io::Result<()> {
     payload.extend_from_slice(b"\r\n");
     // Room for a whole batch of replies, within 64 KiB and 4 MiB: fewer reads never cost more.
     let buf_size = (reply * pipeline as usize).clamp(64 * 1024, 4 << 20);
-    let mut load = Load { pipeline: pipeline as usize, reply, left: requests };
+    let mut load = Load { pipeline: pipeline as usize, reply, left: requests, late: 0 };
     let mut cs = Vec::new();
     for i in 0..conns {
         let mut stream = TcpStream::connect(("127.0.0.1", port as u16))?;
@@ -132,13 +155,28 @@ fn main() -> io::Result<()> {
         }
         cs.push(Conn { stream, out, ends, sets, next: 0, sent: 0, owed: 0, buf: vec![0; buf_size], tls: session });
     }
+    // The connections are open: what follows is the requests' work alone.
+    let (started, cpu_before) = (std::time::Instant::now(), cpu_secs());
     let done = match a[1].as_str() {
+        "epoll" if rate.is_some() => paced(&mut cs, &mut load, &payload, rate.unwrap())?,
         "epoll" => epoll(&mut cs, &mut load, &payload)?,
         "uring" => uring(&mut cs, &mut load)?,
         other => panic!("'{other}' is not epoll or uring"),
     };
-    println!("{done} replies");
+    let (wall, cpu) = (started.elapsed().as_secs_f64(), cpu_secs() - cpu_before);
+    let late = if rate.is_some() { format!("; {} sends over 1 ms late", load.late) } else { String::new() };
+    println!("{done} replies; after connecting {wall:.6} s, {cpu:.6} s of CPU{late}");
     Ok(())
+}
+
+/// The process's CPU time so far (user + system), in seconds.
+fn cpu_secs() -> f64 {
+    // SAFETY: an all-zero rusage is valid, and getrusage writes only into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid rusage for the duration of the call.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// A client configuration trusting the PEM certificates of `ca`, on rustls's ring provider.
@@ -287,6 +325,89 @@ fn epoll(cs: &mut [Conn], load: &mut Load, value: &[u8]) -> io::Result<u64> {
                 } else {
                     busy -= 1;
                 }
+            }
+        }
+    }
+    Ok(replies)
+}
+
+/// The epoll floor paced at `rate` requests a second (see the module's note).
+fn paced(cs: &mut [Conn], load: &mut Load, value: &[u8], rate: f64) -> io::Result<u64> {
+    use std::time::{Duration, Instant};
+    // SAFETY: PR_SET_TIMERSLACK takes an integer: epoll_pwait2's timeout then fires on time.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    // SAFETY: epoll_create1 takes no pointers.
+    let ep = unsafe { libc::epoll_create1(0) };
+    if ep < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut free = std::collections::VecDeque::with_capacity(cs.len());
+    for (i, c) in cs.iter_mut().enumerate() {
+        c.stream.set_nonblocking(true)?;
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
+        // SAFETY: `ev` is a valid epoll_event for the duration of the call.
+        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, c.stream.as_raw_fd(), &mut ev) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        free.push_back(i);
+    }
+    let gap_ns = 1e9 / rate;
+    let tick_ns = (8.0 * gap_ns).min(250_000.0);
+    let tick_ns = if tick_ns / gap_ns >= 2.0 { tick_ns as u64 } else { 0 };
+    let (start, total) = (Instant::now(), load.left);
+    let due = |k: u64| start + Duration::from_nanos((k as f64 * gap_ns) as u64);
+    let (mut sent, mut replies) = (0u64, 0u64);
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; cs.len()];
+    while replies < total {
+        let now = Instant::now();
+        while sent < total && due(sent) <= now {
+            let Some(i) = free.pop_front() else { break };
+            let c = &mut cs[i];
+            load.next_batch(c);
+            send_batch(c, value)?;
+            // Late: over 1 ms after its time, by the clock read before this turn's sends.
+            load.late += u64::from(now - due(sent) > Duration::from_millis(1));
+            sent += 1;
+        }
+        let timeout = if sent < total && !free.is_empty() {
+            let wake = match tick_ns {
+                0 => due(sent),
+                t => start + Duration::from_nanos(((due(sent) - start).as_nanos() as u64).div_ceil(t) * t),
+            };
+            wake.saturating_duration_since(now)
+        } else {
+            Duration::from_secs(3600)
+        };
+        let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as _ };
+        // SAFETY: the kernel writes at most `events.len()` events; `ts` outlives the call; no
+        // signal mask is passed.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_epoll_pwait2,
+                ep,
+                events.as_mut_ptr(),
+                events.len() as libc::c_int,
+                &ts as *const libc::timespec,
+                std::ptr::null::<libc::sigset_t>(),
+                8usize,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        for ev in &events[..n as usize] {
+            let i = ev.u64 as usize;
+            let c = &mut cs[i];
+            let got = match receive(c) {
+                Ok(got) => got,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            };
+            c.owed -= got;
+            if c.owed == 0 && c.sent > 0 {
+                replies += 1;
+                c.sent = 0;
+                free.push_back(i);
             }
         }
     }

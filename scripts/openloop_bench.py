@@ -18,6 +18,12 @@ drift hits them alike: --binary before=/tmp/old,after=target/release/respbench.
 
 Each I/O path runs on its own rows (--io epoll,uring; io_uring only where the kernel allows it).
 
+Beside them, the open-loop floor (examples/floor.rs on epoll, `rate=R`): GETs at pipeline 1 that
+do nothing but keep their schedule, closed loop and then paced at the rate respbench's epoll
+rows were paced at, waking on the grid of ticks a paced respbench worker wakes on. Its
+paced / closed ratio is what pacing itself costs any client on this kernel and machine (its
+sends wake an idle server, its replies an idle client); respbench's ratio is read against it.
+
 Usage: scripts/openloop_bench.py [--binary [LABEL=]PATH,...] [--io epoll,uring] [--conns 50,1000,10000]
                                  [--runs 3] [--of-closed 0.9 | --rate N [--no-closed]] [--duration 6s]
                                  [--callgrind]
@@ -32,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -79,6 +86,46 @@ def measure(argv, json_path):
         "sends": rate.get("sends", 0),
         "verdict": doc["bottleneck"]["verdict"],
     }
+
+
+def seconds(duration):
+    """A --duration's seconds: "6s", "6000ms" or "6"."""
+    return float(duration[:-2]) / 1000 if duration.endswith("ms") else float(duration.rstrip("s"))
+
+
+def floor(pin, port, conns, requests, rate=None):
+    """Runs the floor (GET, pipeline 1, epoll), closed loop or paced at `rate`: its throughput
+    and CPU per request once connected (what it prints), and the process's CPU per request."""
+    argv = pin + [bench.FLOOR, "epoll", str(port), str(conns), str(requests), "1", str(VALUE), str(KEYS), "get"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(argv + ([f"rate={rate}"] if rate else []), check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # "N replies; after connecting W s, C s of CPU[; L sends over 1 ms late]"
+    words = out.split()
+    wall, loop_cpu, late = float(words[4]), float(words[6]), int(words[10]) if rate else 0
+    return {"ops": requests / wall, "us": cpu / requests * 1e6, "loop_us": loop_cpu / requests * 1e6, "late": late}
+
+
+def floor_rows(args, where, rate, requests):
+    """The floor's closed and paced rows at `rate` (`args.runs` of each, alternating); prints
+    them; returns their ratios of CPU per request, the process's and once connected."""
+    pin, port, conns, _ = where
+    runs = {"closed": [], "paced": []}
+    for _ in range(args.runs):
+        runs["closed"].append(floor(pin, port, conns, requests))
+        runs["paced"].append(floor(pin, port, conns, requests, rate))
+    med = {mode: {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late")}
+           for mode, rs in runs.items()}
+    for mode, asked in (("closed", None), ("paced", rate)):
+        each = " ".join(f"{r['us']:.1f}" for r in runs[mode])
+        achieved = f"{100 * med[mode]['ops'] / asked:>8.1f}%" if asked else f"{'-':>9}"
+        # The floor's late sends are all its own: it sleeps until they are due.
+        late = f"{med[mode]['late']:.0f} ({100 * med[mode]['late'] / requests:.2f}%)" if asked else "-"
+        print(f"{'floor':<10}{conns:>7} {mode:<7}{asked or '-':>9}{med[mode]['ops']:>9.0f}{achieved}"
+              f"{med[mode]['us']:>8.2f}{med[mode]['loop_us']:>12.2f}{late:>16}{late:>16}  -  [us/req: {each}]",
+              flush=True)
+    return (med["paced"]["us"] / med["closed"]["us"], med["paced"]["loop_us"] / med["closed"]["loop_us"])
 
 
 def callgrind(binary, port, conns, requests, rate, workdir, io):
@@ -176,6 +223,13 @@ def main():
                 closed = run_mode(args, binaries, (pin, port, conns, workdir), "closed", lambda label: None)
             rate = (lambda label: args.rate) if args.rate else (lambda label: int(args.of_closed * closed[label]))
             run_mode(args, binaries, (pin, port, conns, workdir), "paced", rate)
+            # The floor, paced at the rate the first epoll row was: its requests about a run's worth.
+            epoll = next((label for label, _, io in binaries if io == "epoll"), None)
+            if epoll is not None and os.path.exists(bench.FLOOR):
+                floor_rate = rate(epoll)
+                requests = int(floor_rate * seconds(args.duration))
+                whole, loop = floor_rows(args, (pin, port, conns, workdir), floor_rate, requests)
+                print(f"the floor's paced / closed at {conns} connections: {whole:.2f}x (process), {loop:.2f}x (once connected)")
             print(bench.steal_line(ticks))
     finally:
         server.terminate()
