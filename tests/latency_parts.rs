@@ -2,7 +2,8 @@
 //! on both I/O paths: the parts are there and add up, a client stopped for 300 ms with a reply
 //! in flight shows in its receive lag and not in the wire-and-server time, a stopped server
 //! the other way round (each bounded by its max), the text line and the warning appear when
-//! they should, and a unix socket says it has none.
+//! they should, a paced client stopped in its wait counts a late wake-up, and a unix socket
+//! says it has none.
 
 mod common;
 
@@ -405,6 +406,35 @@ fn a_stopped_client_holds_replies_in_its_receive_lag() {
         // kernel, even one queued behind a send in flight when the stop came.
         let what = format!("{io}: wire and server max {wire_max} us while the client was stopped");
         waits.judge(wire_max, UNDER_10_MS, A_THIRD_OF_THE_STOP, &what, &["server", "client", "test", "softirq"]);
+    }
+}
+
+#[test]
+fn a_paced_worker_the_machine_runs_late_counts_its_late_wake_up() {
+    let server = Server::start(&[]);
+    for io in paths() {
+        let run = Steady::start(&server, io, "4000");
+        // Stopped in its wait (its next send a fraction of a millisecond away) for 20 ms: the
+        // machine not running a sleeping client, as a busy host or another process does.
+        let stopped = (0..2000).any(|_| {
+            signal(run.run.id(), libc::SIGSTOP);
+            if in_wait(run.run.id()) {
+                return true;
+            }
+            let ran = worker_runs(run.run.id());
+            signal(run.run.id(), libc::SIGCONT);
+            until("the client to run again", || worker_runs(run.run.id()) > ran);
+            false
+        });
+        assert!(stopped, "{io}: the worker was never stopped in its wait in 2000 stops");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        signal(run.run.id(), libc::SIGCONT);
+        let (doc, _) = run.finish(&server, 0.0);
+        let rate = &doc["rate"];
+        let (late, worst) = (rate["late_wakeups"].as_u64().unwrap(), us(&rate["late_wakeup_max_ms"]));
+        // Woken about 20 ms after its time (less what was left of its sleep when it stopped).
+        assert!(late >= 1 && worst >= 15.0, "{io}: {rate}");
+        assert_eq!(doc["client"]["threads"][0]["late_wakeups"].as_u64(), Some(late), "{io}");
     }
 }
 

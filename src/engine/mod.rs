@@ -47,7 +47,7 @@ pub use preflight::{Checks, preflight};
 use prepared::Prepared;
 pub use server_latency::{ServerCommandLatency, ServerLatency};
 pub use server_stats::{Info, ServerCpu, ServerSample, ServerSampler};
-pub use telemetry::{Bottleneck, SATURATED, ThreadCpu, lower_priority, verdict, yield_to_the_load};
+pub use telemetry::{Bottleneck, LATE_NS, SATURATED, ThreadCpu, lower_priority, verdict, yield_to_the_load};
 pub use timeline::{Interval, Timeline};
 pub use worker::Said;
 use worker::WorkerPlan;

@@ -20,7 +20,17 @@ pub struct ThreadCpu {
     /// thread's CPU nor its run-queue wait counts. Zero on bare metal.
     pub steal_secs: f64,
     pub wall_secs: f64,
+    /// Paced workers: waits the thread came back from over [`LATE_NS`] after it should have
+    /// (the time it asked to wake, or the call where that had passed): the machine ran it
+    /// late (its host, or another process, held the core), and sends due meanwhile left late.
+    pub late_wakeups: u64,
+    /// The latest of those, in milliseconds past its time.
+    pub late_wakeup_max_ms: f64,
 }
+
+/// A send counts as late when it left this long after its intended time; a paced worker's
+/// wake-up when it came this long after its time.
+pub const LATE_NS: u64 = 1_000_000;
 
 impl ThreadCpu {
     /// The calling thread's counters so far (wall left at zero).
@@ -39,7 +49,7 @@ impl ThreadCpu {
             .ok()
             .and_then(|s| s.split_whitespace().nth(1).and_then(|w| w.parse::<f64>().ok()))
             .map_or(0.0, |ns| ns / 1e9);
-        ThreadCpu { cpu_secs, runqueue_wait_secs, steal_secs: steal_per_core_secs(), wall_secs: 0.0 }
+        ThreadCpu { cpu_secs, runqueue_wait_secs, steal_secs: steal_per_core_secs(), ..ThreadCpu::default() }
     }
 
     /// The difference from `before`, over `wall`.
@@ -49,6 +59,7 @@ impl ThreadCpu {
             runqueue_wait_secs: self.runqueue_wait_secs - before.runqueue_wait_secs,
             steal_secs: (self.steal_secs - before.steal_secs).max(0.0),
             wall_secs: wall.as_secs_f64(),
+            ..ThreadCpu::default()
         }
     }
 

@@ -56,7 +56,7 @@ pub fn method(config: &Config) -> &'static str {
 }
 
 /// A send counts as late when it left this long after its intended time.
-pub const LATE_SEND_NS: u64 = 1_000_000;
+pub use crate::engine::LATE_NS as LATE_SEND_NS;
 
 /// Open-loop delivery: what was asked, what was done, and how late the sends were.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -77,6 +77,11 @@ pub struct Delivery {
     pub late_sends_own: Option<u64>,
     pub late_threshold_us: f64,
     pub send_lag_us: crate::stats::LatencySummary,
+    /// The paced workers' wake-ups that came over `late_threshold_us` after their time, all
+    /// threads together, and the latest of them (`client.threads` has each thread's): the
+    /// machine ran the client late, and the sends due meanwhile left late with it.
+    pub late_wakeups: u64,
+    pub late_wakeup_max_ms: f64,
 }
 
 impl Delivery {
@@ -110,6 +115,30 @@ impl Delivery {
             send_lag_us: crate::stats::LatencySummary::of(lag),
             ..self
         }
+        .woken(&outcome.client_threads)
+    }
+
+    /// With the late wake-ups of `threads` (every thread of the run).
+    pub fn woken(self, threads: &[crate::engine::ThreadCpu]) -> Delivery {
+        Delivery {
+            late_wakeups: threads.iter().map(|t| t.late_wakeups).sum(),
+            late_wakeup_max_ms: threads.iter().map(|t| t.late_wakeup_max_ms).fold(0.0, f64::max),
+            ..self
+        }
+    }
+
+    /// The late wake-ups in words ("" without any): they say a late send was the machine's.
+    fn wakeups_said(&self) -> String {
+        if self.late_wakeups == 0 {
+            return String::new();
+        }
+        format!(
+            "; the machine woke the client {} time{} over {:.0} ms after its time, at worst {:.1} ms late",
+            self.late_wakeups,
+            if self.late_wakeups == 1 { "" } else { "s" },
+            self.late_threshold_us / 1000.0,
+            self.late_wakeup_max_ms
+        )
     }
 
     /// Under 98 % of the requested rate got replies.
@@ -147,8 +176,9 @@ impl Delivery {
                 ),
                 own => format!(
                     "WARNING: the client did not keep the schedule: {late} of {sends} sends ({pct:.1}%) left over {ms:.0} \
-                     ms after their intended time{} (latency still counts from the intended time).",
-                    own.map(|own| format!(", {own} of them with their connection free to send")).unwrap_or_default()
+                     ms after their intended time{}{} (latency still counts from the intended time).",
+                    own.map(|own| format!(", {own} of them with their connection free to send")).unwrap_or_default(),
+                    self.wakeups_said()
                 ),
             });
         }
@@ -190,7 +220,7 @@ mod tests {
             late_sends,
             late_sends_own: None,
             late_threshold_us: 1000.0,
-            send_lag_us: crate::stats::LatencySummary::default(),
+            ..Delivery::default()
         }
     }
 
@@ -219,5 +249,18 @@ mod tests {
             own[0].contains("the client did not keep the schedule")
                 && own[0].contains("40 of them with their connection free")
         );
+    }
+
+    #[test]
+    fn late_wake_ups_are_named_with_the_client_s_own_late_sends() {
+        let threads = [
+            crate::engine::ThreadCpu { late_wakeups: 2, late_wakeup_max_ms: 8.5, ..Default::default() },
+            crate::engine::ThreadCpu { late_wakeups: 1, late_wakeup_max_ms: 3.0, ..Default::default() },
+        ];
+        let own = Delivery { late_sends_own: Some(40), ..delivery(1000.0, 50) }.woken(&threads);
+        assert_eq!((own.late_wakeups, own.late_wakeup_max_ms), (3, 8.5));
+        let said = own.warnings();
+        assert!(said[0].contains("the machine woke the client 3 times over 1 ms after its time, at worst 8.5 ms late"));
+        assert!(!delivery(1000.0, 50).warnings()[0].contains("woke"));
     }
 }

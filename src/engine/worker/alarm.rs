@@ -14,6 +14,28 @@
 
 use std::time::{Duration, Instant};
 
+use crate::engine::LATE_NS;
+
+/// A paced worker's late wake-ups: waits it came back from over [`LATE_NS`] after its time.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Wakeups {
+    pub late: u64,
+    pub worst: Duration,
+}
+
+impl Wakeups {
+    /// A wait called at `called`, to return by `at` at the latest, returned at `now`: late by
+    /// how long after the later of the two (a wait called past its time returns at once).
+    #[inline]
+    pub(super) fn woke(&mut self, called: Instant, at: Instant, now: Instant) {
+        let late = now.saturating_duration_since(at.max(called));
+        if late.as_nanos() > u128::from(LATE_NS) {
+            self.late += 1;
+            self.worst = self.worst.max(late);
+        }
+    }
+}
+
 /// Sleeps shorter than this are not moved.
 const SHORTEST: Duration = Duration::from_micros(64);
 
@@ -98,6 +120,19 @@ mod tests {
             alarm.woke(&asked, asked.at + Duration::from_secs(1), false);
         }
         assert_eq!(early(&alarm, long), MOST);
+    }
+
+    #[test]
+    fn a_wake_up_is_late_past_its_time_or_its_call_whichever_came_later() {
+        let (t, ms) = (Instant::now(), Duration::from_millis);
+        let mut w = Wakeups::default();
+        w.woke(t, t + ms(1), t + ms(2)); // 1 ms after its time: not over it
+        w.woke(t, t + ms(5), t + ms(1)); // events before its time
+        w.woke(t + ms(10), t + ms(3), t + ms(10) + Duration::from_micros(500)); // called late: its own
+        assert_eq!(w.late, 0);
+        w.woke(t, t + ms(1), t + ms(4));
+        w.woke(t + ms(10), t + ms(3), t + ms(17));
+        assert_eq!((w.late, w.worst), (2, ms(7)));
     }
 
     #[test]

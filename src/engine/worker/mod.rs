@@ -85,6 +85,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         }
     };
     let mut events = Vec::with_capacity(1024);
+    let mut wakeups = alarm::Wakeups::default();
     let cpu_before = ThreadCpu::now();
     let mut now = Instant::now();
     let loop_start = now;
@@ -99,12 +100,17 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         let wake = worker.wake_at(&conns, stopped, now);
         // Paced workers wake to the microsecond (the driver's timer is set from a fresh
         // clock: `now` is as old as the sends just made), early by what the machine adds.
-        let asked = worker.alarm.as_ref().map(|a| a.ask(wake, Instant::now()));
-        if let Err(e) = worker.driver.wait(asked.as_ref().map_or(wake, |a| a.at), &mut events) {
+        let called = worker.paced.then(Instant::now);
+        let asked = worker.alarm.as_ref().zip(called).map(|(a, called)| a.ask(wake, called));
+        let at = asked.as_ref().map_or(wake, |a| a.at);
+        if let Err(e) = worker.driver.wait(at, &mut events) {
             eprintln!("respbench: worker {} event loop failed: {e}", plan.index);
             break;
         }
         now = Instant::now();
+        if let Some(called) = called {
+            wakeups.woke(called, at, now);
+        }
         if let (Some(alarm), Some(asked)) = (worker.alarm.as_mut(), asked) {
             alarm.woke(&asked, now, !events.is_empty());
         }
@@ -175,7 +181,11 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     worker.fold_nodes();
     let window = worker.fresh_window();
     let window = std::mem::replace(&mut worker.window, window);
-    let cpu = ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start));
+    let cpu = ThreadCpu {
+        late_wakeups: wakeups.late,
+        late_wakeup_max_ms: wakeups.worst.as_secs_f64() * 1e3,
+        ..ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start))
+    };
     let clients = conns.iter_mut().filter_map(|c| c.client_stats.take()).map(|s| *s).collect();
     let failed = (std::mem::take(&mut worker.failed), worker.failed_dropped);
     let (worker, interval) = (plan.index, worker.interval);

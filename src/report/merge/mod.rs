@@ -192,6 +192,7 @@ pub fn merge(inputs: &[Input], label: Option<&str>) -> Result<Merged, MergeError
         rate.send_lag_us = LatencySummary::of(&lag);
     }
     doc.client.threads = inputs.iter().flat_map(|i| i.doc.client.threads.iter().copied()).collect();
+    doc.rate = doc.rate.take().map(|rate| rate.woken(&doc.client.threads));
     // The server's telemetry: once, from the first shard that has it (every shard sampled the
     // same server over the same time).
     doc.server = inputs.iter().find_map(|i| i.doc.server.clone());

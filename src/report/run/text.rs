@@ -319,7 +319,7 @@ fn delivery(out: &mut String, run: &Run, d: &Delivery) {
     let _ = writeln!(
         out,
         "Rate: {:.0}/s requested ({}), {:.0}/s achieved ({:.1}%); {} of {} sends started over {:.0} ms late{} \
-         (send lag p50 {} ms, p99 {} ms, max {} ms)",
+         (send lag p50 {} ms, p99 {} ms, max {} ms){}",
         d.requested_per_sec,
         d.arrival,
         d.achieved_per_sec,
@@ -331,6 +331,14 @@ fn delivery(out: &mut String, run: &Run, d: &Delivery) {
         ms(d.send_lag_us.p50_us),
         ms(d.send_lag_us.p99_us),
         ms(d.send_lag_us.max_us),
+        match d.late_wakeups {
+            0 => String::new(),
+            n => format!(
+                "; {n} wake-ups over {:.0} ms late (at worst {:.1} ms)",
+                d.late_threshold_us / 1000.0,
+                d.late_wakeup_max_ms
+            ),
+        },
     );
     for warning in d.warnings() {
         let _ = writeln!(out, "{warning}");
