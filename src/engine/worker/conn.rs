@@ -74,7 +74,8 @@ pub(super) struct Held {
     pub(super) key_or_len: u64,
     /// As [`InFlight::intended`]: a closed loop's request is timed from when it joins.
     pub(super) intended: Instant,
-    pub(super) command: u32,
+    /// The command's index in the plan ([`Held::command`]), 32 bits as [`InFlight`]'s.
+    op: u32,
     /// The node whose `{tag}` its command carries ([`Held::tag_node`]).
     tag: u16,
     flags: u8,
@@ -91,12 +92,18 @@ impl Held {
     /// A request held as its key's number, encoded when it joins the pipeline.
     pub(super) fn key(key: u64, command: usize, intended: Instant, tag: Option<usize>) -> Held {
         let tag = tag.map_or(Held::NO_TAG, |t| t as u16);
-        Held { key_or_len: key, intended, command: command as u32, tag, flags: 0 }
+        Held { key_or_len: key, intended, op: command as u32, tag, flags: 0 }
     }
 
     /// A request encoded when drawn, its `len` bytes at the write buffer's tail.
     pub(super) fn encoded(len: usize, command: usize, intended: Instant) -> Held {
-        Held { key_or_len: len as u64, intended, command: command as u32, tag: Held::NO_TAG, flags: Held::ENCODED }
+        Held { key_or_len: len as u64, intended, op: command as u32, tag: Held::NO_TAG, flags: Held::ENCODED }
+    }
+
+    /// The command's index in the plan.
+    #[inline(always)]
+    pub(super) fn command(&self) -> usize {
+        self.op as usize
     }
 
     /// The node whose `{tag}` its command carries, if any.

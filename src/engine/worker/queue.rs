@@ -235,7 +235,7 @@ impl Worker<'_> {
                         len
                     }
                     None => {
-                        let command = held.command as usize;
+                        let command = held.command();
                         let tag = tag_of(self.router.as_ref(), held.tag_node());
                         if link.held_len == 0 {
                             requests.encode_key(command, held.key_or_len, &mut link.wbuf, tag);
@@ -249,7 +249,7 @@ impl Worker<'_> {
                 };
                 let measured = held.intended >= self.plan.measure_from;
                 let entry = InFlight {
-                    op: held.command,
+                    op: held.command() as u32,
                     intended: if !self.paced && measured { now } else { held.intended },
                     queued: now,
                     sent: now,
@@ -270,7 +270,7 @@ impl Worker<'_> {
         let mut offset = link.sendable_end();
         let mut bytes = Vec::new();
         while let Some(held) = link.held.pop_front() {
-            let command = held.command as usize;
+            let command = held.command();
             let slot = match held.encoded_len() {
                 Some(len) => {
                     bytes.clear();
