@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Open-loop (paced) cost against closed loop: client CPU per request, late sends (and of them
-those late by the client's own delay, with their connection free to send) and the
-bottleneck verdict at several connection counts, one client thread, on one redis-server.
+those late by the client's own delay, with their connection free to send), the worker's
+wake-ups the machine made over 1 ms late, and the bottleneck verdict at several connection
+counts, one client thread, on one redis-server.
 
 The server is pinned to core 0 and respbench to core 1 (taskset). Each connection count runs
 closed loop for DURATION, then paced at --of-closed (default 0.9) of that path's closed-loop
@@ -83,6 +84,8 @@ def measure(argv, json_path):
         "late": rate.get("late_sends", 0),
         # Late by the client's own delay (its connection free to send), where measured.
         "own": rate.get("late_sends_own", 0),
+        # The worker's waits the machine ended over 1 ms late (its host or a neighbour).
+        "wakeups": rate.get("late_wakeups", 0),
         "sends": rate.get("sends", 0),
         "verdict": doc["bottleneck"]["verdict"],
     }
@@ -123,7 +126,7 @@ def floor_rows(args, where, rate, requests):
         # The floor's late sends are all its own: it sleeps until they are due.
         late = f"{med[mode]['late']:.0f} ({100 * med[mode]['late'] / requests:.2f}%)" if asked else "-"
         print(f"{'floor':<10}{conns:>7} {mode:<7}{asked or '-':>9}{med[mode]['ops']:>9.0f}{achieved}"
-              f"{med[mode]['us']:>8.2f}{med[mode]['loop_us']:>12.2f}{late:>16}{late:>16}  -  [us/req: {each}]",
+              f"{med[mode]['us']:>8.2f}{med[mode]['loop_us']:>12.2f}{late:>16}{late:>16}{'-':>10}  -  [us/req: {each}]",
               flush=True)
     return (med["paced"]["us"] / med["closed"]["us"], med["paced"]["loop_us"] / med["closed"]["loop_us"])
 
@@ -156,7 +159,7 @@ def run_mode(args, binaries, where, name, rate_of):
             runs[label].append(measure(pin + common(binary, port, conns, io) + extra, os.path.join(workdir, "run.json")))
     medians = {}
     for label, rs in runs.items():
-        med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "own", "sends")}
+        med = {k: statistics.median(r[k] for r in rs) for k in ("ops", "us", "loop_us", "late", "own", "sends", "wakeups")}
         medians[label] = med["ops"]
         rate = rate_of(label)
         asked = f"{rate:>9}" if rate else f"{'-':>9}"
@@ -166,7 +169,8 @@ def run_mode(args, binaries, where, name, rate_of):
         own = f"{med['own']:.0f} ({100 * med['own'] / med['sends']:.2f}%)" if med["sends"] else "-"
         each = " ".join(f"{r['us']:.1f}" for r in rs)
         print(f"{label:<10}{conns:>7} {name:<7}{asked}{med['ops']:>9.0f}{achieved}{med['us']:>8.2f}"
-              f"{med['loop_us']:>12.2f}{late:>16}{own:>16}  {verdicts}  [us/req: {each}]", flush=True)
+              f"{med['loop_us']:>12.2f}{late:>16}{own:>16}{med['wakeups'] if rate else '-':>10}  {verdicts}"
+              f"  [us/req: {each}]", flush=True)
     return medians
 
 
@@ -215,7 +219,7 @@ def main():
         asked = f"--rate {args.rate}" if args.rate else f"paced at {args.of_closed:.0%} of closed loop"
         print(f"{asked}, --duration {args.duration} --threads 1 --ratio 1:4 -d {VALUE}, median of {args.runs}")
         print(f"{'build':<10}{'conns':>7} {'mode':<7}{'asked/s':>9}{'ops/s':>9}{'achieved':>9}{'us/req':>8}"
-              f"{'loop us/req':>12}{'late sends':>16}{'client own':>16}  verdicts")
+              f"{'loop us/req':>12}{'late sends':>16}{'client own':>16}{'late wake':>10}  verdicts")
         for conns in conn_counts:
             ticks = bench.cpu_ticks()
             closed = {}
