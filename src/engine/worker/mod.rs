@@ -85,7 +85,6 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
         }
     };
     let mut events = Vec::with_capacity(1024);
-    let mut wakeups = alarm::Wakeups::default();
     let cpu_before = ThreadCpu::now();
     let mut now = Instant::now();
     let loop_start = now;
@@ -98,22 +97,13 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     }
     while worker.active > 0 {
         let wake = worker.wake_at(&conns, stopped, now);
-        // Paced workers wake to the microsecond (the driver's timer is set from a fresh
-        // clock: `now` is as old as the sends just made), early by what the machine adds.
-        let called = worker.paced.then(Instant::now);
-        let asked = worker.alarm.as_ref().zip(called).map(|(a, called)| a.ask(wake, called));
-        let at = asked.as_ref().map_or(wake, |a| a.at);
-        if let Err(e) = worker.driver.wait(at, &mut events) {
-            eprintln!("respbench: worker {} event loop failed: {e}", plan.index);
-            break;
-        }
-        now = Instant::now();
-        if let Some(called) = called {
-            wakeups.woke(called, at, now);
-        }
-        if let (Some(alarm), Some(asked)) = (worker.alarm.as_mut(), asked) {
-            alarm.woke(&asked, now, !events.is_empty());
-        }
+        now = match worker.wait(wake, &mut events) {
+            Ok(now) => now,
+            Err(e) => {
+                eprintln!("respbench: worker {} event loop failed: {e}", plan.index);
+                break;
+            }
+        };
         restamp_sent(&worker.driver, &mut conns, &mut worker.window.send_lag_ns);
         let mut mid_turn = worker.paced;
         for event in &events {
@@ -182,8 +172,8 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
     let window = worker.fresh_window();
     let window = std::mem::replace(&mut worker.window, window);
     let cpu = ThreadCpu {
-        late_wakeups: wakeups.late,
-        late_wakeup_max_ms: wakeups.worst.as_secs_f64() * 1e3,
+        late_wakeups: worker.wakeups.late,
+        late_wakeup_max_ms: worker.wakeups.worst.as_secs_f64() * 1e3,
         ..ThreadCpu::now().since(&cpu_before, now.duration_since(loop_start))
     };
     let clients = conns.iter_mut().filter_map(|c| c.client_stats.take()).map(|s| *s).collect();
@@ -341,6 +331,7 @@ impl<'p> Worker<'p> {
             deferred: Vec::new(),
             not_yet: Vec::new(),
             alarm: (paced && batching.is_none()).then(Alarm::new),
+            wakeups: alarm::Wakeups::default(),
             answered: false,
             retrying: 0,
             failed: Vec::new(),

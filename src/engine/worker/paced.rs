@@ -1,10 +1,12 @@
 //! The paced worker's due sends: the connections whose entry in the timer queue (`due.rs`)
-//! came up, sent at the turn's end and between a turn's events.
+//! came up, sent at the turn's end and between a turn's events; and every worker's wait,
+//! which a paced one times.
 
 use std::time::Instant;
 
 use super::conn::Conn;
 use super::state::Worker;
+use crate::net::driver::Event;
 
 impl Worker<'_> {
     /// Sends every due request of every connection whose entry came up by `now`, before the
@@ -42,5 +44,26 @@ impl Worker<'_> {
         }
         self.not_yet = not_yet;
         left
+    }
+}
+
+impl Worker<'_> {
+    /// Waits for events or until `wake`; returns the clock after. Paced workers wake to the
+    /// microsecond (the driver's timer is set from a fresh clock: the loop's is as old as the
+    /// sends just made), early by what the machine adds where they sleep long (the alarm), and
+    /// count the waits the machine ended late.
+    pub(super) fn wait(&mut self, wake: Instant, events: &mut Vec<Event>) -> std::io::Result<Instant> {
+        let called = self.paced.then(Instant::now);
+        let asked = self.alarm.as_ref().zip(called).map(|(a, called)| a.ask(wake, called));
+        let at = asked.as_ref().map_or(wake, |a| a.at);
+        self.driver.wait(at, events)?;
+        let now = Instant::now();
+        if let Some(called) = called {
+            self.wakeups.woke(called, at, now);
+        }
+        if let (Some(alarm), Some(asked)) = (self.alarm.as_mut(), asked) {
+            alarm.woke(&asked, now, !events.is_empty());
+        }
+        Ok(now)
     }
 }

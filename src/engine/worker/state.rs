@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use super::alarm::Alarm;
+use super::alarm::{Alarm, Wakeups};
 use super::due::{Batching, DueQueue};
 use super::voice::Said;
 use crate::config::{Faults, ServerOptions};
@@ -96,6 +96,8 @@ pub(super) struct Worker<'p> {
     /// Paced without batching: wakes early by the machine's lateness, then sleeps the rest
     /// briefly. (A batching worker's sends wait for their tick anyway.)
     pub(super) alarm: Option<Alarm>,
+    /// Paced: the waits the machine ended over the late threshold after their time.
+    pub(super) wakeups: Wakeups,
     /// A reply came (here, or in another worker), or this worker gave up waiting for one.
     pub(super) answered: bool,
     /// Requests waiting in the connections' retry queues.
