@@ -128,7 +128,7 @@ impl Delivery {
     }
 
     /// The late wake-ups in words ("" without any): they say a late send was the machine's.
-    fn wakeups_said(&self) -> String {
+    pub fn wakeups_said(&self) -> String {
         if self.late_wakeups == 0 {
             return String::new();
         }
