@@ -283,13 +283,14 @@ fn send_all(mut stream: &TcpStream, mut pieces: &mut [io::IoSlice<'_>]) -> io::R
     Ok(())
 }
 
-fn epoll(cs: &mut [Conn], load: &mut Load, value: &[u8]) -> io::Result<u64> {
+/// An epoll instance with every connection made non-blocking and registered for reading under
+/// its index.
+fn registered(cs: &mut [Conn]) -> io::Result<libc::c_int> {
     // SAFETY: epoll_create1 takes no pointers.
     let ep = unsafe { libc::epoll_create1(0) };
     if ep < 0 {
         return Err(io::Error::last_os_error());
     }
-    let mut busy = 0;
     for (i, c) in cs.iter_mut().enumerate() {
         c.stream.set_nonblocking(true)?;
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
@@ -297,6 +298,14 @@ fn epoll(cs: &mut [Conn], load: &mut Load, value: &[u8]) -> io::Result<u64> {
         if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, c.stream.as_raw_fd(), &mut ev) } < 0 {
             return Err(io::Error::last_os_error());
         }
+    }
+    Ok(ep)
+}
+
+fn epoll(cs: &mut [Conn], load: &mut Load, value: &[u8]) -> io::Result<u64> {
+    let ep = registered(cs)?;
+    let mut busy = 0;
+    for c in cs.iter_mut() {
         if load.next_batch(c) {
             send_batch(c, value)?;
             busy += 1;
@@ -336,21 +345,8 @@ fn paced(cs: &mut [Conn], load: &mut Load, value: &[u8], rate: f64) -> io::Resul
     use std::time::{Duration, Instant};
     // SAFETY: PR_SET_TIMERSLACK takes an integer: epoll_pwait2's timeout then fires on time.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
-    // SAFETY: epoll_create1 takes no pointers.
-    let ep = unsafe { libc::epoll_create1(0) };
-    if ep < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut free = std::collections::VecDeque::with_capacity(cs.len());
-    for (i, c) in cs.iter_mut().enumerate() {
-        c.stream.set_nonblocking(true)?;
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
-        // SAFETY: `ev` is a valid epoll_event for the duration of the call.
-        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, c.stream.as_raw_fd(), &mut ev) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        free.push_back(i);
-    }
+    let ep = registered(cs)?;
+    let mut free: std::collections::VecDeque<usize> = (0..cs.len()).collect();
     let gap_ns = 1e9 / rate;
     let tick_ns = (8.0 * gap_ns).min(250_000.0);
     let tick_ns = if tick_ns / gap_ns >= 2.0 { tick_ns as u64 } else { 0 };

@@ -331,14 +331,7 @@ fn delivery(out: &mut String, run: &Run, d: &Delivery) {
         ms(d.send_lag_us.p50_us),
         ms(d.send_lag_us.p99_us),
         ms(d.send_lag_us.max_us),
-        match d.late_wakeups {
-            0 => String::new(),
-            n => format!(
-                "; {n} wake-ups over {:.0} ms late (at worst {:.1} ms)",
-                d.late_threshold_us / 1000.0,
-                d.late_wakeup_max_ms
-            ),
-        },
+        d.wakeups_said(),
     );
     for warning in d.warnings() {
         let _ = writeln!(out, "{warning}");
