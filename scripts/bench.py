@@ -184,12 +184,13 @@ def cluster_clients(port, requests, pipeline, core):
 
 def run_table(title, make_clients, args, pipelines):
     """Runs every client `args.runs` times per pipeline (alternating their order, so no tool
-    always runs on a warmer server); returns {pipeline: {client: (ops/s, CPU us/request)}} of
-    medians, each pipeline printed as a table headed `{title}, pipeline N` (`pipeline N` without
-    a title)."""
-    tables = {}
+    always runs on a warmer server); returns ({pipeline: {client: (ops/s, CPU us/request)}} of
+    medians, {pipeline: [each run's {client: CPU us/request}]}), each pipeline printed as a
+    table headed `{title}, pipeline N` (`pipeline N` without a title)."""
+    tables, rounds = {}, {}
     for pipeline in pipelines:
         results = {}
+        rounds[pipeline] = []
         requests = make_clients.requests
         ticks = cpu_ticks()
         for run in range(args.runs):
@@ -200,6 +201,7 @@ def run_table(title, make_clients, args, pipelines):
                 wall, user, sys_ = measure(argv)
                 results.setdefault(name, []).append((requests / wall, (user + sys_) / requests * 1e6,
                                                      user / requests * 1e6, sys_ / requests * 1e6))
+            rounds[pipeline].append({name: rows[-1][1] for name, rows in results.items()})
         print(f"\n{title + ', ' if title else ''}pipeline {pipeline}")
         print(f"{'client':<30}{'ops/s':>12}{'CPU us/req':>12}{'user':>8}{'sys':>8}")
         medians = {}
@@ -209,7 +211,14 @@ def run_table(title, make_clients, args, pipelines):
             print(f"{name:<30}{ops:>12.0f}{cpu:>12.2f}{user:>8.2f}{sys_:>8.2f}")
         print(steal_line(ticks))
         tables[pipeline] = medians
-    return tables
+    return tables, rounds
+
+
+def paired(rounds, name, other):
+    """The median over runs of `name`'s CPU per request over `other`'s in the same run. The
+    machine's pace drifts between runs by more than the clients differ (BENCHMARKS.md), so a
+    ratio is taken within each run, where both met the same machine, and its median printed."""
+    return statistics.median(r[name] / r[other] for r in rounds)
 
 
 def measure(argv):
@@ -278,21 +287,24 @@ def main():
         pipelines = [int(p) for p in args.pipelines.split(",")]
         # Each pipeline's table is printed with its ratios below it.
         for pipeline in pipelines:
-            medians = run_table(None, make, args, [pipeline])[pipeline]
+            tables, rounds = run_table(None, make, args, [pipeline])
+            medians, rounds = tables[pipeline], rounds[pipeline]
             standalone[pipeline] = medians
             peers = {n: m for n, m in medians.items() if not n.startswith(("respbench", "floor"))}
             cheapest = min(peers, key=lambda n: peers[n][1])
             for name in (n for n in medians if n.startswith("respbench")):
-                ops, cpu = medians[name]
-                vs = "  ".join(f"{cpu / peers[p][1]:.2f}x {p}" for p in peers)
+                ops = medians[name][0]
+                vs = "  ".join(f"{paired(rounds, name, p):.2f}x {p}" for p in peers)
                 kind = name.replace("respbench", "floor")
-                floors = "  ".join(f"{cpu / medians[f][1]:.2f}x {f}" for f in dict.fromkeys((kind, "floor (epoll)")) if f in medians)
-                print(f"{name}: CPU per request {floors}; {cpu / peers[cheapest][1]:.2f}x the cheapest peer "
+                floors = "  ".join(f"{paired(rounds, name, f):.2f}x {f}"
+                                   for f in dict.fromkeys((kind, "floor (epoll)")) if f in medians)
+                print(f"{name}: CPU per request {floors}; {paired(rounds, name, cheapest):.2f}x the cheapest peer "
                       f"({cheapest}); against each: {vs}; throughput {ops / peers[cheapest][0]:.2f}x {cheapest}'s")
         print("\nCPU per request is the client process's user + system time (getrusage) over the requests; "
-              "below 1x respbench is cheaper. The floor rows are examples/floor.rs: per request only the "
-              "system calls a closed-loop client of that I/O path cannot avoid (no latency, no parsing, no "
-              "key choice); the target is at most 0.9x the epoll floor at pipeline 1 and at most the floor at 16.")
+              "below 1x respbench is cheaper; each ratio is the median of the ratios within each run. The "
+              "floor rows are examples/floor.rs: per request only the system calls a closed-loop client of that "
+              "I/O path cannot avoid (no latency, no parsing, no key choice); the target is at most 0.9x the "
+              "epoll floor at pipeline 1 and at most the floor at 16.")
     finally:
         server.terminate()
         server.wait()
@@ -316,7 +328,7 @@ def cluster_rows(args, server_core, client_core, standalone):
         pipelines = [int(p) for p in args.pipelines.split(",")]
         print(f"\nThe same GETs over a cluster of {len(ports)} primaries on core {server_core} (keys prefilled "
               f"through respbench --cluster), {args.cluster_requests} requests, median of {args.runs} runs")
-        tables = run_table(f"cluster of {len(ports)} primaries", make, args, pipelines)
+        tables, rounds = run_table(f"cluster of {len(ports)} primaries", make, args, pipelines)
         for pipeline, medians in tables.items():
             peers = {n: m for n, m in medians.items() if not n.startswith("respbench")}
             for name in (n for n in medians if n.startswith("respbench (")):
@@ -324,16 +336,17 @@ def cluster_rows(args, server_core, client_core, standalone):
                 parts = []
                 if peers:
                     cheapest = min(peers, key=lambda n: peers[n][1])
-                    parts.append(f"{cpu / peers[cheapest][1]:.2f}x the cheapest peer ({cheapest})")
+                    parts.append(f"{paired(rounds[pipeline], name, cheapest):.2f}x the cheapest peer ({cheapest})")
+                # Standalone ran in another table, at another time: the ratio of medians.
                 alone = standalone.get(pipeline, {}).get(name)
                 if alone:
                     parts.append(f"{cpu / alone[1]:.2f}x its own standalone cost ({alone[1]:.2f} us)")
                 print(f"cluster, pipeline {pipeline}, {name}: CPU per request " + "; ".join(parts or ["no peer"]))
             for peer in peers:
-                same = medians.get(f"respbench as {SHORT[peer]}")
-                if same:
+                same_name = f"respbench as {SHORT[peer]}"
+                if same_name in medians:
                     print(f"cluster, pipeline {pipeline}, respbench as {SHORT[peer]}: CPU per request "
-                          f"{same[1] / peers[peer][1]:.2f}x {peer}'s on its own command line")
+                          f"{paired(rounds[pipeline], same_name, peer):.2f}x {peer}'s on its own command line")
         print("Targets: at most 0.6x the cheapest peer at pipeline 1 and 0.7x at 16, and at most 1.3x respbench's "
               "own standalone cost at 16. valkey-benchmark's cluster keys carry a slot tag drawn per request, so "
               "its GETs miss.")

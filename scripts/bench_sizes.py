@@ -12,7 +12,7 @@ The floor rows are examples/floor.rs on the epoll path: the same reads and write
 same values, nothing parsed, no latency recorded (a SET waits in poll while the socket's
 buffer is full, as any client writing large values must).
 
-Usage: scripts/bench_sizes.py [--runs N] [--sizes 100000,1000000] [--requests-mb 2000]
+Usage: scripts/bench_sizes.py [--runs N] [--sizes 100000,1000000] [--requests-mb 4000]
                               [--connections 10000] [--no-storm]
 """
 
@@ -97,9 +97,10 @@ def storm_clients(port, connections, core):
     return out
 
 
-def medians_of(clients, runs, requests):
+def medians_of(clients, runs, requests, rounds=None):
     """{client: (ops/s, CPU us/request, wall s, CPU s, peak MB)}: medians over `runs`, the order
-    alternating run by run so no client always meets a warmer server."""
+    alternating run by run so no client always meets a warmer server. `rounds`, a list, is given
+    each run's {client: CPU us/request} too, for ratios paired within a run."""
     rows = {}
     for r in range(runs):
         tools = list(clients.items())
@@ -108,6 +109,8 @@ def medians_of(clients, runs, requests):
         for name, argv in tools:
             wall, user, sys_, rss = run(argv)
             rows.setdefault(name, []).append((requests / wall, (user + sys_) / requests * 1e6, wall, user + sys_, rss))
+        if rounds is not None:
+            rounds.append({name: v[-1][1] for name, v in rows.items()})
     return {n: tuple(statistics.median(x[i] for x in v) for i in range(5)) for n, v in rows.items()}
 
 
@@ -136,7 +139,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 3)))
     ap.add_argument("--sizes", default=os.environ.get("BENCH_SIZES", "100000,1000000"))
-    ap.add_argument("--requests-mb", type=int, default=int(os.environ.get("BENCH_SIZES_MB", 2000)),
+    ap.add_argument("--requests-mb", type=int, default=int(os.environ.get("BENCH_SIZES_MB", 4000)),
                     help="megabytes of values each run moves (requests = this over the value size)")
     ap.add_argument("--connections", type=int, default=int(os.environ.get("BENCH_STORM", 10000)))
     ap.add_argument("--no-storm", action="store_true")
@@ -157,7 +160,8 @@ def main():
             requests = max(CONNECTIONS * 10, args.requests_mb * 1_000_000 // value // CONNECTIONS * CONNECTIONS)
             for op in ("get", "set"):
                 ticks = bench.cpu_ticks()
-                medians = medians_of(size_clients(port, op, value, requests, client_core), args.runs, requests)
+                rounds = []
+                medians = medians_of(size_clients(port, op, value, requests, client_core), args.runs, requests, rounds)
                 print(f"\n{op.upper()} of {value:,}-byte values, {CONNECTIONS} connections, pipeline 1, "
                       f"{requests} requests, median of {args.runs} runs")
                 print(f"{'client':<22}{'ops/s':>10}{'CPU us/req':>12}")
@@ -166,13 +170,13 @@ def main():
                 print(bench.steal_line(ticks))
                 peers = {n: m for n, m in medians.items() if not n.startswith(("respbench", "floor"))}
                 for name in (n for n in medians if n.startswith("respbench")):
-                    cpu = medians[name][1]
-                    parts = [f"{cpu / medians['floor (epoll)'][1]:.2f}x the floor (epoll)"]
+                    parts = [f"{bench.paired(rounds, name, 'floor (epoll)'):.2f}x the floor (epoll)"]
                     if peers:
                         cheapest = min(peers, key=lambda n: peers[n][1])
-                        parts.append(f"{cpu / peers[cheapest][1]:.2f}x the cheapest peer ({cheapest})")
+                        parts.append(f"{bench.paired(rounds, name, cheapest):.2f}x the cheapest peer ({cheapest})")
                     print(f"{op.upper()} {value:,} B, {name}: CPU per request " + "; ".join(parts))
-        print("Targets: within 1.1x the floor and at most 0.8x the cheapest peer.")
+        print("Ratios: medians of the ratios within each run. Targets: within 1.1x the floor and at most 0.8x the "
+              "cheapest peer.")
         if not args.no_storm:
             prefill(port, 100)  # one GET of a 100-byte value per connection, not of the last large size
             storm_table(lambda: storm_clients(port, args.connections, client_core), args.connections, args.runs, hard)

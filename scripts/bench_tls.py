@@ -160,7 +160,9 @@ def main():
         prefill(port, VALUE, KEYS, ("--tls", "--cacert", ca))
         for pipeline in (int(p) for p in args.pipelines.split(",")):
             ticks = bench.cpu_ticks()
-            m = medians_of(get_clients(port, ca, args.requests, pipeline, client_core), args.runs, args.requests)
+            rounds = []
+            m = medians_of(get_clients(port, ca, args.requests, pipeline, client_core), args.runs, args.requests,
+                           rounds)
             print(f"\nGETs over TLS, {VALUE}-byte values, {CONNECTIONS} connections, pipeline {pipeline}, "
                   f"{args.requests} requests, median of {args.runs} runs")
             print(f"{'client':<22}{'ops/s':>12}{'CPU us/req':>12}")
@@ -169,15 +171,16 @@ def main():
             print(bench.steal_line(ticks))
             peers = {n: v for n, v in m.items() if not n.startswith(("respbench", "TLS floor"))}
             for name in (n for n in m if n.startswith("respbench")):
-                parts = [f"{m[name][1] / m['TLS floor (epoll)'][1]:.2f}x the TLS floor"]
+                parts = [f"{bench.paired(rounds, name, 'TLS floor (epoll)'):.2f}x the TLS floor"]
                 if peers:
                     cheapest = min(peers, key=lambda n: peers[n][1])
-                    parts.append(f"{m[name][1] / peers[cheapest][1]:.2f}x the cheapest peer ({cheapest})")
+                    parts.append(f"{bench.paired(rounds, name, cheapest):.2f}x the cheapest peer ({cheapest})")
                 print(f"TLS, pipeline {pipeline}, {name}: CPU per request " + "; ".join(parts))
         print("Targets: at most 0.6x the cheapest peer at pipeline 1 and 16, and within 1.15x the TLS floor.")
         ticks = bench.cpu_ticks()
+        rounds = []
         m = medians_of(handshake_clients(port, ca, args.handshake_requests, client_core), args.runs,
-                    args.handshake_requests)
+                       args.handshake_requests, rounds)
         print(f"\nA reconnect every 10 requests over TLS (a handshake each), 10 connections, "
               f"{args.handshake_requests} requests, median of {args.runs} runs")
         print(f"{'client':<28}{'handshakes/s':>14}{'CPU us/req':>12}")
@@ -186,7 +189,8 @@ def main():
         print(bench.steal_line(ticks))
         if "memtier_benchmark" in m:
             for name in (n for n in m if n.startswith("respbench")):
-                print(f"handshakes, {name}: {m[name][1] / m['memtier_benchmark'][1]:.2f}x memtier_benchmark's CPU "
+                ratio = bench.paired(rounds, name, "memtier_benchmark")
+                print(f"handshakes, {name}: {ratio:.2f}x memtier_benchmark's CPU "
                       "(target: at most 0.5x)")
         if not args.no_storm:
             storm_table(lambda: storm_clients(port, ca, args.connections, client_core), args.connections, args.runs,
