@@ -420,29 +420,28 @@ impl RequestGen {
         } else {
             let mut rands = [[b'0'; RAND_WIDTH]; 9 + MAX_RAND_INTS];
             let (lo, hi) = workload.rand_range;
-            for (i, buf) in rands.iter_mut().enumerate() {
-                let wanted = if i < 9 { draws.shared & (1 << i) != 0 } else { i - 9 < draws.rand_ints };
-                if wanted {
-                    // Every `__rand_int__` of a command takes the one counter in turn.
-                    let n = match self.counted.as_mut() {
-                        Some(counted) => lo + counted[i.min(9)].next(u128::from(hi - lo) + 1),
-                        None => lo + self.rng.below(hi - lo + 1),
-                    };
-                    zero_padded(buf, n);
-                }
+            // Only the numbers the command uses, in the order of their holes: the shared ones
+            // (`__rand_int0__` ..), then each `__rand_int__` in turn.
+            let mut shared = draws.shared;
+            let used = std::iter::from_fn(|| {
+                let i = shared.trailing_zeros() as usize;
+                shared &= shared.wrapping_sub(1);
+                (i < 9).then_some(i)
+            });
+            for i in used.chain(9..9 + draws.rand_ints) {
+                // Every `__rand_int__` of a command takes the one counter in turn.
+                let n = match self.counted.as_mut() {
+                    Some(counted) => lo + counted[i.min(9)].next(u128::from(hi - lo) + 1),
+                    None => lo + self.rng.below(hi - lo + 1),
+                };
+                zero_padded(&mut rands[i], n);
             }
             let mut drawn = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
             let mut between: [&[u8]; MAX_BETWEEN] = [b""; MAX_BETWEEN];
             for ((&(lo, hi, normal), buf), hole) in workload.between[cmd].iter().zip(&mut drawn).zip(&mut between) {
                 *hole = buf.format(rng::between(&mut self.rng, lo, hi, normal)).as_bytes();
             }
-            let mut holes: [&[u8]; HOLES] = [b""; HOLES];
-            holes[..HOLE_SHARED].copy_from_slice(&fixed);
-            for (i, buf) in rands.iter().enumerate() {
-                holes[HOLE_SHARED + i] = buf;
-            }
-            holes[HOLE_CURSOR] = if self.cursor.is_empty() { b"0" } else { &self.cursor };
-            holes[HOLE_BETWEEN..].copy_from_slice(&between);
+            let cursor: &[u8] = if self.cursor.is_empty() { b"0" } else { &self.cursor };
             let stamp =
                 if draws.stamp { next_stamp(&mut self.published, self.publisher) } else { [0; stamp::STAMP_LEN] };
             let (digits, ends) = (&self.multi_digits, &self.multi_ends);
@@ -453,8 +452,14 @@ impl RequestGen {
                     element[i - HOLE_ELEMENT]
                 } else if i >= HOLE_FIELD {
                     &row[i - HOLE_FIELD]
+                } else if i < HOLE_SHARED {
+                    fixed[i]
+                } else if i < HOLE_CURSOR {
+                    &rands[i - HOLE_SHARED]
+                } else if i == HOLE_CURSOR {
+                    cursor
                 } else if i < HOLE_MULTI {
-                    holes[i]
+                    between[i - HOLE_BETWEEN]
                 } else {
                     let k = i - HOLE_MULTI;
                     &digits[if k == 0 { 0 } else { ends[k - 1] }..ends[k]]
