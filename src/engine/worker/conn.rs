@@ -277,6 +277,15 @@ impl Link {
         }
     }
 
+    /// Whether a flush has anything to do: the link is up, with bytes to write, requests no
+    /// write carried yet, or a TLS session that may still hold records.
+    #[inline]
+    pub(super) fn has_output(&self) -> bool {
+        self.io
+            .as_ref()
+            .is_some_and(|io| self.wpos < self.sendable_end() || self.unwritten > 0 || matches!(io, Transport::Tls(_)))
+    }
+
     /// Where the held requests' bytes start in `wbuf`: what may be written ends there.
     #[inline]
     pub(super) fn sendable_end(&self) -> usize {

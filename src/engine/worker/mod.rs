@@ -475,9 +475,15 @@ impl<'p> Worker<'p> {
         let at = if self.driver.sends_at_write() { Instant::now() } else { now };
         if self.stalled_with_replies_due(conn, now, at) {
             self.deferred.push(c);
+        } else if conn.links.len() == 1 {
+            self.flush_link(conn, 0, at);
         } else {
+            // A turn refills one link of a cluster connection, or a few: the others are passed
+            // over without a call.
             for node in 0..conn.links.len() {
-                self.flush_link(conn, node, at);
+                if conn.links[node].as_ref().is_some_and(Link::has_output) {
+                    self.flush_link(conn, node, at);
+                }
             }
         }
         if conn.remaining == Some(0) && conn.idle() && conn.unit_sending.is_none() {
