@@ -31,7 +31,7 @@ pub(super) struct Part {
 /// another worker's (the slots of one part are written by one thread only).
 #[derive(Debug, Default)]
 #[repr(align(64))]
-struct Slot {
+pub(super) struct Slot {
     /// `pending << 32 | oldest command + 1 (30 bits) << 2 | state`; 0: the link never existed.
     flight: AtomicU64,
     /// The link's local port + 1 (0: none, as on a unix socket).
@@ -125,31 +125,24 @@ impl Board {
 }
 
 impl Part {
-    /// Link `node` of connection `c` as it stands: its state, the requests in flight on it and
-    /// the oldest one's command. One relaxed store, by the worker that owns it.
+    /// Connection `c`'s slots, one per link (none past the part's connections).
     #[inline]
+    pub(super) fn row(&self, c: usize) -> &[Slot] {
+        self.slots.get(c * self.width..(c + 1) * self.width).unwrap_or(&[])
+    }
+
+    /// Link `node` of connection `c` as it stands ([`Slot::show`]); a link past the part's
+    /// width (a node the cluster gained after the start) is not on the board.
     pub(super) fn show(&self, c: usize, node: usize, state: LinkState, pending: usize, oldest: Option<usize>) {
-        if node >= self.width {
-            return; // a node the cluster gained after the start: not on the board
-        }
-        if let Some(slot) = self.slots.get(c * self.width + node) {
-            let state = match state {
-                LinkState::Connecting => CONNECTING,
-                LinkState::Connected => CONNECTED,
-                LinkState::Disconnected => DISCONNECTED,
-            };
-            let oldest = oldest.map_or(0, |command| (command as u64 + 1) & 0x3fff_ffff);
-            slot.flight.store((pending.min(u32::MAX as usize) as u64) << 32 | oldest << 2 | state, Ordering::Relaxed);
+        if let Some(slot) = self.row(c).get(node) {
+            slot.show(state, pending, oldest);
         }
     }
 
     /// Link `node` of connection `c` connected: its own address and its server's (`None` on a
     /// unix socket).
     pub(super) fn connected(&self, c: usize, node: usize, endpoints: Option<(SocketAddr, SocketAddr)>) {
-        if node >= self.width {
-            return;
-        }
-        let Some(slot) = self.slots.get(c * self.width + node) else { return };
+        let Some(slot) = self.row(c).get(node) else { return };
         let (local, (head, high, low)) = match endpoints {
             Some((local, peer)) => {
                 let (family, ip) = match peer.ip() {
@@ -168,6 +161,19 @@ impl Part {
 }
 
 impl Slot {
+    /// Its link as it stands: its state, the requests in flight on it and the oldest one's
+    /// command. One relaxed store, by the worker that owns it.
+    #[inline]
+    pub(super) fn show(&self, state: LinkState, pending: usize, oldest: Option<usize>) {
+        let state = match state {
+            LinkState::Connecting => CONNECTING,
+            LinkState::Connected => CONNECTED,
+            LinkState::Disconnected => DISCONNECTED,
+        };
+        let oldest = oldest.map_or(0, |command| (command as u64 + 1) & 0x3fff_ffff);
+        self.flight.store((pending.min(u32::MAX as usize) as u64) << 32 | oldest << 2 | state, Ordering::Relaxed);
+    }
+
     fn server(&self) -> Option<SocketAddr> {
         let head = self.peer[0].load(Ordering::Acquire);
         let ip =

@@ -35,14 +35,15 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn show(&self, conn: &Conn, c: usize) {
         let Some(part) = self.shown else { return };
-        for (node, link) in conn.links.iter().enumerate() {
+        // A link past the board's width (a node the cluster gained after the start) is not on it.
+        for (link, slot) in conn.links.iter().zip(part.row(c)) {
             let Some(link) = link else { continue };
             let state = match (&link.io, &link.dialing) {
                 (Some(_), _) => LinkState::Connected,
                 (None, Some(_)) => LinkState::Connecting,
                 (None, None) => LinkState::Disconnected,
             };
-            part.show(c, node, state, link.inflight.len(), link.inflight.front().map(|r| r.command()));
+            slot.show(state, link.inflight.len(), link.inflight.front().map(|r| r.command()));
         }
     }
 
