@@ -85,24 +85,29 @@ impl KeySlots {
         Some(KeySlots { fixed, pairs, leads })
     }
 
-    /// The slot of the key whose number is `n`.
+    /// The slot of the key whose number is `n`: two digits a step from the end, then the
+    /// leading pair or lone digit. A `u64` has at most 20 digits, so the steps stay within the
+    /// tables' 10 places (no index is taken modulo anything).
     #[inline]
     pub fn slot_of(&self, mut n: u64) -> u16 {
         let mut crc = 0;
-        let mut j = 0;
-        while n >= 100 {
-            crc ^= self.pairs[j % (DIGITS / 2)][(n % 100) as usize];
+        let mut len = 0;
+        for (pairs, leads) in self.pairs.iter().zip(&self.leads) {
+            if n < 10 {
+                crc ^= leads[n as usize];
+                len += 1;
+                break;
+            }
+            if n < 100 {
+                crc ^= pairs[n as usize];
+                len += 2;
+                break;
+            }
+            crc ^= pairs[(n % 100) as usize];
             n /= 100;
-            j += 1;
+            len += 2;
         }
-        let len = if n >= 10 {
-            crc ^= self.pairs[j % (DIGITS / 2)][n as usize];
-            2 * j + 2
-        } else {
-            crc ^= self.leads[j % (DIGITS / 2)][n as usize];
-            2 * j + 1
-        };
-        (crc ^ self.fixed[len % (DIGITS + 1)]) % SLOTS as u16
+        (crc ^ self.fixed[len]) % SLOTS as u16
     }
 }
 
