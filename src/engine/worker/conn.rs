@@ -56,6 +56,23 @@ pub(super) struct InFlight {
 const _: () = assert!(std::mem::size_of::<InFlight>() == 64);
 
 impl InFlight {
+    /// A request about to be queued: `intended` and `queued` as their fields say, sent `now`
+    /// (the write or submit that carries it may move that later).
+    #[inline(always)]
+    pub(super) fn new(command: usize, intended: Instant, queued: Instant, now: Instant) -> InFlight {
+        InFlight {
+            op: command as u32,
+            intended,
+            queued,
+            sent: now,
+            ends_unit: false,
+            len: 0,
+            tries: 0,
+            asking: false,
+            lag_due: false,
+        }
+    }
+
     /// The command's index in the plan.
     #[inline(always)]
     pub(super) fn command(&self) -> usize {

@@ -81,20 +81,10 @@ impl Worker<'_> {
         (tag_node, intended, queued): (Option<usize>, Instant, Instant),
         now: Instant,
     ) -> (usize, bool) {
-        let entry = InFlight {
-            op: command as u32,
-            intended,
-            queued,
-            sent: now,
-            ends_unit: false,
-            len: 0,
-            tries: 0,
-            asking: false,
-            lag_due: false,
-        };
         if self.router.is_some() {
-            return self.queue_routed(conn, c, entry, tag_node, now);
+            return self.queue_routed(conn, c, (command, intended, queued), tag_node, now);
         }
+        let entry = InFlight::new(command, intended, queued, now);
         // A standalone server: its one link, which never holds (the pipeline is the connection's).
         let Conn { links, requests, client_stats, .. } = conn;
         let link = links[0].as_mut().expect("a link to the server");
@@ -114,11 +104,10 @@ impl Worker<'_> {
         &mut self,
         conn: &mut Conn,
         c: usize,
-        entry: InFlight,
+        (command, intended, queued): (usize, Instant, Instant),
         tag_node: Option<usize>,
         now: Instant,
     ) -> (usize, bool) {
-        let command = entry.command();
         let Some(router) = self.router.as_mut() else { return (0, false) };
         let read = self.plan.reads[command];
         let drawn = conn.requests.draw_routed(command);
@@ -138,7 +127,7 @@ impl Worker<'_> {
         let hold = *per_node && (link.units >= *pipeline || !link.held.is_empty());
         // A full link holds it; a key known by its number is encoded only when it joins.
         if let (true, Some(key)) = (hold, &drawn) {
-            link.held.push_back(Held::key(key.key, command, entry.intended, tag_node));
+            link.held.push_back(Held::key(key.key, command, intended, tag_node));
             return (node, true);
         }
         let before = link.wbuf.len();
@@ -154,9 +143,10 @@ impl Worker<'_> {
         // Else its bytes wait at the buffer's tail, behind what may be written.
         if hold {
             link.held_len += len;
-            link.held.push_back(Held::encoded(len, command, entry.intended));
+            link.held.push_back(Held::encoded(len, command, intended));
             return (node, true);
         }
+        let entry = InFlight::new(command, intended, queued, now);
         self.account(link, client_stats.as_deref_mut(), node, entry, before..before + len, now);
         (node, false)
     }
@@ -248,16 +238,11 @@ impl Worker<'_> {
                     }
                 };
                 let measured = held.intended >= self.plan.measure_from;
+                let intended = if !self.paced && measured { now } else { held.intended };
                 let entry = InFlight {
-                    op: held.command() as u32,
-                    intended: if !self.paced && measured { now } else { held.intended },
-                    queued: now,
-                    sent: now,
                     ends_unit: held.ends_unit(),
-                    len: 0,
-                    tries: 0,
-                    asking: false,
                     lag_due: held.lag_due(),
+                    ..InFlight::new(held.command(), intended, now, now)
                 };
                 self.account(link, client_stats.as_deref_mut(), node, entry, from..from + len, now);
             }
