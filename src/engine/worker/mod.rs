@@ -475,16 +475,8 @@ impl<'p> Worker<'p> {
         let at = if self.driver.sends_at_write() { Instant::now() } else { now };
         if self.stalled_with_replies_due(conn, now, at) {
             self.deferred.push(c);
-        } else if conn.links.len() == 1 {
-            self.flush_link(conn, 0, at);
         } else {
-            // A turn refills one link of a cluster connection, or a few: the others are passed
-            // over without a call.
-            for node in 0..conn.links.len() {
-                if conn.links[node].as_ref().is_some_and(Link::has_output) {
-                    self.flush_link(conn, node, at);
-                }
-            }
+            self.flush_links(conn, at);
         }
         if conn.remaining == Some(0) && conn.idle() && conn.unit_sending.is_none() {
             self.finish(conn);
@@ -529,10 +521,7 @@ impl<'p> Worker<'p> {
     fn flush_deferred(&mut self, conns: &mut [Conn]) {
         let mut deferred = std::mem::take(&mut self.deferred);
         for &c in &deferred {
-            let at = Instant::now();
-            for node in 0..conns[c].links.len() {
-                self.flush_link(&mut conns[c], node, at);
-            }
+            self.flush_links(&mut conns[c], Instant::now());
         }
         deferred.clear();
         self.deferred = deferred;

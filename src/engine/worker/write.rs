@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::time::Instant;
 
-use super::conn::{self, Conn};
+use super::conn::{self, Conn, Link};
 use super::state::Worker;
 use super::voice;
 use crate::resp::Out;
@@ -16,6 +16,22 @@ use crate::stats::ErrorKind;
 const COMPACT_AFTER: usize = 4;
 
 impl Worker<'_> {
+    /// Writes what each of a connection's links has queued. A turn refills one link of a
+    /// cluster connection, or a few: the others, with nothing to write, are passed over
+    /// without a call; a standalone connection's one link is written without the check.
+    #[inline]
+    pub(super) fn flush_links(&mut self, conn: &mut Conn, at: Instant) {
+        if conn.links.len() == 1 {
+            self.flush_link(conn, 0, at);
+            return;
+        }
+        for node in 0..conn.links.len() {
+            if conn.links[node].as_ref().is_some_and(Link::has_output) {
+                self.flush_link(conn, node, at);
+            }
+        }
+    }
+
     /// Writes what a link has queued, as far as the socket takes it; its requests no write
     /// carried yet leave at `at`.
     pub(super) fn flush_link(&mut self, conn: &mut Conn, node: usize, at: Instant) {
