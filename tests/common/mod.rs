@@ -383,12 +383,21 @@ pub fn cluster(kind: Kind, primaries: usize, replicas: usize, extra: &[&str]) ->
         .output()
         .unwrap();
     assert!(out.status.success(), "cluster create: {}", String::from_utf8_lossy(&out.stdout));
+    // Every node's map lists every node online: respbench reads the map from CLUSTER SHARDS
+    // and leaves out a replica whose health is not yet `online` (a primary learns a replica's
+    // replication offset from its pings, after the sync).
+    let all_online = |shards: &str| {
+        let lines: Vec<&str> = shards.lines().collect();
+        let health: Vec<&str> = lines.windows(2).filter(|w| w[0] == "health").map(|w| w[1]).collect();
+        health.len() == nodes.len() && health.iter().all(|&h| h == "online")
+    };
     let settled = || {
         nodes.iter().all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
             && nodes.iter().all(|n| {
                 let info = n.cli(&["INFO", "replication"]);
                 info.contains("role:master") || info.contains("master_link_status:up")
             })
+            && nodes.iter().all(|n| all_online(&n.cli(&["CLUSTER", "SHARDS"])))
     };
     let deadline = Instant::now() + Duration::from_secs(20);
     while !settled() {
