@@ -79,7 +79,21 @@ pub fn scan(buf: &[u8]) -> Result<Option<Scanned>, ScanError> {
 }
 
 /// Scans one reply at the start of `buf`, refusing anything beyond `limits`.
+#[inline]
 pub fn scan_within(buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanError> {
+    // The commonest reply, a GET's value, without the general walk: the same checks as its
+    // arm in `scan_at`, which takes anything this does not settle (a null, a limit, a sign).
+    if buf.first() == Some(&b'$')
+        && let Some((len, body)) = bulk_len(buf, 0)
+        && len as i64 <= limits.max_bulk
+    {
+        let end = body + len + 2;
+        return match buf.get(end - 2..end) {
+            None => Ok(None),
+            Some(b"\r\n") => Ok(Some(Scanned { len: end, class: ReplyClass::Value, id: 0 })),
+            Some(_) => Err(ScanError::MissingCrlf),
+        };
+    }
     match scan_at(buf, 0, 0, limits)? {
         Some((end, class)) => Ok(Some(Scanned { len: end, class, id: 0 })),
         None => Ok(None),
@@ -446,6 +460,22 @@ mod tests {
                 Ok(Some(s)) => prop_assert_eq!(s.len, reply.len()),
                 Ok(None) => prop_assert!(false, "a whole reply needs no more bytes"),
                 Err(e) => prop_assert!(matches!(e, ScanError::TooLarge { len, limit, .. } if len > limit), "{:?}", e),
+            }
+        }
+
+        #[test]
+        fn the_bulk_string_shortcut_agrees_with_the_general_walk(
+            len in prop_oneof![Just(String::new()), Just("-1".to_string()), Just("+3".to_string()),
+                Just("9".repeat(19)), (0u32..12).prop_map(|n| n.to_string()), "[0-9]{1,3}"],
+            sep in prop_oneof![Just(&b"\r\n"[..]), Just(&b"\r"[..]), Just(&b"\n"[..]), Just(&b""[..])],
+            body in proptest::collection::vec(any::<u8>(), 0..12),
+            end in prop_oneof![Just(&b"\r\n"[..]), Just(&b"\r"[..]), Just(&b"x\n"[..]), Just(&b""[..])],
+            max in 0i64..16,
+        ) {
+            let buf = [&b"$"[..], len.as_bytes(), sep, &body, end].concat();
+            let general = |limits| scan_at(&buf, 0, 0, limits).map(|o| o.map(|(len, class)| Scanned { len, class, id: 0 }));
+            for limits in [Limits::default(), Limits { max_bulk: max }] {
+                prop_assert_eq!(scan_within(&buf, limits), general(limits));
             }
         }
 
