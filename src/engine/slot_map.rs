@@ -6,7 +6,8 @@
 //! the caches, so a lookup in the table is a cache miss per request (measured: at pipeline 1,
 //! 37 % of the routing's samples stood on that load). While the map has at most [`RUNS`]
 //! runs, a lookup counts the runs that end at or before the slot, in two cache lines, without
-//! a branch; the table serves a map cut into more runs (a resharding).
+//! a branch (in one compare of [`FEW`] ends while the map has at most that many runs, as a
+//! cluster of a few primaries does); the table serves a map cut into more runs (a resharding).
 
 use crate::net::cluster::SLOTS;
 
@@ -15,6 +16,39 @@ pub const NONE: u16 = u16::MAX;
 
 /// Most runs read without the table: their ends fill one cache line.
 const RUNS: usize = 32;
+
+/// Runs whose ends one 16-byte compare covers.
+const FEW: usize = 8;
+
+/// How [`SlotMap::get`] finds a slot's node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    /// At most [`FEW`] runs: the first ends only.
+    Few,
+    /// At most [`RUNS`] runs.
+    Runs,
+    /// More: the table.
+    Table,
+}
+
+/// How many of `ends` are at or before `slot`. Slots are below 16384, so a signed comparison
+/// is exact (and vectorizes).
+#[inline(always)]
+fn runs_before(ends: &[i16; RUNS], slot: u16) -> usize {
+    ends.iter().map(|&end| usize::from(slot as i16 >= end)).sum::<usize>()
+}
+
+/// [`runs_before`] for at most [`FEW`] runs (the last end unused, `i16::MAX`): the ends are
+/// in order, so three halvings find the count, each a compare and a conditional move.
+#[inline(always)]
+fn few_before(ends: &[i16; FEW], slot: u16) -> usize {
+    let slot = slot as i16;
+    let mut at = 0;
+    for half in [4, 2, 1] {
+        at += if ends[at + half - 1] <= slot { half } else { 0 };
+    }
+    at
+}
 
 #[derive(Debug, Clone)]
 pub struct SlotMap {
@@ -25,12 +59,13 @@ pub struct SlotMap {
     ends: [i16; RUNS],
     /// Each run's node.
     nodes: [u16; RUNS],
-    compact: bool,
+    lookup: Lookup,
 }
 
 impl Default for SlotMap {
     fn default() -> SlotMap {
-        let mut map = SlotMap { table: vec![NONE; SLOTS], ends: [i16::MAX; RUNS], nodes: [NONE; RUNS], compact: false };
+        let mut map =
+            SlotMap { table: vec![NONE; SLOTS], ends: [i16::MAX; RUNS], nodes: [NONE; RUNS], lookup: Lookup::Table };
         map.index();
         map
     }
@@ -40,13 +75,10 @@ impl SlotMap {
     /// The node serving `slot` (below 16384), or [`NONE`].
     #[inline]
     pub fn get(&self, slot: u16) -> u16 {
-        if self.compact {
-            // Slots are below 16384, so a signed comparison is exact (and vectorizes).
-            let slot = slot as i16;
-            let run = self.ends.iter().map(|&end| usize::from(slot >= end)).sum::<usize>();
-            self.nodes[run % RUNS]
-        } else {
-            self.table[slot as usize % SLOTS]
+        match self.lookup {
+            Lookup::Few => self.nodes[few_before(self.ends.first_chunk::<FEW>().expect("FEW <= RUNS"), slot)],
+            Lookup::Runs => self.nodes[runs_before(&self.ends, slot) % RUNS],
+            Lookup::Table => self.table[slot as usize % SLOTS],
         }
     }
 
@@ -87,7 +119,7 @@ impl SlotMap {
         for slot in 1..SLOTS {
             if self.table[slot] != self.table[slot - 1] {
                 if run + 1 == RUNS {
-                    self.compact = false;
+                    self.lookup = Lookup::Table;
                     return;
                 }
                 self.ends[run] = slot as i16;
@@ -95,7 +127,7 @@ impl SlotMap {
                 self.nodes[run] = self.table[slot];
             }
         }
-        self.compact = true;
+        self.lookup = if run < FEW { Lookup::Few } else { Lookup::Runs };
     }
 }
 
@@ -112,29 +144,52 @@ mod tests {
     #[test]
     fn runs_and_table_agree_whatever_the_cut() {
         let mut map = SlotMap::default();
-        assert!(map.compact);
+        assert_eq!(map.lookup, Lookup::Few);
         assert_eq!(map.get(0), NONE);
         map.set_range(0, 5460, 0);
         map.set_range(5461, 10922, 1);
         map.set_range(10923, 20000, 2);
         map.index();
-        assert!(map.compact);
+        assert_eq!(map.lookup, Lookup::Few);
         agrees(&map);
         assert_eq!((map.get(0), map.get(5461), map.get(16383)), (0, 1, 2));
         // Single slots moved one by one: compact up to the last run that fits, the table after.
         for (i, slot) in (100..).step_by(300).take(20).enumerate() {
             map.set(slot, 7);
-            assert_eq!(map.compact, 3 + 2 * (i + 1) <= RUNS, "after {} moves", i + 1);
+            let runs = 3 + 2 * (i + 1);
+            let lookup = if runs <= FEW {
+                Lookup::Few
+            } else if runs <= RUNS {
+                Lookup::Runs
+            } else {
+                Lookup::Table
+            };
+            assert_eq!(map.lookup, lookup, "after {} moves", i + 1);
             agrees(&map);
         }
         // Back to a few runs, back to compact.
         map.clear();
         map.set_range(0, 16383, 4);
         map.index();
-        assert!(map.compact);
+        assert_eq!(map.lookup, Lookup::Few);
         agrees(&map);
         assert_eq!(map.slots_of(4).count(), SLOTS);
         assert_eq!(map.slots_of(7).count(), 0);
+    }
+
+    #[test]
+    fn a_few_runs_are_counted_as_the_full_walk_counts_them() {
+        for runs in 1..=FEW {
+            let mut map = SlotMap::default();
+            let width = SLOTS / runs;
+            for run in 0..runs {
+                let last = if run + 1 == runs { SLOTS - 1 } else { (run + 1) * width - 1 };
+                map.set_range((run * width) as u16, last as u16, run as u16);
+            }
+            map.index();
+            assert_eq!(map.lookup, Lookup::Few, "{runs} runs");
+            agrees(&map);
+        }
     }
 
     #[test]
@@ -144,13 +199,13 @@ mod tests {
             map.set_range(slot, slot, slot % 5);
         }
         map.index();
-        assert!(!map.compact);
+        assert_eq!(map.lookup, Lookup::Table);
         agrees(&map);
         // Unserved slots between served ones.
         map.clear();
         map.set_range(10, 20, 1);
         map.index();
-        assert!(map.compact);
+        assert_eq!(map.lookup, Lookup::Few);
         assert_eq!((map.get(9), map.get(10), map.get(20), map.get(21)), (NONE, 1, 1, NONE));
         agrees(&map);
     }
