@@ -52,7 +52,7 @@ impl KeyGen {
         matches!(self.kind, Kind::Walk).then(|| (self.hi - self.lo).saturating_add(1))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
         match &self.kind {
             Kind::Walk => {

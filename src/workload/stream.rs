@@ -307,7 +307,7 @@ impl RequestGen {
     }
 
     /// Like [`encode`](Self::encode), with `{tag}` filled with `tag` (cluster mode).
-    #[inline]
+    #[inline(always)]
     pub fn encode_tagged(&mut self, cmd: usize, out: &mut impl Out, tag: &[u8]) -> u64 {
         if let Some(line) = self.picked.take()
             && let Some((lines, _, _, _)) = &self.workload.monitor

@@ -99,7 +99,7 @@ impl Worker<'_> {
     /// is encoded, straight into its link's buffer, where its key's slot follows from its
     /// number, or where its key's hash tag is a primary's `{tag}`, that tag's slot; else the
     /// command is encoded aside and routed by the key read back from it.
-    #[inline(never)]
+    #[inline(always)]
     fn queue_routed(
         &mut self,
         conn: &mut Conn,
