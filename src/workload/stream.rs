@@ -277,7 +277,7 @@ impl RequestGen {
     }
 
     /// Appends command `cmd` with fresh placeholders to `out`; returns its key number.
-    #[inline]
+    #[inline(always)]
     pub fn encode(&mut self, cmd: usize, out: &mut impl Out) -> u64 {
         self.encode_tagged(cmd, out, b"")
     }

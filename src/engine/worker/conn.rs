@@ -338,6 +338,11 @@ impl Link {
         protocol: Protocol,
         limits: Limits,
     ) -> Result<Option<(Scanned, usize)>, ScanError> {
+        // Every reply read so far taken, the usual end of a read: no protocol finds one in
+        // no bytes, and no large value is being dropped.
+        if self.rstart == self.rend && self.large.is_none() {
+            return Ok(None);
+        }
         let drops = self.io.as_ref().is_some_and(Transport::drops);
         match protocol.next_reply(&self.rbuf[self.rstart..self.rend], limits, &mut self.large, drops)? {
             Next::Reply(scanned, held) => Ok(Some((scanned, held))),
