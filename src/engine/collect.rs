@@ -319,11 +319,7 @@ impl<'c> Collector<'c> {
         }
         self.complete_ready(&mut None, &mut |_| {});
         let outages = std::mem::take(&mut self.outages);
-        let mut nodes = std::mem::take(&mut self.totals.nodes);
-        // The nodes the run sent to: a replica known from the map but never read from (no
-        // `--read-from-replicas`) did nothing to report.
-        nodes.retain(|(_, op)| op.bytes_out > 0 || op.count > 0);
-        nodes.sort_by(|a, b| a.0.cmp(&b.0));
+        let nodes = self.totals.take_nodes_sent_to();
         self.clients.sort_by_key(|c| c.index);
         self.failed_keys.sort_by_key(|f| f.unix_us);
         let mut warnings = Vec::new();

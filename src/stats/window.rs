@@ -43,6 +43,16 @@ pub struct Window<H = Histogram<u64>> {
 }
 
 impl Window {
+    /// The run's node rows as a result reports them: the nodes it sent requests to, by
+    /// address. A replica known from the map but never read from (no `--read-from-replicas`)
+    /// did nothing to report.
+    pub fn take_nodes_sent_to(&mut self) -> Vec<(String, OpStats)> {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        nodes.retain(|(_, op)| op.bytes_out > 0 || op.count > 0);
+        nodes.sort_by(|a, b| a.0.cmp(&b.0));
+        nodes
+    }
+
     /// A window with `rows` rows, `unit_row` marked as a sequence's unit row.
     pub fn new(rows: usize, unit_row: Option<usize>) -> Window {
         Window::with_parts(rows, unit_row, false)

@@ -182,6 +182,7 @@ fn outcome(
     } else {
         Outage::merge(run, base, std::mem::take(&mut totals.down))
     };
+    let nodes = totals.take_nodes_sent_to();
     let mut outcome = Outcome {
         ops: totals.ops,
         errors: totals.errors,
@@ -207,7 +208,7 @@ fn outcome(
         outages,
         reconnect_attempts: totals.reconnect_attempts,
         connections_lost: totals.connections_lost,
-        nodes: totals.nodes,
+        nodes,
         moved: totals.moved,
         asked: totals.asked,
         retries: totals.retries,
