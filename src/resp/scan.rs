@@ -87,12 +87,7 @@ pub fn scan_within(buf: &[u8], limits: Limits) -> Result<Option<Scanned>, ScanEr
         && let Some((len, body)) = bulk_len(buf, 0)
         && len as i64 <= limits.max_bulk
     {
-        let end = body + len + 2;
-        return match buf.get(end - 2..end) {
-            None => Ok(None),
-            Some(b"\r\n") => Ok(Some(Scanned { len: end, class: ReplyClass::Value, id: 0 })),
-            Some(_) => Err(ScanError::MissingCrlf),
-        };
+        return Ok(body_end(buf, body, len)?.map(|end| Scanned { len: end, class: ReplyClass::Value, id: 0 }));
     }
     match scan_at(buf, 0, 0, limits)? {
         Some((end, class)) => Ok(Some(Scanned { len: end, class, id: 0 })),
@@ -165,6 +160,18 @@ fn bulk_len(buf: &[u8], pos: usize) -> Option<(usize, usize)> {
         n += 1;
     }
     (n > 0 && digits.get(n..n + 2) == Some(b"\r\n")).then_some((len, pos + 1 + n + 2))
+}
+
+/// Where a bulk body of `len` bytes starting at `body` ends, its CRLF included; `None` until
+/// all of it is here.
+#[inline(always)]
+fn body_end(buf: &[u8], body: usize, len: usize) -> Result<Option<usize>, ScanError> {
+    let end = body + len + 2;
+    match buf.get(end - 2..end) {
+        None => Ok(None),
+        Some(b"\r\n") => Ok(Some(end)),
+        Some(_) => Err(ScanError::MissingCrlf),
+    }
 }
 
 /// Parses a signed decimal integer from a line's content, rejecting anything else.
@@ -261,13 +268,9 @@ fn scan_at(buf: &[u8], pos: usize, depth: usize, limits: Limits) -> Step {
             if len > limits.max_bulk {
                 return Err(ScanError::TooLarge { len, offset: pos, limit: limits.max_bulk });
             }
-            let end = body + len as usize + 2;
-            if buf.len() < end {
+            let Some(end) = body_end(buf, body, len as usize)? else {
                 return Ok(None);
-            }
-            if &buf[end - 2..end] != b"\r\n" {
-                return Err(ScanError::MissingCrlf);
-            }
+            };
             let class =
                 if kind == b'!' { ReplyClass::Error { msg_start: body, msg_end: end - 2 } } else { ReplyClass::Value };
             Ok(Some((end, class)))
