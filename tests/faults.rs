@@ -161,6 +161,30 @@ fn a_frozen_server_times_requests_out_and_the_run_goes_on() {
     assert!(last["count"].as_u64().unwrap() > 0, "{last}");
 }
 
+/// Past the deadline the worker waits for the replies in flight, up to the drain's grace,
+/// asleep: a server that holds its replies (writes paused) costs the client no CPU meanwhile.
+#[test]
+fn the_drain_after_the_deadline_waits_for_a_silent_server_asleep() {
+    let server = Server::start(&[]);
+    assert_eq!(server.cli(&["CLIENT", "PAUSE", "600000", "WRITE"]), "OK");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("drain.json");
+    let out = run(
+        &server,
+        &["--duration", "100ms", "-c", "4", "--threads", "1", "--ratio", "1:0", "-q", "--json", json.to_str().unwrap()],
+    );
+    assert_eq!(server.cli(&["CLIENT", "UNPAUSE"]), "OK");
+    // Nothing succeeded: exit 1, the 4 SETs in flight timed out in the drain.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = read_json(&json);
+    assert_eq!(doc["errors"]["timeout"], 4, "{}", doc["errors"]);
+    let thread = &doc["client"]["threads"][0];
+    let (cpu, wall) = (thread["cpu_secs"].as_f64().unwrap(), thread["wall_secs"].as_f64().unwrap());
+    // The drain's 2 s in the wall time; a loop spinning through it would burn most of them.
+    assert!(wall >= 2.0, "{thread}");
+    assert!(cpu < 0.25, "the worker spun through the drain: {thread}");
+}
+
 #[test]
 fn retry_sends_requests_in_flight_again_after_a_restart() {
     let mut server = Server::start(&[]);

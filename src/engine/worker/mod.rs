@@ -217,11 +217,13 @@ impl Worker<'_> {
         if !self.deferred.is_empty() {
             return now; // writes wait for the reads of a turn that does not wait
         }
-        let mut wake = self.next_flush;
-        if let Some(deadline) = self.plan.deadline {
-            // Past the deadline the drain decides (replies in flight get a grace).
-            wake = wake.min(if now >= deadline { guard::drain_wake(conns, deadline) } else { deadline });
-        }
+        let mut wake = match self.plan.deadline {
+            // Past the deadline the drain decides (replies in flight get a grace); no interval
+            // ends there, the last one ended at the deadline.
+            Some(deadline) if now >= deadline => guard::drain_wake(conns, deadline),
+            Some(deadline) => self.next_flush.min(deadline),
+            None => self.next_flush,
+        };
         if let Some(join) = self.next_join {
             wake = wake.min(join);
         }
