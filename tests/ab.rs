@@ -86,6 +86,51 @@ fn ab_names_the_fsync_server_slower_and_a_server_against_itself_unchanged() {
     assert_eq!(doc["verdict"], "no significant change", "{}", stdout(&out));
 }
 
+/// `ab` with B's writes paused on its server (`CLIENT PAUSE ... WRITE`: the SETs wait, the
+/// test's UNPAUSE does not), its requests timing out after 100 ms; `--seed 5` runs pair 1 AB.
+fn ab_against_paused(a: &Server, b: &Server, json: &Path) -> Watched {
+    assert_eq!(b.cli(&["CLIENT", "PAUSE", "600000", "WRITE"]), "OK");
+    let mut cmd = respbench();
+    cmd.args(["ab", "--a", &format!("-p {} {SIDE}", a.port)])
+        .args(["--b", &format!("-p {} {SIDE} --timeout 100ms", b.port)])
+        .args(["--rounds", "1", "--round-duration", "250ms", "--warmup", "50ms", "--seed", "5"])
+        .args(["--json", json.to_str().unwrap()]);
+    Watched::spawn(cmd)
+}
+
+const AGAIN: &str = "respbench ab: B's round of pair 1 completed no request in";
+
+#[test]
+fn ab_runs_a_pair_again_when_a_round_completed_no_request() {
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ab.json");
+    let mut run = ab_against_paused(&a, &b, &json);
+    run.wait_lines(1, |l| l.starts_with(AGAIN) && l.ends_with("; the pair runs again"));
+    assert_eq!(b.cli(&["CLIENT", "UNPAUSE"]), "OK");
+    let out = run.finish();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let doc = read_json(&json);
+    assert_eq!(doc["order"].as_array().unwrap().len(), 1, "one pair, counted once");
+    assert!(doc["b"]["rounds"][0]["ops_per_sec"].as_f64().unwrap() > 0.0, "{}", doc["b"]);
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().ends_with("; the pair ran again")), "{warnings:?}");
+}
+
+#[test]
+fn ab_gives_up_when_a_pair_completes_no_request_three_times() {
+    let (a, b) = (Server::start(&[]), Server::start(&[]));
+    let dir = tempfile::tempdir().unwrap();
+    let out = ab_against_paused(&a, &b, &dir.path().join("ab.json")).finish();
+    assert_eq!(b.cli(&["CLIENT", "UNPAUSE"]), "OK");
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().filter(|l| l.starts_with(AGAIN)).count(), 2, "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(last.starts_with("respbench: B's round of pair 1 completed no request in"), "{err}");
+    assert!(last.ends_with(", as in each of its 3 attempts: no ratio to judge"), "{err}");
+}
+
 /// The page in Chromium at 1280 px: nothing wider than the window, the interval chart and
 /// both sides' distributions drawn.
 fn chromium_renders(html: &Path, dir: &Path) {

@@ -52,6 +52,52 @@ fn figures(outcome: &Outcome) -> RoundFigures {
     }
 }
 
+/// How many times a pair runs before a round that completed no request ends the comparison.
+const PAIR_ATTEMPTS: usize = 3;
+
+/// One pair, A's and B's round in `sides`' order; `None` when a stop cut it short. A pair
+/// counts whole or not at all: a stop between its rounds drops the first. A round that completed
+/// no request (a server stalled for all of it: an fsync behind a busy disk) has no throughput
+/// to take a ratio of, so the pair runs again, said in a warning, up to `PAIR_ATTEMPTS` times.
+fn run_pair(
+    configs: [&Config; 2],
+    sides: [usize; 2],
+    rounds: &mut Rounds,
+    notes: &Notes,
+    cx: &RunContext<'_>,
+) -> Result<Option<Vec<(usize, Outcome)>>, AbError> {
+    let pair_number = rounds.pairs() + 1;
+    let mut attempt = 1;
+    loop {
+        let mut pair = Vec::with_capacity(2);
+        for side in sides {
+            let config = configs[side];
+            let first = rounds.figures[side].is_empty() && attempt == 1;
+            let plan = Plan { config, runs: 1, checks: first.then_some(notes) };
+            let letter = ["A", "B"][side];
+            let result = run::run(&plan, cx, &mut [])
+                .map_err(|e| format!("side {letter}: {}", run::failure_message(config, &e)))?;
+            rounds.warnings.extend(result.warnings.iter().map(|w| format!("{letter}: {w}")));
+            match result.runs.into_iter().next() {
+                Some(outcome) if !outcome.interrupted && !cx.stop.load(Ordering::SeqCst) => pair.push((side, outcome)),
+                _ => return Ok(None),
+            }
+        }
+        let Some(&(stalled, ref outcome)) = pair.iter().find(|(_, o)| o.total().count == 0) else {
+            return Ok(Some(pair));
+        };
+        let letter = ["A", "B"][stalled];
+        let ms = outcome.elapsed.as_secs_f64() * 1000.0;
+        let round = format!("{letter}'s round of pair {pair_number} completed no request in {ms:.0} ms");
+        if attempt == PAIR_ATTEMPTS {
+            return Err(AbError(format!("{round}, as in each of its {PAIR_ATTEMPTS} attempts: no ratio to judge")));
+        }
+        eprintln!("respbench ab: {round}; the pair runs again");
+        rounds.warnings.push(format!("{round}; the pair ran again"));
+        attempt += 1;
+    }
+}
+
 /// Runs `pairs` round pairs of `configs` (A, B); `each_pair` hears the rounds after every
 /// complete pair. Stops early (marked interrupted) when the context's stop flag is set.
 pub fn run(
@@ -71,27 +117,13 @@ pub fn run(
         warnings: Vec::new(),
     };
     let notes = Notes::spoken();
-    'pairs: for _ in 0..pairs {
+    for _ in 0..pairs {
         let a_first = rng.below(2) == 0;
         let sides: [usize; 2] = if a_first { [0, 1] } else { [1, 0] };
-        // A pair counts whole or not at all: a stop between its rounds drops the first.
-        let mut pair = Vec::with_capacity(2);
-        for side in sides {
-            let config = configs[side];
-            let first = rounds.figures[side].is_empty();
-            let plan = Plan { config, runs: 1, checks: first.then_some(&notes) };
-            let letter = ["A", "B"][side];
-            let result = run::run(&plan, cx, &mut [])
-                .map_err(|e| format!("side {letter}: {}", run::failure_message(config, &e)))?;
-            rounds.warnings.extend(result.warnings.iter().map(|w| format!("{letter}: {w}")));
-            match result.runs.into_iter().next() {
-                Some(outcome) if !outcome.interrupted && !cx.stop.load(Ordering::SeqCst) => pair.push((side, outcome)),
-                _ => {
-                    rounds.interrupted = true;
-                    break 'pairs;
-                }
-            }
-        }
+        let Some(pair) = run_pair(configs, sides, &mut rounds, &notes, cx)? else {
+            rounds.interrupted = true;
+            break;
+        };
         for (side, outcome) in pair {
             rounds.figures[side].push(figures(&outcome));
             rounds.totals[side].merge(&outcome.total());
