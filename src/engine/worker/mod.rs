@@ -44,7 +44,7 @@ use super::router::Router;
 use super::{Msg, ThreadCpu};
 use crate::net::driver::stamp::Clock;
 use crate::net::driver::{Driver, IoKind};
-use crate::stats::{ErrorKind, OpStats, Window};
+use crate::stats::{ErrorKind, Fronts, OpStats, Window};
 
 /// Puts a worker's connections under a new I/O driver (before the run starts: registering
 /// thousands of sockets, and arming their receives, takes milliseconds).
@@ -168,7 +168,7 @@ pub fn run(plan: WorkerPlan<'_>, (mut conns, router, driver): Opened, tx: Sender
             worker.window.down.push((down.since, now));
         }
     }
-    worker.fold_nodes();
+    worker.settle_window();
     let window = worker.fresh_window();
     let window = std::mem::replace(&mut worker.window, window);
     let cpu = ThreadCpu {
@@ -315,6 +315,7 @@ impl<'p> Worker<'p> {
             plan,
             driver,
             window: Window::new(plan.rows, plan.unit_row),
+            fronts: Fronts::new(plan.rows),
             interval: 0,
             next_flush: plan.measure_from + plan.interval,
             active: conns.len(),
@@ -380,7 +381,7 @@ impl<'p> Worker<'p> {
 
     /// Hands the finished interval to the collector and starts the next one.
     fn flush_window(&mut self, tx: &Sender<Msg>) {
-        self.fold_nodes();
+        self.settle_window();
         let fresh = self.fresh_window();
         let window = std::mem::replace(&mut self.window, fresh);
         let _ = tx.send(Msg::Window { worker: self.plan.index, interval: self.interval, window });
@@ -388,9 +389,11 @@ impl<'p> Worker<'p> {
         self.next_flush += self.plan.interval;
     }
 
-    /// Adds the nodes' latencies to the sole command's row ([`fold`](Worker::fold)): the
+    /// Brings the window's histograms up to date: the response times recorded in the fronts,
+    /// then the nodes' latencies added to the sole command's row ([`fold`](Worker::fold)): the
     /// window then holds every figure, as when each reply was recorded in both rows.
-    fn fold_nodes(&mut self) {
+    fn settle_window(&mut self) {
+        self.fronts.drain_into(&mut self.window);
         let Some(f) = self.fold else { return };
         let Window { ops, nodes, .. } = &mut self.window;
         let Some(op) = ops.get_mut(f) else { return };

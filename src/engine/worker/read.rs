@@ -74,7 +74,7 @@ impl Worker<'_> {
 
     /// Counts a reply in its node's row (cluster mode). True if its latency went there only,
     /// the sole command's, added to the command's row as the window leaves the worker
-    /// (`Worker::fold_nodes`).
+    /// (`Worker::settle_window`).
     #[inline]
     fn record_node(
         &mut self,
@@ -87,7 +87,7 @@ impl Worker<'_> {
         per_node.count += 1;
         per_node.errors += u64::from(failed);
         per_node.bytes_in += len as u64;
-        per_node.record(response, service);
+        self.fronts.record_node(per_node, node, response, service);
         self.fold == Some(command)
     }
 
@@ -242,7 +242,7 @@ impl Worker<'_> {
                     let unit = &mut self.window.ops[row];
                     unit.count += 1;
                     unit.errors += u64::from(std::mem::take(&mut conn.unit_failed));
-                    unit.record(response, service);
+                    self.fronts.record_op(unit, row, response, service);
                 }
             }
             let folded = self.record_node(node, (failed, scanned.len), (response, service), req.command());
@@ -275,7 +275,7 @@ impl Worker<'_> {
             if folded {
                 op.latency_sum_ns = op.latency_sum_ns.saturating_add(response);
             } else {
-                op.record(response, service);
+                self.fronts.record_op(op, req.command(), response, service);
             }
             if let (Some(clock), Some(stamp)) = (self.clock.as_ref(), stamp) {
                 record_parts(op, clock, &req, (stamp, now), self.paced.then_some(response));

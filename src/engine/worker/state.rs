@@ -11,7 +11,7 @@ use crate::config::{Faults, ServerOptions};
 use crate::engine::router::Router;
 use crate::net::driver::Driver;
 use crate::net::driver::stamp::Clock;
-use crate::stats::Window;
+use crate::stats::{Fronts, Window};
 
 /// Tokens: connection `c`'s link to node `n` is `c * LINKS + n`.
 pub(super) const LINKS: usize = 4096;
@@ -55,6 +55,9 @@ pub(super) struct Worker<'p> {
     pub(super) plan: &'p WorkerPlan<'p>,
     pub(super) driver: Driver,
     pub(super) window: Window,
+    /// The window's response times since the last interval's end, counted apart until it is
+    /// read or handed on (`settle_window`).
+    pub(super) fronts: Fronts,
     /// Index of the interval `window` belongs to.
     pub(super) interval: u64,
     pub(super) next_flush: Instant,
@@ -74,7 +77,7 @@ pub(super) struct Worker<'p> {
     pub(super) journal: bool,
     /// Cluster mode, every connection sending one command: that command's row, whose
     /// latencies are recorded in the nodes' rows only and added to it when the window leaves
-    /// the worker (`fold_nodes`), so a reply's latency is recorded once, not twice.
+    /// the worker (`settle_window`), so a reply's latency is recorded once, not twice.
     pub(super) fold: Option<usize>,
     /// When the cluster map was last reloaded.
     pub(super) refreshed: Instant,
