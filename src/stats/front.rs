@@ -1,5 +1,5 @@
 //! A worker's record of response times between two interval ends: each reply adds one to the
-//! count of its value's bucket, in the same buckets as the run's histograms ([`histogram`]),
+//! count of its value's bucket, in the same buckets as the run's histograms ([`histogram`](super::latency::histogram)),
 //! and nothing else. [`Histogram`]'s own record also keeps the total, the least and the
 //! greatest value and checks its bounds, some 65 instructions a reply where this takes a
 //! dozen; the histogram gets the counts, bucket by bucket, when the worker hands its window on
@@ -7,17 +7,21 @@
 
 use hdrhistogram::Histogram;
 
-use super::latency::{MAX_LATENCY_NS, histogram};
+use super::latency::MAX_LATENCY_NS;
 use super::op::OpStats;
 use super::window::Window;
 
-/// log2 of the buckets' halves: [`histogram`]'s three significant digits make buckets of
+/// log2 of the buckets' halves: [`histogram`](super::latency::histogram)'s three significant digits make buckets of
 /// 2048 sub-buckets (values below 2048 ns are exact), each further bucket twice as wide, the
 /// lower half of each overlapping the one before.
 const HALF_MAGNITUDE: u32 = 10;
 const HALF: u64 = 1 << HALF_MAGNITUDE;
-/// Counts by bucket, in [`histogram`]'s order; allocated at the first record (a row that
-/// records nothing, another command's or a replica's, takes no memory).
+/// Buckets a front keeps: up to the one of the largest value recorded.
+const BUCKETS: usize = index_of(MAX_LATENCY_NS) + 1;
+
+/// Counts by bucket, in the order of the run's histograms (`latency::histogram`); allocated
+/// at the first record (a row that records nothing, another command's or a replica's, takes
+/// no memory).
 #[derive(Debug, Clone, Default)]
 pub struct Front {
     counts: Box<[u64]>,
@@ -26,7 +30,7 @@ pub struct Front {
 /// The bucket of `ns` (at most [`MAX_LATENCY_NS`]), as [`Histogram`] places it; 0 shares
 /// bucket 0 with nothing a histogram records (its record takes 0 as 1).
 #[inline(always)]
-fn index_of(ns: u64) -> usize {
+const fn index_of(ns: u64) -> usize {
     let bucket = (ns | (2 * HALF - 1)).ilog2() - HALF_MAGNITUDE;
     ((bucket as usize) << HALF_MAGNITUDE) + (ns >> bucket) as usize
 }
@@ -52,7 +56,7 @@ impl Front {
 
     #[cold]
     fn first(&mut self, i: usize) {
-        self.counts = vec![0; histogram().distinct_values()].into_boxed_slice();
+        self.counts = vec![0; BUCKETS].into_boxed_slice();
         self.counts[i] = 1;
     }
 
@@ -113,16 +117,14 @@ impl Fronts {
 #[inline(always)]
 fn record(op: &mut OpStats, front: &mut Front, response_ns: u64, service_ns: Option<u64>) {
     front.record(response_ns);
-    op.latency_sum_ns = op.latency_sum_ns.saturating_add(response_ns);
-    if let Some(ns) = service_ns {
-        op.service_ns.saturating_record(ns.max(1));
-    }
+    op.record_besides_latency(response_ns, service_ns);
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::latency::histogram;
     use super::*;
 
     #[test]

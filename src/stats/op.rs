@@ -151,6 +151,14 @@ impl OpStats {
     #[inline]
     pub fn record(&mut self, response_ns: u64, service_ns: Option<u64>) {
         self.latency_ns.saturating_record(response_ns.max(1));
+        self.record_besides_latency(response_ns, service_ns);
+    }
+
+    /// What [`record`](Self::record) keeps of a reply besides its response time's histogram:
+    /// the sum, and the service time in open loop (a worker counts the response time in its
+    /// row's front, `front.rs`).
+    #[inline(always)]
+    pub(super) fn record_besides_latency(&mut self, response_ns: u64, service_ns: Option<u64>) {
         self.latency_sum_ns = self.latency_sum_ns.saturating_add(response_ns);
         if let Some(ns) = service_ns {
             self.service_ns.saturating_record(ns.max(1));

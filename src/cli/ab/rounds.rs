@@ -52,6 +52,9 @@ fn figures(outcome: &Outcome) -> RoundFigures {
     }
 }
 
+/// The sides' names, by index.
+const LETTERS: [&str; 2] = ["A", "B"];
+
 /// How many times a pair runs before a round that completed no request ends the comparison.
 const PAIR_ATTEMPTS: usize = 3;
 
@@ -74,7 +77,7 @@ fn run_pair(
             let config = configs[side];
             let first = rounds.figures[side].is_empty() && attempt == 1;
             let plan = Plan { config, runs: 1, checks: first.then_some(notes) };
-            let letter = ["A", "B"][side];
+            let letter = LETTERS[side];
             let result = run::run(&plan, cx, &mut [])
                 .map_err(|e| format!("side {letter}: {}", run::failure_message(config, &e)))?;
             rounds.warnings.extend(result.warnings.iter().map(|w| format!("{letter}: {w}")));
@@ -86,7 +89,7 @@ fn run_pair(
         let Some(&(stalled, ref outcome)) = pair.iter().find(|(_, o)| o.total().count == 0) else {
             return Ok(Some(pair));
         };
-        let letter = ["A", "B"][stalled];
+        let letter = LETTERS[stalled];
         let ms = outcome.elapsed.as_secs_f64() * 1000.0;
         let round = format!("{letter}'s round of pair {pair_number} completed no request in {ms:.0} ms");
         if attempt == PAIR_ATTEMPTS {
