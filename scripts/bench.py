@@ -6,7 +6,9 @@ measured with getrusage on the child), medians of several runs, and the ratios t
 
 Then the same GETs against a cluster of 3 primaries (redis-server --cluster-enabled, all three
 pinned to the server's core), each client in its cluster mode: respbench --cluster,
-memtier_benchmark --cluster-mode, valkey-benchmark --cluster.
+memtier_benchmark --cluster-mode, valkey-benchmark --cluster; each round of that table also
+runs respbench and the peers against the standalone server, so a client's cluster cost is
+divided by its standalone cost met on the same machine in the same round.
 
 Usage: scripts/bench.py [--requests N] [--runs N] [--pipelines 1,16] [--cluster-requests N]
 """
@@ -275,7 +277,6 @@ def main():
     workdir = tempfile.mkdtemp(prefix="respbench-bench-")
     port = free_port()
     server = start_server(port, server_core, workdir)
-    standalone = {}
     try:
         prefill(port)
         print(f"GETs of {VALUE}-byte values over {KEYS} prefilled keys, {CONNECTIONS} connections, "
@@ -289,7 +290,6 @@ def main():
         for pipeline in pipelines:
             tables, rounds = run_table(None, make, args, [pipeline])
             medians, rounds = tables[pipeline], rounds[pipeline]
-            standalone[pipeline] = medians
             peers = {n: m for n, m in medians.items() if not n.startswith(("respbench", "floor"))}
             cheapest = min(peers, key=lambda n: peers[n][1])
             for name in (n for n in medians if n.startswith("respbench")):
@@ -305,17 +305,22 @@ def main():
               "floor rows are examples/floor.rs: per request only the system calls a closed-loop client of that "
               "I/O path cannot avoid (no latency, no parsing, no key choice); the target is at most 0.9x the "
               "epoll floor at pipeline 1 and at most the floor at 16.")
+        if args.cluster_requests > 0:
+            cluster_rows(args, server_core, client_core, port)
     finally:
         server.terminate()
         server.wait()
         shutil.rmtree(workdir, ignore_errors=True)
-    if args.cluster_requests > 0:
-        cluster_rows(args, server_core, client_core, standalone)
 
 
-def cluster_rows(args, server_core, client_core, standalone):
-    """The cluster table: each client's CPU per request against the cheapest peer's, and
-    respbench's against its own standalone cost at the same pipeline."""
+# The prefix of a cluster table's row that runs a client against the standalone server.
+ALONE = "standalone: "
+
+
+def cluster_rows(args, server_core, client_core, standalone_port):
+    """The cluster table: each client's CPU per request against the cheapest peer's, and each
+    client's against its own standalone cost, run in the same rounds against the standalone
+    server on `standalone_port` (still up, on the same core as the cluster)."""
     workdir = tempfile.mkdtemp(prefix="respbench-bench-cluster-")
     procs, ports = start_cluster(server_core, workdir)
     try:
@@ -323,33 +328,36 @@ def cluster_rows(args, server_core, client_core, standalone):
                         str(KEYS - 1), "-d", str(VALUE), "-q"], check=True, stdout=subprocess.DEVNULL)
 
         def make(pipeline):
-            return cluster_clients(ports[0], args.cluster_requests, pipeline, client_core)
+            ours = cluster_clients(ports[0], args.cluster_requests, pipeline, client_core)
+            alone = clients(standalone_port, args.cluster_requests, pipeline, client_core)
+            return {**ours, **{ALONE + name: argv for name, argv in alone.items() if name in ours}}
         make.requests = args.cluster_requests
         pipelines = [int(p) for p in args.pipelines.split(",")]
         print(f"\nThe same GETs over a cluster of {len(ports)} primaries on core {server_core} (keys prefilled "
               f"through respbench --cluster), {args.cluster_requests} requests, median of {args.runs} runs")
         tables, rounds = run_table(f"cluster of {len(ports)} primaries", make, args, pipelines)
         for pipeline, medians in tables.items():
-            peers = {n: m for n, m in medians.items() if not n.startswith("respbench")}
+            peers = {n: m for n, m in medians.items() if not n.startswith(("respbench", ALONE))}
             for name in (n for n in medians if n.startswith("respbench (")):
-                cpu = medians[name][1]
                 parts = []
                 if peers:
                     cheapest = min(peers, key=lambda n: peers[n][1])
                     parts.append(f"{paired(rounds[pipeline], name, cheapest):.2f}x the cheapest peer ({cheapest})")
-                # Standalone ran in another table, at another time: the ratio of medians.
-                alone = standalone.get(pipeline, {}).get(name)
-                if alone:
-                    parts.append(f"{cpu / alone[1]:.2f}x its own standalone cost ({alone[1]:.2f} us)")
-                print(f"cluster, pipeline {pipeline}, {name}: CPU per request " + "; ".join(parts or ["no peer"]))
+                parts.append(f"{paired(rounds[pipeline], name, ALONE + name):.2f}x its own standalone cost "
+                             f"({medians[ALONE + name][1]:.2f} us)")
+                print(f"cluster, pipeline {pipeline}, {name}: CPU per request " + "; ".join(parts))
             for peer in peers:
+                print(f"cluster, pipeline {pipeline}, {peer}: CPU per request "
+                      f"{paired(rounds[pipeline], peer, ALONE + peer):.2f}x its own standalone cost "
+                      f"({medians[ALONE + peer][1]:.2f} us)")
                 same_name = f"respbench as {SHORT[peer]}"
                 if same_name in medians:
                     print(f"cluster, pipeline {pipeline}, respbench as {SHORT[peer]}: CPU per request "
                           f"{paired(rounds[pipeline], same_name, peer):.2f}x {peer}'s on its own command line")
         print("Targets: at most 0.6x the cheapest peer at pipeline 1 and 0.7x at 16, and at most 1.3x respbench's "
-              "own standalone cost at 16. valkey-benchmark's cluster keys carry a slot tag drawn per request, so "
-              "its GETs miss.")
+              "own standalone cost at 16 (the standalone rows: the same client, requests and rounds against the "
+              "standalone server). valkey-benchmark's cluster keys carry a slot tag drawn per request, so its "
+              "GETs miss.")
     finally:
         for proc in procs:
             proc.terminate()
